@@ -1,0 +1,72 @@
+"""gatecal: calibrate the CI gates of LLM-judge test suites.
+
+How often does each gate rule fail a healthy build, and how often does it catch a
+regressed one? Exactly (Poisson-binomial) and by seeded Monte Carlo, side by side.
+"""
+
+from gatecal._exact import PassCountDistribution, exact_pass_counts, pass_count_pmf
+from gatecal._gates import Gate, equivalent_gates, parse_gate, parse_gates
+from gatecal._montecarlo import (
+    CHUNK_VERDICTS,
+    SKIP_BELOW,
+    PassCountSample,
+    SeedLike,
+    simulate_pass_counts,
+)
+from gatecal._render import FORMATS, format_probability, render
+from gatecal._simulate import (
+    DEFAULT_FLIPS,
+    DEFAULT_GATES,
+    DEFAULT_RUNS,
+    DEFAULT_SEED,
+    BuildComparison,
+    GateRow,
+    Interval,
+    SimulationReport,
+    binomial_interval,
+    simulate_gates,
+)
+from gatecal._suite import BUILDS, Check, JudgeNoise, Suite, case_pass_probabilities
+from gatecal._validate import ParameterError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BUILDS",
+    "CHUNK_VERDICTS",
+    "DEFAULT_FLIPS",
+    "DEFAULT_GATES",
+    "DEFAULT_RUNS",
+    "DEFAULT_SEED",
+    "FORMATS",
+    "SKIP_BELOW",
+    "BuildComparison",
+    "Check",
+    "Gate",
+    "GateRow",
+    "Interval",
+    "JudgeNoise",
+    "ParameterError",
+    "PassCountDistribution",
+    "PassCountSample",
+    "SeedLike",
+    "SimulationReport",
+    "Suite",
+    "binomial_interval",
+    "case_pass_probabilities",
+    "equivalent_gates",
+    "exact_pass_counts",
+    "format_probability",
+    "parse_gate",
+    "parse_gates",
+    "pass_count_pmf",
+    "render",
+    "simulate_gates",
+    "simulate_pass_counts",
+]
+
+# Show the public path in reprs and docs (as httpx does): gatecal.Suite, not gatecal._suite.Suite.
+for _name in __all__:
+    _obj = globals()[_name]
+    if (isinstance(_obj, type) or callable(_obj)) and _obj.__module__.startswith("gatecal._"):
+        _obj.__module__ = "gatecal"

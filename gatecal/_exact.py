@@ -1,0 +1,109 @@
+"""Exact engine: the Poisson-binomial distribution of the number of passing cases."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._suite import JudgeNoise, Suite, case_pass_probabilities
+from gatecal._validate import ParameterError, check_count
+
+__all__ = ["PassCountDistribution", "exact_pass_counts", "pass_count_pmf"]
+
+
+def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    r"""PMF of :math:`K = \sum_i X_i`, :math:`X_i \sim \mathrm{Bernoulli}(q_i)` independent.
+
+    The O(n²) recursion of Biscarri, Zhao & Brunner (2018), eq. 2: adding case i
+    maps ``pmf[k] <- (1 - q_i) pmf[k] + q_i pmf[k - 1]``. Every step is a convex
+    combination of non-negative numbers, so each entry keeps its *relative*
+    accuracy (a few ulps per case), however far into the tail it lies. A
+    characteristic-function (DFT) method has only absolute accuracy ~1e-16 and
+    can return negative values there.
+
+    Parameters
+    ----------
+    q : array_like, shape (n,)
+        Per-case pass probabilities in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (n + 1,)
+        ``pmf[k] = P(K = k)``.
+
+    References
+    ----------
+    .. [1] W. Biscarri, S. D. Zhao, R. J. Brunner, "A simple and fast method for
+       computing the Poisson binomial distribution function", Computational
+       Statistics & Data Analysis 122 (2018) 92-100.
+    """
+    probs = np.asarray(q, dtype=np.float64)
+    if probs.ndim != 1:
+        raise ParameterError("q", "must be one-dimensional", probs.shape)
+    if not np.all((probs >= 0) & (probs <= 1)):  # NaN fails this too
+        bad = probs[~((probs >= 0) & (probs <= 1))][0]
+        raise ParameterError("q", "must hold probabilities in [0, 1]", float(bad))
+    pmf = np.zeros(probs.size + 1)
+    pmf[0] = 1.0
+    for i, qi in enumerate(probs):
+        head = pmf[: i + 1] * qi  # mass that moves up by one passing case
+        pmf[: i + 1] *= 1.0 - qi
+        pmf[1 : i + 2] += head
+    return pmf
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PassCountDistribution:
+    """Exact distribution of the passing-case count K of one build in one CI run.
+
+    Attributes
+    ----------
+    case_pass_probabilities : tuple of float
+        :math:`q_i`, P(case i reports pass).
+    pmf : tuple of float
+        ``pmf[k] = P(K = k)`` for ``k = 0..n``.
+    """
+
+    case_pass_probabilities: tuple[float, ...]
+    pmf: tuple[float, ...]
+
+    @property
+    def n_cases(self) -> int:
+        """Number of cases, n."""
+        return len(self.case_pass_probabilities)
+
+    @property
+    def mean_pass_rate(self) -> float:
+        """E[K] / n, the expected share of cases that pass."""
+        return math.fsum(self.case_pass_probabilities) / self.n_cases
+
+    def failure_probability(self, k_min: int) -> float:
+        """P(K < k_min): the gate "at least `k_min` cases pass" fails the build.
+
+        Both tails are summed from the pmf and the result is ``lower / (lower +
+        upper)``: a tiny tail keeps its relative accuracy, and a gate that cannot
+        pass (upper tail exactly 0) fails with probability exactly 1.
+        """
+        lower, upper = self._tails(k_min)
+        return lower / (lower + upper)
+
+    def pass_probability(self, k_min: int) -> float:
+        """P(K >= k_min), summed from the upper tail (not ``1 - failure``)."""
+        lower, upper = self._tails(k_min)
+        return upper / (lower + upper)
+
+    def _tails(self, k_min: int) -> tuple[float, float]:
+        k = check_count("k_min", k_min, low=0, high=self.n_cases)
+        return math.fsum(self.pmf[:k]), math.fsum(self.pmf[k:])
+
+
+def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountDistribution:
+    """Exact distribution of the passing-case count of `build` under `noise`."""
+    q = case_pass_probabilities(suite, build, noise)
+    return PassCountDistribution(
+        case_pass_probabilities=tuple(float(v) for v in q),
+        pmf=tuple(float(v) for v in pass_count_pmf(q)),
+    )

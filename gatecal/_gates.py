@@ -1,0 +1,137 @@
+"""Gate rules and the exact minimum pass count each one reduces to."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+from gatecal._validate import ParameterError, check_count
+
+__all__ = ["Gate", "equivalent_gates", "parse_gate", "parse_gates"]
+
+GateKind = Literal["all", "rate", "fails"]
+
+_RATE = re.compile(r"^(?:rate\s*>=|>=)?\s*(?P<t>[^\s%]+)\s*(?P<pct>%?)$")
+_FAILS = re.compile(r"^fails\s*<=\s*(?P<f>\S+)$")
+GATE_SYNTAX = "'all', a pass rate t in [0, 1] (e.g. 0.90, rate>=0.9, 90%), or fails<=F"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gate:
+    """A CI gate on the number of passing cases.
+
+    Every gate passes a build iff at least `k_min` of its `n` cases pass; see
+    :meth:`k_min`.
+
+    Attributes
+    ----------
+    text : str
+        The rule as the user wrote it (``"all"``, ``"0.90"``, ``"fails<=2"``).
+    kind : {'all', 'rate', 'fails'}
+        Every case must pass; the pass rate must be at least `threshold`; at most
+        `max_failures` cases may fail.
+    threshold : fractions.Fraction or None
+        The exact threshold of a ``rate`` gate (``Fraction("0.90") == 9/10``).
+    max_failures : int or None
+        The allowance of a ``fails`` gate.
+    """
+
+    text: str
+    kind: GateKind
+    threshold: Fraction | None = None
+    max_failures: int | None = None
+
+    def k_min(self, n: int) -> int:
+        """The fewest passing cases out of `n` with which the gate passes the build.
+
+        Computed in exact rational arithmetic: with ``n = 12``, ``rate >= 0.90``
+        and ``rate >= 0.85`` both give ``ceil(12 * t) = 11``.
+        """
+        n = check_count("n", n, low=1)
+        if self.kind == "all":
+            return n
+        if self.kind == "rate":
+            assert self.threshold is not None
+            return math.ceil(n * self.threshold)
+        assert self.max_failures is not None
+        return max(n - self.max_failures, 0)
+
+    def describe(self) -> str:
+        """The rule in words, as the article's table writes it."""
+        if self.kind == "all":
+            return "every case must pass"
+        if self.kind == "rate":
+            return f"pass rate >= {_threshold_text(self)}"
+        if self.max_failures == 1:
+            return "at most 1 case fails"
+        return f"at most {self.max_failures} cases fail"
+
+
+def _threshold_text(gate: Gate) -> str:
+    raw = gate.text.strip().lower().removeprefix("rate").strip().removeprefix(">=").strip()
+    return raw or str(gate.threshold)
+
+
+def parse_gate(text: str) -> Gate:
+    """Parse one gate rule.
+
+    Accepted forms: ``all``; a pass-rate threshold ``t`` in [0, 1] written as a
+    decimal (``0.90``), a fraction (``9/10``), a percentage (``90%``) or with a
+    prefix (``rate>=0.9``, ``>=0.9``); and ``fails<=F`` for at most ``F`` failing
+    cases. The threshold is kept exactly (``Fraction("0.90")``), never as a float.
+
+    Raises
+    ------
+    ParameterError
+        If the rule does not parse or its number lies outside its range.
+    """
+    if not isinstance(text, str):
+        raise ParameterError("gate", f"must be {GATE_SYNTAX}", text)
+    rule = text.strip()
+    low = rule.lower()
+    if low == "all":
+        return Gate(text=rule, kind="all")
+    fails = _FAILS.match(low)
+    if fails:
+        raw = fails.group("f")
+        if not raw.isdigit():
+            raise ParameterError("gate", "fails<=F needs a whole number F >= 0", text)
+        return Gate(text=rule, kind="fails", max_failures=int(raw))
+    rate = _RATE.match(low)
+    if rate:
+        try:
+            t = Fraction(rate.group("t"))
+        except (ValueError, ZeroDivisionError):
+            t = None
+        if t is not None:
+            if rate.group("pct"):
+                t /= 100
+            if not 0 <= t <= 1:
+                raise ParameterError("gate", "must be a pass rate in [0, 1]", text)
+            return Gate(text=rule, kind="rate", threshold=t)
+    raise ParameterError("gate", f"must be {GATE_SYNTAX}", text)
+
+
+def parse_gates(text: str | Iterable[str]) -> tuple[Gate, ...]:
+    """Parse a comma-separated list (or an iterable) of gate rules; at least one."""
+    parts = text.split(",") if isinstance(text, str) else list(text)
+    if not parts or any(not str(p).strip() for p in parts):
+        raise ParameterError("gates", "must be a comma-separated list of gate rules", text)
+    return tuple(parse_gate(p) for p in parts)
+
+
+def equivalent_gates(gates: Sequence[Gate], n: int) -> list[tuple[int, tuple[Gate, ...]]]:
+    """Groups of two or more distinct rules that are the same gate for `n` cases.
+
+    Returns ``(k_min, gates)`` pairs, in order of first appearance.
+    """
+    groups: dict[int, list[Gate]] = {}
+    for gate in gates:
+        members = groups.setdefault(gate.k_min(n), [])
+        if all(g.text != gate.text for g in members):
+            members.append(gate)
+    return [(k, tuple(gs)) for k, gs in groups.items() if len(gs) > 1]

@@ -1,0 +1,330 @@
+"""Monte Carlo engine: flip individual judge verdicts, seeded per SPEC 7, in fixed chunks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._suite import JudgeNoise, Suite
+from gatecal._validate import ParameterError, check_count
+
+__all__ = ["CHUNK_VERDICTS", "SKIP_BELOW", "PassCountSample", "SeedLike", "simulate_pass_counts"]
+
+SeedLike: TypeAlias = int | np.random.SeedSequence | np.random.Generator | None
+Method = Literal["auto", "skip", "dense"]
+
+#: Above this mean flip rate per verdict, ``method="auto"`` draws one uniform per
+#: verdict: skipping then visits so many verdicts that it no longer saves work.
+SKIP_BELOW = 0.2
+IntArray: TypeAlias = npt.NDArray[np.int64]
+
+#: Judge verdicts per random stream. The runs of a simulation are cut into chunks of
+#: ``max(1, CHUNK_VERDICTS // verdicts_per_run)`` runs, chunk i drawing from its own
+#: stream spawned from the root seed; so the result depends on the seed and the run
+#: count only, never on how chunks are spread over workers, and memory stays bounded.
+CHUNK_VERDICTS = 1 << 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PassCountSample:
+    """Simulated passing-case counts of one build over many CI runs.
+
+    Attributes
+    ----------
+    n_runs : int
+        Simulated CI runs.
+    counts : tuple of int
+        ``counts[k]`` = runs in which exactly k cases passed, ``k = 0..n``.
+    """
+
+    n_runs: int
+    counts: tuple[int, ...]
+
+    @property
+    def n_cases(self) -> int:
+        """Number of cases, n."""
+        return len(self.counts) - 1
+
+    @property
+    def mean_pass_rate(self) -> float:
+        """Share of (run, case) pairs that passed."""
+        total = sum(k * c for k, c in enumerate(self.counts))
+        return total / (self.n_runs * self.n_cases)
+
+    def failures(self, k_min: int) -> int:
+        """Runs in which the gate "at least `k_min` cases pass" failed the build."""
+        k = check_count("k_min", k_min, low=0, high=self.n_cases)
+        return sum(self.counts[:k])
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Judge verdicts sharing one flip rate, laid out run-major then case-major."""
+
+    rate: float
+    slot_case: npt.NDArray[np.intp]  # case of each verdict slot within a run
+    slot_weight: IntArray  # 1 for a truly failing verdict, `_Plan.bad` for a passing one
+    weight: int  # the common slot weight when all are alike, else 0
+    per_case: int  # slots per case when the group holds every case's slots alike, else 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    n_cases: int
+    code_ok: npt.NDArray[np.bool_]  # no code check truly fails
+    need: IntArray  # truly failing judge verdicts that must all flip for the case to pass
+    base_pass: IntArray  # 1 if the case passes when no verdict flips
+    base_k: int
+    bad: int  # weight of a flip of a truly passing verdict; > any `need`
+    groups: tuple[_Group, ...]
+    truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
+    rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
+
+    @property
+    def verdicts_per_run(self) -> int:
+        return int(self.truth.size)
+
+
+def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
+    truth_all = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    truth = truth_all[:, judge]
+    code_ok = np.asarray(truth_all[:, ~judge].all(axis=1), dtype=bool)
+    need = (~truth).sum(axis=1).astype(np.int64)
+    base_pass = (code_ok & (need == 0)).astype(np.int64)
+    bad = int(need.max(initial=0)) + 1
+    rates = np.where(truth, noise.fnr, noise.fpr)
+    n, j = truth.shape
+    groups = []
+    for rate in sorted({float(r) for r in rates.ravel()}):
+        member = (rates == rate).ravel()  # run-major, case-major slot order
+        slot_case = np.repeat(np.arange(n), j)[member]
+        slot_weight = np.where(truth.ravel()[member], bad, 1).astype(np.int64)
+        common = int(slot_weight[0]) if np.all(slot_weight == slot_weight[0]) else 0
+        groups.append(_Group(rate, slot_case, slot_weight, common, j if member.all() else 0))
+    return _Plan(
+        n_cases=n,
+        code_ok=code_ok,
+        need=need,
+        base_pass=base_pass,
+        base_k=int(base_pass.sum()),
+        bad=bad,
+        groups=tuple(g for g in groups if g.rate > 0.0),
+        truth=truth,
+        rates=rates,
+    )
+
+
+def _bernoulli_positions(gen: np.random.Generator, p: float, length: int) -> IntArray:
+    """Sorted positions in ``[0, length)``, each present independently with probability p.
+
+    Skips from one success to the next: with E ~ Exp(1) and λ = -log(1 - p),
+    ``floor(E / λ)`` is geometric on {0, 1, ...} with P(>= k) = e^(-kλ) = (1 - p)^k,
+    exactly the run of failures before the next success. About ``p * length``
+    exponentials are drawn instead of ``length`` uniforms.
+    """
+    if p >= 1.0:
+        return np.arange(length, dtype=np.int64)
+    scale = -1.0 / math.log1p(-p)
+    if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
+        return np.empty(0, dtype=np.int64)
+    mean = length * p
+    draw = int(mean + 6.0 * math.sqrt(mean) + 16.0)
+    pieces = []
+    last = -1
+    while True:
+        gaps = gen.standard_exponential(draw)
+        gaps *= scale
+        np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
+        steps = gaps.astype(np.int64)
+        steps += 1
+        positions = np.cumsum(steps, out=steps)
+        positions += last
+        pieces.append(positions)
+        if positions[-1] >= length:
+            break
+        last = int(positions[-1])
+        draw = int(6.0 * math.sqrt(mean) + 16.0)
+    out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    return out[: np.searchsorted(out, length)]
+
+
+def _starts(sorted_values: IntArray) -> IntArray:
+    """Index of the first element of each run of equal values."""
+    if sorted_values.size == 0:
+        return np.empty(0, dtype=np.int64)
+    change = np.flatnonzero(sorted_values[1:] != sorted_values[:-1])
+    change += 1
+    return np.concatenate((np.zeros(1, dtype=np.int64), change))
+
+
+def _segment_sums(values: IntArray, first: IntArray) -> IntArray:
+    """Sums of `values` over the segments that start at `first` (faster than reduceat)."""
+    total = np.cumsum(values)
+    ends = np.empty_like(first)
+    ends[:-1] = first[1:]
+    ends[-1] = values.size
+    ends -= 1
+    sums = total[ends]
+    sums[1:] -= total[ends[:-1]]
+    return sums
+
+
+def _skip_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
+    """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
+    n = plan.n_cases
+    keys: list[IntArray] = []
+    weights: list[IntArray | int] = []
+    for group in plan.groups:
+        idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size)
+        if group.per_case:
+            keys.append(idx // group.per_case)  # = run * n + case
+            slot = idx % group.slot_case.size
+        else:
+            run, slot = np.divmod(idx, group.slot_case.size)
+            keys.append(run * n + group.slot_case[slot])
+        weights.append(group.weight if group.weight else group.slot_weight[slot])
+    hist = np.zeros(n + 1, dtype=np.int64)
+    if sum(k.size for k in keys) == 0:
+        hist[plan.base_k] = runs
+        return hist
+    if len(keys) == 1:
+        key = keys[0]
+    else:
+        key = np.concatenate(keys)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        weights = [
+            np.concatenate(
+                [np.broadcast_to(w, k.shape) for w, k in zip(weights, keys, strict=True)]
+            )[order]
+        ]
+    first = _starts(key)
+    weight = weights[0]
+    if isinstance(weight, int):  # every flip in this chunk weighs the same
+        flipped = np.diff(first, append=key.size) * weight
+    else:
+        flipped = _segment_sums(weight, first)  # summed weight per (run, case) with a flip
+    run, case = np.divmod(key[first], n)
+    passes = plan.code_ok[case] & (flipped == plan.need[case])
+    delta = passes.astype(np.int64) - plan.base_pass[case]
+    run_first = _starts(run)
+    k = _segment_sums(delta, run_first)
+    k += plan.base_k
+    hist += np.bincount(k, minlength=n + 1)
+    hist[plan.base_k] += runs - run_first.size
+    return hist
+
+
+def _dense_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
+    """Pass-count histogram of `runs` runs: one uniform per judge verdict (reference)."""
+    n, j = plan.truth.shape
+    flips = gen.random((runs, n, j)) < plan.rates
+    reported = plan.truth ^ flips
+    case_pass = reported.all(axis=2) & plan.code_ok
+    return np.bincount(np.count_nonzero(case_pass, axis=1), minlength=n + 1).astype(np.int64)
+
+
+def _root_seed(rng: SeedLike) -> np.random.SeedSequence:
+    if isinstance(rng, np.random.Generator):
+        # Draw a fresh child, so that a Generator passed twice gives two samples.
+        seq = rng.spawn(1)[0].bit_generator.seed_seq
+        assert isinstance(seq, np.random.SeedSequence)
+        return seq
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if rng is None or (isinstance(rng, int) and not isinstance(rng, bool) and rng >= 0):
+        return np.random.SeedSequence(rng)
+    raise ParameterError(
+        "rng", "must be None, a non-negative int, a SeedSequence or a Generator", rng
+    )
+
+
+def _chunk_generator(root: np.random.SeedSequence, i: int) -> np.random.Generator:
+    """Stream of chunk i: the i-th spawned child of `root`, made without spawning the rest."""
+    child = np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
+    )
+    return np.random.Generator(np.random.PCG64(child))
+
+
+def simulate_pass_counts(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    *,
+    n_runs: int,
+    rng: SeedLike = None,
+    method: Method = "auto",
+    workers: int = 1,
+    progress: Callable[[int], object] | None = None,
+) -> PassCountSample:
+    """Simulate `n_runs` CI runs of `build`, flipping each judge verdict at random.
+
+    Each run asks every judge check of every case once; a verdict on a truly
+    passing check flips to "no" with probability ``noise.fnr`` and one on a truly
+    failing check flips to "yes" with probability ``noise.fpr``, independently.
+    A case passes if all its checks report pass (code checks report the truth).
+
+    Parameters
+    ----------
+    suite, build, noise
+        The model; see :class:`Suite` and :class:`JudgeNoise`.
+    n_runs : int
+        CI runs to simulate, at least 1. Memory does not grow with it.
+    rng : int, SeedSequence, Generator or None
+        The root seed (SPEC 7). Run chunk i draws from the i-th child of this seed,
+        so the same seed gives the same sample whatever `workers` is.
+    method : {'auto', 'skip', 'dense'}
+        ``'skip'`` draws one exponential per *flipped* verdict and jumps between
+        flips (geometric skipping); ``'dense'`` draws one uniform per verdict.
+        Both flip every verdict independently with its exact probability.
+        ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW`.
+    workers : int
+        Threads that process chunks; the result does not depend on it.
+    progress : callable, optional
+        Called with the number of runs just finished, after each chunk.
+
+    Returns
+    -------
+    PassCountSample
+        The histogram of passing-case counts over the runs.
+    """
+    runs_total = check_count("n_runs", n_runs, low=1)
+    n_workers = check_count("workers", workers, low=1)
+    if method not in ("auto", "skip", "dense"):
+        raise ParameterError("method", "must be 'auto', 'skip' or 'dense'", method)
+    root = _root_seed(rng)
+    plan = _plan(suite, build, noise)
+    if method == "auto":
+        mean_rate = float(plan.rates.mean()) if plan.rates.size else 0.0
+        method = "skip" if mean_rate <= SKIP_BELOW else "dense"
+    chunk_fn = _skip_chunk if method == "skip" else _dense_chunk
+    per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
+    n_chunks = -(-runs_total // per_chunk)
+
+    def one_chunk(i: int) -> tuple[int, IntArray]:
+        runs = min(per_chunk, runs_total - i * per_chunk)
+        return runs, chunk_fn(_chunk_generator(root, i), plan, runs)
+
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    results: Iterator[tuple[int, IntArray]]
+    if n_workers == 1 or n_chunks == 1:
+        results = map(one_chunk, range(n_chunks))
+        for runs, chunk_hist in results:
+            hist += chunk_hist
+            if progress is not None:
+                progress(runs)
+    else:
+        with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            for runs, chunk_hist in pool.map(one_chunk, range(n_chunks)):
+                hist += chunk_hist
+                if progress is not None:
+                    progress(runs)
+    return PassCountSample(n_runs=runs_total, counts=tuple(int(c) for c in hist))

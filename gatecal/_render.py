@@ -1,0 +1,175 @@
+"""Text renderings of a SimulationReport: a plain table, markdown, CSV and JSON."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+
+from gatecal._simulate import GateRow, SimulationReport
+from gatecal._suite import BUILDS
+
+__all__ = ["FORMATS", "format_probability", "render"]
+
+FORMATS = ("table", "markdown", "csv", "json")
+_HEADERS = {"healthy": "healthy build fails it", "regressed": "regressed build fails it"}
+
+
+def format_probability(p: float) -> str:
+    """Four significant digits; never shows a probability below 1 as ``1``."""
+    if p in (0.0, 1.0):
+        return f"{p:g}"
+    if p < 1e-4:
+        return f"{p:.2e}"
+    text = f"{p:.4g}"
+    return "> 0.9999" if float(text) >= 1.0 else text
+
+
+def _percent(p: float) -> str:
+    return f"{100 * p:.10g}%"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _cell(row: GateRow, *, align: bool = True) -> str:
+    mark = "" if row.consistent else " !"
+    width = len(str(row.runs)) if align else 0
+    return (
+        f"{row.simulated_failures:>{width}} of {row.runs} runs"
+        f"  P = {format_probability(row.exact_failure_probability)}{mark}"
+    )
+
+
+def _suite_lines(report: SimulationReport) -> list[str]:
+    s = report.suite
+    checks = f"{_plural(s.judge_checks, 'judge check')} and {_plural(s.code_checks, 'code check')}"
+    failing = s.failing("regressed")
+    how = "a code check" if s.code_checks else "a judge check"
+    nf = {b: f"{report.noise_free_pass_rate(b):.2f}" for b in BUILDS}
+    return [
+        f"suite: {_plural(s.n_cases, 'case')}, each with {checks}",
+        f"regressed build: {_plural(failing, 'case')} fail {how}",
+        f"noise-free pass rate: healthy build {nf['healthy']}, regressed build {nf['regressed']}",
+        f"{report.n_runs} simulated runs per build and flip rate, seed {report.seed};"
+        " counts are simulated, P is exact",
+    ]
+
+
+def _blocks(report: SimulationReport) -> list[tuple[float, list[GateRow]]]:
+    return [(p, [r for r in report.rows if r.flip == p]) for p in report.flips]
+
+
+def _footer(report: SimulationReport) -> list[str]:
+    lines = []
+    n = report.suite.n_cases
+    for k, gates in report.equivalent_gates():
+        rules = (
+            ", ".join(f'"{g.describe()}"' for g in gates[:-1]) + f' and "{gates[-1].describe()}"'
+        )
+        every = "both" if len(gates) == 2 else "all"
+        lines.append(f"same gate: {rules} {every} need {k} of {n} cases to pass")
+    level = f"{100 * report.confidence_level:g}%"
+    bad = report.inconsistent_rows
+    if not bad:
+        lines.append(
+            f"consistent: every simulated count lies inside the {level} binomial interval"
+            " of its exact probability"
+        )
+    else:
+        lines.append(
+            f"! {len(bad)} of {len(report.rows)} simulated counts lie outside the {level}"
+            f" binomial interval of their exact probability (by chance, about"
+            f" {1 - report.confidence_level:.0%} of them would)"
+        )
+    return lines
+
+
+def _table(report: SimulationReport) -> str:
+    out = _suite_lines(report)
+    for p, rows in _blocks(report):
+        means = {r.build: r for r in rows}
+        out += ["", f"== {_percent(p)} of judge verdicts flipped =="]
+        out.append(f"{'mean pass rate':<18}{'exact':<10}simulated")
+        for build in BUILDS:
+            r = means[build]
+            out.append(
+                f"{build + ' build':<18}{r.exact_mean_pass_rate:<10.4f}"
+                f"{r.simulated_mean_pass_rate:.4f}"
+            )
+        out.append("")
+        gates = [r for r in rows if r.build == "healthy"]
+        cells = {(r.build, r.gate): _cell(r) for r in rows}
+        w_rule = max(len("gate"), *(len(r.rule) for r in gates)) + 2
+        w_cell = max(len(_HEADERS["healthy"]), *(len(c) for c in cells.values())) + 3
+        out.append(
+            f"{'gate':<{w_rule}}{'k_min':<7}{_HEADERS['healthy']:<{w_cell}}{_HEADERS['regressed']}"
+        )
+        for r in gates:
+            out.append(
+                f"{r.rule:<{w_rule}}{r.k_min:<7}{cells[('healthy', r.gate)]:<{w_cell}}"
+                f"{cells[('regressed', r.gate)]}".rstrip()
+            )
+    return "\n".join([*out, "", *_footer(report)]) + "\n"
+
+
+def _markdown(report: SimulationReport) -> str:
+    out = [f"- {line}" for line in _suite_lines(report)]
+    for p, rows in _blocks(report):
+        means = {r.build: r for r in rows}
+        out += ["", f"### {_percent(p)} of judge verdicts flipped", ""]
+        out += ["| mean pass rate | exact | simulated |", "|---|---:|---:|"]
+        for build in BUILDS:
+            r = means[build]
+            exact, simulated = r.exact_mean_pass_rate, r.simulated_mean_pass_rate
+            out.append(f"| {build} build | {exact:.4f} | {simulated:.4f} |")
+        out += ["", f"| gate | k_min | {_HEADERS['healthy']} | {_HEADERS['regressed']} |"]
+        out.append("|---|---:|---|---|")
+        cells = {(r.build, r.gate): _cell(r, align=False) for r in rows}
+        for r in rows:
+            if r.build == "healthy":
+                out.append(
+                    f"| {r.rule} | {r.k_min} | {cells[('healthy', r.gate)]}"
+                    f" | {cells[('regressed', r.gate)]} |"
+                )
+    return "\n".join([*out, "", *_footer(report)]) + "\n"
+
+
+def _csv(rows: Sequence[GateRow]) -> str:
+    buffer = io.StringIO()
+    dicts = [r.to_dict() for r in rows]
+    writer = csv.DictWriter(buffer, fieldnames=list(dicts[0]), lineterminator="\n")
+    writer.writeheader()
+    for d in dicts:
+        writer.writerow(
+            {
+                k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v)
+                for k, v in d.items()
+            }
+        )
+    return buffer.getvalue()
+
+
+def _json(report: SimulationReport) -> str:
+    data = report.to_dict()
+    for row in data["rows"]:  # JSON has no NaN or infinity; never emit them
+        for key, value in row.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"row value `{key}` is not finite (got {value!r})")
+    return json.dumps(data, indent=2) + "\n"
+
+
+def render(report: SimulationReport, fmt: str = "table") -> str:
+    """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text."""
+    if fmt == "table":
+        return _table(report)
+    if fmt == "markdown":
+        return _markdown(report)
+    if fmt == "csv":
+        return _csv(report.rows)
+    if fmt == "json":
+        return _json(report)
+    raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")

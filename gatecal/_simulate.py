@@ -1,0 +1,305 @@
+"""Both engines side by side: every gate's exact failure probability next to its simulated count."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gatecal._exact import PassCountDistribution, exact_pass_counts
+from gatecal._gates import Gate, equivalent_gates, parse_gates
+from gatecal._montecarlo import PassCountSample, simulate_pass_counts
+from gatecal._suite import BUILDS, JudgeNoise, Suite
+from gatecal._validate import ParameterError, check_count, check_probability
+
+__all__ = [
+    "DEFAULT_FLIPS",
+    "DEFAULT_GATES",
+    "DEFAULT_RUNS",
+    "DEFAULT_SEED",
+    "BuildComparison",
+    "GateRow",
+    "Interval",
+    "SimulationReport",
+    "binomial_interval",
+    "simulate_gates",
+]
+
+#: The seed article's setting: flip rates, gates and runs per build.
+DEFAULT_FLIPS = (0.03, 0.08)
+DEFAULT_GATES = "all,0.90,0.85,0.80"
+DEFAULT_RUNS = 200
+#: The documented default root seed, so the default output can be quoted and rerun.
+DEFAULT_SEED = 20261130
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Interval:
+    """A closed interval ``[low, high]``."""
+
+    low: int
+    high: int
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, int) and self.low <= value <= self.high
+
+
+def binomial_interval(n: int, p: float, confidence_level: float = 0.99) -> Interval:
+    """Central interval of Binomial(`n`, `p`) holding at least `confidence_level` of it.
+
+    ``[ppf(a/2), ppf(1 - a/2)]`` with ``a = 1 - confidence_level``: a count below
+    `low` or above `high` each has probability at most ``a/2``.
+    """
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    n = check_count("n", n, low=0)
+    p = check_probability("p", p)
+    level = check_probability("confidence_level", confidence_level)
+    tail = (1.0 - level) / 2.0
+    low = stats.binom.ppf(tail, n, p)
+    high = stats.binom.ppf(1.0 - tail, n, p)
+    return Interval(low=int(low), high=int(high))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuildComparison:
+    """One build under one flip rate: the exact distribution and the simulated sample."""
+
+    flip: float
+    build: str
+    exact: PassCountDistribution
+    simulated: PassCountSample
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateRow:
+    """One gate on one build at one flip rate, by both engines.
+
+    Attributes
+    ----------
+    flip, build, gate : float, str, str
+        The flip rate, ``"healthy"`` or ``"regressed"``, and the rule as written.
+    rule : str
+        The rule in words (``"pass rate >= 0.90"``).
+    k_min : int
+        Passing cases the gate needs.
+    runs, simulated_failures : int
+        Simulated runs, and those in which the gate failed the build.
+    exact_failure_probability : float
+        P(the gate fails the build), exactly.
+    interval : Interval
+        Central binomial interval of the failure count at the report's confidence
+        level, around the exact probability.
+    consistent : bool
+        ``simulated_failures in interval``.
+    exact_mean_pass_rate, simulated_mean_pass_rate : float
+        The build's expected and simulated share of passing cases.
+    same_gate_as : str or None
+        The first listed rule with the same `k_min`, if it is another rule.
+    """
+
+    flip: float
+    build: str
+    gate: str
+    rule: str
+    k_min: int
+    runs: int
+    simulated_failures: int
+    exact_failure_probability: float
+    interval: Interval
+    consistent: bool
+    exact_mean_pass_rate: float
+    simulated_mean_pass_rate: float
+    same_gate_as: str | None
+
+    @property
+    def simulated_failure_rate(self) -> float:
+        """``simulated_failures / runs``."""
+        return self.simulated_failures / self.runs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as the JSON/CSV contract spells it."""
+        return {
+            "flip": self.flip,
+            "build": self.build,
+            "gate": self.gate,
+            "rule": self.rule,
+            "k_min": self.k_min,
+            "same_gate_as": self.same_gate_as,
+            "runs": self.runs,
+            "simulated_failures": self.simulated_failures,
+            "simulated_failure_rate": self.simulated_failure_rate,
+            "exact_failure_probability": self.exact_failure_probability,
+            "interval_low": self.interval.low,
+            "interval_high": self.interval.high,
+            "consistent": self.consistent,
+            "exact_mean_pass_rate": self.exact_mean_pass_rate,
+            "simulated_mean_pass_rate": self.simulated_mean_pass_rate,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulationReport:
+    """Gate failure rates of a suite's builds at several flip rates, by both engines.
+
+    Attributes
+    ----------
+    suite : Suite
+        The model.
+    seed : int
+        Root seed. Every (flip, build) pair draws from the same seed (common random
+        numbers), so a row does not change when other flip rates are added.
+    n_runs : int
+        Simulated runs per build and flip rate.
+    flips : tuple of float
+        Symmetric judge flip rates.
+    gates : tuple of Gate
+        The rules, in the order given.
+    confidence_level : float
+        Level of the binomial interval that decides `consistent`.
+    comparisons : tuple of BuildComparison
+        One per (flip, build), flips outermost.
+    rows : tuple of GateRow
+        One per (flip, build, gate), in that order.
+    """
+
+    suite: Suite
+    seed: int
+    n_runs: int
+    flips: tuple[float, ...]
+    gates: tuple[Gate, ...]
+    confidence_level: float
+    comparisons: tuple[BuildComparison, ...]
+    rows: tuple[GateRow, ...]
+
+    def equivalent_gates(self) -> list[tuple[int, tuple[Gate, ...]]]:
+        """Groups of distinct rules that are one gate for this suite's case count."""
+        return equivalent_gates(self.gates, self.suite.n_cases)
+
+    def noise_free_pass_rate(self, build: str) -> float:
+        """Share of cases that pass `build` when no verdict flips."""
+        return 1.0 - self.suite.failing(build) / self.suite.n_cases
+
+    @property
+    def inconsistent_rows(self) -> tuple[GateRow, ...]:
+        """Rows whose simulated count lies outside its interval."""
+        return tuple(r for r in self.rows if not r.consistent)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything the report shows, as the JSON contract spells it."""
+        return {
+            "seed": self.seed,
+            "runs": self.n_runs,
+            "cases": self.suite.n_cases,
+            "judge_checks": self.suite.judge_checks,
+            "code_checks": self.suite.code_checks,
+            "failing": self.suite.failing("regressed"),
+            "flips": list(self.flips),
+            "gates": [g.text for g in self.gates],
+            "confidence_level": self.confidence_level,
+            "noise_free_pass_rate": {b: self.noise_free_pass_rate(b) for b in BUILDS},
+            "equivalent_gates": [
+                {"k_min": k, "gates": [g.text for g in gs]} for k, gs in self.equivalent_gates()
+            ],
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+
+def simulate_gates(
+    suite: Suite,
+    *,
+    flips: Sequence[float] = DEFAULT_FLIPS,
+    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    n_runs: int = DEFAULT_RUNS,
+    seed: int = DEFAULT_SEED,
+    confidence_level: float = 0.99,
+    workers: int = 1,
+    progress: Callable[[int], object] | None = None,
+) -> SimulationReport:
+    """How often each gate fails the healthy and the regressed build, exactly and simulated.
+
+    For every flip rate p (judge verdicts wrong with probability p either way) and
+    both builds, the exact engine gives the distribution of passing cases and the
+    Monte Carlo engine simulates `n_runs` CI runs verdict by verdict; each gate's
+    simulated failure count is then checked against the central binomial interval
+    of its exact probability.
+
+    Parameters
+    ----------
+    suite : Suite
+        Cases, checks, and each build's truth.
+    flips : sequence of float
+        Flip rates in [0, 1].
+    gates : str or sequence
+        Gate rules (see :func:`parse_gate`), or a comma-separated string of them.
+    n_runs : int
+        Simulated runs per build and flip rate.
+    seed : int
+        Root seed, a non-negative integer.
+    confidence_level : float
+        Level of the consistency interval.
+    workers : int
+        Threads for the simulation; the result does not depend on it.
+    progress : callable, optional
+        Called with each finished number of simulated runs.
+    """
+    flip_rates = tuple(check_probability("flip", p) for p in flips)
+    if not flip_rates:
+        raise ParameterError("flip", "must give at least one flip rate", list(flips))
+    if isinstance(gates, str):
+        rules = parse_gates(gates)
+    else:
+        rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
+        if not rules:
+            raise ParameterError("gates", "must give at least one gate", list(gates))
+    n_runs = check_count("n_runs", n_runs, low=1)
+    seed = check_count("seed", seed, low=0)
+    level = check_probability("confidence_level", confidence_level)
+    n = suite.n_cases
+    k_mins = [g.k_min(n) for g in rules]
+    first_with_k: dict[int, str] = {}
+    for g, k in zip(rules, k_mins, strict=True):
+        first_with_k.setdefault(k, g.text)
+
+    comparisons: list[BuildComparison] = []
+    rows: list[GateRow] = []
+    for p in flip_rates:
+        noise = JudgeNoise.flip(p)
+        for build in BUILDS:
+            exact = exact_pass_counts(suite, build, noise)
+            sample = simulate_pass_counts(
+                suite, build, noise, n_runs=n_runs, rng=seed, workers=workers, progress=progress
+            )
+            comparisons.append(BuildComparison(flip=p, build=build, exact=exact, simulated=sample))
+            for g, k in zip(rules, k_mins, strict=True):
+                prob = exact.failure_probability(k)
+                failures = sample.failures(k)
+                interval = binomial_interval(n_runs, prob, level)
+                same = first_with_k[k]
+                rows.append(
+                    GateRow(
+                        flip=p,
+                        build=build,
+                        gate=g.text,
+                        rule=g.describe(),
+                        k_min=k,
+                        runs=n_runs,
+                        simulated_failures=failures,
+                        exact_failure_probability=prob,
+                        interval=interval,
+                        consistent=failures in interval,
+                        exact_mean_pass_rate=exact.mean_pass_rate,
+                        simulated_mean_pass_rate=sample.mean_pass_rate,
+                        same_gate_as=None if same == g.text else same,
+                    )
+                )
+    return SimulationReport(
+        suite=suite,
+        seed=seed,
+        n_runs=n_runs,
+        flips=flip_rates,
+        gates=rules,
+        confidence_level=level,
+        comparisons=tuple(comparisons),
+        rows=tuple(rows),
+    )

@@ -1,0 +1,240 @@
+"""The ``gatecal`` command line: parse, call the library, print. No maths here."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+import gatecal
+from gatecal._validate import ParameterError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="gatecal",
+    help="Calibrate the CI gates of LLM-judge test suites.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: Library parameter -> the option that sets it, so errors name what the user typed.
+_OPTION = {
+    "cases": "--cases",
+    "judge_checks": "--judge-checks",
+    "code_checks": "--code-checks",
+    "failing": "--failing",
+    "flip": "--flip",
+    "gate": "--gates",
+    "gates": "--gates",
+    "n_runs": "--runs",
+    "seed": "--seed",
+    "workers": "--workers",
+}
+
+
+@app.callback()
+def _root() -> None:
+    """Calibrate the CI gates of LLM-judge test suites.
+
+    Every gate rule reduces to "at least k_min of n cases pass"; gatecal tells how
+    often it fails a healthy build (false alarm) and how often it fails a regressed
+    one (detection), exactly and by seeded simulation, side by side.
+    """
+
+
+class Format(StrEnum):
+    """Output formats."""
+
+    table = "table"
+    markdown = "markdown"
+    csv = "csv"
+    json = "json"
+
+
+class CliError(typer.TyperException):
+    """A bad value or file: one line on stderr, exit code 2."""
+
+    exit_code = 2
+
+
+def _from_library(exc: ParameterError) -> CliError:
+    option = _OPTION.get(exc.name, exc.name)
+    return CliError(f"{option} {exc.rule} (got {exc.value!r})")
+
+
+def _parse_flips(text: str) -> list[float]:
+    flips = []
+    for part in text.split(","):
+        try:
+            flips.append(gatecal._validate.check_probability("flip", part.strip()))
+        except ParameterError:
+            rule = "must be a comma-separated list of numbers in [0, 1]"
+            raise CliError(f"--flip {rule} (got {part.strip()!r})") from None
+    return flips
+
+
+def _check_out(out: Path | None) -> None:
+    """Refuse an --out that cannot be written, before any work is done."""
+    if out is None:
+        return
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        raise CliError(f"--out must be a file path, not a directory (got {str(out)!r})")
+    if not parent.is_dir():
+        raise CliError(f"--out must be in an existing directory (got {str(out)!r})")
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise CliError(f"--out must be a writable path (got {str(out)!r})")
+
+
+def _write_atomically(out: Path, text: str) -> None:
+    """Write `text` to a temporary file beside `out`, then move it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise CliError(f"--out could not be written (got {str(out)!r}: {exc.strerror})") from None
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, shown only on a terminal and after one second."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, runs: int) -> None:
+        self.done += runs
+        if not self.enabled:
+            return
+        if self.bar is None and time.monotonic() - self.start > 1.0:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("simulating runs", total=self.total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@app.command()
+def simulate(
+    cases: Annotated[int, typer.Option(help="Cases in the golden dataset.")] = 12,
+    flip: Annotated[
+        str,
+        typer.Option(help="Judge flip rates: comma-separated numbers in [0, 1]."),
+    ] = "0.03,0.08",
+    runs: Annotated[
+        int, typer.Option(help="Simulated CI runs per build and flip rate.")
+    ] = gatecal.DEFAULT_RUNS,
+    seed: Annotated[
+        int, typer.Option(help="Root seed (non-negative); same seed, same output.")
+    ] = gatecal.DEFAULT_SEED,
+    judge_checks: Annotated[
+        int, typer.Option(help="LLM-judge checks per case; each verdict can flip.")
+    ] = 2,
+    code_checks: Annotated[int, typer.Option(help="Plain-code checks per case; never wrong.")] = 1,
+    failing: Annotated[
+        int | None,
+        typer.Option(
+            help="Cases that fail a code check in the regressed build (a judge check "
+            "if there are no code checks). Default: a quarter of --cases, at least 1.",
+            show_default=False,
+        ),
+    ] = None,
+    gates: Annotated[
+        str,
+        typer.Option(
+            help="Gate rules, comma-separated: 'all' (every case passes), a pass rate "
+            "t in [0, 1] such as 0.90 (rate >= t), or 'fails<=F'."
+        ),
+    ] = gatecal.DEFAULT_GATES,
+    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write the output to this file (atomically) instead of stdout."),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(help="Threads for the simulation; the output does not change.")
+    ] = 1,
+) -> None:
+    """How often each gate fails a healthy build and catches a regressed one.
+
+    For every flip rate, prints the seed article's table (gate | healthy build fails
+    it | regressed build fails it) with the simulated count of failing runs next to
+    the exact probability, the mean pass rates, which rules are the same gate, and
+    whether each simulated count lies inside the 99% binomial interval of its exact
+    probability.
+
+    Example: gatecal simulate --cases 12 --flip 0.03,0.08
+    """
+    _check_out(out)
+    flips = _parse_flips(flip)
+    try:
+        suite = gatecal.Suite.uniform(
+            cases=cases, judge_checks=judge_checks, code_checks=code_checks, failing=failing
+        )
+        rules = gatecal.parse_gates(gates)
+        bar = _ProgressBar(total=2 * len(flips) * max(runs, 0))
+        try:
+            report = gatecal.simulate_gates(
+                suite,
+                flips=flips,
+                gates=rules,
+                n_runs=runs,
+                seed=seed,
+                workers=workers,
+                progress=bar,
+            )
+        finally:
+            bar.close()
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+    text = gatecal.render(report, fmt.value)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(out, text)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code. Errors are one line on stderr."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(
+            args=list(sys.argv[1:] if argv is None else argv),
+            prog_name="gatecal",
+            standalone_mode=False,
+        )
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        sys.stderr.write("gatecal: aborted\n")
+        return 1
+    except typer.TyperException as exc:
+        message = " ".join(exc.format_message().split())
+        sys.stderr.write(f"gatecal: error: {message}\n")
+        return getattr(exc, "exit_code", 2)
+    except BrokenPipeError:
+        return 0
+    return result if isinstance(result, int) else 0
