@@ -7,7 +7,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 #: Library parameter -> the option that sets it, so errors name what the user typed.
@@ -51,15 +51,6 @@ def _root() -> None:
     """
 
 
-class Format(StrEnum):
-    """Output formats."""
-
-    table = "table"
-    markdown = "markdown"
-    csv = "csv"
-    json = "json"
-
-
 class CliError(typer.TyperException):
     """A bad value or file: one line on stderr, exit code 2."""
 
@@ -69,6 +60,14 @@ class CliError(typer.TyperException):
 def _from_library(exc: ParameterError) -> CliError:
     option = _OPTION.get(exc.name, exc.name)
     return CliError(f"{option} {exc.rule} (got {exc.value!r})")
+
+
+def _whole(option: str, text: str) -> int:
+    """Parse a whole number; the library checks its range."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise CliError(f"{option} must be a whole number (got {text!r})") from None
 
 
 def _parse_flips(text: str) -> list[float]:
@@ -137,80 +136,98 @@ class _ProgressBar:
             self.bar.stop()
 
 
+def _int_option(help_text: str, **kwargs: Any) -> Any:
+    """A whole-number option read as text, so a bad value is reported with the value."""
+    return typer.Option(metavar="N", help=help_text, **kwargs)
+
+
 @app.command()
 def simulate(
-    cases: Annotated[int, typer.Option(help="Cases in the golden dataset.")] = 12,
+    cases: Annotated[str, _int_option("Cases in the golden dataset.")] = "12",
     flip: Annotated[
         str,
-        typer.Option(help="Judge flip rates: comma-separated numbers in [0, 1]."),
-    ] = "0.03,0.08",
-    runs: Annotated[
-        int, typer.Option(help="Simulated CI runs per build and flip rate.")
-    ] = gatecal.DEFAULT_RUNS,
-    seed: Annotated[
-        int, typer.Option(help="Root seed (non-negative); same seed, same output.")
-    ] = gatecal.DEFAULT_SEED,
-    judge_checks: Annotated[
-        int, typer.Option(help="LLM-judge checks per case; each verdict can flip.")
-    ] = 2,
-    code_checks: Annotated[int, typer.Option(help="Plain-code checks per case; never wrong.")] = 1,
-    failing: Annotated[
-        int | None,
         typer.Option(
-            help="Cases that fail a code check in the regressed build (a judge check "
-            "if there are no code checks). Default: a quarter of --cases, at least 1.",
+            metavar="P[,P...]", help="Judge flip rates: comma-separated numbers in [0, 1]."
+        ),
+    ] = "0.03,0.08",
+    runs: Annotated[str, _int_option("Simulated CI runs per build and flip rate.")] = str(
+        gatecal.DEFAULT_RUNS
+    ),
+    seed: Annotated[str, _int_option("Root seed, >= 0; same seed, same output.")] = str(
+        gatecal.DEFAULT_SEED
+    ),
+    judge_checks: Annotated[
+        str, _int_option("LLM-judge checks per case; each verdict can flip.")
+    ] = "2",
+    code_checks: Annotated[str, _int_option("Plain-code checks per case; never wrong.")] = "1",
+    failing: Annotated[
+        str | None,
+        _int_option(
+            "Cases that fail a code check in the regressed build (a judge check if there "
+            "are no code checks). Default: a quarter of --cases, at least 1.",
             show_default=False,
         ),
     ] = None,
     gates: Annotated[
         str,
         typer.Option(
+            metavar="RULE[,RULE...]",
             help="Gate rules, comma-separated: 'all' (every case passes), a pass rate "
-            "t in [0, 1] such as 0.90 (rate >= t), or 'fails<=F'."
+            "t in [0, 1] such as 0.90 (rate >= t), or 'fails<=F'.",
         ),
     ] = gatecal.DEFAULT_GATES,
-    fmt: Annotated[Format, typer.Option("--format", help="Output format.")] = Format.table,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json."),
+    ] = "table",
     out: Annotated[
         Path | None,
-        typer.Option(help="Write the output to this file (atomically) instead of stdout."),
+        typer.Option(
+            metavar="FILE", help="Write the output to FILE (atomically) instead of stdout."
+        ),
     ] = None,
     workers: Annotated[
-        int, typer.Option(help="Threads for the simulation; the output does not change.")
-    ] = 1,
+        str, _int_option("Threads for the simulation; the output does not change.")
+    ] = "1",
 ) -> None:
     """How often each gate fails a healthy build and catches a regressed one.
 
-    For every flip rate, prints the seed article's table (gate | healthy build fails
-    it | regressed build fails it) with the simulated count of failing runs next to
-    the exact probability, the mean pass rates, which rules are the same gate, and
-    whether each simulated count lies inside the 99% binomial interval of its exact
-    probability.
+    For every flip rate, prints the seed article's table (gate | healthy build fails it |
+    regressed build fails it) with the simulated count of failing runs next to the exact
+    probability, the mean pass rates, which rules are the same gate, and whether each
+    simulated count lies inside the 99% binomial interval of its exact probability.
 
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
+    if fmt not in gatecal.FORMATS:
+        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
     _check_out(out)
     flips = _parse_flips(flip)
+    n_runs = _whole("--runs", runs)
     try:
         suite = gatecal.Suite.uniform(
-            cases=cases, judge_checks=judge_checks, code_checks=code_checks, failing=failing
+            cases=_whole("--cases", cases),
+            judge_checks=_whole("--judge-checks", judge_checks),
+            code_checks=_whole("--code-checks", code_checks),
+            failing=None if failing is None else _whole("--failing", failing),
         )
         rules = gatecal.parse_gates(gates)
-        bar = _ProgressBar(total=2 * len(flips) * max(runs, 0))
+        bar = _ProgressBar(total=2 * len(flips) * max(n_runs, 0))
         try:
             report = gatecal.simulate_gates(
                 suite,
                 flips=flips,
                 gates=rules,
-                n_runs=runs,
-                seed=seed,
-                workers=workers,
+                n_runs=n_runs,
+                seed=_whole("--seed", seed),
+                workers=_whole("--workers", workers),
                 progress=bar,
             )
         finally:
             bar.close()
     except ParameterError as exc:
         raise _from_library(exc) from None
-    text = gatecal.render(report, fmt.value)
+    text = gatecal.render(report, fmt)
     if out is None:
         sys.stdout.write(text)
     else:

@@ -1,0 +1,200 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gatecal
+from gatecal.cli import main
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_default_command_prints_the_article_table(capsys):
+    code, out, err = run(capsys, "simulate", "--cases", "12", "--flip", "0.03,0.08")
+    assert code == 0 and err == ""
+    assert "== 3% of judge verdicts flipped ==" in out
+    assert "== 8% of judge verdicts flipped ==" in out
+    assert out.count("healthy build fails it") == 2
+    assert "every case must pass  12" in out
+    assert "P = 0.5186" in out and "P = 0.8648" in out
+    assert "same gate:" in out
+    # the table is exactly the library's rendering of the same report
+    report = gatecal.simulate_gates(gatecal.Suite.uniform(), flips=[0.03, 0.08])
+    assert out == gatecal.render(report, "table")
+
+
+def test_json_and_csv_formats(capsys):
+    code, out, _ = run(capsys, "simulate", "--format", "json", "--runs", "500", "--seed", "4")
+    assert code == 0
+    data = json.loads(out)
+    assert data["seed"] == 4 and data["runs"] == 500 and len(data["rows"]) == 16
+    assert all(row["runs"] == 500 for row in data["rows"])
+    code, out, _ = run(capsys, "simulate", "--format", "csv", "--runs", "500", "--seed", "4")
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("flip,build,gate,")
+    assert len(lines) == 17
+
+
+def test_options_reach_the_model(capsys):
+    code, out, _ = run(
+        capsys,
+        "simulate",
+        "--cases",
+        "20",
+        "--judge-checks",
+        "1",
+        "--code-checks",
+        "0",
+        "--failing",
+        "5",
+        "--flip",
+        "0.1",
+        "--gates",
+        "all,fails<=3",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert (data["cases"], data["judge_checks"], data["code_checks"], data["failing"]) == (
+        20,
+        1,
+        0,
+        5,
+    )
+    assert [r["gate"] for r in data["rows"][:2]] == ["all", "fails<=3"]
+    assert data["rows"][1]["k_min"] == 17
+
+
+def test_out_writes_the_file_and_nothing_on_stdout(capsys, tmp_path):
+    target = tmp_path / "gates.json"
+    code, out, err = run(capsys, "simulate", "--format", "json", "--out", str(target))
+    assert (code, out, err) == (0, "", "")
+    assert json.loads(target.read_text())["rows"]
+    assert [p.name for p in tmp_path.iterdir()] == ["gates.json"]  # no temporary left
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--flip", "1.5"],
+            "--flip must be a comma-separated list of numbers in [0, 1] (got '1.5')",
+        ),
+        (
+            ["--flip", "0.03,abc"],
+            "--flip must be a comma-separated list of numbers in [0, 1] (got 'abc')",
+        ),
+        (
+            ["--flip", "nan"],
+            "--flip must be a comma-separated list of numbers in [0, 1] (got 'nan')",
+        ),
+        (["--flip", "-0.1"], "(got '-0.1')"),
+        (["--cases", "0"], "--cases must be an integer >= 1 (got 0)"),
+        (["--runs", "0"], "--runs must be an integer >= 1 (got 0)"),
+        (["--failing", "13"], "--failing must be an integer in [0, 12] (got 13)"),
+        (["--gates", "all,most"], "--gates must be 'all', a pass rate t in [0, 1]"),
+        (["--gates", "1.5"], "--gates must be a pass rate in [0, 1] (got '1.5')"),
+        (["--gates", "fails<=x"], "--gates fails<=F needs a whole number F >= 0 (got 'fails<=x')"),
+        (["--seed", "-1"], "--seed must be an integer >= 0 (got -1)"),
+        (
+            ["--judge-checks", "0", "--code-checks", "0"],
+            "--judge-checks and `code_checks` can't both be 0",
+        ),
+        (["--cases", "abc"], "--cases must be a whole number (got 'abc')"),
+        (["--runs", "2.5"], "--runs must be a whole number (got '2.5')"),
+        (["--format", "xml"], "--format must be one of table, markdown, csv, json (got 'xml')"),
+        (["--cases"], "Option '--cases' requires an argument"),
+        (["--workers", "0"], "--workers must be an integer >= 1 (got 0)"),
+        (
+            ["--out", "/nonexistent-dir/x.json"],
+            "--out must be in an existing directory (got '/nonexistent-dir/x.json')",
+        ),
+        (["--bogus"], "No such option: --bogus"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys, args, message):
+    code, out, err = run(capsys, "simulate", *args)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("gatecal: error: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_out_that_cannot_be_a_file(capsys, tmp_path):
+    code, _, err = run(capsys, "simulate", "--out", str(tmp_path))
+    assert code == 2 and "--out must be a file path, not a directory" in err
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    code, _, err = run(capsys, "simulate", "--out", str(plain / "x.csv"))
+    assert code == 2 and "--out must be in an existing directory" in err
+    assert plain.read_text() == "x"
+
+
+def test_bad_value_leaves_existing_out_file_untouched(capsys, tmp_path):
+    target = tmp_path / "gates.csv"
+    target.write_text("previous\n")
+    code, _, _ = run(capsys, "simulate", "--flip", "2", "--out", str(target))
+    assert code == 2
+    assert target.read_text() == "previous\n"
+    code, _, _ = run(capsys, "simulate", "--out", str(target / "child"))
+    assert code == 2
+
+
+def test_help_documents_every_option(capsys):
+    code, out, _ = run(capsys, "simulate", "--help")
+    assert code == 0
+    for option in (
+        "--cases",
+        "--flip",
+        "--runs",
+        "--seed",
+        "--judge-checks",
+        "--code-checks",
+        "--failing",
+        "--gates",
+        "--format",
+        "--out",
+        "--workers",
+    ):
+        assert option in out
+
+
+def test_console_script_end_to_end(tmp_path):
+    exe = Path(sys.executable).parent / "gatecal"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "gatecal"]
+    ok = subprocess.run(
+        [*cmd, "simulate", "--cases", "12", "--flip", "0.03,0.08"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ok.returncode == 0 and "every case must pass" in ok.stdout and ok.stderr == ""
+    bad = subprocess.run(
+        [*cmd, "simulate", "--flip", "7"], capture_output=True, text=True, check=False
+    )
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert (
+        bad.stderr
+        == "gatecal: error: --flip must be a comma-separated list of numbers in [0, 1] (got '7')\n"
+    )
+    module = subprocess.run(
+        [sys.executable, "-m", "gatecal", "simulate", "--runs", "10", "--format", "csv"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert module.returncode == 0 and module.stdout.startswith("flip,build,gate")
+
+
+def test_import_gatecal_stays_light():
+    code = "import sys, gatecal; print(sorted(m for m in ('typer', 'matplotlib', 'pandas', 'scipy', 'rich') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

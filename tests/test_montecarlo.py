@@ -1,0 +1,216 @@
+import numpy as np
+import pytest
+from scipy import stats
+
+import gatecal
+from gatecal import (
+    Check,
+    JudgeNoise,
+    ParameterError,
+    Suite,
+    exact_pass_counts,
+    simulate_pass_counts,
+)
+from gatecal._montecarlo import _bernoulli_positions
+
+ARTICLE = Suite.uniform()
+
+
+def _mixed_suite():
+    """Cases with truly failing judge checks, so flips can also rescue a case."""
+    return Suite(
+        cases=("a", "b", "c", "d", "e"),
+        checks=(Check("relevancy", "judge"), Check("facts", "judge"), Check("code", "code")),
+        truth={
+            "healthy": [[True, True, True]] * 5,
+            "regressed": [
+                [True, True, True],
+                [False, True, True],  # passes only if the judge wrongly says yes
+                [False, False, True],  # needs two false yeses
+                [True, True, False],  # a code check fails: never passes
+                [True, False, True],
+            ],
+        },
+    )
+
+
+CONFIGS = [
+    (ARTICLE, "healthy", JudgeNoise.flip(0.03)),
+    (ARTICLE, "regressed", JudgeNoise.flip(0.08)),
+    (
+        Suite.uniform(cases=40, judge_checks=3, code_checks=0, failing=10),
+        "regressed",
+        JudgeNoise.flip(0.05),
+    ),
+    (Suite.uniform(cases=5, judge_checks=1, code_checks=1), "healthy", JudgeNoise.flip(0.3)),
+    (Suite.uniform(cases=7, judge_checks=4, code_checks=2), "healthy", JudgeNoise.flip(0.6)),
+    (_mixed_suite(), "regressed", JudgeNoise(fnr=0.1, fpr=0.4)),  # two rate groups
+    (_mixed_suite(), "regressed", JudgeNoise(fnr=0.02, fpr=0.02)),
+    (_mixed_suite(), "regressed", JudgeNoise(fnr=0.0, fpr=1.0)),
+    (Suite.uniform(cases=3, judge_checks=0, code_checks=1), "regressed", JudgeNoise.flip(0.2)),
+]
+
+
+@pytest.mark.parametrize("method", ["skip", "dense"])
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS)
+def test_every_gate_within_five_standard_errors_of_exact(suite, build, noise, method):
+    n_runs = 40_000
+    sample = simulate_pass_counts(suite, build, noise, n_runs=n_runs, rng=7, method=method)
+    exact = exact_pass_counts(suite, build, noise)
+    assert sum(sample.counts) == n_runs
+    for k_min in range(suite.n_cases + 1):
+        p = exact.failure_probability(k_min)
+        se = np.sqrt(p * (1 - p) / n_runs)
+        got = sample.failures(k_min) / n_runs
+        if p in (0.0, 1.0):
+            assert got == p  # impossible and certain outcomes are never simulated otherwise
+        else:
+            assert abs(got - p) < 5 * se + 1e-12, (k_min, got, p, se)
+    total_se = (
+        np.sqrt(
+            np.sum(
+                np.array(exact.case_pass_probabilities)
+                * (1 - np.array(exact.case_pass_probabilities))
+            )
+            / n_runs
+        )
+        / suite.n_cases
+    )
+    assert abs(sample.mean_pass_rate - exact.mean_pass_rate) <= 5 * total_se + 1e-12
+
+
+def _chi_square_pvalue(counts, pmf, n_runs):
+    """Pearson chi-square of a pass-count histogram against the exact pmf (cells merged to E >= 5)."""
+    expected = np.asarray(pmf) * n_runs
+    observed = np.asarray(counts, dtype=float)
+    assert observed[expected == 0].sum() == 0  # nothing simulated where the exact pmf is 0
+    obs_cells, exp_cells, o, e = [], [], 0.0, 0.0
+    for oi, ei in zip(observed, expected, strict=True):
+        o, e = o + oi, e + ei
+        if e >= 5:
+            obs_cells.append(o)
+            exp_cells.append(e)
+            o = e = 0.0
+    obs_cells[-1] += o
+    exp_cells[-1] += e
+    stat = sum((a - b) ** 2 / b for a, b in zip(obs_cells, exp_cells, strict=True))
+    return stats.chi2.sf(stat, len(obs_cells) - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["skip", "dense"])
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[:3] + CONFIGS[5:7])
+def test_whole_pass_count_distribution_matches_exact(suite, build, noise, method):
+    """Per-verdict flips are exact in distribution: a chi-square test of all of K."""
+    n_runs = 400_000
+    sample = simulate_pass_counts(suite, build, noise, n_runs=n_runs, rng=11, method=method)
+    pvalue = _chi_square_pvalue(sample.counts, exact_pass_counts(suite, build, noise).pmf, n_runs)
+    assert pvalue > 1e-4  # a correct engine fails this one time in 10,000
+
+
+@pytest.mark.parametrize("p", [0.001, 0.03, 0.3, 0.9])
+def test_skipped_positions_are_independent_bernoulli(p):
+    """Each position is flipped with probability p, independently of its neighbours."""
+    gen = np.random.default_rng(5)
+    length, window, reps = 24_000, 24, 40
+    per_window = []
+    for _ in range(reps):
+        pos = _bernoulli_positions(gen, p, length)
+        assert np.all(np.diff(pos) > 0) and (pos.size == 0 or (pos[0] >= 0 and pos[-1] < length))
+        per_window.append(np.bincount(pos // window, minlength=length // window))
+    counts = np.concatenate(per_window)  # flips per window of 24 ~ Binomial(24, p)
+    observed = np.bincount(counts, minlength=window + 1)
+    pmf = stats.binom.pmf(np.arange(window + 1), window, p)
+    assert _chi_square_pvalue(observed, pmf / pmf.sum(), counts.size) > 1e-4
+    total = counts.sum()
+    n = counts.size * window
+    assert abs(total - n * p) < 5 * np.sqrt(n * p * (1 - p))
+
+
+def test_extreme_flip_rates():
+    gen = np.random.default_rng(1)
+    assert _bernoulli_positions(gen, 1.0, 10).tolist() == list(range(10))
+    assert _bernoulli_positions(gen, 1e-320, 10**6).size == 0
+    healthy_all_flip = simulate_pass_counts(ARTICLE, "healthy", JudgeNoise.flip(1.0), n_runs=50)
+    assert healthy_all_flip.counts[0] == 50
+    none = simulate_pass_counts(ARTICLE, "regressed", JudgeNoise.flip(0.0), n_runs=50)
+    assert none.counts[9] == 50
+
+
+def test_same_seed_same_sample_and_workers_do_not_matter():
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+    noise = JudgeNoise.flip(0.05)
+    # 3 chunks and a bit, so several workers really share the work.
+    n_runs = 3 * (gatecal.CHUNK_VERDICTS // 60) + 17
+    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99)
+    assert simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99) == one
+    for workers in (2, 3, 8):
+        got = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=workers)
+        assert got == one
+    other = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=100)
+    assert other != one
+
+
+def test_seed_forms_follow_spec7():
+    noise = JudgeNoise.flip(0.1)
+    a = simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=5000, rng=3)
+    b = simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=5000, rng=np.random.SeedSequence(3))
+    assert a == b
+    gen = np.random.default_rng(3)
+    c = simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=5000, rng=gen)
+    d = simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=5000, rng=gen)
+    assert c != d  # a Generator passed twice gives two independent samples
+    for bad in (-1, 1.5, "seed", True):
+        with pytest.raises(ParameterError, match="`rng` must be None, a non-negative int"):
+            simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=10, rng=bad)
+
+
+def test_progress_reports_every_run_once():
+    seen = []
+    n_runs = 2 * (gatecal.CHUNK_VERDICTS // 24) + 5
+    simulate_pass_counts(
+        ARTICLE, "healthy", JudgeNoise.flip(0.03), n_runs=n_runs, rng=1, progress=seen.append
+    )
+    assert sum(seen) == n_runs
+    assert len(seen) == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_runs": 0}, r"`n_runs` must be an integer >= 1 \(got 0\)"),
+        ({"n_runs": 2.5}, r"`n_runs` must be an integer >= 1 \(got 2.5\)"),
+        ({"n_runs": 10, "workers": 0}, r"`workers` must be an integer >= 1 \(got 0\)"),
+        ({"n_runs": 10, "method": "fast"}, r"`method` must be 'auto', 'skip' or 'dense'"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ParameterError, match=message):
+        simulate_pass_counts(ARTICLE, "healthy", JudgeNoise.flip(0.1), **kwargs)
+
+
+def test_noise_and_suite_validation():
+    with pytest.raises(ParameterError, match=r"`flip` must be a number in \[0, 1\] \(got nan\)"):
+        JudgeNoise.flip(float("nan"))
+    with pytest.raises(ParameterError, match=r"`fpr` must be a number in \[0, 1\] \(got 2\)"):
+        JudgeNoise(fnr=0.1, fpr=2)
+    with pytest.raises(ParameterError, match=r"`failing` must be an integer in \[0, 12\]"):
+        Suite.uniform(cases=12, failing=13)
+    with pytest.raises(ParameterError, match=r"`cases` must be an integer >= 1 \(got 0\)"):
+        Suite.uniform(cases=0)
+    with pytest.raises(ParameterError, match="can't both be 0"):
+        Suite.uniform(judge_checks=0, code_checks=0)
+    with pytest.raises(ParameterError, match="`cases` must be unique"):
+        Suite(
+            cases=("a", "a"),
+            checks=(Check("j", "judge"),),
+            truth={"healthy": [[True], [True]], "regressed": [[True], [True]]},
+        )
+    with pytest.raises(ParameterError, match=r"`truth` \['regressed'\] must be 2 rows of 1"):
+        Suite(
+            cases=("a", "b"),
+            checks=(Check("j", "judge"),),
+            truth={"healthy": [[True], [True]], "regressed": [[True]]},
+        )
+    with pytest.raises(ParameterError, match="`kind` must be 'judge' or 'code'"):
+        Check("j", "llm")  # type: ignore[arg-type]

@@ -1,0 +1,179 @@
+import json
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
+
+import gatecal
+from gatecal import Suite, binomial_interval, render, simulate_gates
+
+ARTICLE = Suite.uniform()
+
+
+@pytest.fixture(scope="module")
+def report():
+    return simulate_gates(ARTICLE)
+
+
+def test_defaults_are_the_article_setting(report):
+    assert report.flips == (0.03, 0.08)
+    assert [g.text for g in report.gates] == ["all", "0.90", "0.85", "0.80"]
+    assert report.n_runs == 200
+    assert report.seed == gatecal.DEFAULT_SEED
+    assert (report.suite.n_cases, report.suite.judge_checks, report.suite.code_checks) == (12, 2, 1)
+    assert report.suite.failing("regressed") == 3
+    assert report.noise_free_pass_rate("healthy") == 1.0
+    assert report.noise_free_pass_rate("regressed") == 0.75
+
+
+def test_rows_hold_both_engines(report):
+    assert len(report.rows) == 2 * 2 * 4
+    assert [(r.flip, r.build) for r in report.rows[::4]] == [
+        (0.03, "healthy"),
+        (0.03, "regressed"),
+        (0.08, "healthy"),
+        (0.08, "regressed"),
+    ]
+    by_key = {(r.flip, r.build, r.gate): r for r in report.rows}
+    # exact probabilities: reference/statistics.md §1.1 (exact rational arithmetic)
+    assert_allclose(by_key[0.03, "healthy", "all"].exact_failure_probability, 0.5185827780882762)
+    assert_allclose(by_key[0.08, "healthy", "0.80"].exact_failure_probability, 0.27662283804688986)
+    assert by_key[0.03, "healthy", "0.85"].same_gate_as == "0.90"
+    assert by_key[0.03, "healthy", "0.90"].same_gate_as is None
+    for r in report.rows:
+        if r.build == "regressed":
+            assert r.exact_failure_probability == 1.0 and r.simulated_failures == 200
+        assert r.consistent == (r.interval.low <= r.simulated_failures <= r.interval.high)
+        comparison = next(c for c in report.comparisons if (c.flip, c.build) == (r.flip, r.build))
+        assert r.simulated_failures == comparison.simulated.failures(r.k_min)
+    # one seed for every (flip, build): adding a flip rate does not change a row
+    alone = simulate_gates(ARTICLE, flips=[0.08])
+    assert alone.rows == tuple(r for r in report.rows if r.flip == 0.08)
+
+
+def test_same_gates_have_identical_rows(report):
+    by_key = {(r.flip, r.build, r.gate): r for r in report.rows}
+    for flip in report.flips:
+        for build in ("healthy", "regressed"):
+            a, b = by_key[flip, build, "0.90"], by_key[flip, build, "0.85"]
+            assert a.simulated_failures == b.simulated_failures
+            assert a.exact_failure_probability == b.exact_failure_probability
+
+
+@pytest.mark.parametrize(
+    ("n", "p"), [(200, 0.5185827780882762), (200, 0.03), (1000, 0.2), (50, 0.0), (50, 1.0)]
+)
+def test_interval_is_the_central_binomial_interval(n, p):
+    iv = binomial_interval(n, p, 0.99)
+    dist = stats.binom(n, p)
+    assert dist.cdf(iv.low - 1) <= 0.005 if iv.low > 0 else True
+    assert dist.sf(iv.high) <= 0.005
+    assert dist.cdf(iv.high) - dist.cdf(iv.low - 1) >= 0.99
+
+
+def test_interval_of_the_article_all_pass_gate():
+    # reference/statistics.md §1.1: 99% interval [86, 122] at P = 0.518583, 200 runs
+    iv = binomial_interval(200, 0.5185827780882762, 0.99)
+    assert (iv.low, iv.high) == (86, 122)
+    assert (
+        binomial_interval(200, 0.030357832863056648).low,
+        binomial_interval(200, 0.030357832863056648).high,
+    ) == (1, 13)
+
+
+def test_consistency_over_many_seeds_holds_its_level():
+    """Over many seeds, about 1% of counts fall outside their 99% interval, not more."""
+    outside = 0
+    total = 0
+    for seed in range(60):
+        rep = simulate_gates(ARTICLE, flips=[0.03, 0.08], gates="all,0.90,0.80", seed=seed)
+        rows = [r for r in rep.rows if r.build == "healthy"]
+        outside += sum(not r.consistent for r in rows)
+        total += len(rows)
+    # expected <= 1% of 360 = 3.6; 12 or more happens with probability < 1e-4
+    assert outside < 12
+    assert total == 360
+
+
+def test_json_contract(report):
+    data = json.loads(render(report, "json"))
+    for key in ("seed", "cases", "judge_checks", "code_checks", "failing", "rows"):
+        assert key in data
+    assert (
+        data["seed"],
+        data["cases"],
+        data["judge_checks"],
+        data["code_checks"],
+        data["failing"],
+    ) == (gatecal.DEFAULT_SEED, 12, 2, 1, 3)
+    row = data["rows"][0]
+    required = {
+        "flip",
+        "build",
+        "gate",
+        "k_min",
+        "runs",
+        "simulated_failures",
+        "exact_failure_probability",
+        "exact_mean_pass_rate",
+        "simulated_mean_pass_rate",
+        "consistent",
+    }
+    assert required <= set(row)
+    assert row["gate"] == "all" and row["build"] == "healthy" and row["flip"] == 0.03
+    assert isinstance(row["consistent"], bool)
+    assert data["equivalent_gates"] == [{"k_min": 11, "gates": ["0.90", "0.85"]}]
+
+
+def test_csv_has_the_same_rows(report):
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(render(report, "csv"))))
+    assert len(rows) == len(report.rows)
+    for got, want in zip(rows, report.rows, strict=True):
+        assert got["gate"] == want.gate
+        assert int(got["simulated_failures"]) == want.simulated_failures
+        assert float(got["exact_failure_probability"]) == want.exact_failure_probability
+        assert got["consistent"] in ("true", "false")
+
+
+def test_table_shows_both_columns_and_the_equivalence(report):
+    text = render(report, "table")
+    assert "== 3% of judge verdicts flipped ==" in text
+    assert (
+        "gate" in text and "healthy build fails it" in text and "regressed build fails it" in text
+    )
+    r = report.rows[0]
+    assert f"{r.simulated_failures} of 200 runs  P = 0.5186" in text
+    assert 'same gate: "pass rate >= 0.90" and "pass rate >= 0.85" both need 11 of 12' in text
+    md = render(report, "markdown")
+    assert "| every case must pass | 12 |" in md
+
+
+def test_probability_formatting():
+    fmt = gatecal.format_probability
+    assert fmt(1.0) == "1"
+    assert fmt(0.0) == "0"
+    assert fmt(0.99999999) == "> 0.9999"
+    assert fmt(0.5185827780882762) == "0.5186"
+    assert fmt(6.588e-29) == "6.59e-29"
+
+
+def test_inconsistent_counts_are_flagged():
+    # With a 0% interval nearly every count is "inconsistent": the report must say so.
+    rep = simulate_gates(ARTICLE, flips=[0.3], confidence_level=0.0)
+    text = render(rep, "table")
+    assert rep.inconsistent_rows
+    assert " !" in text and "lie outside the 0% binomial interval" in text
+
+
+def test_many_cases_and_big_runs_are_cheap():
+    suite = Suite.uniform(cases=2000, judge_checks=2, code_checks=1, failing=200)
+    rep = simulate_gates(suite, flips=[0.01], gates="0.95,fails<=150", n_runs=300, seed=1)
+    healthy = {r.gate: r for r in rep.rows if r.build == "healthy"}
+    # 0.95 * 2000 = 1900 cases must pass; each passes with probability 0.99**2
+    ref = stats.binom.cdf(1899, 2000, 0.99**2)
+    assert_allclose(healthy["0.95"].exact_failure_probability, ref, rtol=1e-9)
+    assert np.isfinite([r.exact_failure_probability for r in rep.rows]).all()
