@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -121,28 +122,62 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     )
 
 
-def _bernoulli_positions(gen: np.random.Generator, p: float, length: int) -> IntArray:
+class _Buffers:
+    """Named scratch arrays that live across chunks.
+
+    A chunk's arrays are a few hundred kB each; allocating them afresh for every chunk
+    makes the allocator hand memory back to the OS and take it again, and those page
+    faults cost more than the arithmetic (3x here, measured). Each worker thread
+    keeps one set, so memory stays bounded by the chunk size.
+    """
+
+    def __init__(self) -> None:
+        self._store: dict[str, npt.NDArray[Any]] = {}
+
+    def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+        buf = self._store.get(name)
+        if buf is None or buf.size < size:
+            buf = np.empty(size + size // 4 + 64, dtype=dtype)
+            self._store[name] = buf
+        return buf[:size]
+
+    def arange(self, size: int) -> IntArray:
+        """``np.arange(size)``, kept between calls."""
+        values = self._store.get("arange")
+        if values is None or values.size < size:
+            values = np.arange(size + size // 4 + 64, dtype=np.int64)
+            self._store["arange"] = values
+        return values[:size]
+
+
+def _bernoulli_positions(
+    gen: np.random.Generator, p: float, length: int, buffers: _Buffers | None = None
+) -> IntArray:
     """Sorted positions in ``[0, length)``, each present independently with probability p.
 
     Skips from one success to the next: with E ~ Exp(1) and λ = -log(1 - p),
     ``floor(E / λ)`` is geometric on {0, 1, ...} with P(>= k) = e^(-kλ) = (1 - p)^k,
     exactly the run of failures before the next success. About ``p * length``
-    exponentials are drawn instead of ``length`` uniforms.
+    exponentials are drawn instead of ``length`` uniforms. The result may be a view
+    into `buffers`, valid until the next call that uses them.
     """
     if p >= 1.0:
         return np.arange(length, dtype=np.int64)
     scale = -1.0 / math.log1p(-p)
     if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
         return np.empty(0, dtype=np.int64)
+    buffers = buffers if buffers is not None else _Buffers()
     mean = length * p
-    draw = int(mean + 6.0 * math.sqrt(mean) + 16.0)
-    pieces = []
+    margin = int(6.0 * math.sqrt(mean) + 16.0)
+    draw = int(mean) + margin
+    pieces: list[IntArray] = []
     last = -1
     while True:
-        gaps = gen.standard_exponential(draw)
+        gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
         gaps *= scale
         np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
-        steps = gaps.astype(np.int64)
+        steps = buffers(f"positions{len(pieces)}", draw, np.int64)
+        np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
         steps += 1
         positions = np.cumsum(steps, out=steps)
         positions += last
@@ -150,45 +185,55 @@ def _bernoulli_positions(gen: np.random.Generator, p: float, length: int) -> Int
         if positions[-1] >= length:
             break
         last = int(positions[-1])
-        draw = int(6.0 * math.sqrt(mean) + 16.0)
+        draw = margin
     out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
     return out[: np.searchsorted(out, length)]
 
 
-def _starts(sorted_values: IntArray) -> IntArray:
+def _starts(sorted_values: IntArray, buffers: _Buffers, name: str) -> IntArray:
     """Index of the first element of each run of equal values."""
-    if sorted_values.size == 0:
+    size = sorted_values.size
+    if size == 0:
         return np.empty(0, dtype=np.int64)
-    change = np.flatnonzero(sorted_values[1:] != sorted_values[:-1])
-    change += 1
-    return np.concatenate((np.zeros(1, dtype=np.int64), change))
+    change = np.not_equal(
+        sorted_values[1:], sorted_values[:-1], out=buffers("change", size - 1, np.bool_)
+    )
+    first = buffers(name, int(np.count_nonzero(change)) + 1, np.int64)
+    first[0] = 0
+    np.compress(change, buffers.arange(size)[1:], out=first[1:])
+    return first
 
 
-def _segment_sums(values: IntArray, first: IntArray) -> IntArray:
+def _segment_sums(values: IntArray, first: IntArray, buffers: _Buffers, name: str) -> IntArray:
     """Sums of `values` over the segments that start at `first` (faster than reduceat)."""
-    total = np.cumsum(values)
-    ends = np.empty_like(first)
+    total = np.cumsum(values, out=buffers("cumsum", values.size, np.int64))
+    m = first.size
+    ends = buffers("ends", m, np.int64)
     ends[:-1] = first[1:]
     ends[-1] = values.size
     ends -= 1
-    sums = total[ends]
+    sums = np.take(total, ends, out=buffers(name, m, np.int64))
     sums[1:] -= total[ends[:-1]]
     return sums
 
 
-def _skip_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
+def _skip_chunk(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers | None = None
+) -> IntArray:
     """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
+    buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
     for group in plan.groups:
-        idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size)
-        if group.per_case:
-            keys.append(idx // group.per_case)  # = run * n + case
-            slot = idx % group.slot_case.size
-        else:
-            run, slot = np.divmod(idx, group.slot_case.size)
-            keys.append(run * n + group.slot_case[slot])
+        idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size, buffers)
+        if group.per_case and group.weight:  # the common case: no slot lookups needed
+            key_buffer = buffers(f"key{len(keys)}", idx.size, np.int64)
+            keys.append(np.floor_divide(idx, group.per_case, out=key_buffer))  # run * n + case
+            weights.append(group.weight)
+            continue
+        run, slot = np.divmod(idx, group.slot_case.size)
+        keys.append(run * n + group.slot_case[slot])
         weights.append(group.weight if group.weight else group.slot_weight[slot])
     hist = np.zeros(n + 1, dtype=np.int64)
     if sum(k.size for k in keys) == 0:
@@ -200,22 +245,34 @@ def _skip_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
         key = np.concatenate(keys)
         order = np.argsort(key, kind="stable")
         key = key[order]
-        weights = [
-            np.concatenate(
-                [np.broadcast_to(w, k.shape) for w, k in zip(weights, keys, strict=True)]
-            )[order]
-        ]
-    first = _starts(key)
+        every = [np.broadcast_to(w, k.shape) for w, k in zip(weights, keys, strict=True)]
+        weights = [np.concatenate(every)[order]]
+    first = _starts(key, buffers, "first")
     weight = weights[0]
     if isinstance(weight, int):  # every flip in this chunk weighs the same
-        flipped = np.diff(first, append=key.size) * weight
+        flipped = buffers("flipped", first.size, np.int64)
+        flipped[:-1] = first[1:]
+        flipped[-1] = key.size
+        flipped -= first
+        flipped *= weight
     else:
-        flipped = _segment_sums(weight, first)  # summed weight per (run, case) with a flip
-    run, case = np.divmod(key[first], n)
-    passes = plan.code_ok[case] & (flipped == plan.need[case])
-    delta = passes.astype(np.int64) - plan.base_pass[case]
-    run_first = _starts(run)
-    k = _segment_sums(delta, run_first)
+        flipped = _segment_sums(weight, first, buffers, "flipped")  # per (run, case) hit
+    m = first.size
+    run, case = np.divmod(
+        np.take(key, first, out=buffers("ukey", m, np.int64)),
+        n,
+        out=(buffers("run", m, np.int64), buffers("case", m, np.int64)),
+    )
+    passes = np.equal(
+        flipped,
+        np.take(plan.need, case, out=buffers("need", m, np.int64)),
+        out=buffers("passes", m, np.bool_),
+    )
+    passes &= np.take(plan.code_ok, case, out=buffers("ok", m, np.bool_))
+    delta = np.take(plan.base_pass, case, out=buffers("delta", m, np.int64))
+    np.subtract(passes, delta, out=delta)
+    run_first = _starts(run, buffers, "run_first")
+    k = _segment_sums(delta, run_first, buffers, "k")
     k += plan.base_k
     hist += np.bincount(k, minlength=n + 1)
     hist[plan.base_k] += runs - run_first.size
@@ -305,13 +362,19 @@ def simulate_pass_counts(
     if method == "auto":
         mean_rate = float(plan.rates.mean()) if plan.rates.size else 0.0
         method = "skip" if mean_rate <= SKIP_BELOW else "dense"
-    chunk_fn = _skip_chunk if method == "skip" else _dense_chunk
     per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
     n_chunks = -(-runs_total // per_chunk)
 
+    local = threading.local()
+
     def one_chunk(i: int) -> tuple[int, IntArray]:
         runs = min(per_chunk, runs_total - i * per_chunk)
-        return runs, chunk_fn(_chunk_generator(root, i), plan, runs)
+        gen = _chunk_generator(root, i)
+        if method == "dense":
+            return runs, _dense_chunk(gen, plan, runs)
+        if not hasattr(local, "buffers"):
+            local.buffers = _Buffers()
+        return runs, _skip_chunk(gen, plan, runs, local.buffers)
 
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
     results: Iterator[tuple[int, IntArray]]
