@@ -23,6 +23,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -74,7 +75,9 @@ def main() -> None:
     noise = gatecal.JudgeNoise.flip(FLIP)
     exact = gatecal.exact_pass_counts(suite, "healthy", noise)
 
-    def engine(method: str, runs: int, workers: int = 1) -> Callable[[], object]:
+    def engine(
+        method: Literal["skip", "dense"], runs: int, workers: int = 1
+    ) -> Callable[[], object]:
         return lambda: gatecal.simulate_pass_counts(
             suite, "healthy", noise, n_runs=runs, rng=args.seed, method=method, workers=workers
         )

@@ -1,0 +1,23 @@
+"""Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark]."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = ["simulate_article.py", "bench_montecarlo.py"]
+
+
+def main() -> None:
+    skip_bench = "--skip-benchmark" in sys.argv[1:]
+    for script in SCRIPTS:
+        if skip_bench and script.startswith("bench_"):
+            continue
+        print(f"== {script}", flush=True)
+        subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE.parent)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""README.md, .ci/run and reports/ must stay true to what the code does."""
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+import gatecal
+from experiments import simulate_article
+from gatecal.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def _cli(args):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(args) == 0
+    return buffer.getvalue()
+
+
+def test_readme_quotes_the_real_default_output():
+    quoted = re.search(
+        r"<!-- simulate-default:start -->\n```text\n(.*?)```\n<!-- simulate-default:end -->",
+        README,
+        re.S,
+    )
+    assert quoted, "README lost its quoted default output"
+    actual = _cli(["simulate", "--cases", "12", "--flip", "0.03,0.08"])
+    assert quoted.group(1) == actual
+    assert (ROOT / "reports" / "simulate-article.txt").read_text() == actual
+
+
+def test_readme_commands_are_what_ci_runs():
+    blocks = re.findall(r"```bash\n(.*?)\n```", README, re.S)
+    run_cmd, test_cmd = blocks[0], blocks[1]
+    assert run_cmd.endswith("gatecal simulate --cases 12 --flip 0.03,0.08")
+    assert test_cmd.endswith("&& pytest")
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_cmd in ci.splitlines()
+
+
+@pytest.mark.parametrize("name", list(simulate_article.COMMANDS))
+def test_reports_regenerate_byte_for_byte(name):
+    assert simulate_article.render(name) == (ROOT / "reports" / name).read_text()
+
+
+def test_readme_python_example_runs():
+    code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
+    namespace: dict[str, object] = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code, namespace)
+    exact = namespace["exact"]
+    assert exact.failure_probability(10) == pytest.approx(0.030357832863056648, rel=1e-13)
+    assert "# 0.030357832863056648" in code
+    assert isinstance(namespace["report"], gatecal.SimulationReport)
