@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -70,7 +71,7 @@ class _Group:
 
     rate: float
     slot_case: npt.NDArray[np.intp]  # case of each verdict slot within a run
-    slot_weight: IntArray  # 1 for a truly failing verdict, `_Plan.bad` for a passing one
+    slot_weight: IntArray  # 1 for a truly failing verdict; for a passing one, more than any need
     weight: int  # the common slot weight when all are alike, else 0
     per_case: int  # slots per case when the group holds every case's slots alike, else 0
 
@@ -82,7 +83,6 @@ class _Plan:
     need: IntArray  # truly failing judge verdicts that must all flip for the case to pass
     base_pass: IntArray  # 1 if the case passes when no verdict flips
     base_k: int
-    bad: int  # weight of a flip of a truly passing verdict; > any `need`
     groups: tuple[_Group, ...]
     truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
@@ -115,7 +115,6 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
         need=need,
         base_pass=base_pass,
         base_k=int(base_pass.sum()),
-        bad=bad,
         groups=tuple(g for g in groups if g.rate > 0.0),
         truth=truth,
         rates=rates,
@@ -311,6 +310,27 @@ def _chunk_generator(root: np.random.SeedSequence, i: int) -> np.random.Generato
     return np.random.Generator(np.random.PCG64(child))
 
 
+def _in_order(
+    task: Callable[[int], tuple[int, IntArray]], n_tasks: int, workers: int
+) -> Iterator[tuple[int, IntArray]]:
+    """``map(task, range(n_tasks))`` on `workers` threads, with at most a few tasks queued.
+
+    ``Executor.map`` would submit every task up front: a future per chunk, which for
+    10^9 runs is tens of thousands of objects. A bounded window keeps memory flat.
+    """
+    if workers == 1 or n_tasks == 1:
+        yield from map(task, range(n_tasks))
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        window: deque[Future[tuple[int, IntArray]]] = deque()
+        for i in range(n_tasks):
+            window.append(pool.submit(task, i))
+            if len(window) >= 2 * workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+
 def simulate_pass_counts(
     suite: Suite,
     build: str,
@@ -377,17 +397,8 @@ def simulate_pass_counts(
         return runs, _skip_chunk(gen, plan, runs, local.buffers)
 
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
-    results: Iterator[tuple[int, IntArray]]
-    if n_workers == 1 or n_chunks == 1:
-        results = map(one_chunk, range(n_chunks))
-        for runs, chunk_hist in results:
-            hist += chunk_hist
-            if progress is not None:
-                progress(runs)
-    else:
-        with ThreadPoolExecutor(max_workers=n_workers) as pool:
-            for runs, chunk_hist in pool.map(one_chunk, range(n_chunks)):
-                hist += chunk_hist
-                if progress is not None:
-                    progress(runs)
+    for runs, chunk_hist in _in_order(one_chunk, n_chunks, n_workers):
+        hist += chunk_hist
+        if progress is not None:
+            progress(runs)
     return PassCountSample(n_runs=runs_total, counts=tuple(int(c) for c in hist))

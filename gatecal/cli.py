@@ -100,10 +100,20 @@ def _write_atomically(out: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+        os.chmod(tmp, _file_mode(out))  # mkstemp makes 0600; give the usual mode
         os.replace(tmp, out)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise CliError(f"--out could not be written (got {str(out)!r}: {exc.strerror})") from None
+
+
+def _file_mode(path: Path) -> int:
+    """The mode `path` has, or the one a new file gets under the current umask."""
+    if path.exists():
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 class _ProgressBar:

@@ -1,4 +1,5 @@
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,9 @@ def test_out_writes_the_file_and_nothing_on_stdout(capsys, tmp_path):
     assert (code, out, err) == (0, "", "")
     assert json.loads(target.read_text())["rows"]
     assert [p.name for p in tmp_path.iterdir()] == ["gates.json"]  # no temporary left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
 
 
 @pytest.mark.parametrize(
@@ -198,3 +202,47 @@ def test_import_gatecal_stays_light():
     code = "import sys, gatecal; print(sorted(m for m in ('typer', 'matplotlib', 'pandas', 'scipy', 'rich') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    """A long simulation shows rich's progress bar on a terminal's stderr."""
+    import pty
+
+    exe = Path(sys.executable).parent / "gatecal"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "gatecal"]
+    args = [
+        "simulate",
+        "--runs",
+        "30000000",
+        "--flip",
+        "0.03",
+        "--gates",
+        "all",
+        "--format",
+        "csv",
+        "--out",
+        str(tmp_path / "out.csv"),
+    ]
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [*cmd, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=secondary
+    )
+    os.close(secondary)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(primary, 4096)
+        except OSError:  # the terminal closes when the process exits
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(primary)
+    assert proc.wait(timeout=120) == 0
+    assert b"simulating runs" in seen
+    assert (tmp_path / "out.csv").read_text().startswith("flip,build,gate")
+    # the same command off a terminal prints nothing on stderr
+    quiet = subprocess.run(
+        [*cmd, *args[:-1], str(tmp_path / "quiet.csv")], capture_output=True, text=True, check=True
+    )
+    assert quiet.stderr == ""
