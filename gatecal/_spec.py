@@ -1,0 +1,100 @@
+"""Suite spec files (JSON or TOML): the cases, their checks and each build's truth."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gatecal._suite import BUILDS, Check, Suite
+
+__all__ = ["SPEC_FORMAT", "SpecError", "load_suite", "suite_from_spec", "suite_to_spec"]
+
+SPEC_FORMAT = "gatecal-suite/1"
+
+
+class SpecError(ValueError):
+    """A malformed suite spec; the message names the file and the field."""
+
+
+def suite_to_spec(suite: Suite) -> dict[str, Any]:
+    """The suite as spec data (what :func:`suite_from_spec` reads back)."""
+    return {
+        "format": SPEC_FORMAT,
+        "cases": list(suite.cases),
+        "checks": [{"name": c.name, "kind": c.kind} for c in suite.checks],
+        "truth": {b: [list(row) for row in suite.truth[b]] for b in BUILDS},
+    }
+
+
+def suite_from_spec(data: Any, source: str = "suite spec") -> Suite:
+    """Build a :class:`Suite` from spec data; every malformed field is a :class:`SpecError`.
+
+    The spec: ``format`` (optional, ``"gatecal-suite/1"``), ``cases`` (list of unique
+    ids), ``checks`` (list of ``{"name", "kind"}`` with kind ``judge`` or ``code``) and
+    ``truth`` with a ``healthy`` and a ``regressed`` matrix: one row per case, one
+    boolean per check.
+    """
+
+    def fail(field: str, rule: str, value: Any) -> SpecError:
+        return SpecError(f"{source}: `{field}` {rule} (got {value!r})")
+
+    if not isinstance(data, Mapping):
+        raise fail("(top level)", "must be an object", type(data).__name__)
+    if data.get("format", SPEC_FORMAT) != SPEC_FORMAT:
+        raise fail("format", f"must be {SPEC_FORMAT!r}", data.get("format"))
+    unknown = sorted(set(data) - {"format", "cases", "checks", "truth"})
+    if unknown:
+        raise fail(unknown[0], "is not a suite spec field", data[unknown[0]])
+    cases = data.get("cases")
+    if not isinstance(cases, list) or not cases or not all(isinstance(c, str) and c for c in cases):
+        raise fail("cases", "must be a non-empty list of case ids", cases)
+    if len(set(cases)) != len(cases):
+        raise fail("cases", "must be unique", next(c for c in cases if cases.count(c) > 1))
+    checks = data.get("checks")
+    if not isinstance(checks, list) or not checks:
+        raise fail("checks", "must be a non-empty list of {name, kind}", checks)
+    parsed: list[Check] = []
+    for i, check in enumerate(checks):
+        if not isinstance(check, Mapping) or not isinstance(check.get("name"), str):
+            raise fail(f"checks[{i}]", "must be an object with a `name`", check)
+        if check.get("kind") not in ("judge", "code"):
+            raise fail(f"checks[{i}].kind", "must be 'judge' or 'code'", check.get("kind"))
+        parsed.append(Check(check["name"], check["kind"]))
+    if len({c.name for c in parsed}) != len(parsed):
+        raise fail("checks", "must have unique names", [c.name for c in parsed])
+    truth = data.get("truth")
+    if not isinstance(truth, Mapping):
+        raise fail("truth", "must be an object with 'healthy' and 'regressed' matrices", truth)
+    matrices: dict[str, tuple[tuple[bool, ...], ...]] = {}
+    for build in BUILDS:
+        rows = truth.get(build)
+        if not isinstance(rows, list) or len(rows) != len(cases):
+            raise fail(f"truth.{build}", f"must be a list of {len(cases)} rows, one per case", rows)
+        for i, row in enumerate(rows):
+            ok = isinstance(row, list) and len(row) == len(parsed)
+            if not ok or not all(isinstance(v, bool) for v in row):
+                rule = f"must be {len(parsed)} booleans, one per check"
+                raise fail(f"truth.{build}[{i}] ({cases[i]})", rule, row)
+        matrices[build] = tuple(tuple(row) for row in rows)
+    extra = sorted(set(truth) - set(BUILDS))
+    if extra:
+        raise fail(f"truth.{extra[0]}", "is not a build; use 'healthy' and 'regressed'", "...")
+    return Suite(cases=tuple(cases), checks=tuple(parsed), truth=matrices)
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read a suite spec from a ``.json`` or ``.toml`` file."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{file}: cannot read the suite spec ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        kind = "TOML" if file.suffix.lower() == ".toml" else "JSON"
+        raise SpecError(f"{file}: not valid {kind} ({exc})") from None
+    return suite_from_spec(data, source=str(file))
