@@ -24,8 +24,10 @@ from gatecal._simulate import (
     Interval,
     SimulationReport,
     binomial_interval,
+    compare_samples,
     simulate_gates,
 )
+from gatecal._spec import SPEC_FORMAT, SpecError, load_suite, suite_from_spec, suite_to_spec
 from gatecal._suite import BUILDS, Check, JudgeNoise, Suite, case_pass_probabilities
 from gatecal._validate import ParameterError
 
@@ -40,6 +42,7 @@ __all__ = [
     "DEFAULT_SEED",
     "FORMATS",
     "SKIP_BELOW",
+    "SPEC_FORMAT",
     "BuildComparison",
     "Check",
     "Gate",
@@ -51,18 +54,23 @@ __all__ = [
     "PassCountSample",
     "SeedLike",
     "SimulationReport",
+    "SpecError",
     "Suite",
     "binomial_interval",
     "case_pass_probabilities",
+    "compare_samples",
     "equivalent_gates",
     "exact_pass_counts",
     "format_probability",
+    "load_suite",
     "parse_gate",
     "parse_gates",
     "pass_count_pmf",
     "render",
     "simulate_gates",
     "simulate_pass_counts",
+    "suite_from_spec",
+    "suite_to_spec",
 ]
 
 # Show the public path in reprs and docs (as httpx does): gatecal.Suite, not gatecal._suite.Suite.

@@ -47,12 +47,14 @@ def _cell(row: GateRow, *, align: bool = True) -> str:
 def _suite_lines(report: SimulationReport) -> list[str]:
     s = report.suite
     checks = f"{_plural(s.judge_checks, 'judge check')} and {_plural(s.code_checks, 'code check')}"
-    failing = s.failing("regressed")
-    how = "a code check" if s.code_checks else "a judge check"
+    code, judge_only = s.failing_by_kind("regressed")
+    parts = [f"{_plural(code, 'case')} fail a code check"] if code or not judge_only else []
+    if judge_only:
+        parts.append(f"{_plural(judge_only, 'case')} fail only a judge check")
     nf = {b: f"{report.noise_free_pass_rate(b):.2f}" for b in BUILDS}
     return [
         f"suite: {_plural(s.n_cases, 'case')}, each with {checks}",
-        f"regressed build: {_plural(failing, 'case')} fail {how}",
+        f"regressed build: {'; '.join(parts)}",
         f"noise-free pass rate: healthy build {nf['healthy']}, regressed build {nf['regressed']}",
         f"{report.n_runs} simulated runs per build and flip rate, seed {report.seed};"
         " counts are simulated, P is exact",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "Interval",
     "SimulationReport",
     "binomial_interval",
+    "compare_samples",
     "simulate_gates",
 ]
 
@@ -246,60 +247,90 @@ def simulate_gates(
     flip_rates = tuple(check_probability("flip", p) for p in flips)
     if not flip_rates:
         raise ParameterError("flip", "must give at least one flip rate", list(flips))
-    if isinstance(gates, str):
-        rules = parse_gates(gates)
-    else:
-        rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
-        if not rules:
-            raise ParameterError("gates", "must give at least one gate", list(gates))
+    rules = _gate_rules(gates)
     n_runs = check_count("n_runs", n_runs, low=1)
     seed = check_count("seed", seed, low=0)
     level = check_probability("confidence_level", confidence_level)
+    samples: dict[tuple[float, str], PassCountSample] = {}
+    for p in flip_rates:
+        noise = JudgeNoise.flip(p)
+        for build in BUILDS:
+            samples[p, build] = simulate_pass_counts(
+                suite, build, noise, n_runs=n_runs, rng=seed, workers=workers, progress=progress
+            )
+    return compare_samples(suite, samples, gates=rules, seed=seed, confidence_level=level)
+
+
+def compare_samples(
+    suite: Suite,
+    samples: Mapping[tuple[float, str], PassCountSample],
+    *,
+    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    seed: int,
+    confidence_level: float = 0.99,
+) -> SimulationReport:
+    """Set simulated pass counts, from any source, beside the exact engine's numbers.
+
+    `samples` maps ``(flip, build)`` to the pass-count histogram of simulated runs:
+    from :func:`simulate_pass_counts`, or from repeated runs of a real evaluator
+    path with a flaky judge. Every sample must have the same number of runs.
+    """
+    rules = _gate_rules(gates)
+    level = check_probability("confidence_level", confidence_level)
+    run_counts = {s.n_runs for s in samples.values()}
+    if len(run_counts) != 1:
+        raise ParameterError("samples", "must all have the same number of runs", sorted(run_counts))
+    n_runs = run_counts.pop()
     n = suite.n_cases
     k_mins = [g.k_min(n) for g in rules]
     first_with_k: dict[int, str] = {}
     for g, k in zip(rules, k_mins, strict=True):
         first_with_k.setdefault(k, g.text)
-
     comparisons: list[BuildComparison] = []
     rows: list[GateRow] = []
-    for p in flip_rates:
-        noise = JudgeNoise.flip(p)
-        for build in BUILDS:
-            exact = exact_pass_counts(suite, build, noise)
-            sample = simulate_pass_counts(
-                suite, build, noise, n_runs=n_runs, rng=seed, workers=workers, progress=progress
-            )
-            comparisons.append(BuildComparison(flip=p, build=build, exact=exact, simulated=sample))
-            for g, k in zip(rules, k_mins, strict=True):
-                prob = exact.failure_probability(k)
-                failures = sample.failures(k)
-                interval = binomial_interval(n_runs, prob, level)
-                same = first_with_k[k]
-                rows.append(
-                    GateRow(
-                        flip=p,
-                        build=build,
-                        gate=g.text,
-                        rule=g.describe(),
-                        k_min=k,
-                        runs=n_runs,
-                        simulated_failures=failures,
-                        exact_failure_probability=prob,
-                        interval=interval,
-                        consistent=failures in interval,
-                        exact_mean_pass_rate=exact.mean_pass_rate,
-                        simulated_mean_pass_rate=sample.mean_pass_rate,
-                        same_gate_as=None if same == g.text else same,
-                    )
+    for (p, build), sample in samples.items():
+        if sample.n_cases != n:
+            raise ParameterError("samples", f"must count passes of {n} cases", sample.n_cases)
+        exact = exact_pass_counts(suite, build, JudgeNoise.flip(p))
+        comparisons.append(BuildComparison(flip=p, build=build, exact=exact, simulated=sample))
+        for g, k in zip(rules, k_mins, strict=True):
+            prob = exact.failure_probability(k)
+            failures = sample.failures(k)
+            interval = binomial_interval(n_runs, prob, level)
+            same = first_with_k[k]
+            rows.append(
+                GateRow(
+                    flip=p,
+                    build=build,
+                    gate=g.text,
+                    rule=g.describe(),
+                    k_min=k,
+                    runs=n_runs,
+                    simulated_failures=failures,
+                    exact_failure_probability=prob,
+                    interval=interval,
+                    consistent=failures in interval,
+                    exact_mean_pass_rate=exact.mean_pass_rate,
+                    simulated_mean_pass_rate=sample.mean_pass_rate,
+                    same_gate_as=None if same == g.text else same,
                 )
+            )
     return SimulationReport(
         suite=suite,
         seed=seed,
         n_runs=n_runs,
-        flips=flip_rates,
+        flips=tuple(dict.fromkeys(p for p, _ in samples)),
         gates=rules,
         confidence_level=level,
         comparisons=tuple(comparisons),
         rows=tuple(rows),
     )
+
+
+def _gate_rules(gates: str | Sequence[str] | Sequence[Gate]) -> tuple[Gate, ...]:
+    if isinstance(gates, str):
+        return parse_gates(gates)
+    rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
+    if not rules:
+        raise ParameterError("gates", "must give at least one gate", list(gates))
+    return rules

@@ -179,6 +179,17 @@ class Suite:
         """Cases with at least one truly failing check in `build`."""
         return sum(not all(row) for row in self._rows(build))
 
+    def failing_by_kind(self, build: str = "regressed") -> tuple[int, int]:
+        """Cases of `build` that fail a code check, and those that fail only judge checks."""
+        judge = [c.kind == "judge" for c in self.checks]
+        code_fail = judge_only = 0
+        for row in self._rows(build):
+            if any(not ok and not j for ok, j in zip(row, judge, strict=True)):
+                code_fail += 1
+            elif not all(row):
+                judge_only += 1
+        return code_fail, judge_only
+
     def truth_matrix(self, build: str) -> npt.NDArray[np.bool_]:
         """The true verdicts of `build` as a (cases, checks) boolean array."""
         return np.array(self._rows(build), dtype=bool).reshape(self.n_cases, len(self.checks))

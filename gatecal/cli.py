@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -62,6 +63,13 @@ def _from_library(exc: ParameterError) -> CliError:
     return CliError(f"{option} {exc.rule} (got {exc.value!r})")
 
 
+def _load_suite(path: Path) -> gatecal.Suite:
+    try:
+        return gatecal.load_suite(path)
+    except gatecal.SpecError as exc:
+        raise CliError(f"--suite {exc}") from None
+
+
 def _whole(option: str, text: str) -> int:
     """Parse a whole number; the library checks its range."""
     try:
@@ -81,20 +89,20 @@ def _parse_flips(text: str) -> list[float]:
     return flips
 
 
-def _check_out(out: Path | None) -> None:
-    """Refuse an --out that cannot be written, before any work is done."""
+def _check_out(out: Path | None, option: str = "--out") -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
     if out is None:
         return
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir():
-        raise CliError(f"--out must be a file path, not a directory (got {str(out)!r})")
+        raise CliError(f"{option} must be a file path, not a directory (got {str(out)!r})")
     if not parent.is_dir():
-        raise CliError(f"--out must be in an existing directory (got {str(out)!r})")
+        raise CliError(f"{option} must be in an existing directory (got {str(out)!r})")
     if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise CliError(f"--out must be a writable path (got {str(out)!r})")
+        raise CliError(f"{option} must be a writable path (got {str(out)!r})")
 
 
-def _write_atomically(out: Path, text: str) -> None:
+def _write_atomically(out: Path, text: str, option: str = "--out") -> None:
     """Write `text` to a temporary file beside `out`, then move it into place."""
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
     try:
@@ -104,7 +112,9 @@ def _write_atomically(out: Path, text: str) -> None:
         os.replace(tmp, out)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
-        raise CliError(f"--out could not be written (got {str(out)!r}: {exc.strerror})") from None
+        raise CliError(
+            f"{option} could not be written (got {str(out)!r}: {exc.strerror})"
+        ) from None
 
 
 def _file_mode(path: Path) -> int:
@@ -153,7 +163,7 @@ def _int_option(help_text: str, **kwargs: Any) -> Any:
 
 @app.command()
 def simulate(
-    cases: Annotated[str, _int_option("Cases in the golden dataset.")] = "12",
+    cases: Annotated[str | None, _int_option("Cases in the golden dataset.  [default: 12]")] = None,
     flip: Annotated[
         str,
         typer.Option(
@@ -167,15 +177,26 @@ def simulate(
         gatecal.DEFAULT_SEED
     ),
     judge_checks: Annotated[
-        str, _int_option("LLM-judge checks per case; each verdict can flip.")
-    ] = "2",
-    code_checks: Annotated[str, _int_option("Plain-code checks per case; never wrong.")] = "1",
+        str | None, _int_option("LLM-judge checks per case; each can flip.  [default: 2]")
+    ] = None,
+    code_checks: Annotated[
+        str | None, _int_option("Plain-code checks per case; never wrong.  [default: 1]")
+    ] = None,
     failing: Annotated[
         str | None,
         _int_option(
             "Cases that fail a code check in the regressed build (a judge check if there "
             "are no code checks). Default: a quarter of --cases, at least 1.",
-            show_default=False,
+        ),
+    ] = None,
+    suite_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            metavar="FILE",
+            help="A suite spec (JSON or TOML: cases, checks, each build's truth), e.g. "
+            "from 'gatecal golden --export-suite'. Replaces --cases, --judge-checks, "
+            "--code-checks and --failing.",
         ),
     ] = None,
     gates: Annotated[
@@ -214,13 +235,25 @@ def simulate(
     _check_out(out)
     flips = _parse_flips(flip)
     n_runs = _whole("--runs", runs)
+    shape = {
+        "--cases": cases,
+        "--judge-checks": judge_checks,
+        "--code-checks": code_checks,
+        "--failing": failing,
+    }
     try:
-        suite = gatecal.Suite.uniform(
-            cases=_whole("--cases", cases),
-            judge_checks=_whole("--judge-checks", judge_checks),
-            code_checks=_whole("--code-checks", code_checks),
-            failing=None if failing is None else _whole("--failing", failing),
-        )
+        if suite_file is not None:
+            given = next((opt for opt, value in shape.items() if value is not None), None)
+            if given:
+                raise CliError(f"{given} can't be combined with --suite (got {shape[given]!r})")
+            suite = _load_suite(suite_file)
+        else:
+            suite = gatecal.Suite.uniform(
+                cases=12 if cases is None else _whole("--cases", cases),
+                judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
+                code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
+                failing=None if failing is None else _whole("--failing", failing),
+            )
         rules = gatecal.parse_gates(gates)
         bar = _ProgressBar(total=2 * len(flips) * max(n_runs, 0))
         try:
@@ -238,6 +271,103 @@ def simulate(
     except ParameterError as exc:
         raise _from_library(exc) from None
     text = gatecal.render(report, fmt)
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(out, text)
+
+
+@app.command()
+def golden(
+    build: Annotated[
+        str, typer.Option(metavar="BUILD", help="healthy, regressed or both.")
+    ] = "both",
+    threshold: Annotated[
+        str, typer.Option(metavar="T", help="The gate: pass rate at least T, in [0, 1].")
+    ] = "0.90",
+    dataset: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="A golden dataset (JSON); default: the packaged one."),
+    ] = None,
+    judge: Annotated[
+        str,
+        typer.Option(
+            metavar="JUDGE",
+            help="rule-based (word overlap, free) or openai (a real model; needs "
+            "OPENAI_API_KEY and pip install 'gatecal[live]').",
+        ),
+    ] = "rule-based",
+    model: Annotated[
+        str, typer.Option(metavar="NAME", help="Model for --judge openai.")
+    ] = "gpt-4o-mini",
+    base_url: Annotated[
+        str | None,
+        typer.Option(metavar="URL", help="Any OpenAI-compatible endpoint for --judge openai."),
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table or json.")
+    ] = "table",
+    export_suite: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write both runs' truth matrix as a suite spec for "
+            "'gatecal simulate --suite FILE'.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Write the output to FILE instead of stdout."),
+    ] = None,
+) -> None:
+    """Run the golden suite on the scripted healthy and regressed builds and apply the gate.
+
+    Each of the dataset's cases is answered by the (scripted) support assistant and checked
+    three ways: relevancy and fact checking by the judge, contains-facts by plain code.
+
+    Example: gatecal golden --export-suite golden-suite.json
+    """
+    from gatecal import evaluators as ev
+
+    builds = {"both": gatecal.BUILDS, "healthy": ("healthy",), "regressed": ("regressed",)}
+    if build not in builds:
+        raise CliError(f"--build must be healthy, regressed or both (got {build!r})")
+    if fmt not in ("table", "json"):
+        raise CliError(f"--format must be table or json (got {fmt!r})")
+    if judge not in ("rule-based", "openai"):
+        raise CliError(f"--judge must be rule-based or openai (got {judge!r})")
+    try:
+        rate = gatecal._validate.check_probability("threshold", threshold.strip())
+    except ParameterError:
+        raise CliError(f"--threshold must be a number in [0, 1] (got {threshold!r})") from None
+    _check_out(out)
+    if export_suite is not None:
+        _check_out(export_suite, "--export-suite")
+    try:
+        cases = ev.load_golden(dataset)
+    except ev.GoldenDataError as exc:
+        raise CliError(f"--dataset {exc}") from None
+    the_judge: ev.Judge
+    if judge == "openai":
+        if not os.environ.get("OPENAI_API_KEY") and base_url is None:
+            raise CliError("--judge openai needs OPENAI_API_KEY in the environment (got none)")
+        the_judge = ev.VerdictNormalizingJudge(ev.OpenAIJudge(model, base_url=base_url))
+    else:
+        the_judge = ev.RuleBasedJudge()
+    wanted = builds[build] if export_suite is None else gatecal.BUILDS
+    try:
+        reports = {b: ev.run_golden(b, the_judge, cases) for b in wanted}
+    except (ev.GoldenRunError, ValueError) as exc:
+        raise CliError(f"golden run failed: {exc}") from None
+    shown = {b: reports[b] for b in builds[build]}
+    if fmt == "json":
+        data = {"threshold": rate, "builds": {b: r.to_dict() for b, r in shown.items()}}
+        text = json.dumps(data, indent=2) + "\n"
+    else:
+        text = ev.render_golden(shown, rate)
+    if export_suite is not None:
+        spec = ev.suite_spec(reports["healthy"], reports["regressed"])
+        _write_atomically(export_suite, json.dumps(spec, indent=2) + "\n", "--export-suite")
     if out is None:
         sys.stdout.write(text)
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,7 +25,10 @@ __all__ = [
     "GoldenRunError",
     "ScriptedModel",
     "SupportAssistant",
+    "gate_outcome",
     "load_golden",
+    "render_golden",
+    "run_golden",
     "scripted_answers",
     "suite_spec",
 ]
@@ -263,6 +266,43 @@ class EvalRunner:
             raise GoldenRunError(f"case {case.id!r}: {exc}") from exc
         has_facts = ContainsFactsEvaluator(case.expected_facts).evaluate(request).passed
         return CaseResult(case.id, answer, relevant, grounded, has_facts)
+
+
+def run_golden(
+    build: str,
+    judge: Judge | None = None,
+    cases: Sequence[GoldenCase] | None = None,
+) -> EvalReport:
+    """One golden run of a scripted build: the support assistant, then the three checks.
+
+    `judge` defaults to a fresh :class:`RuleBasedJudge`; `cases` to :func:`load_golden`.
+    """
+    from gatecal.evaluators._judges import RuleBasedJudge
+
+    golden = load_golden() if cases is None else tuple(cases)
+    assistant = SupportAssistant(ScriptedModel.for_build(build, golden))
+    return EvalRunner(assistant, RuleBasedJudge() if judge is None else judge).run(golden)
+
+
+def gate_outcome(report: EvalReport, threshold: float) -> str:
+    """What the gate says: ``require_pass_rate(0.90) returned normally`` or the error."""
+    try:
+        report.require_pass_rate(threshold)
+    except AssertionError as exc:
+        return f"AssertionError: {exc}"
+    return f"require_pass_rate({threshold:.2f}) returned normally"
+
+
+def render_golden(reports: Mapping[str, EvalReport], threshold: float) -> str:
+    """The article's golden-run transcript: each build's table, then the gate on each."""
+    lines: list[str] = []
+    for build, report in reports.items():
+        lines += [f"== {build} build ==", report.table()]
+    lines.append("== the gate ==")
+    width = max(len(b) for b in reports) + len(" build")
+    for build, report in reports.items():
+        lines.append(f"{build + ' build':<{width}} : {gate_outcome(report, threshold)}")
+    return "\n".join(lines) + "\n"
 
 
 def suite_spec(healthy: EvalReport, regressed: EvalReport) -> dict[str, Any]:
