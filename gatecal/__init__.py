@@ -2,34 +2,43 @@
 
 How often does each gate rule fail a healthy build, and how often does it catch a
 regressed one? Exactly (Poisson-binomial) and by seeded Monte Carlo, side by side.
+
+The public names load lazily (PEP 562): ``import gatecal`` costs nothing until a name
+is used, and ``import gatecal.evaluators`` never pulls in numpy.
 """
 
-from gatecal._exact import PassCountDistribution, exact_pass_counts, pass_count_pmf
-from gatecal._gates import Gate, equivalent_gates, parse_gate, parse_gates
-from gatecal._montecarlo import (
-    CHUNK_VERDICTS,
-    SKIP_BELOW,
-    PassCountSample,
-    SeedLike,
-    simulate_pass_counts,
-)
-from gatecal._render import FORMATS, format_probability, render
-from gatecal._simulate import (
-    DEFAULT_FLIPS,
-    DEFAULT_GATES,
-    DEFAULT_RUNS,
-    DEFAULT_SEED,
-    BuildComparison,
-    GateRow,
-    Interval,
-    SimulationReport,
-    binomial_interval,
-    compare_samples,
-    simulate_gates,
-)
-from gatecal._spec import SPEC_FORMAT, SpecError, load_suite, suite_from_spec, suite_to_spec
-from gatecal._suite import BUILDS, Check, JudgeNoise, Suite, case_pass_probabilities
-from gatecal._validate import ParameterError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gatecal._exact import PassCountDistribution, exact_pass_counts, pass_count_pmf
+    from gatecal._gates import Gate, equivalent_gates, parse_gate, parse_gates
+    from gatecal._montecarlo import (
+        CHUNK_VERDICTS,
+        SKIP_BELOW,
+        PassCountSample,
+        SeedLike,
+        simulate_pass_counts,
+    )
+    from gatecal._render import FORMATS, format_probability, render
+    from gatecal._simulate import (
+        DEFAULT_FLIPS,
+        DEFAULT_GATES,
+        DEFAULT_RUNS,
+        DEFAULT_SEED,
+        BuildComparison,
+        GateRow,
+        Interval,
+        SimulationReport,
+        binomial_interval,
+        compare_samples,
+        simulate_gates,
+    )
+    from gatecal._spec import SPEC_FORMAT, SpecError, load_suite, suite_from_spec, suite_to_spec
+    from gatecal._suite import BUILDS, Check, JudgeNoise, Suite, case_pass_probabilities
+    from gatecal._validate import ParameterError
 
 __version__ = "0.1.0"
 
@@ -73,8 +82,73 @@ __all__ = [
     "suite_to_spec",
 ]
 
-# Show the public path in reprs and docs (as httpx does): gatecal.Suite, not gatecal._suite.Suite.
-for _name in __all__:
-    _obj = globals()[_name]
-    if (isinstance(_obj, type) or callable(_obj)) and _obj.__module__.startswith("gatecal._"):
-        _obj.__module__ = "gatecal"
+_MODULES = {
+    "gatecal._exact": (
+        "PassCountDistribution",
+        "exact_pass_counts",
+        "pass_count_pmf",
+    ),
+    "gatecal._gates": (
+        "Gate",
+        "equivalent_gates",
+        "parse_gate",
+        "parse_gates",
+    ),
+    "gatecal._montecarlo": (
+        "CHUNK_VERDICTS",
+        "PassCountSample",
+        "SKIP_BELOW",
+        "SeedLike",
+        "simulate_pass_counts",
+    ),
+    "gatecal._render": (
+        "FORMATS",
+        "format_probability",
+        "render",
+    ),
+    "gatecal._simulate": (
+        "BuildComparison",
+        "DEFAULT_FLIPS",
+        "DEFAULT_GATES",
+        "DEFAULT_RUNS",
+        "DEFAULT_SEED",
+        "GateRow",
+        "Interval",
+        "SimulationReport",
+        "binomial_interval",
+        "compare_samples",
+        "simulate_gates",
+    ),
+    "gatecal._spec": (
+        "SPEC_FORMAT",
+        "SpecError",
+        "load_suite",
+        "suite_from_spec",
+        "suite_to_spec",
+    ),
+    "gatecal._suite": (
+        "BUILDS",
+        "Check",
+        "JudgeNoise",
+        "Suite",
+        "case_pass_probabilities",
+    ),
+    "gatecal._validate": ("ParameterError",),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gatecal' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    # Show the public path in reprs and docs (as httpx does): gatecal.Suite.
+    if (isinstance(value, type) or callable(value)) and value.__module__.startswith("gatecal._"):
+        value.__module__ = "gatecal"
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
