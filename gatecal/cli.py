@@ -117,6 +117,14 @@ def _write_atomically(out: Path, text: str, option: str = "--out") -> None:
         ) from None
 
 
+def _emit(text: str, out: Path | None) -> None:
+    """Print `text`, or write it to `out` atomically."""
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        _write_atomically(out, text)
+
+
 def _file_mode(path: Path) -> int:
     """The mode `path` has, or the one a new file gets under the current umask."""
     if path.exists():
@@ -270,11 +278,7 @@ def simulate(
             bar.close()
     except ParameterError as exc:
         raise _from_library(exc) from None
-    text = gatecal.render(report, fmt)
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        _write_atomically(out, text)
+    _emit(gatecal.render(report, fmt), out)
 
 
 @app.command()
@@ -351,27 +355,22 @@ def golden(
     if judge == "openai":
         if not os.environ.get("OPENAI_API_KEY") and base_url is None:
             raise CliError("--judge openai needs OPENAI_API_KEY in the environment (got none)")
-        the_judge = ev.VerdictNormalizingJudge(ev.OpenAIJudge(model, base_url=base_url))
+        try:
+            the_judge = ev.VerdictNormalizingJudge(ev.OpenAIJudge(model, base_url=base_url))
+        except ImportError as exc:
+            raise CliError(f"--judge openai: {exc}") from None
     else:
         the_judge = ev.RuleBasedJudge()
     wanted = builds[build] if export_suite is None else gatecal.BUILDS
     try:
         reports = {b: ev.run_golden(b, the_judge, cases) for b in wanted}
     except (ev.GoldenRunError, ValueError) as exc:
-        raise CliError(f"golden run failed: {exc}") from None
-    shown = {b: reports[b] for b in builds[build]}
-    if fmt == "json":
-        data = {"threshold": rate, "builds": {b: r.to_dict() for b, r in shown.items()}}
-        text = json.dumps(data, indent=2) + "\n"
-    else:
-        text = ev.render_golden(shown, rate)
+        raise CliError(f"golden run failed: {' '.join(str(exc).split())}") from None
+    text = ev.render_golden({b: reports[b] for b in builds[build]}, rate, fmt)
     if export_suite is not None:
         spec = ev.suite_spec(reports["healthy"], reports["regressed"])
         _write_atomically(export_suite, json.dumps(spec, indent=2) + "\n", "--export-suite")
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        _write_atomically(out, text)
+    _emit(text, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

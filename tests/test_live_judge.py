@@ -128,3 +128,47 @@ def test_real_judge_agrees_with_the_known_good_and_known_bad_builds():
     )
     assert ev.run_golden("healthy", judge).pass_rate >= 0.9
     assert "extra-seat" in ev.run_golden("regressed", judge).failed_ids()
+
+
+def test_golden_command_with_a_live_judge_on_loopback(server_factory, monkeypatch, capsys):
+    from gatecal.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local server needs no key
+    rule = ev.RuleBasedJudge()
+    server = server_factory(lambda body: "**" + rule(body["messages"][-1]["content"]) + "**")
+    code = main(
+        [
+            "golden",
+            "--build",
+            "regressed",
+            "--judge",
+            "openai",
+            "--model",
+            "local",
+            "--base-url",
+            server.base_url,
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert "failing: [refund-annual, sso-plan, extra-seat]" in out
+    assert {r["body"]["model"] for r in server.requests} == {"local"}
+    assert len(server.requests) == 24
+
+
+def test_an_unreachable_endpoint_is_one_line_naming_the_case(monkeypatch, capsys):
+    from gatecal.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code = main(["golden", "--judge", "openai", "--base-url", "http://127.0.0.1:9/v1"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(
+        "gatecal: error: golden run failed: case 'refund-annual': the judge raised"
+    )
+
+
+def test_no_key_and_no_endpoint_is_refused(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="OpenAIJudge needs `api_key` or OPENAI_API_KEY"):
+        ev.OpenAIJudge("m")

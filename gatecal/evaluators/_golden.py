@@ -293,8 +293,21 @@ def gate_outcome(report: EvalReport, threshold: float) -> str:
     return f"require_pass_rate({threshold:.2f}) returned normally"
 
 
-def render_golden(reports: Mapping[str, EvalReport], threshold: float) -> str:
-    """The article's golden-run transcript: each build's table, then the gate on each."""
+def render_golden(reports: Mapping[str, EvalReport], threshold: float, fmt: str = "table") -> str:
+    """The article's golden-run transcript (``table``), or the same as ``json``.
+
+    The table shows each build's cases and checks, then the gate on each build.
+    """
+    if fmt == "json":
+        data = {
+            "threshold": threshold,
+            "builds": {
+                b: {**r.to_dict(), "gate": gate_outcome(r, threshold)} for b, r in reports.items()
+            },
+        }
+        return json.dumps(data, indent=2) + "\n"
+    if fmt != "table":
+        raise ValueError(f"`fmt` must be 'table' or 'json' (got {fmt!r})")
     lines: list[str] = []
     for build, report in reports.items():
         lines += [f"== {build} build ==", report.table()]

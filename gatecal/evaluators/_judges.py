@@ -3,6 +3,7 @@ the verdict normaliser, and a live judge on any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
 from typing import Any
@@ -172,11 +173,16 @@ class OpenAIJudge:
         except ImportError as exc:  # pragma: no cover - depends on the environment
             msg = "OpenAIJudge needs the 'openai' package: pip install 'gatecal[live]'"
             raise ImportError(msg) from exc
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise ValueError("OpenAIJudge needs `api_key` or OPENAI_API_KEY (got neither)")
+            key = "unused"  # local OpenAI-compatible servers often need no key
         self.model = model
         self.temperature = temperature
         self.system = system
         self.client: Any = OpenAI(
-            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
         )
         self.calls = 0
 
