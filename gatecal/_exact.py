@@ -11,7 +11,13 @@ import numpy.typing as npt
 from gatecal._suite import JudgeNoise, Suite, case_pass_probabilities
 from gatecal._validate import ParameterError, check_count
 
-__all__ = ["PassCountDistribution", "exact_pass_counts", "pass_count_pmf"]
+__all__ = [
+    "PassCountDistribution",
+    "beta_nodes",
+    "exact_pass_counts",
+    "pass_count_pmf",
+    "pass_count_pmfs",
+]
 
 
 def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -100,10 +106,53 @@ class PassCountDistribution:
         return math.fsum(self.pmf[:k]), math.fsum(self.pmf[k:])
 
 
+def pass_count_pmfs(q: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """:func:`pass_count_pmf` of every row of `q` (shape (m, n)) at once: shape (m, n + 1)."""
+    pmf = np.zeros((q.shape[0], q.shape[1] + 1))
+    pmf[:, 0] = 1.0
+    for i in range(q.shape[1]):
+        qi = q[:, i : i + 1]
+        head = pmf[:, : i + 1] * qi
+        pmf[:, : i + 1] *= 1.0 - qi
+        pmf[:, 1 : i + 2] += head
+    return pmf
+
+
+def beta_nodes(
+    a: float, b: float, degree: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    r"""Gauss-Jacobi nodes and weights for :math:`E[f(X)]`, :math:`X \sim \mathrm{Beta}(a, b)`.
+
+    Exact for every polynomial f of degree at most `degree` (up to rounding): the
+    rule with ``degree // 2 + 1`` nodes integrates such a polynomial against the
+    Beta density exactly. Nodes lie in (0, 1); weights are positive and sum to 1.
+    """
+    from scipy.special import roots_jacobi  # deferred: `import gatecal` stays light
+
+    nodes, weights = roots_jacobi(
+        degree // 2 + 1, b - 1.0, a - 1.0
+    )  # weight (1-t)^(b-1)(1+t)^(a-1)
+    return (nodes + 1.0) / 2.0, weights / weights.sum()
+
+
 def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountDistribution:
-    """Exact distribution of the passing-case count of `build` under `noise`."""
-    q = case_pass_probabilities(suite, build, noise)
+    """Exact distribution of the passing-case count of `build` under `noise`.
+
+    With run-level correlation (``noise.icc > 0``) the run's flip rate x is
+    Beta-distributed and P(K = k | x) is a polynomial in x of degree at most the
+    number of judge verdicts per run, so Gauss-Jacobi quadrature with enough nodes
+    gives the mixture exactly: no simulation.
+    """
+    if noise.icc == 0:
+        q = case_pass_probabilities(suite, build, noise)
+        pmf = pass_count_pmf(q)
+    else:
+        a, b = noise.beta_parameters()
+        xs, ws = beta_nodes(a, b, degree=int(suite.judge_mask().sum()) * suite.n_cases)
+        qs = np.stack([case_pass_probabilities(suite, build, noise.at(float(x))) for x in xs])
+        pmf = np.clip(ws @ pass_count_pmfs(qs), 0.0, None)
+        q = ws @ qs
     return PassCountDistribution(
         case_pass_probabilities=tuple(float(v) for v in q),
-        pmf=tuple(float(v) for v in pass_count_pmf(q)),
+        pmf=tuple(float(v) for v in pmf),
     )

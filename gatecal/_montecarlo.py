@@ -86,6 +86,7 @@ class _Plan:
     groups: tuple[_Group, ...]
     truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
+    noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
 
     @property
     def verdicts_per_run(self) -> int:
@@ -100,7 +101,8 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     need = (~truth).sum(axis=1).astype(np.int64)
     base_pass = (code_ok & (need == 0)).astype(np.int64)
     bad = int(need.max(initial=0)) + 1
-    rates = np.where(truth, noise.fnr, noise.fpr)
+    reports_pass = noise.report_pass(suite, build)
+    rates = np.where(truth, 1.0 - reports_pass, reports_pass)  # P(verdict differs from truth)
     n, j = truth.shape
     groups = []
     for rate in sorted({float(r) for r in rates.ravel()}):
@@ -118,6 +120,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
         groups=tuple(g for g in groups if g.rate > 0.0),
         truth=truth,
         rates=rates,
+        noise=noise,
     )
 
 
@@ -281,7 +284,12 @@ def _skip_chunk(
 def _dense_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
     """Pass-count histogram of `runs` runs: one uniform per judge verdict (reference)."""
     n, j = plan.truth.shape
-    flips = gen.random((runs, n, j)) < plan.rates
+    rates: npt.NDArray[np.float64] = plan.rates
+    if plan.noise.icc > 0:  # each run draws its own flip rate x, then every verdict uses it
+        x = gen.beta(*plan.noise.beta_parameters(), size=(runs, 1, 1))
+        keep = 1.0 - plan.noise.unparseable
+        rates = np.where(plan.truth, 1.0 - keep * (1.0 - x), keep * x)
+    flips = gen.random((runs, n, j)) < rates
     reported = plan.truth ^ flips
     case_pass = reported.all(axis=2) & plan.code_ok
     return np.bincount(np.count_nonzero(case_pass, axis=1), minlength=n + 1).astype(np.int64)
@@ -362,7 +370,8 @@ def simulate_pass_counts(
         ``'skip'`` draws one exponential per *flipped* verdict and jumps between
         flips (geometric skipping); ``'dense'`` draws one uniform per verdict.
         Both flip every verdict independently with its exact probability.
-        ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW`.
+        ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW` or the
+        runs are correlated (``noise.icc > 0``: each run draws its own rate).
     workers : int
         Threads that process chunks; the result does not depend on it.
     progress : callable, optional
@@ -381,7 +390,9 @@ def simulate_pass_counts(
     plan = _plan(suite, build, noise)
     if method == "auto":
         mean_rate = float(plan.rates.mean()) if plan.rates.size else 0.0
-        method = "skip" if mean_rate <= SKIP_BELOW else "dense"
+        method = "skip" if mean_rate <= SKIP_BELOW and noise.icc == 0 else "dense"
+    if method == "skip" and noise.icc > 0:
+        raise ParameterError("method", "'skip' needs icc == 0; use 'dense' or 'auto'", method)
     per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
     n_chunks = -(-runs_total // per_chunk)
 

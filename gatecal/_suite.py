@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,9 @@ class Check:
             raise ParameterError("kind", "must be 'judge' or 'code'", self.kind)
 
 
+RatePair = tuple[float, float]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JudgeNoise:
     """How often a judge verdict is wrong.
@@ -48,22 +51,95 @@ class JudgeNoise:
         P(judge says "no" | the check truly passes): a false alarm on a check.
     fpr : float
         P(judge says "yes" | the check truly fails): a missed failure.
+    unparseable : float
+        Share of judge replies that are not a clean yes/no. The built-in evaluators
+        count such a reply as a fail, and so does gatecal, whatever the truth.
+    icc : float
+        Run-level correlation (intra-run correlation of verdict errors). With
+        ``icc > 0`` each CI run draws its own flip rate x from a Beta distribution with
+        mean ``fnr`` and ``1 / (a + b + 1) = icc``, and every verdict of that run is
+        wrong with probability x (a provider update shifting a whole night's run).
+        Needs one symmetric rate: ``fnr == fpr`` and no per-check or per-case rates.
+    per_check : mapping of str to (fnr, fpr)
+        Rates of named checks, overriding `fnr`, `fpr`.
+    per_case : mapping of str to (fnr, fpr)
+        Rates of named cases, overriding both (a hard case).
 
     The article's noise model is symmetric, ``fnr == fpr == p``: see :meth:`flip`.
     """
 
     fnr: float
     fpr: float
+    unparseable: float = 0.0
+    icc: float = 0.0
+    per_check: Mapping[str, RatePair] = field(default_factory=dict)
+    per_case: Mapping[str, RatePair] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fnr", check_probability("fnr", self.fnr))
-        object.__setattr__(self, "fpr", check_probability("fpr", self.fpr))
+        for name in ("fnr", "fpr", "unparseable", "icc"):
+            object.__setattr__(self, name, check_probability(name, getattr(self, name)))
+        for name in ("per_check", "per_case"):
+            rates = {}
+            for key, pair in dict(getattr(self, name)).items():
+                if not isinstance(pair, tuple | list) or len(pair) != 2:
+                    raise ParameterError(f"{name}[{key!r}]", "must be a pair (fnr, fpr)", pair)
+                rates[str(key)] = (
+                    check_probability(f"{name}[{key!r}].fnr", pair[0]),
+                    check_probability(f"{name}[{key!r}].fpr", pair[1]),
+                )
+            object.__setattr__(self, name, rates)
+        if self.icc > 0:
+            if self.icc >= 1:
+                raise ParameterError("icc", "must be in [0, 1)", self.icc)
+            if self.fnr != self.fpr or self.per_check or self.per_case:
+                rule = "needs one symmetric flip rate (fnr == fpr, no per-check or per-case rates)"
+                raise ParameterError("icc", rule, self.icc)
 
     @classmethod
-    def flip(cls, p: float) -> JudgeNoise:
-        """Symmetric noise: every judge verdict flips with probability `p`."""
+    def flip(cls, p: float, *, fpr: float | None = None, **kwargs: Any) -> JudgeNoise:
+        """Every judge verdict flips with probability `p` (false "yes" at `fpr` if given)."""
         p = check_probability("flip", p)
-        return cls(fnr=p, fpr=p)
+        return cls(fnr=p, fpr=p if fpr is None else fpr, **kwargs)
+
+    def beta_parameters(self) -> tuple[float, float]:
+        """``(a, b)`` of the run-level Beta distribution of the flip rate (``icc > 0``)."""
+        if self.icc <= 0:
+            raise ParameterError("icc", "must be > 0 for a run-level Beta distribution", self.icc)
+        scale = (1.0 - self.icc) / self.icc  # a + b, from icc = 1 / (a + b + 1)
+        return self.fnr * scale, (1.0 - self.fnr) * scale
+
+    def rates(self, suite: Suite) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The (fnr, fpr) of every judge verdict: two (cases, judge checks) arrays."""
+        names = [c.name for c in suite.checks if c.kind == "judge"]
+        unknown = sorted(set(self.per_check) - {c.name for c in suite.checks})
+        if unknown:
+            raise ParameterError("per_check", "must name checks of the suite", unknown[0])
+        unknown = sorted(set(self.per_case) - set(suite.cases))
+        if unknown:
+            raise ParameterError("per_case", "must name cases of the suite", unknown[0])
+        fnr = np.full((suite.n_cases, len(names)), self.fnr)
+        fpr = np.full((suite.n_cases, len(names)), self.fpr)
+        for j, name in enumerate(names):
+            if name in self.per_check:
+                fnr[:, j], fpr[:, j] = self.per_check[name]
+        for i, case in enumerate(suite.cases):
+            if case in self.per_case:
+                fnr[i, :], fpr[i, :] = self.per_case[case]
+        return fnr, fpr
+
+    def report_pass(self, suite: Suite, build: str) -> npt.NDArray[np.float64]:
+        """P(a judge verdict reports pass), per (case, judge check), given the truth.
+
+        ``(1 - unparseable) * (1 - fnr)`` on a truly passing check and
+        ``(1 - unparseable) * fpr`` on a truly failing one.
+        """
+        fnr, fpr = self.rates(suite)
+        truth = suite.truth_matrix(build)[:, suite.judge_mask()]
+        return np.asarray((1.0 - self.unparseable) * np.where(truth, 1.0 - fnr, fpr))
+
+    def at(self, x: float) -> JudgeNoise:
+        """The noise of a run whose flip rate came out as `x` (no correlation left)."""
+        return JudgeNoise(fnr=x, fpr=x, unparseable=self.unparseable)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,15 +281,18 @@ class Suite:
 
 
 def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.NDArray[np.float64]:
-    r"""P(case i reports pass) for every case of `build` under `noise`.
+    r"""P(case i reports pass) for every case of `build` under `noise` (one run's rates).
 
     .. math:: q_i = \prod_j P(\text{check } j \text{ of case } i \text{ reports pass})
 
-    where the factor is :math:`1 - \mathrm{fnr}` for a truly passing judge check,
-    :math:`\mathrm{fpr}` for a truly failing one, 1 for a passing code check and 0 for
-    a failing one. Verdicts are independent.
+    where the factor is :math:`(1 - u)(1 - \mathrm{fnr})` for a truly passing judge
+    check, :math:`(1 - u)\,\mathrm{fpr}` for a truly failing one (u: the unparseable
+    share), 1 for a passing code check and 0 for a failing one. Verdicts are
+    independent given the run; with ``noise.icc > 0`` this is the probability at the
+    mean flip rate, and the exact engine integrates over the run's rate.
     """
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
-    factor = np.where(judge, np.where(truth, 1.0 - noise.fnr, noise.fpr), np.where(truth, 1.0, 0.0))
-    return np.asarray(np.prod(factor, axis=1), dtype=np.float64)
+    code_ok = truth[:, ~judge].all(axis=1)
+    judge_pass = noise.report_pass(suite, build)
+    return np.asarray(np.prod(judge_pass, axis=1) * code_ok, dtype=np.float64)

@@ -1,0 +1,325 @@
+"""Gate policies on top of a suite: majority votes, repeated cases, reruns. Exact, with costs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._exact import beta_nodes, pass_count_pmfs
+from gatecal._gates import Gate, parse_gates
+from gatecal._suite import BUILDS, JudgeNoise, Suite
+from gatecal._validate import ParameterError, check_count, check_probability
+
+__all__ = [
+    "Policy",
+    "PolicyRates",
+    "PolicyRow",
+    "PolicySample",
+    "majority_pass",
+    "policy_rates",
+    "simulate_policy",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Policy:
+    """How a CI run asks the judge and when it tries again.
+
+    Attributes
+    ----------
+    majority : int
+        Judge calls per check; the check reports pass if more than half say pass.
+    tie : {'fail', 'pass'}
+        What an even `majority` does on a tie (default: fail, the cautious side).
+    call_icc : float
+        Correlation between the `majority` calls on one check (a judge that errs on a
+        hard case errs again). The majority's error then floors above zero.
+    repeat, need : int
+        Each case runs `repeat` times per attempt and passes if at least `need` of
+        them pass (k-of-n per case). Default 1 of 1.
+    rerun_failing : int
+        Rerun only the failing cases, up to this many times; a case passes if any
+        attempt passes.
+    rerun : int
+        Rerun the whole suite up to this many times while the gate fails.
+    """
+
+    majority: int = 1
+    tie: Literal["fail", "pass"] = "fail"
+    call_icc: float = 0.0
+    repeat: int = 1
+    need: int = 1
+    rerun_failing: int = 0
+    rerun: int = 0
+
+    def __post_init__(self) -> None:
+        check_count("majority", self.majority, low=1)
+        if self.tie not in ("fail", "pass"):
+            raise ParameterError("tie", "must be 'fail' or 'pass'", self.tie)
+        icc = check_probability("call_icc", self.call_icc)
+        if icc >= 1:
+            raise ParameterError("call_icc", "must be in [0, 1)", icc)
+        check_count("repeat", self.repeat, low=1)
+        check_count("need", self.need, low=1, high=self.repeat)
+        check_count("rerun_failing", self.rerun_failing, low=0)
+        check_count("rerun", self.rerun, low=0)
+
+    def describe(self) -> str:
+        """The policy in words."""
+        parts = []
+        if self.majority > 1:
+            tie = f", ties {self.tie}" if self.majority % 2 == 0 else ""
+            corr = f", calls correlated (icc {self.call_icc:g})" if self.call_icc else ""
+            parts.append(f"majority of {self.majority} judge calls per check{tie}{corr}")
+        if self.repeat > 1:
+            parts.append(f"each case {self.need} of {self.repeat} runs")
+        if self.rerun_failing:
+            parts.append(f"rerun failing cases up to {self.rerun_failing}x")
+        if self.rerun:
+            parts.append(f"rerun the suite up to {self.rerun}x on failure")
+        return "; ".join(parts) or "one judge call per check, no rerun"
+
+
+def majority_pass(p: FloatArray, m: int, *, tie: str = "fail", icc: float = 0.0) -> FloatArray:
+    """P(a majority of `m` calls says pass) when one call says pass with probability `p`.
+
+    Independent calls: a binomial tail. Correlated calls (`icc` > 0): the number of
+    pass votes is beta-binomial with mean ``m p`` and intra-check correlation `icc`.
+    """
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    p = np.asarray(p, dtype=np.float64)
+    if m == 1:
+        return p
+    votes = np.arange(m + 1)
+    if icc == 0:
+        pmf = np.asarray(stats.binom.pmf(votes[:, None], m, p.ravel()[None, :]))
+    else:
+        scale = (1.0 - icc) / icc
+        flat = np.clip(p.ravel(), 1e-300, 1.0 - 1e-16)  # beta-binomial needs 0 < p < 1
+        pmf = np.asarray(stats.betabinom.pmf(votes[:, None], m, flat * scale, (1.0 - flat) * scale))
+        pmf[:, p.ravel() == 0.0] = (votes == 0)[:, None]
+        pmf[:, p.ravel() == 1.0] = (votes == m)[:, None]
+    win = (2 * votes > m).astype(float)
+    if m % 2 == 0 and tie == "pass":
+        win[m // 2] = 1.0
+    return np.asarray((win @ pmf).reshape(p.shape))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyRow:
+    """One gate on one build under a policy.
+
+    Attributes
+    ----------
+    build, gate, rule, k_min
+        As in :class:`GateRow`.
+    failure_probability : float
+        P(the policy's CI run ends with the gate failing the build), exactly.
+    single_run_failure_probability : float
+        The same for one attempt (before any suite rerun).
+    judge_calls : float
+        Expected judge calls in one CI run of this build under this gate and policy.
+    """
+
+    build: str
+    gate: str
+    rule: str
+    k_min: int
+    failure_probability: float
+    single_run_failure_probability: float
+    judge_calls: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyRates:
+    """False alarm, detection and judge-call cost of every gate under one policy."""
+
+    policy: Policy
+    noise: JudgeNoise
+    rows: tuple[PolicyRow, ...]
+
+    def row(self, build: str, gate: str) -> PolicyRow:
+        """The row of `build` and the gate written as `gate`."""
+        for r in self.rows:
+            if r.build == build and r.gate == gate:
+                return r
+        raise ParameterError("gate", "must be one of the computed gates", gate)
+
+
+def _attempt(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy
+) -> tuple[FloatArray, FloatArray]:
+    """Pass-count pmf of one attempt and its expected judge calls (given one run's rates)."""
+    truth = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    code_ok = truth[:, ~judge].all(axis=1)
+    check_pass = majority_pass(
+        noise.report_pass(suite, build), policy.majority, tie=policy.tie, icc=policy.call_icc
+    )
+    q = np.prod(check_pass, axis=1) * code_ok
+    if policy.repeat > 1:  # k-of-n over repeated runs of the case
+        from scipy import stats
+
+        q = stats.binom.sf(policy.need - 1, policy.repeat, q)
+    per_try = int(judge.sum()) * policy.majority * policy.repeat  # judge calls per case try
+    fail = 1.0 - q
+    tries = sum(fail**t for t in range(policy.rerun_failing + 1))  # expected tries per case
+    q_final = 1.0 - fail ** (policy.rerun_failing + 1)
+    return pass_count_pmfs(q_final[None, :])[0], np.array(per_try * float(tries.sum()))
+
+
+def policy_rates(
+    suite: Suite,
+    noise: JudgeNoise,
+    gates: str | Sequence[str] | Sequence[Gate],
+    policy: Policy | None = None,
+) -> PolicyRates:
+    """Exact false alarm, detection and expected judge calls of each gate under `policy`.
+
+    A majority vote and repeated cases change each check's or case's pass
+    probability; rerunning failing cases gives a case up to ``1 + rerun_failing``
+    tries; rerunning the suite fails the build only if every attempt fails, each
+    attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
+    """
+    policy = Policy() if policy is None else policy
+    rules = (
+        parse_gates(gates)
+        if isinstance(gates, str)
+        else tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
+    )
+    n = suite.n_cases
+    rows = []
+    for build in BUILDS:
+        if noise.icc > 0:
+            a, b = noise.beta_parameters()
+            verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
+            degree = verdicts * (policy.rerun_failing + 1)
+            xs, ws = beta_nodes(a, b, degree)
+            parts = [_attempt(suite, build, noise.at(float(x)), policy) for x in xs]
+            pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
+            calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
+        else:
+            pmf, calls = _attempt(suite, build, noise, policy)
+            calls_one = float(calls)
+        for gate in rules:
+            k = gate.k_min(n)
+            lower, upper = math.fsum(pmf[:k]), math.fsum(pmf[k:])
+            single = lower / (lower + upper)
+            attempts = sum(single**t for t in range(policy.rerun + 1))
+            rows.append(
+                PolicyRow(
+                    build=build,
+                    gate=gate.text,
+                    rule=gate.describe(),
+                    k_min=k,
+                    failure_probability=single ** (policy.rerun + 1),
+                    single_run_failure_probability=single,
+                    judge_calls=calls_one * attempts,
+                )
+            )
+    return PolicyRates(policy=policy, noise=noise, rows=tuple(rows))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicySample:
+    """Simulated CI runs under a policy: gate failures and judge calls.
+
+    Attributes
+    ----------
+    n_runs : int
+        Simulated CI runs.
+    failures : dict of str to int
+        Runs the policy ended with the gate failing the build, by gate text.
+    judge_calls : dict of str to int
+        Total judge calls over all runs, by gate text (a suite rerun depends on the gate).
+    """
+
+    n_runs: int
+    failures: dict[str, int]
+    judge_calls: dict[str, int]
+
+
+def simulate_policy(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    gates: str | Sequence[str] | Sequence[Gate],
+    policy: Policy | None = None,
+    *,
+    n_runs: int,
+    rng: int | None = None,
+) -> PolicySample:
+    """Simulate CI runs under `policy` call by call (the check on :func:`policy_rates`).
+
+    Every judge call is drawn: each vote of a majority, each repeat of a case, each
+    retry of a failing case and each rerun of the suite; with ``noise.icc`` each
+    attempt draws its own flip rate, with ``policy.call_icc`` each check its own
+    latent pass rate for its votes. Runs are cut into chunks with spawned streams.
+    """
+    from gatecal._montecarlo import _chunk_generator, _root_seed
+
+    policy = Policy() if policy is None else policy
+    rules = (
+        parse_gates(gates)
+        if isinstance(gates, str)
+        else tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
+    )
+    total = check_count("n_runs", n_runs, low=1)
+    root = _root_seed(rng)
+    truth = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    code_ok = np.asarray(truth[:, ~judge].all(axis=1), dtype=bool)
+    n, j = suite.n_cases, int(judge.sum())
+    attempts, tries = policy.rerun + 1, policy.rerun_failing + 1
+    m, rep = policy.majority, policy.repeat
+    per_run = attempts * tries * n * rep * max(j, 1) * m
+    chunk = max(1, (1 << 21) // per_run)
+    k_mins = np.array([g.k_min(n) for g in rules])
+    failures = np.zeros(len(rules), dtype=np.int64)
+    calls = np.zeros(len(rules), dtype=np.int64)
+    for index, start in enumerate(range(0, total, chunk)):
+        gen = _chunk_generator(root, index)
+        runs = min(chunk, total - start)
+        if noise.icc > 0:  # one flip rate per attempt of each run
+            x = gen.beta(*noise.beta_parameters(), size=(runs, attempts))
+            keep = 1.0 - noise.unparseable
+            truth_j = truth[:, judge]
+            s = np.where(truth_j, keep * (1.0 - x[..., None, None]), keep * x[..., None, None])
+            s = s[:, :, None, :, None, :]  # (runs, attempts, 1, n, 1, j)
+        else:
+            s = noise.report_pass(suite, build)[None, None, None, :, None, :]
+        shape = (runs, attempts, tries, n, rep, j)
+        if policy.call_icc > 0:
+            scale = (1.0 - policy.call_icc) / policy.call_icc
+            s_full = np.clip(np.broadcast_to(s, shape), 1e-12, 1.0 - 1e-12)
+            s = gen.beta(s_full * scale, (1.0 - s_full) * scale)
+        votes = (gen.random((*shape, m)) < s[..., None]).sum(axis=-1)
+        check_pass = 2 * votes > m
+        if m % 2 == 0 and policy.tie == "pass":
+            check_pass |= 2 * votes == m
+        run_pass = check_pass.all(axis=-1) & code_ok[:, None]  # (runs, att, tries, n, rep)
+        try_pass = run_pass.sum(axis=-1) >= policy.need  # (runs, att, tries, n)
+        case_pass = try_pass.any(axis=2)  # (runs, att, n)
+        first = np.where(try_pass.any(axis=2), try_pass.argmax(axis=2), tries - 1)
+        attempt_calls = ((first + 1).sum(axis=-1)) * j * m * rep  # (runs, att)
+        k = case_pass.sum(axis=-1)  # (runs, att)
+        for g, k_min in enumerate(k_mins):
+            passed = k >= k_min  # (runs, att)
+            ci_pass = passed.any(axis=1)
+            used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
+            failures[g] += int(np.count_nonzero(~ci_pass))
+            mask = np.arange(attempts)[None, :] < used[:, None]
+            calls[g] += int((attempt_calls * mask).sum())
+    return PolicySample(
+        n_runs=total,
+        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
+        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+    )
