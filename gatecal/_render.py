@@ -52,13 +52,34 @@ def _suite_lines(report: SimulationReport) -> list[str]:
     if judge_only:
         parts.append(f"{_plural(judge_only, 'case')} fail only a judge check")
     nf = {b: f"{report.noise_free_pass_rate(b):.2f}" for b in BUILDS}
+    extra = []
+    nz = report.noise
+    if report.fixed_fpr:
+        extra.append(
+            f'a truly failing check is wrongly passed ("yes") {_percent(nz.fpr)} of the time'
+        )
+    if nz.unparseable:
+        extra.append(f"{_percent(nz.unparseable)} of judge replies are unparseable (they fail)")
+    if nz.icc:
+        extra.append(f"each run draws its own flip rate (run-level correlation, icc {nz.icc:g})")
+    if nz.per_check or nz.per_case:
+        checks_, cases_ = _plural(len(nz.per_check), "check"), _plural(len(nz.per_case), "case")
+        extra.append(f"own rates for {checks_} and {cases_}")
+    noise_lines = [f"judge noise: {'; '.join(extra)}"] if extra else []
     return [
         f"suite: {_plural(s.n_cases, 'case')}, each with {checks}",
         f"regressed build: {'; '.join(parts)}",
         f"noise-free pass rate: healthy build {nf['healthy']}, regressed build {nf['regressed']}",
+        *noise_lines,
         f"{report.n_runs} simulated runs per build and flip rate, seed {report.seed};"
         " counts are simulated, P is exact",
     ]
+
+
+def _block_title(report: SimulationReport, p: float) -> str:
+    if report.fixed_fpr:
+        return f'{_percent(p)} of passing judge verdicts flipped to "no"'
+    return f"{_percent(p)} of judge verdicts flipped"
 
 
 def _blocks(report: SimulationReport) -> list[tuple[float, list[GateRow]]]:
@@ -94,7 +115,7 @@ def _table(report: SimulationReport) -> str:
     out = _suite_lines(report)
     for p, rows in _blocks(report):
         means = {r.build: r for r in rows}
-        out += ["", f"== {_percent(p)} of judge verdicts flipped =="]
+        out += ["", f"== {_block_title(report, p)} =="]
         out.append(f"{'mean pass rate':<18}{'exact':<10}simulated")
         for build in BUILDS:
             r = means[build]
@@ -122,7 +143,7 @@ def _markdown(report: SimulationReport) -> str:
     out = [f"- {line}" for line in _suite_lines(report)]
     for p, rows in _blocks(report):
         means = {r.build: r for r in rows}
-        out += ["", f"### {_percent(p)} of judge verdicts flipped", ""]
+        out += ["", f"### {_block_title(report, p)}", ""]
         out += ["| mean pass rate | exact | simulated |", "|---|---:|---:|"]
         for build in BUILDS:
             r = means[build]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -162,6 +163,12 @@ class SimulationReport:
         One per (flip, build), flips outermost.
     rows : tuple of GateRow
         One per (flip, build, gate), in that order.
+    noise : JudgeNoise
+        The noise template: unparseable share, run-level icc, per-check and
+        per-case rates; each block sets ``fnr`` (and ``fpr`` unless `fixed_fpr`)
+        to its flip rate.
+    fixed_fpr : bool
+        Whether the false-"yes" rate stays at ``noise.fpr`` in every block.
     """
 
     suite: Suite
@@ -172,6 +179,12 @@ class SimulationReport:
     confidence_level: float
     comparisons: tuple[BuildComparison, ...]
     rows: tuple[GateRow, ...]
+    noise: JudgeNoise = dataclasses.field(default_factory=lambda: JudgeNoise(fnr=0.0, fpr=0.0))
+    fixed_fpr: bool = False
+
+    def noise_at(self, flip: float) -> JudgeNoise:
+        """The judge noise of the block with flip rate `flip`."""
+        return noise_at(self.noise, flip, fixed_fpr=self.fixed_fpr)
 
     def equivalent_gates(self) -> list[tuple[int, tuple[Gate, ...]]]:
         """Groups of distinct rules that are one gate for this suite's case count."""
@@ -198,6 +211,9 @@ class SimulationReport:
             "flips": list(self.flips),
             "gates": [g.text for g in self.gates],
             "confidence_level": self.confidence_level,
+            "fpr": self.noise.fpr if self.fixed_fpr else None,
+            "unparseable": self.noise.unparseable,
+            "icc": self.noise.icc,
             "noise_free_pass_rate": {b: self.noise_free_pass_rate(b) for b in BUILDS},
             "equivalent_gates": [
                 {"k_min": k, "gates": [g.text for g in gs]} for k, gs in self.equivalent_gates()
@@ -206,10 +222,18 @@ class SimulationReport:
         }
 
 
+def noise_at(template: JudgeNoise, flip: float, *, fixed_fpr: bool) -> JudgeNoise:
+    """`template` with its false-"no" rate (and false-"yes" rate unless fixed) set to `flip`."""
+    fpr = template.fpr if fixed_fpr else flip
+    return dataclasses.replace(template, fnr=flip, fpr=fpr)
+
+
 def simulate_gates(
     suite: Suite,
     *,
     flips: Sequence[float] = DEFAULT_FLIPS,
+    noise: JudgeNoise | None = None,
+    fixed_fpr: bool = False,
     gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
     n_runs: int = DEFAULT_RUNS,
     seed: int = DEFAULT_SEED,
@@ -230,7 +254,13 @@ def simulate_gates(
     suite : Suite
         Cases, checks, and each build's truth.
     flips : sequence of float
-        Flip rates in [0, 1].
+        Flip rates in [0, 1]: each block's false-"no" rate, and its false-"yes" rate
+        unless `fixed_fpr`.
+    noise : JudgeNoise, optional
+        Template for the rest of the noise model (``fpr`` when `fixed_fpr`,
+        ``unparseable``, ``icc``, per-check and per-case rates).
+    fixed_fpr : bool
+        Keep ``noise.fpr`` as the false-"yes" rate of every block.
     gates : str or sequence
         Gate rules (see :func:`parse_gate`), or a comma-separated string of them.
     n_runs : int
@@ -251,14 +281,23 @@ def simulate_gates(
     n_runs = check_count("n_runs", n_runs, low=1)
     seed = check_count("seed", seed, low=0)
     level = check_probability("confidence_level", confidence_level)
+    template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     samples: dict[tuple[float, str], PassCountSample] = {}
     for p in flip_rates:
-        noise = JudgeNoise.flip(p)
+        block = noise_at(template, p, fixed_fpr=fixed_fpr)
         for build in BUILDS:
             samples[p, build] = simulate_pass_counts(
-                suite, build, noise, n_runs=n_runs, rng=seed, workers=workers, progress=progress
+                suite, build, block, n_runs=n_runs, rng=seed, workers=workers, progress=progress
             )
-    return compare_samples(suite, samples, gates=rules, seed=seed, confidence_level=level)
+    return compare_samples(
+        suite,
+        samples,
+        gates=rules,
+        seed=seed,
+        confidence_level=level,
+        noise=template,
+        fixed_fpr=fixed_fpr,
+    )
 
 
 def compare_samples(
@@ -268,13 +307,17 @@ def compare_samples(
     gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
     seed: int,
     confidence_level: float = 0.99,
+    noise: JudgeNoise | None = None,
+    fixed_fpr: bool = False,
 ) -> SimulationReport:
     """Set simulated pass counts, from any source, beside the exact engine's numbers.
 
     `samples` maps ``(flip, build)`` to the pass-count histogram of simulated runs:
     from :func:`simulate_pass_counts`, or from repeated runs of a real evaluator
     path with a flaky judge. Every sample must have the same number of runs.
+    `noise` and `fixed_fpr` are as in :func:`simulate_gates` (default: symmetric flips).
     """
+    template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     rules = _gate_rules(gates)
     level = check_probability("confidence_level", confidence_level)
     run_counts = {s.n_runs for s in samples.values()}
@@ -291,7 +334,7 @@ def compare_samples(
     for (p, build), sample in samples.items():
         if sample.n_cases != n:
             raise ParameterError("samples", f"must count passes of {n} cases", sample.n_cases)
-        exact = exact_pass_counts(suite, build, JudgeNoise.flip(p))
+        exact = exact_pass_counts(suite, build, noise_at(template, p, fixed_fpr=fixed_fpr))
         comparisons.append(BuildComparison(flip=p, build=build, exact=exact, simulated=sample))
         for g, k in zip(rules, k_mins, strict=True):
             prob = exact.failure_probability(k)
@@ -324,6 +367,8 @@ def compare_samples(
         confidence_level=level,
         comparisons=tuple(comparisons),
         rows=tuple(rows),
+        noise=template,
+        fixed_fpr=fixed_fpr,
     )
 
 
