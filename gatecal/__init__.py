@@ -13,8 +13,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gatecal._exact import PassCountDistribution, exact_pass_counts, pass_count_pmf
-    from gatecal._gates import Gate, equivalent_gates, parse_gate, parse_gates
+    from gatecal._exact import (
+        PassCountDistribution,
+        beta_nodes,
+        exact_pass_counts,
+        pass_count_pmf,
+        pass_count_pmfs,
+    )
+    from gatecal._gates import (
+        Gate,
+        equivalent_gates,
+        parse_gate,
+        parse_gates,
+    )
     from gatecal._montecarlo import (
         CHUNK_VERDICTS,
         SKIP_BELOW,
@@ -22,7 +33,28 @@ if TYPE_CHECKING:
         SeedLike,
         simulate_pass_counts,
     )
-    from gatecal._render import FORMATS, format_probability, render
+    from gatecal._plan import (
+        REGRESSION_HELP,
+        Regression,
+        SuitePlan,
+        SuitePlans,
+        parse_regression,
+        plan_suite,
+    )
+    from gatecal._policies import (
+        Policy,
+        PolicyRates,
+        PolicyRow,
+        PolicySample,
+        majority_pass,
+        policy_rates,
+        simulate_policy,
+    )
+    from gatecal._render import (
+        FORMATS,
+        format_probability,
+        render,
+    )
     from gatecal._simulate import (
         DEFAULT_FLIPS,
         DEFAULT_GATES,
@@ -34,11 +66,29 @@ if TYPE_CHECKING:
         SimulationReport,
         binomial_interval,
         compare_samples,
+        noise_at,
         simulate_gates,
     )
-    from gatecal._spec import SPEC_FORMAT, SpecError, load_suite, suite_from_spec, suite_to_spec
-    from gatecal._suite import BUILDS, Check, JudgeNoise, Suite, case_pass_probabilities
-    from gatecal._validate import ParameterError
+    from gatecal._spec import (
+        SPEC_FORMAT,
+        SpecError,
+        SuiteSpec,
+        load_spec,
+        load_suite,
+        spec_from_data,
+        suite_from_spec,
+        suite_to_spec,
+    )
+    from gatecal._suite import (
+        BUILDS,
+        Check,
+        JudgeNoise,
+        Suite,
+        case_pass_probabilities,
+    )
+    from gatecal._validate import (
+        ParameterError,
+    )
 
 __version__ = "0.1.0"
 
@@ -50,6 +100,7 @@ __all__ = [
     "DEFAULT_RUNS",
     "DEFAULT_SEED",
     "FORMATS",
+    "REGRESSION_HELP",
     "SKIP_BELOW",
     "SPEC_FORMAT",
     "BuildComparison",
@@ -61,23 +112,41 @@ __all__ = [
     "ParameterError",
     "PassCountDistribution",
     "PassCountSample",
+    "Policy",
+    "PolicyRates",
+    "PolicyRow",
+    "PolicySample",
+    "Regression",
     "SeedLike",
     "SimulationReport",
     "SpecError",
     "Suite",
+    "SuitePlan",
+    "SuitePlans",
+    "SuiteSpec",
+    "beta_nodes",
     "binomial_interval",
     "case_pass_probabilities",
     "compare_samples",
     "equivalent_gates",
     "exact_pass_counts",
     "format_probability",
+    "load_spec",
     "load_suite",
+    "majority_pass",
+    "noise_at",
     "parse_gate",
     "parse_gates",
+    "parse_regression",
     "pass_count_pmf",
+    "pass_count_pmfs",
+    "plan_suite",
+    "policy_rates",
     "render",
     "simulate_gates",
     "simulate_pass_counts",
+    "simulate_policy",
+    "spec_from_data",
     "suite_from_spec",
     "suite_to_spec",
 ]
@@ -85,8 +154,10 @@ __all__ = [
 _MODULES = {
     "gatecal._exact": (
         "PassCountDistribution",
+        "beta_nodes",
         "exact_pass_counts",
         "pass_count_pmf",
+        "pass_count_pmfs",
     ),
     "gatecal._gates": (
         "Gate",
@@ -96,10 +167,27 @@ _MODULES = {
     ),
     "gatecal._montecarlo": (
         "CHUNK_VERDICTS",
-        "PassCountSample",
         "SKIP_BELOW",
+        "PassCountSample",
         "SeedLike",
         "simulate_pass_counts",
+    ),
+    "gatecal._plan": (
+        "REGRESSION_HELP",
+        "Regression",
+        "SuitePlan",
+        "SuitePlans",
+        "parse_regression",
+        "plan_suite",
+    ),
+    "gatecal._policies": (
+        "Policy",
+        "PolicyRates",
+        "PolicyRow",
+        "PolicySample",
+        "majority_pass",
+        "policy_rates",
+        "simulate_policy",
     ),
     "gatecal._render": (
         "FORMATS",
@@ -107,22 +195,26 @@ _MODULES = {
         "render",
     ),
     "gatecal._simulate": (
-        "BuildComparison",
         "DEFAULT_FLIPS",
         "DEFAULT_GATES",
         "DEFAULT_RUNS",
         "DEFAULT_SEED",
+        "BuildComparison",
         "GateRow",
         "Interval",
         "SimulationReport",
         "binomial_interval",
         "compare_samples",
+        "noise_at",
         "simulate_gates",
     ),
     "gatecal._spec": (
         "SPEC_FORMAT",
         "SpecError",
+        "SuiteSpec",
+        "load_spec",
         "load_suite",
+        "spec_from_data",
         "suite_from_spec",
         "suite_to_spec",
     ),
