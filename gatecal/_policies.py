@@ -17,10 +17,14 @@ from gatecal._validate import ParameterError, check_count, check_probability
 
 __all__ = [
     "Policy",
+    "PolicyComparisonRow",
     "PolicyRates",
+    "PolicyReport",
     "PolicyRow",
     "PolicySample",
+    "compare_policies",
     "majority_pass",
+    "parse_policy",
     "policy_rates",
     "simulate_policy",
 ]
@@ -322,4 +326,125 @@ def simulate_policy(
         n_runs=total,
         failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
         judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+    )
+
+
+_POLICY_HELP = (
+    "single, majority-M, repeat-K-of-N, rerun-failing-R, rerun-R, or several joined by '+' "
+    "(majority-3+rerun-1)"
+)
+
+
+def parse_policy(text: str, *, tie: str = "fail", call_icc: float = 0.0) -> Policy:
+    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``rerun-failing-1``,
+    ``rerun-1``, or several joined by ``+``."""
+    fields: dict[str, int] = {}
+    for part in str(text).strip().lower().split("+"):
+        part = part.strip()
+        if part == "single":
+            continue
+        pieces = part.split("-")
+        try:
+            if pieces[0] == "majority" and len(pieces) == 2:
+                fields["majority"] = int(pieces[1])
+            elif pieces[:2] == ["rerun", "failing"] and len(pieces) == 3:
+                fields["rerun_failing"] = int(pieces[2])
+            elif pieces[0] == "rerun" and len(pieces) == 2:
+                fields["rerun"] = int(pieces[1])
+            elif pieces[0] == "repeat" and len(pieces) == 4 and pieces[2] == "of":
+                fields["need"], fields["repeat"] = int(pieces[1]), int(pieces[3])
+            else:
+                raise ValueError(part)
+        except ValueError:
+            raise ParameterError("policy", f"must be {_POLICY_HELP}", text) from None
+    try:
+        return Policy(tie=tie, call_icc=call_icc, **fields)  # type: ignore[arg-type]
+    except ParameterError as exc:
+        raise ParameterError("policy", f"{exc.name} {exc.rule}", text) from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyComparisonRow:
+    """One policy, build and gate: exact rates and cost, and the call-by-call simulation."""
+
+    policy: str
+    build: str
+    gate: str
+    rule: str
+    k_min: int
+    failure_probability: float
+    judge_calls: float
+    runs: int
+    simulated_failures: int
+    simulated_judge_calls: float
+    interval_low: int
+    interval_high: int
+    consistent: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyReport:
+    """Every policy's false alarm, detection and judge calls, exact and simulated."""
+
+    suite: Suite
+    noise: JudgeNoise
+    seed: int
+    n_runs: int
+    confidence_level: float
+    policies: tuple[Policy, ...]
+    rows: tuple[PolicyComparisonRow, ...]
+
+
+def compare_policies(
+    suite: Suite,
+    noise: JudgeNoise,
+    gates: str | Sequence[str] | Sequence[Gate],
+    policies: Sequence[Policy],
+    *,
+    n_runs: int = 20_000,
+    seed: int = 20261130,
+    confidence_level: float = 0.99,
+) -> PolicyReport:
+    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs."""
+    from gatecal._simulate import binomial_interval
+
+    if not policies:
+        raise ParameterError("policies", "must hold at least one policy", list(policies))
+    level = check_probability("confidence_level", confidence_level)
+    rows = []
+    for policy in policies:
+        exact = policy_rates(suite, noise, gates, policy)
+        samples = {
+            b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=seed)
+            for b in BUILDS
+        }
+        for r in exact.rows:
+            sample = samples[r.build]
+            failures = sample.failures[r.gate]
+            interval = binomial_interval(sample.n_runs, r.failure_probability, level)
+            rows.append(
+                PolicyComparisonRow(
+                    policy=policy.describe(),
+                    build=r.build,
+                    gate=r.gate,
+                    rule=r.rule,
+                    k_min=r.k_min,
+                    failure_probability=r.failure_probability,
+                    judge_calls=r.judge_calls,
+                    runs=sample.n_runs,
+                    simulated_failures=failures,
+                    simulated_judge_calls=sample.judge_calls[r.gate] / sample.n_runs,
+                    interval_low=interval.low,
+                    interval_high=interval.high,
+                    consistent=failures in interval,
+                )
+            )
+    return PolicyReport(
+        suite=suite,
+        noise=noise,
+        seed=seed,
+        n_runs=n_runs,
+        confidence_level=level,
+        policies=tuple(policies),
+        rows=tuple(rows),
     )

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
+from gatecal._plan import SuitePlans
+from gatecal._policies import PolicyComparisonRow, PolicyReport
 from gatecal._simulate import GateRow, SimulationReport
-from gatecal._suite import BUILDS
+from gatecal._suite import BUILDS, JudgeNoise
 
-__all__ = ["FORMATS", "format_probability", "render"]
+__all__ = ["FORMATS", "format_probability", "render", "render_plans", "render_policies"]
 
 FORMATS = ("table", "markdown", "csv", "json")
 _HEADERS = {"healthy": "healthy build fails it", "regressed": "regressed build fails it"}
@@ -196,3 +200,200 @@ def render(report: SimulationReport, fmt: str = "table") -> str:
     if fmt == "json":
         return _json(report)
     raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+
+
+def _table_lines(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
+    """A plain aligned table, or a markdown one."""
+    if fmt == "markdown":
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return out + ["| " + " | ".join(r) + " |" for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return lines
+
+
+def _csv_text(dicts: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(dicts[0]), lineterminator="\n")
+    writer.writeheader()
+    for d in dicts:
+        writer.writerow(
+            {
+                k: "" if v is None else str(v).lower() if isinstance(v, bool) else v
+                for k, v in d.items()
+            }
+        )
+    return buffer.getvalue()
+
+
+def _noise_words(noise: JudgeNoise) -> str:
+    if noise.fnr == noise.fpr:
+        words = f"{_percent(noise.fnr)} of judge verdicts wrong"
+    else:
+        words = f'false "no" {_percent(noise.fnr)}, false "yes" {_percent(noise.fpr)}'
+    if noise.unparseable:
+        words += f", {_percent(noise.unparseable)} unparseable"
+    if noise.icc:
+        words += f", run-level icc {noise.icc:g}"
+    return words
+
+
+def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
+    """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``."""
+    rows = [p.to_dict() if p else None for p in plans.plans]
+    if fmt == "json":
+        best = plans.recommended
+        data: dict[str, Any] = {
+            **(
+                best.to_dict()
+                if best
+                else {"cases": None, "k_min": None, "false_alarm": None, "detection": None}
+            ),
+            "feasible": best is not None,
+            "targets": {"false_alarm": plans.false_alarm, "detection": plans.detection},
+            "flip": plans.noise.fnr,
+            "fpr": plans.noise.fpr,
+            "unparseable": plans.noise.unparseable,
+            "icc": plans.noise.icc,
+            "regression": plans.regression.text,
+            "judge_checks": plans.judge_checks,
+            "code_checks": plans.code_checks,
+            "max_cases": plans.max_cases,
+            "alternatives": [
+                r if r else {"policy": pol.describe(), "cases": None}
+                for r, pol in zip(rows, plans.policies, strict=True)
+            ],
+        }
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "csv":
+        return _csv_text(
+            [
+                r
+                if r
+                else {
+                    "policy": pol.describe(),
+                    "cases": None,
+                    "k_min": None,
+                    "max_failures": None,
+                    "failing": None,
+                    "false_alarm": None,
+                    "detection": None,
+                    "judge_calls": None,
+                }
+                for r, pol in zip(rows, plans.policies, strict=True)
+            ]
+        )
+    if fmt not in ("table", "markdown"):
+        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+    checks = f"{_plural(plans.judge_checks, 'judge check')} and "
+    checks += _plural(plans.code_checks, "code check")
+    kind = "a code check" if plans.code_checks else "a judge check"
+    head = [
+        f"targets: false alarm <= {plans.false_alarm:g}, detection >= {plans.detection:g}",
+        f"judge: {_noise_words(plans.noise)}; each case: {checks}",
+        f"regression: {plans.regression.describe()} ({kind}; rounded half up to whole cases)",
+        "",
+    ]
+    header = ["policy", "cases", "gate", "false alarm", "detection", "judge calls per run"]
+    table = []
+    for plan, policy in zip(plans.plans, plans.policies, strict=True):
+        if plan is None:
+            table.append([policy.describe(), f"> {plans.max_cases}", "none meets both", "", "", ""])
+            continue
+        table.append(
+            [
+                plan.policy.describe(),
+                str(plan.cases),
+                f"at most {plan.max_failures} failing (k_min {plan.k_min})",
+                format_probability(plan.false_alarm),
+                format_probability(plan.detection),
+                f"{plan.judge_calls:.1f}",
+            ]
+        )
+    lines = head + _table_lines(header, table, fmt)
+    cheapest = plans.cheapest
+    if cheapest is not None:
+        lines += [
+            "",
+            f"cheapest in judge calls: {cheapest.policy.describe()}, "
+            f"{cheapest.cases} cases, about {cheapest.judge_calls:.0f} calls per CI run",
+        ]
+    else:
+        lines += ["", f"no policy meets both targets with up to {plans.max_cases} cases"]
+    lines.append("exact search over every suite size (not bisection: feasibility is not monotone)")
+    return "\n".join(lines) + "\n"
+
+
+def render_policies(report: PolicyReport, fmt: str = "table") -> str:
+    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    dicts = [dataclasses.asdict(r) for r in report.rows]
+    if fmt == "json":
+        data = {
+            "seed": report.seed,
+            "runs": report.n_runs,
+            "cases": report.suite.n_cases,
+            "flip": report.noise.fnr,
+            "fpr": report.noise.fpr,
+            "unparseable": report.noise.unparseable,
+            "icc": report.noise.icc,
+            "confidence_level": report.confidence_level,
+            "rows": dicts,
+        }
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "csv":
+        return _csv_text(dicts)
+    if fmt not in ("table", "markdown"):
+        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+    lines = [
+        f"judge: {_noise_words(report.noise)}; {_plural(report.suite.n_cases, 'case')}",
+        f"P exact; counts from {report.n_runs} CI runs simulated call by call (seed "
+        f"{report.seed}); judge calls are expected per CI run",
+        "",
+    ]
+    header = [
+        "policy",
+        "gate",
+        "false alarm (healthy fails)",
+        "detection (regressed fails)",
+        "judge calls (healthy)",
+    ]
+    table = []
+    by = {(r.policy, r.build, r.gate): r for r in report.rows}
+    seen: list[tuple[str, str]] = []
+    for r in report.rows:
+        if (r.policy, r.gate) not in seen:
+            seen.append((r.policy, r.gate))
+    for policy, gate in seen:
+        h, g = by[policy, "healthy", gate], by[policy, "regressed", gate]
+
+        def cell(row: PolicyComparisonRow) -> str:
+            mark = "" if row.consistent else " !"
+            return (
+                f"{format_probability(row.failure_probability)}"
+                f" ({row.simulated_failures}/{row.runs}){mark}"
+            )
+
+        table.append(
+            [
+                policy,
+                h.rule,
+                cell(h),
+                cell(g),
+                f"{h.judge_calls:.1f} ({h.simulated_judge_calls:.1f})",
+            ]
+        )
+    lines += _table_lines(header, table, fmt)
+    bad = [r for r in report.rows if not r.consistent]
+    level = f"{100 * report.confidence_level:g}%"
+    lines += [
+        "",
+        (
+            f"consistent: every simulated count lies inside the {level} binomial interval"
+            " of its exact probability"
+        )
+        if not bad
+        else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
+    ]
+    return "\n".join(lines) + "\n"

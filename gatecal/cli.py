@@ -39,6 +39,14 @@ _OPTION = {
     "n_runs": "--runs",
     "seed": "--seed",
     "workers": "--workers",
+    "icc": "--icc",
+    "fpr": "--fpr",
+    "fnr": "--flip",
+    "unparseable": "--unparseable",
+    "regression": "--regression",
+    "false_alarm": "--false-alarm",
+    "detection": "--detection",
+    "max_cases": "--max-cases",
 }
 
 
@@ -63,11 +71,65 @@ def _from_library(exc: ParameterError) -> CliError:
     return CliError(f"{option} {exc.rule} (got {exc.value!r})")
 
 
-def _load_suite(path: Path) -> gatecal.Suite:
+def _load_spec(path: Path) -> gatecal.SuiteSpec:
     try:
-        return gatecal.load_suite(path)
+        return gatecal.load_spec(path)
     except gatecal.SpecError as exc:
         raise CliError(f"--suite {exc}") from None
+
+
+def _probability(option: str, text: str | None, default: float = 0.0) -> float:
+    """Parse a probability option; None gives `default`."""
+    if text is None:
+        return default
+    try:
+        return gatecal._validate.check_probability(option, text.strip())
+    except ParameterError:
+        raise CliError(f"{option} must be a number in [0, 1] (got {text!r})") from None
+
+
+def _suite_and_rates(
+    suite_file: Path | None,
+    cases: str | None,
+    judge_checks: str | None,
+    code_checks: str | None,
+    failing: str | None,
+) -> tuple[gatecal.Suite, dict[str, tuple[float, float]], dict[str, tuple[float, float]]]:
+    """The suite from --suite, or from the shape options; with the spec's own rates."""
+    shape = {
+        "--cases": cases,
+        "--judge-checks": judge_checks,
+        "--code-checks": code_checks,
+        "--failing": failing,
+    }
+    if suite_file is not None:
+        given = next((opt for opt, value in shape.items() if value is not None), None)
+        if given:
+            raise CliError(f"{given} can't be combined with --suite (got {shape[given]!r})")
+        spec = _load_spec(suite_file)
+        return spec.suite, spec.per_check, spec.per_case
+    suite = gatecal.Suite.uniform(
+        cases=12 if cases is None else _whole("--cases", cases),
+        judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
+        code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
+        failing=None if failing is None else _whole("--failing", failing),
+    )
+    return suite, {}, {}
+
+
+def _noise(
+    fnr: float, fpr: str | None, unparseable: str | None, icc: str | None, rates: Any
+) -> gatecal.JudgeNoise:
+    """The noise template from the options (the flip rate is set per block)."""
+    per_check, per_case = rates
+    return gatecal.JudgeNoise(
+        fnr=fnr,
+        fpr=_probability("--fpr", fpr, fnr),
+        unparseable=_probability("--unparseable", unparseable),
+        icc=_probability("--icc", icc),
+        per_check=per_check,
+        per_case=per_case,
+    )
 
 
 def _whole(option: str, text: str) -> int:
@@ -207,6 +269,28 @@ def simulate(
             "--code-checks and --failing.",
         ),
     ] = None,
+    fpr: Annotated[
+        str | None,
+        typer.Option(
+            metavar="P",
+            help="Rate of false 'yes' on a truly failing check, if it differs from the "
+            "flip rate (then --flip is the rate of false 'no').",
+        ),
+    ] = None,
+    unparseable: Annotated[
+        str | None,
+        typer.Option(
+            metavar="U", help="Share of judge replies that are not a clean yes/no; they fail."
+        ),
+    ] = None,
+    icc: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RHO",
+            help="Run-level correlation: each CI run draws its flip rate from a Beta with "
+            "the flip rate as mean and this intra-run correlation.",
+        ),
+    ] = None,
     gates: Annotated[
         str,
         typer.Option(
@@ -243,31 +327,19 @@ def simulate(
     _check_out(out)
     flips = _parse_flips(flip)
     n_runs = _whole("--runs", runs)
-    shape = {
-        "--cases": cases,
-        "--judge-checks": judge_checks,
-        "--code-checks": code_checks,
-        "--failing": failing,
-    }
     try:
-        if suite_file is not None:
-            given = next((opt for opt, value in shape.items() if value is not None), None)
-            if given:
-                raise CliError(f"{given} can't be combined with --suite (got {shape[given]!r})")
-            suite = _load_suite(suite_file)
-        else:
-            suite = gatecal.Suite.uniform(
-                cases=12 if cases is None else _whole("--cases", cases),
-                judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
-                code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
-                failing=None if failing is None else _whole("--failing", failing),
-            )
+        suite, per_check, per_case = _suite_and_rates(
+            suite_file, cases, judge_checks, code_checks, failing
+        )
+        noise = _noise(flips[0], fpr, unparseable, icc, (per_check, per_case))
         rules = gatecal.parse_gates(gates)
         bar = _ProgressBar(total=2 * len(flips) * max(n_runs, 0))
         try:
             report = gatecal.simulate_gates(
                 suite,
                 flips=flips,
+                noise=noise,
+                fixed_fpr=fpr is not None,
                 gates=rules,
                 n_runs=n_runs,
                 seed=_whole("--seed", seed),
@@ -371,6 +443,184 @@ def golden(
         spec = ev.suite_spec(reports["healthy"], reports["regressed"])
         _write_atomically(export_suite, json.dumps(spec, indent=2) + "\n", "--export-suite")
     _emit(text, out)
+
+
+_REGRESSION_OPTION = typer.Option(
+    metavar="R",
+    help="The regression to catch: "
+    "a share of the cases written with a decimal point or a percent sign (0.10, 10%), "
+    "rounded half up to whole cases; or a whole number of cases (3). Ambiguous forms "
+    "such as 3.0 are refused.",
+)
+
+
+def _regression(text: str) -> gatecal.Regression:
+    try:
+        return gatecal.parse_regression(text)
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+
+
+def _policies(text: str, tie: str, call_icc: str | None) -> list[gatecal.Policy]:
+    if tie not in ("fail", "pass"):
+        raise CliError(f"--tie must be fail or pass (got {tie!r})")
+    level = _probability("--call-icc", call_icc)
+    out = []
+    for part in text.split(","):
+        try:
+            out.append(gatecal.parse_policy(part, tie=tie, call_icc=level))
+        except ParameterError as exc:
+            raise CliError(f"--policies {exc.rule} (got {part.strip()!r})") from None
+    return out
+
+
+_POLICIES_OPTION = typer.Option(
+    metavar="P[,P...]",
+    help="Policies: single, majority-M (M judge calls per check, majority wins), "
+    "repeat-K-of-N (each case passes K of N runs), rerun-failing-R, rerun-R (rerun the "
+    "suite while the gate fails), or several joined by '+'.",
+)
+
+
+@app.command()
+def plan(
+    flip: Annotated[
+        str, typer.Option(metavar="P", help="Judge flip rate (false 'no') in [0, 1].")
+    ] = "0.08",
+    regression: Annotated[str, _REGRESSION_OPTION] = "0.10",
+    false_alarm: Annotated[
+        str, typer.Option(metavar="A", help="Most false alarms you accept, e.g. 0.05.")
+    ] = "0.05",
+    detection: Annotated[
+        str, typer.Option(metavar="D", help="Least detection you need, e.g. 0.95.")
+    ] = "0.95",
+    judge_checks: Annotated[str, _int_option("LLM-judge checks per case.")] = "2",
+    code_checks: Annotated[str, _int_option("Plain-code checks per case.")] = "1",
+    fpr: Annotated[
+        str | None, typer.Option(metavar="P", help="False 'yes' rate, if not the flip rate.")
+    ] = None,
+    unparseable: Annotated[
+        str | None, typer.Option(metavar="U", help="Share of unparseable replies (they fail).")
+    ] = None,
+    icc: Annotated[
+        str | None, typer.Option(metavar="RHO", help="Run-level correlation of judge errors.")
+    ] = None,
+    policies: Annotated[str, _POLICIES_OPTION] = "single,majority-3,rerun-1",
+    tie: Annotated[str, typer.Option(help="Even majorities: a tie fails or passes.")] = "fail",
+    call_icc: Annotated[
+        str | None,
+        typer.Option(metavar="RHO", help="Correlation between repeated calls on one check."),
+    ] = None,
+    max_cases: Annotated[str, _int_option("Largest suite to try.")] = "5000",
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
+    ] = "table",
+    out: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
+    ] = None,
+) -> None:
+    """How many cases you need: the smallest suite and gate that meet both targets.
+
+    Cases have the article's shape (judge checks and code checks); the regression makes a
+    share or a number of cases fail a code check. Every suite size is tried in turn (exact
+    binomial maths, no simulation), for the plain policy and the alternatives, with their
+    expected judge calls per CI run, so you can trade a bigger suite against repeated calls.
+
+    Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
+    """
+    if fmt not in gatecal.FORMATS:
+        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_out(out)
+    p = _probability("--flip", flip)
+    reg = _regression(regression)
+    try:
+        noise = _noise(p, fpr, unparseable, icc, ({}, {}))
+        result = gatecal.plan_suite(
+            noise=noise,
+            regression=reg,
+            false_alarm=_probability("--false-alarm", false_alarm),
+            detection=_probability("--detection", detection),
+            judge_checks=_whole("--judge-checks", judge_checks),
+            code_checks=_whole("--code-checks", code_checks),
+            policies=_policies(policies, tie, call_icc),
+            max_cases=_whole("--max-cases", max_cases),
+        )
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+    _emit(gatecal.render_plans(result, fmt), out)
+
+
+@app.command()
+def policies(
+    flip: Annotated[
+        str, typer.Option(metavar="P", help="Judge flip rate (false 'no') in [0, 1].")
+    ] = "0.08",
+    cases: Annotated[str | None, _int_option("Cases.  [default: 12]")] = None,
+    judge_checks: Annotated[str | None, _int_option("Judge checks per case.  [default: 2]")] = None,
+    code_checks: Annotated[str | None, _int_option("Code checks per case.  [default: 1]")] = None,
+    failing: Annotated[
+        str | None, _int_option("Cases failing in the regressed build.  [default: n/4]")
+    ] = None,
+    suite_file: Annotated[
+        Path | None, typer.Option("--suite", metavar="FILE", help="A suite spec file.")
+    ] = None,
+    fpr: Annotated[
+        str | None, typer.Option(metavar="P", help="False 'yes' rate, if not the flip rate.")
+    ] = None,
+    unparseable: Annotated[
+        str | None, typer.Option(metavar="U", help="Share of unparseable replies (they fail).")
+    ] = None,
+    icc: Annotated[
+        str | None, typer.Option(metavar="RHO", help="Run-level correlation of judge errors.")
+    ] = None,
+    gates: Annotated[
+        str, typer.Option(metavar="RULE[,RULE...]", help="Gate rules, as for simulate.")
+    ] = "all,0.80",
+    policies: Annotated[str, _POLICIES_OPTION] = (
+        "single,majority-3,majority-5,rerun-failing-1,rerun-1"
+    ),
+    tie: Annotated[str, typer.Option(help="Even majorities: a tie fails or passes.")] = "fail",
+    call_icc: Annotated[
+        str | None,
+        typer.Option(metavar="RHO", help="Correlation between repeated calls on one check."),
+    ] = None,
+    runs: Annotated[str, _int_option("CI runs to simulate call by call, as a check.")] = "20000",
+    seed: Annotated[str, _int_option("Root seed.")] = str(gatecal.DEFAULT_SEED),
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
+    ] = "table",
+    out: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
+    ] = None,
+) -> None:
+    """What quieting the judge costs: false alarm, detection and judge calls per policy.
+
+    For each policy (majority votes, repeated cases, reruns of failing cases or of the
+    whole suite) and gate: the exact false-alarm and detection rates and the expected
+    judge calls per CI run, each beside a call-by-call simulation that checks it.
+
+    Example: gatecal policies --flip 0.08 --gates 0.80
+    """
+    if fmt not in gatecal.FORMATS:
+        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_out(out)
+    p = _probability("--flip", flip)
+    try:
+        suite, per_check, per_case = _suite_and_rates(
+            suite_file, cases, judge_checks, code_checks, failing
+        )
+        noise = _noise(p, fpr, unparseable, icc, (per_check, per_case))
+        report = gatecal.compare_policies(
+            suite,
+            noise,
+            gatecal.parse_gates(gates),
+            _policies(policies, tie, call_icc),
+            n_runs=_whole("--runs", runs),
+            seed=_whole("--seed", seed),
+        )
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+    _emit(gatecal.render_policies(report, fmt), out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
