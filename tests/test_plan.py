@@ -1,0 +1,204 @@
+"""Planning the suite size: exact search, references, and --regression's meaning."""
+
+import contextlib
+import io
+import json
+from fractions import Fraction
+from math import comb
+
+import pytest
+from scipy import stats
+
+from gatecal import JudgeNoise, ParameterError, Policy, parse_regression, plan_suite
+from gatecal.cli import main
+
+
+def _single(p, regression, **kwargs):
+    return plan_suite(
+        noise=JudgeNoise.flip(p), regression=regression, policies=[Policy()], **kwargs
+    ).plans[0]
+
+
+def test_issue_reference_189_cases_and_190_does_not_work():
+    plan = _single(0.08, "0.10")
+    assert (plan.cases, plan.max_failures, plan.failing) == (189, 37, 19)
+    assert plan.false_alarm <= 0.05 and plan.detection >= 0.95
+    # 190 cases (also 19 failing) has no admissible gate: a bisection would be misled
+    assert _single(0.08, "0.10", min_cases=190, max_cases=190) is None
+    assert _single(0.08, "0.10", min_cases=191, max_cases=400).cases > 190
+
+
+def test_the_plan_is_right_in_exact_rational_arithmetic():
+    # An independent check of 189 cases, k_min 152, 19 failing, q = (92/100)^2:
+    #   alpha = P(Bin(189, q) < 152), power = P(Bin(170, q) < 152), in Fractions.
+    q = Fraction(92, 100) ** 2
+    alpha = sum(comb(189, k) * q**k * (1 - q) ** (189 - k) for k in range(152))
+    power = sum(comb(170, k) * q**k * (1 - q) ** (170 - k) for k in range(152))
+    plan = _single(0.08, "0.10")
+    assert abs(plan.false_alarm - float(alpha)) < 1e-12
+    assert abs(plan.detection - float(power)) < 1e-12
+    # and the next stricter gate breaks the false-alarm budget
+    alpha_next = alpha + comb(189, 152) * q**152 * (1 - q) ** 37
+    assert float(alpha_next) > 0.05
+
+
+@pytest.mark.parametrize(
+    ("p", "share", "cases", "max_failures"),
+    [  # reference/statistics.md §2.9
+        (0.03, "0.25", 6, 1),
+        (0.03, "0.10", 56, 6),
+        (0.03, "0.05", 254, 21),
+        (0.08, "0.05", 771, 135),
+    ],
+)
+def test_sample_size_table(p, share, cases, max_failures):
+    plan = _single(p, share)
+    assert (plan.cases, plan.max_failures) == (cases, max_failures)
+
+
+def test_rounding_half_up_explains_the_one_table_difference():
+    # §2.9 gives 27 cases for p = 0.08, f = 0.25; gatecal says 26 because 0.25 * 26 = 6.5
+    # rounds half up to 7 failing cases. With 6 failing (round half to even), 26 fails.
+    assert _single(0.08, "0.25").cases == 26
+    assert _single(0.08, "7", min_cases=26, max_cases=26) is not None
+    assert _single(0.08, "6", min_cases=26, max_cases=26) is None
+    assert _single(0.08, "7", min_cases=27, max_cases=27) is not None
+
+
+def test_no_smaller_suite_works_by_brute_force():
+    p, alpha, power = 0.03, 0.05, 0.95
+    q = (1 - p) ** 2
+    for n in range(1, 56):
+        f = int(Fraction(1, 10) * n + Fraction(1, 2))
+        if f < 1:
+            continue
+        ok = any(
+            stats.binom.cdf(k - 1, n, q) <= alpha and stats.binom.cdf(k - 1, n - f, q) >= power
+            for k in range(n + 1)
+        )
+        assert not ok, n
+
+
+def test_alternatives_and_their_cost():
+    plans = plan_suite(noise=JudgeNoise.flip(0.08), regression="0.10")
+    single, majority, rerun = plans.plans
+    assert single.cases == 189 and single.judge_calls == 189 * 2
+    assert majority.policy == Policy(majority=3) and majority.cases < single.cases
+    assert majority.judge_calls == majority.cases * 2 * 3
+    assert rerun.policy == Policy(rerun=1)
+    assert plans.cheapest == min(plans.plans, key=lambda p: p.judge_calls)
+
+
+def test_correlated_runs_can_make_single_calls_infeasible():
+    plans = plan_suite(
+        noise=JudgeNoise(fnr=0.03, fpr=0.03, icc=0.1),
+        regression="0.25",
+        max_cases=200,
+        policies=[Policy(), Policy(majority=3)],
+    )
+    assert plans.plans[0] is None  # the false-alarm floor of a bad night stays above 5%
+    assert plans.plans[1] is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "share", "count"),
+    [
+        ("0.10", Fraction(1, 10), None),
+        ("10%", Fraction(1, 10), None),
+        (".5", Fraction(1, 2), None),
+        ("1.0", Fraction(1), None),
+        ("3", None, 3),
+        (" 12 ", None, 12),
+    ],
+)
+def test_parse_regression(text, share, count):
+    reg = parse_regression(text)
+    assert (reg.share, reg.count) == (share, count)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("3.0", "as a share must lie in (0, 1]; for a number of cases write a whole number"),
+        ("150%", "as a share must lie in (0, 1]"),
+        ("0", "must be at least 1 case"),
+        ("0.0", "as a share must lie in (0, 1]"),
+        ("-2", "must be a share of the cases"),
+        ("three", "must be a share of the cases"),
+    ],
+)
+def test_ambiguous_or_bad_regressions_are_refused(text, message):
+    with pytest.raises(ParameterError) as info:
+        parse_regression(text)
+    assert message in str(info.value)
+
+
+def test_failing_cases_round_half_up():
+    reg = parse_regression("0.25")
+    assert [reg.failing(n) for n in (1, 2, 3, 26, 27)] == [0, 1, 1, 7, 7]
+    assert parse_regression("3").failing(100) == 3
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_plan_command_json_contract():
+    code, out, err = _cli(
+        [
+            "plan",
+            "--flip",
+            "0.08",
+            "--regression",
+            "0.10",
+            "--false-alarm",
+            "0.05",
+            "--detection",
+            "0.95",
+            "--format",
+            "json",
+        ]
+    )
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert (data["cases"], data["k_min"], data["max_failures"]) == (189, 152, 37)
+    assert data["false_alarm"] <= 0.05 and data["detection"] >= 0.95
+    assert [a["policy"] for a in data["alternatives"]][1] == "majority of 3 judge calls per check"
+    code, out, _ = _cli(["plan"])
+    assert code == 0 and "189" in out and "cheapest in judge calls" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["plan", "--regression", "3.0"], "--regression as a share must lie in (0, 1]"),
+        (["plan", "--flip", "2"], "--flip must be a number in [0, 1] (got '2')"),
+        (["plan", "--detection", "x"], "--detection must be a number in [0, 1] (got 'x')"),
+        (["plan", "--policies", "vote-3"], "--policies must be single, majority-M"),
+        (["plan", "--max-cases", "0"], "--max-cases must be an integer >= 1 (got 0)"),
+        (["plan", "--tie", "maybe"], "--tie must be fail or pass (got 'maybe')"),
+        (["policies", "--icc", "0.1", "--fpr", "0.2"], "--icc needs one symmetric flip rate"),
+        (["policies", "--runs", "0"], "--runs must be an integer >= 1 (got 0)"),
+    ],
+)
+def test_plan_and_policies_errors(args, message):
+    code, out, err = _cli(args)
+    assert code == 2 and out == ""
+    assert err.startswith("gatecal: error: ") and err.count("\n") == 1
+    assert message in err
+
+
+def test_policies_command():
+    code, out, err = _cli(
+        ["policies", "--flip", "0.08", "--gates", "0.80", "--runs", "4000", "--format", "json"]
+    )
+    assert (code, err) == (0, "")
+    rows = json.loads(out)["rows"]
+    majority = next(
+        r for r in rows if r["policy"].startswith("majority of 3") and r["build"] == "healthy"
+    )
+    assert round(majority["failure_probability"], 3) == 0.008
+    assert majority["judge_calls"] == 72

@@ -1,0 +1,172 @@
+"""Gate policies: exact rates checked against closed forms and against call-by-call simulation."""
+
+import itertools
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
+
+from gatecal import (
+    JudgeNoise,
+    ParameterError,
+    Policy,
+    Suite,
+    majority_pass,
+    parse_policy,
+    policy_rates,
+    simulate_policy,
+)
+
+ARTICLE = Suite.uniform()
+
+
+def _closed_form(p, k_min, policy):
+    """Healthy false alarm of the article's suite under `policy`, from scipy's binomial."""
+    check = 1 - p
+    if policy.majority > 1:
+        check = stats.binom.sf(policy.majority // 2, policy.majority, 1 - p)
+    q = check**2
+    if policy.rerun_failing:
+        q = 1 - (1 - q) ** (policy.rerun_failing + 1)
+    single = stats.binom.cdf(k_min - 1, 12, q)
+    return single ** (policy.rerun + 1)
+
+
+# reference/statistics.md §2.7: article suite, healthy false alarm
+@pytest.mark.parametrize(
+    ("p", "policy", "all_pass", "rate_080"),
+    [
+        (0.03, Policy(), 0.519, 0.030),
+        (0.03, Policy(rerun=1), 0.269, 0.0009),
+        (0.03, Policy(rerun_failing=1), 0.041, None),
+        (0.03, Policy(majority=3), 0.062, None),
+        (0.08, Policy(), 0.865, 0.277),
+        (0.08, Policy(rerun=1), 0.748, 0.077),
+        (0.08, Policy(rerun_failing=1), 0.249, 0.0025),
+        (0.08, Policy(majority=3), 0.356, 0.008),
+        (0.08, Policy(majority=5), 0.103, 0.0002),
+    ],
+)
+def test_policy_false_alarms_match_references(p, policy, all_pass, rate_080):
+    rates = policy_rates(ARTICLE, JudgeNoise.flip(p), "all,0.80", policy)
+    got_all = rates.row("healthy", "all").failure_probability
+    got_080 = rates.row("healthy", "0.80").failure_probability
+    assert_allclose(got_all, _closed_form(p, 12, policy), rtol=1e-12)
+    assert_allclose(got_080, _closed_form(p, 10, policy), rtol=1e-10)
+    assert round(got_all, 3) == all_pass
+    if rate_080 is not None:
+        digits = len(str(rate_080).split(".")[1])
+        assert round(got_080, digits) == rate_080
+    else:
+        assert got_080 < 1e-4
+
+
+def test_issue_reference_single_run_and_majority_of_three():
+    single = policy_rates(ARTICLE, JudgeNoise.flip(0.08), "0.80").row("healthy", "0.80")
+    majority = policy_rates(ARTICLE, JudgeNoise.flip(0.08), "0.80", Policy(majority=3))
+    assert round(single.failure_probability, 3) == 0.277
+    assert round(majority.row("healthy", "0.80").failure_probability, 3) == 0.008
+    assert single.judge_calls == 24 and majority.row("healthy", "0.80").judge_calls == 72
+
+
+# reference/statistics.md §2.8: P(majority wrong), correlated calls
+@pytest.mark.parametrize(
+    ("p", "icc", "refs"),
+    [
+        (0.03, 0.1, {3: 0.0099, 5: 0.0051, 9: 0.0023}),
+        (0.03, 0.3, {3: 0.0197, 5: 0.0165, 9: 0.0141}),
+        (0.08, 0.1, {3: 0.0345, 5: 0.0205, 9: 0.0110}),
+        (0.08, 0.3, {3: 0.0567, 5: 0.0490, 9: 0.0429}),
+    ],
+)
+def test_majority_of_correlated_calls(p, icc, refs):
+    for m, ref in refs.items():
+        wrong = 1 - float(majority_pass(np.array(1 - p), m, icc=icc))
+        assert abs(wrong - ref) < 6e-5
+        assert_allclose(
+            wrong, stats.betabinom.sf(m // 2, m, p * (1 - icc) / icc, (1 - p) * (1 - icc) / icc)
+        )
+
+
+def test_correlated_majority_error_floors_above_zero():
+    p, icc = 0.08, 0.3
+    scale = (1 - icc) / icc
+    floor = stats.beta.sf(0.5, p * scale, (1 - p) * scale)  # P(latent error rate > 1/2)
+    errors = [1 - float(majority_pass(np.array(1 - p), m, icc=icc)) for m in (1, 3, 9, 51, 401)]
+    assert all(a > b for a, b in itertools.pairwise(errors))
+    assert errors[-1] > floor and errors[-1] - floor < 0.002
+    independent = 1 - float(majority_pass(np.array(1 - p), 401))
+    assert independent < 1e-100
+
+
+def test_even_majority_tie_rules():
+    s = np.array(0.9)
+    assert_allclose(majority_pass(s, 2, tie="fail"), 0.81)
+    assert_allclose(majority_pass(s, 2, tie="pass"), 1 - 0.01)
+    assert_allclose(majority_pass(s, 4, tie="fail"), stats.binom.sf(2, 4, 0.9))
+
+
+def test_repeat_k_of_n_and_judge_calls():
+    noise = JudgeNoise.flip(0.08)
+    q = 0.92**2
+    rates = policy_rates(ARTICLE, noise, "all", Policy(repeat=3, need=2))
+    q2 = stats.binom.sf(1, 3, q)
+    assert_allclose(rates.row("healthy", "all").failure_probability, 1 - q2**12, rtol=1e-12)
+    assert rates.row("healthy", "all").judge_calls == 72
+    rerun = policy_rates(ARTICLE, noise, "all", Policy(rerun=2)).row("healthy", "all")
+    alpha = 1 - q**12
+    assert_allclose(rerun.judge_calls, 24 * (1 + alpha + alpha**2))
+    failing = policy_rates(ARTICLE, noise, "all", Policy(rerun_failing=1)).row("healthy", "all")
+    assert_allclose(failing.judge_calls, 2 * 12 * (1 + (1 - q)))
+
+
+CONFIGS = [
+    (JudgeNoise.flip(0.08), Policy(majority=3)),
+    (JudgeNoise.flip(0.08), Policy(majority=4, tie="pass", call_icc=0.2)),
+    (JudgeNoise(fnr=0.05, fpr=0.3, unparseable=0.02), Policy(rerun_failing=2)),
+    (JudgeNoise.flip(0.1), Policy(rerun=2)),
+    (JudgeNoise(fnr=0.08, fpr=0.08, icc=0.2), Policy(majority=3, rerun=1)),
+    (JudgeNoise(fnr=0.05, fpr=0.05, icc=0.1), Policy(repeat=3, need=2, rerun_failing=1)),
+]
+
+
+@pytest.mark.parametrize(("noise", "policy"), CONFIGS)
+@pytest.mark.parametrize(
+    "suite",
+    [ARTICLE, Suite.uniform(cases=8, judge_checks=2, code_checks=0, failing=2)],
+    ids=["article", "judge-only"],
+)
+def test_policies_agree_with_call_by_call_simulation(noise, policy, suite):
+    n_runs = 20_000
+    gates = "all,0.80,fails<=3"
+    exact = policy_rates(suite, noise, gates, policy)
+    for build in ("healthy", "regressed"):
+        sample = simulate_policy(suite, build, noise, gates, policy, n_runs=n_runs, rng=29)
+        for row in (r for r in exact.rows if r.build == build):
+            p = row.failure_probability
+            got = sample.failures[row.gate] / n_runs
+            assert abs(got - p) < 5 * np.sqrt(p * (1 - p) / n_runs) + 1e-12, (build, row.gate)
+            calls = sample.judge_calls[row.gate] / n_runs
+            assert abs(calls - row.judge_calls) < 0.02 * row.judge_calls  # mean of many runs
+
+
+@pytest.mark.parametrize(
+    ("text", "policy"),
+    [
+        ("single", Policy()),
+        ("majority-3", Policy(majority=3)),
+        ("repeat-2-of-3", Policy(repeat=3, need=2)),
+        ("rerun-failing-1", Policy(rerun_failing=1)),
+        ("rerun-2", Policy(rerun=2)),
+        ("majority-3+rerun-1", Policy(majority=3, rerun=1)),
+    ],
+)
+def test_parse_policy(text, policy):
+    assert parse_policy(text) == policy
+
+
+@pytest.mark.parametrize("text", ["majority", "majority-x", "vote-3", "repeat-3-of-2", "rerun--1"])
+def test_bad_policies(text):
+    with pytest.raises(ParameterError, match="`policy`"):
+        parse_policy(text)
