@@ -1,4 +1,4 @@
-"""The seed article's noisy-judge experiment, by gatecal: default output and a long run.
+"""The CLI's reports on the seed article's setting: simulate, plan and policies.
 
 Writes, byte for byte reproducibly (fixed seeds):
 
@@ -6,6 +6,10 @@ Writes, byte for byte reproducibly (fixed seeds):
 * reports/simulate-article.json  - the same with ``--format json``
 * reports/simulate-article-100k.md - 100,000 runs per cell, where the simulated rates
   sit close to the exact ones (markdown)
+* reports/simulate-correlated.txt - the same suite when each run draws its flip rate
+  (run-level correlation, icc 0.1)
+* reports/plan-article.txt - ``gatecal plan`` for the issue's reference targets
+* reports/policies-article.txt - ``gatecal policies`` at 8% noise
 
 Usage: python experiments/simulate_article.py [--reports DIR]
 """
@@ -28,6 +32,14 @@ COMMANDS = {
         "simulate", "--cases", "12", "--flip", "0.03,0.08", "--runs", "100000",
         "--format", "markdown",
     ],
+    "simulate-correlated.txt": [
+        "simulate", "--cases", "12", "--flip", "0.03,0.08", "--icc", "0.1", "--runs", "20000",
+    ],
+    "plan-article.txt": [
+        "plan", "--flip", "0.08", "--regression", "0.10", "--false-alarm", "0.05",
+        "--detection", "0.95",
+    ],
+    "policies-article.txt": ["policies", "--flip", "0.08", "--gates", "all,0.80"],
 }  # fmt: skip
 
 

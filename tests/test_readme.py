@@ -57,3 +57,24 @@ def test_readme_python_example_runs():
     assert exact.failure_probability(10) == pytest.approx(0.030357832863056648, rel=1e-13)
     assert "# 0.030357832863056648" in code
     assert isinstance(namespace["report"], gatecal.SimulationReport)
+
+
+def test_readme_plan_example_is_the_real_output():
+    quoted = re.search(
+        r"<!-- plan-example:start -->\n```text\n(.*?)```\n<!-- plan-example:end -->", README, re.S
+    )
+    assert quoted, "README lost its plan example"
+    actual = _cli(
+        [
+            "plan",
+            "--flip",
+            "0.08",
+            "--regression",
+            "0.10",
+            "--false-alarm",
+            "0.05",
+            "--detection",
+            "0.95",
+        ]
+    )
+    assert quoted.group(1) == actual
