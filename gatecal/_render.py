@@ -12,10 +12,18 @@ from typing import Any
 
 from gatecal._plan import SuitePlans
 from gatecal._policies import PolicyComparisonRow, PolicyReport
+from gatecal._recommend import RateEstimate, Recommendation
 from gatecal._simulate import GateRow, SimulationReport
 from gatecal._suite import BUILDS, JudgeNoise
 
-__all__ = ["FORMATS", "format_probability", "render", "render_plans", "render_policies"]
+__all__ = [
+    "FORMATS",
+    "format_probability",
+    "render",
+    "render_plans",
+    "render_policies",
+    "render_recommendation",
+]
 
 FORMATS = ("table", "markdown", "csv", "json")
 _HEADERS = {"healthy": "healthy build fails it", "regressed": "regressed build fails it"}
@@ -396,4 +404,86 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         if not bad
         else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def _rate(e: RateEstimate) -> str:
+    return f"{e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}]"
+
+
+def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
+    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(rec.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        return _csv_text([{"k_min": k, "false_alarm": fa, "detection": det}
+                          for k, (fa, det) in enumerate(rec.table)])  # fmt: skip
+    if fmt not in ("table", "markdown"):
+        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+    level = f"{100 * rec.confidence_level:g}%"
+    builds = f"{rec.runs} known-good runs"
+    if rec.regressed_runs:
+        builds += f" and {rec.regressed_runs} regressed runs"
+    lines = [
+        f"read: {builds} of {_plural(rec.cases, 'case')} from {_plural(len(rec.sources), 'file')}"
+        + (f"; {rec.skipped} skipped testcases excluded" if rec.skipped else ""),
+        "",
+        f"noise ({level} {rec.method} intervals)",
+        f"  case failure rate, pooled: {_rate(rec.noise)}"
+        f"  ({rec.noise.failures:g} of {rec.noise.trials:g} case runs)",
+    ]
+    if rec.judge_noise is not None:
+        lines.append(f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
+                     f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})")  # fmt: skip
+    od = rec.overdispersion
+    verdict = ("correlated: runs vary more than independent verdicts allow"
+               if rec.correlated else "no evidence of run-to-run correlation")  # fmt: skip
+    lines += [
+        f"  run-to-run correlation: icc {od.icc:.3f} (moments {od.moment_icc:.3f}), "
+        f"design effect {od.design_effect:.2f}, LR test p = {format_probability(od.p_value)}: "
+        f"{verdict}",
+    ]
+    if rec.correlated:
+        lines.append(f"  rate for the gate, widened for correlation: {_rate(rec.noise_for_gate)}")
+    lines += ["", f"flakiest cases (failures in {rec.runs} known-good runs):"]
+    for c in rec.per_case[:top]:
+        lines.append(f"  {c.case:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
+    if len(rec.per_case) > top:
+        lines.append(f"  ... {len(rec.per_case) - top} more")
+    lines += [
+        "",
+        f"regression to catch: {rec.regression}",
+        f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
+        f"{rec.detection_target:g}; false alarm at the upper noise bound, detection at the lower",
+        "",
+    ]
+    if rec.recommended is not None:
+        k = rec.recommended
+        low, high = rec.threshold_range(k)
+        fa, det = rec.table[k]
+        lines.append(
+            f"recommended gate: at least {k} of {rec.cases} cases pass (at most {rec.cases - k} "
+            f"failing): any pass-rate threshold in ({float(low):.4g}, {float(high):.4g}]"
+        )
+        lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
+    else:
+        lines.append("no gate meets both targets with this suite.")
+        if rec.plans is not None:
+            for plan, policy in zip(rec.plans.plans, rec.plans.policies, strict=True):
+                if plan is None:
+                    lines.append(
+                        f"  {policy.describe()}: no suite up to {rec.plans.max_cases} cases"
+                    )
+                else:
+                    lines.append(
+                        f"  {policy.describe()}: {plan.cases} cases with at most "
+                        f"{plan.max_failures} failing (false alarm "
+                        f"{format_probability(plan.false_alarm)}, detection "
+                        f"{format_probability(plan.detection)})"
+                    )
+            lines.append("  (each case treated as one judge verdict at the measured rate)")
+    lines += ["", "operating table:"]
+    rows = [[str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
+            for k, (fa, det) in enumerate(rec.table)]  # fmt: skip
+    lines += _table_lines(["k_min", "rate", "false alarm", "detection"], rows, fmt)
     return "\n".join(lines) + "\n"

@@ -623,6 +623,78 @@ def policies(
     _emit(gatecal.render_policies(report, fmt), out)
 
 
+@app.command()
+def recommend(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUNS...",
+            help="Known-good runs: a long CSV/JSONL table, JUnit XML files (one per run), "
+            "directories of them, or glob patterns.",
+            show_default=False,
+        ),
+    ],
+    regressed: Annotated[
+        list[str] | None,
+        typer.Option(metavar="RUNS", help="Runs of a known-bad build (repeatable)."),
+    ] = None,
+    regression: Annotated[str | None, _REGRESSION_OPTION] = None,
+    false_alarm: Annotated[
+        str, typer.Option(metavar="A", help="Most false alarms you accept.")
+    ] = "0.05",
+    detection: Annotated[str, typer.Option(metavar="D", help="Least detection you need.")] = "0.95",
+    confidence: Annotated[
+        str, typer.Option(metavar="LEVEL", help="Confidence level of the intervals.")
+    ] = "0.95",
+    interval: Annotated[
+        str, typer.Option(metavar="METHOD", help="wilson, clopper-pearson or jeffreys.")
+    ] = "wilson",
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
+    ] = "table",
+    out: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
+    ] = None,
+) -> None:
+    """Measure the judge's noise from repeated runs and recommend the gate.
+
+    Run your suite repeatedly against a known-good build; gatecal estimates how often
+    each case fails with confidence intervals, tests whether whole runs vary together,
+    and picks the strictest gate whose false-alarm rate stays within budget while it
+    still catches the target regression: measured known-bad runs (--regressed), or
+    --regression cases failing (default: a quarter of the cases).
+
+    Example: gatecal recommend nightly/*.xml --false-alarm 0.05 --detection 0.95
+    """
+    if fmt not in gatecal.FORMATS:
+        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    if interval not in gatecal.CI_METHODS:
+        methods = ", ".join(gatecal.CI_METHODS)
+        raise CliError(f"--interval must be one of {methods} (got {interval!r})")
+    _check_out(out)
+    if regressed and regression is not None:
+        raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
+    reg = None if regression is None else _regression(regression)
+    try:
+        data = gatecal.read_runs(paths, regressed or ())
+    except gatecal.RunsError as exc:
+        raise CliError(f"RUNS {' '.join(str(exc).split())}") from None
+    except OSError as exc:
+        raise CliError(f"RUNS could not be read ({exc.strerror}: {exc.filename})") from None
+    try:
+        rec = gatecal.recommend_gate(
+            data,
+            false_alarm=_probability("--false-alarm", false_alarm),
+            detection=_probability("--detection", detection),
+            regression=reg,
+            confidence_level=_probability("--confidence", confidence),
+            method=interval,
+        )
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+    _emit(gatecal.render_recommendation(rec, fmt), out)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
     command = typer.main.get_command(app)

@@ -1,0 +1,364 @@
+"""Recommend a gate from measured repeated runs: the noise, its spread, and the threshold."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._plan import Regression, SuitePlans, parse_regression, plan_suite
+from gatecal._policies import Policy
+from gatecal._runs import RunsData
+from gatecal._suite import JudgeNoise
+from gatecal._validate import ParameterError, check_probability
+
+__all__ = [
+    "CI_METHODS",
+    "CaseNoise",
+    "Overdispersion",
+    "RateEstimate",
+    "Recommendation",
+    "fit_overdispersion",
+    "proportion_interval",
+    "recommend_gate",
+]
+
+CI_METHODS = ("wilson", "clopper-pearson", "jeffreys")
+CiMethod = Literal["wilson", "clopper-pearson", "jeffreys"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateEstimate:
+    """A failure rate with its confidence interval.
+
+    Attributes
+    ----------
+    failures, trials : float
+        The counts (trials may be an effective, design-effect-adjusted count).
+    estimate, low, high : float
+    method : str
+        ``wilson``, ``clopper-pearson`` or ``jeffreys``; ``+deff`` when widened for
+        run-to-run correlation.
+    confidence_level : float
+    """
+
+    failures: float
+    trials: float
+    estimate: float
+    low: float
+    high: float
+    method: str
+    confidence_level: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"estimate": self.estimate, "low": self.low, "high": self.high,
+                "method": self.method, "confidence_level": self.confidence_level,
+                "failures": self.failures, "trials": self.trials}  # fmt: skip
+
+
+def proportion_interval(
+    failures: float, trials: float, confidence_level: float = 0.95, method: str = "wilson"
+) -> RateEstimate:
+    """Confidence interval of a proportion: Wilson (default), Clopper-Pearson or Jeffreys.
+
+    References: Brown, Cai & DasGupta (2001), Statistical Science 16(2):101-133.
+    Fractional counts are allowed (an effective sample size).
+    """
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    if method not in CI_METHODS:
+        raise ParameterError("method", f"must be one of {', '.join(CI_METHODS)}", method)
+    level = check_probability("confidence_level", confidence_level)
+    if not trials > 0 or not 0 <= failures <= trials:
+        raise ParameterError("failures", f"must lie in [0, trials = {trials}]", failures)
+    k, n = float(failures), float(trials)
+    p = k / n
+    alpha = 1.0 - level
+    if method == "wilson":
+        z = float(stats.norm.isf(alpha / 2))
+        center = (k + z * z / 2) / (n + z * z)
+        half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
+        low, high = max(0.0, center - half), min(1.0, center + half)
+    elif method == "clopper-pearson":
+        low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
+        high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    else:
+        low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k + 0.5, n - k + 0.5))
+        high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 0.5, n - k + 0.5))
+    return RateEstimate(failures=k, trials=n, estimate=p, low=low, high=high,
+                        method=method, confidence_level=level)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overdispersion:
+    """Run-to-run correlation of failures: a beta-binomial fit against the binomial.
+
+    Attributes
+    ----------
+    icc : float
+        Maximum-likelihood intra-run correlation rho (0 = independent runs).
+    mean : float
+        Maximum-likelihood mean failure rate per case.
+    moment_icc : float
+        Method-of-moments estimate, for comparison.
+    statistic, p_value : float
+        Likelihood-ratio test of rho = 0; the null sits on the boundary, so the
+        p-value uses the 1/2 chi2(0) + 1/2 chi2(1) mixture.
+    design_effect : float
+        ``1 + (m - 1) icc`` (Kish), m cases per run.
+    """
+
+    icc: float
+    mean: float
+    moment_icc: float
+    statistic: float
+    p_value: float
+    design_effect: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"icc": self.icc, "p_value": self.p_value, "mean": self.mean,
+                "moment_icc": self.moment_icc, "statistic": self.statistic,
+                "design_effect": self.design_effect}  # fmt: skip
+
+
+def fit_overdispersion(failures: npt.ArrayLike, cases: int) -> Overdispersion:
+    """Fit failures per run (out of `cases`) by beta-binomial maximum likelihood.
+
+    Parametrised by mean mu and icc rho = 1 / (a + b + 1); tested against rho = 0
+    by a likelihood ratio with the boundary-corrected p-value (Self & Liang 1987).
+    """
+    from scipy import optimize, stats  # deferred: `import gatecal` stays light
+
+    x = np.asarray(failures, dtype=np.float64)
+    m = int(cases)
+    p = float(x.sum() / (x.size * m))
+    var = float(x.var(ddof=1)) if x.size > 1 else 0.0
+    moment = 0.0
+    if 0 < p < 1 and m > 1:
+        moment = min(max((var / (m * p * (1 - p)) - 1) / (m - 1), 0.0), 0.999)
+    if p in (0.0, 1.0) or x.size < 2:
+        return Overdispersion(icc=0.0, mean=p, moment_icc=0.0, statistic=0.0, p_value=1.0,
+                              design_effect=1.0)  # fmt: skip
+    ll_binomial = float(stats.binom.logpmf(x, m, p).sum())
+
+    def negative_ll(theta: npt.NDArray[np.float64]) -> float:
+        mu = 1 / (1 + math.exp(-theta[0]))
+        rho = 1 / (1 + math.exp(-theta[1]))
+        scale = (1 - rho) / rho
+        return -float(stats.betabinom.logpmf(x, m, mu * scale, (1 - mu) * scale).sum())
+
+    start = np.array([math.log(p / (1 - p)), math.log(max(moment, 1e-3) / (1 - max(moment, 1e-3)))])
+    best = optimize.minimize(negative_ll, start, method="Nelder-Mead",
+                             options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000})  # fmt: skip
+    mu = 1 / (1 + math.exp(-best.x[0]))
+    rho = 1 / (1 + math.exp(-best.x[1]))
+    statistic = max(0.0, 2 * (-best.fun - ll_binomial))
+    if statistic < 1e-9:  # the binomial is the best fit: rho at its boundary
+        mu, rho, statistic = p, 0.0, 0.0
+    p_value = 1.0 if statistic == 0 else 0.5 * float(stats.chi2.sf(statistic, 1))
+    return Overdispersion(icc=rho, mean=mu, moment_icc=moment, statistic=statistic,
+                          p_value=p_value, design_effect=1 + (m - 1) * rho)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseNoise:
+    """One case's failures across the known-good runs."""
+
+    case: str
+    rate: RateEstimate
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation:
+    """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
+
+    ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
+    pass" under the conservative models; `recommended` is the chosen k_min or None.
+    """
+
+    runs: int
+    regressed_runs: int
+    cases: int
+    skipped: int
+    sources: tuple[str, ...]
+    confidence_level: float
+    method: str
+    noise: RateEstimate
+    noise_for_gate: RateEstimate
+    judge_noise: RateEstimate | None
+    per_case: tuple[CaseNoise, ...]
+    overdispersion: Overdispersion
+    correlated: bool
+    regression: str
+    regression_failing: float
+    false_alarm_target: float
+    detection_target: float
+    table: tuple[tuple[float, float], ...]
+    recommended: int | None
+    plans: SuitePlans | None
+
+    def threshold_range(self, k_min: int) -> tuple[Fraction, Fraction]:
+        """Pass-rate thresholds t that mean this k_min: ``(k-1)/n < t <= k/n``."""
+        n = self.cases
+        return Fraction(max(k_min - 1, 0), n), Fraction(k_min, n)
+
+    def to_dict(self) -> dict[str, Any]:
+        rec = None
+        if self.recommended is not None:
+            k = self.recommended
+            low, high = self.threshold_range(k)
+            rec = {"k_min": k, "max_failures": self.cases - k,
+                   "false_alarm": self.table[k][0], "detection": self.table[k][1],
+                   "threshold_above": float(low), "threshold_at_most": float(high)}  # fmt: skip
+        return {
+            "runs": self.runs,
+            "regressed_runs": self.regressed_runs,
+            "cases": self.cases,
+            "skipped": self.skipped,
+            "sources": list(self.sources),
+            "noise": self.noise.to_dict(),
+            "noise_for_gate": self.noise_for_gate.to_dict(),
+            "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
+            "overdispersion": self.overdispersion.to_dict(),
+            "correlated": self.correlated,
+            "per_case": [{"case": c.case, **c.rate.to_dict()} for c in self.per_case],
+            "regression": self.regression,
+            "regression_failing": self.regression_failing,
+            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            "recommended": rec,
+            "table": [
+                {"k_min": k, "false_alarm": fa, "detection": det}
+                for k, (fa, det) in enumerate(self.table)
+            ],
+            "would_work": [p.to_dict() if p else None for p in self.plans.plans]
+            if self.plans
+            else None,
+        }
+
+
+def _failure_pmf(n: int, mean: float, icc: float) -> npt.NDArray[np.float64]:
+    """PMF of failing cases out of n: binomial, or beta-binomial with correlation."""
+    from scipy import stats
+
+    f = np.arange(n + 1)
+    if icc <= 0 or mean in (0.0, 1.0):
+        return np.asarray(stats.binom.pmf(f, n, mean))
+    scale = (1 - icc) / icc
+    return np.asarray(stats.betabinom.pmf(f, n, mean * scale, (1 - mean) * scale))
+
+
+def recommend_gate(
+    data: RunsData,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.95,
+    regression: Regression | str | None = None,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+    significance: float = 0.05,
+) -> Recommendation:
+    """Measure the judge's noise from known-good runs and recommend the gate.
+
+    The healthy build's failing-case count is modelled as binomial with the *upper*
+    confidence bound of the pooled case failure rate, or, when the runs are
+    overdispersed (likelihood-ratio p-value below `significance`), as beta-binomial
+    with the fitted icc and the upper bound of a design-effect-widened interval: a
+    conservative false alarm. The regressed build is either the measured regressed
+    runs (each case failing at the *lower* bound of its rate) or `regression` cases
+    failing a code check with the rest at the lower noise bound: a conservative
+    detection. The recommended gate is the largest k_min whose false alarm is at most
+    `false_alarm`, provided its detection is at least `detection`.
+    """
+    from gatecal._exact import pass_count_pmf
+
+    alpha = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    level = check_probability("confidence_level", confidence_level)
+    if "healthy" not in data.builds():
+        raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
+    runs, cases, matrix = data.case_matrix("healthy")
+    n, r = len(cases), len(runs)
+    passed = np.array(matrix, dtype=bool)
+    failures_per_run = (~passed).sum(axis=1)
+    failures_per_case = (~passed).sum(axis=0)
+    total = float(failures_per_run.sum())
+    noise = proportion_interval(total, r * n, level, method)
+    over = fit_overdispersion(failures_per_run, n)
+    correlated = over.p_value < significance
+    icc = over.icc if correlated else 0.0
+    gate_noise = noise
+    if correlated:
+        trials = r * n / over.design_effect
+        widened = proportion_interval(total / (r * n) * trials, trials, level, method)
+        gate_noise = RateEstimate(failures=widened.failures, trials=trials,
+                                  estimate=noise.estimate, low=widened.low, high=widened.high,
+                                  method=f"{method}+deff", confidence_level=level)  # fmt: skip
+    per_case = sorted(
+        (CaseNoise(case=c, rate=proportion_interval(float(f), r, level, method))
+         for c, f in zip(cases, failures_per_case, strict=True)),
+        key=lambda c: (-c.rate.estimate, c.case),
+    )  # fmt: skip
+    judge_failed, judge_total = data.judge_verdicts("healthy")
+    judge_noise = (proportion_interval(judge_failed, judge_total, level, method)
+                   if judge_total else None)  # fmt: skip
+
+    # false alarm: failing cases ~ Bin / BetaBin(n, upper bound)
+    fail_pmf_h = _failure_pmf(n, gate_noise.high, icc)
+    pass_pmf_h = fail_pmf_h[::-1]  # K = n - F
+    regressed_runs = len(data.runs("regressed")) if "regressed" in data.builds() else 0
+    if regressed_runs:
+        _, _, reg_matrix = data.case_matrix("regressed")
+        reg_fail = (~np.array(reg_matrix, dtype=bool)).sum(axis=0)
+        lows = [proportion_interval(float(f), regressed_runs, level, method).low for f in reg_fail]
+        pass_pmf_r = pass_count_pmf(1.0 - np.array(lows))
+        regression_text = f"measured: {regressed_runs} regressed runs"
+        failing_cases = float(np.sum(reg_fail > regressed_runs / 2))
+        majority_failing = max(1, int(failing_cases))
+        plan_regression = Regression(text=str(majority_failing), count=majority_failing)
+    else:
+        reg = (
+            parse_regression("0.25")
+            if regression is None
+            else (parse_regression(regression) if isinstance(regression, str) else regression)
+        )
+        f = reg.failing(n)
+        if f < 1 or f > n:
+            raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
+        rest = _failure_pmf(n - f, gate_noise.low, icc)[::-1]  # passes among the others
+        pass_pmf_r = np.concatenate((rest, np.zeros(f)))  # the f failing cases never pass
+        regression_text = f"{reg.describe()} ({f} of {n}, a code check)"
+        failing_cases = float(f)
+        plan_regression = reg
+    table = []
+    for k in range(n + 1):
+        lo_h, hi_h = math.fsum(pass_pmf_h[:k]), math.fsum(pass_pmf_h[k:])
+        lo_r, hi_r = math.fsum(pass_pmf_r[:k]), math.fsum(pass_pmf_r[k:])
+        table.append((lo_h / (lo_h + hi_h), lo_r / (lo_r + hi_r)))
+    admissible = [k for k, (fa, _) in enumerate(table) if fa <= alpha]
+    best = max(admissible)  # k = 0 never fails, so there is always one
+    recommended = best if table[best][1] >= power else None
+    plans = None
+    if recommended is None:
+        p_case = gate_noise.high
+        plans = plan_suite(
+            noise=JudgeNoise(fnr=p_case, fpr=p_case, icc=min(icc, 0.999)),
+            regression=plan_regression,
+            false_alarm=alpha,
+            detection=power,
+            judge_checks=1,
+            code_checks=1,
+            policies=[Policy(), Policy(majority=3)],
+            max_cases=2000,
+        )
+    return Recommendation(
+        runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
+        sources=data.sources, confidence_level=level, method=method, noise=noise,
+        noise_for_gate=gate_noise, judge_noise=judge_noise, per_case=tuple(per_case),
+        overdispersion=over, correlated=correlated, regression=regression_text,
+        regression_failing=failing_cases, false_alarm_target=alpha, detection_target=power,
+        table=tuple(table), recommended=recommended, plans=plans,
+    )  # fmt: skip
