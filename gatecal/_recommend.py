@@ -132,6 +132,7 @@ def fit_overdispersion(failures: npt.ArrayLike, cases: int) -> Overdispersion:
     by a likelihood ratio with the boundary-corrected p-value (Self & Liang 1987).
     """
     from scipy import optimize, stats  # deferred: `import gatecal` stays light
+    from scipy.special import betaln, gammaln
 
     x = np.asarray(failures, dtype=np.float64)
     m = int(cases)
@@ -144,16 +145,20 @@ def fit_overdispersion(failures: npt.ArrayLike, cases: int) -> Overdispersion:
         return Overdispersion(icc=0.0, mean=p, moment_icc=0.0, statistic=0.0, p_value=1.0,
                               design_effect=1.0)  # fmt: skip
     ll_binomial = float(stats.binom.logpmf(x, m, p).sum())
+    values, counts = np.unique(x, return_counts=True)  # the likelihood only needs a histogram
+    log_choose = gammaln(m + 1) - gammaln(values + 1) - gammaln(m - values + 1)
 
     def negative_ll(theta: npt.NDArray[np.float64]) -> float:
         mu = 1 / (1 + math.exp(-theta[0]))
         rho = 1 / (1 + math.exp(-theta[1]))
         scale = (1 - rho) / rho
-        return -float(stats.betabinom.logpmf(x, m, mu * scale, (1 - mu) * scale).sum())
+        a, b = mu * scale, (1 - mu) * scale
+        terms = log_choose + betaln(values + a, m - values + b) - betaln(a, b)
+        return -float(counts @ terms)
 
     start = np.array([math.log(p / (1 - p)), math.log(max(moment, 1e-3) / (1 - max(moment, 1e-3)))])
     best = optimize.minimize(negative_ll, start, method="Nelder-Mead",
-                             options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000})  # fmt: skip
+                             options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 2000})  # fmt: skip
     mu = 1 / (1 + math.exp(-best.x[0]))
     rho = 1 / (1 + math.exp(-best.x[1]))
     statistic = max(0.0, 2 * (-best.fun - ll_binomial))
@@ -268,7 +273,7 @@ def recommend_gate(
     overdispersed (likelihood-ratio p-value below `significance`), as beta-binomial
     with the fitted icc and the upper bound of a design-effect-widened interval: a
     conservative false alarm. The regressed build is either the measured regressed
-    runs (each case failing at the *lower* bound of its rate) or `regression` cases
+    runs (each case failing at its observed rate in them) or `regression` cases
     failing a code check with the rest at the lower noise bound: a conservative
     detection. The recommended gate is the largest k_min whose false alarm is at most
     `false_alarm`, provided its detection is at least `detection`.
@@ -313,8 +318,9 @@ def recommend_gate(
     if regressed_runs:
         _, _, reg_matrix = data.case_matrix("regressed")
         reg_fail = (~np.array(reg_matrix, dtype=bool)).sum(axis=0)
-        lows = [proportion_interval(float(f), regressed_runs, level, method).low for f in reg_fail]
-        pass_pmf_r = pass_count_pmf(1.0 - np.array(lows))
+        # each case at its observed failure rate in the regressed runs (cases that always
+        # failed never pass); the noise of the rest is what those runs showed
+        pass_pmf_r = pass_count_pmf(1.0 - reg_fail / regressed_runs)
         regression_text = f"measured: {regressed_runs} regressed runs"
         failing_cases = float(np.sum(reg_fail > regressed_runs / 2))
         majority_failing = max(1, int(failing_cases))

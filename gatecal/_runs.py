@@ -161,9 +161,8 @@ def _read_table(path: Path, build: str | None) -> Iterable[Verdict]:
 
 def _case_id(name: str, classname: str) -> str:
     match = _PARAM.search(name)
-    if match:  # pytest's parametrised id: test_golden[refund-annual] -> refund-annual
-        return match.group(1)
-    return f"{classname}.{name}" if classname else name
+    base = match.group(1) if match else name  # test_golden[refund-annual] -> refund-annual
+    return f"{classname}.{base}" if classname else base
 
 
 def _read_junit(path: Path, build: str) -> tuple[list[Verdict], int]:
@@ -179,17 +178,20 @@ def _read_junit(path: Path, build: str) -> tuple[list[Verdict], int]:
         tag = "none" if root is None else root.tag
         raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
     run = path.stem.removeprefix("TEST-") if path.name.startswith("TEST-") else path.stem
+    elements = list(root.iter("testcase"))
+    for element in elements:
+        if not element.get("name"):
+            raise RunsError(f"{path}: a <testcase> has no name attribute")
+    short = [_case_id(e.get("name", ""), "") for e in elements]
     verdicts: list[Verdict] = []
     skipped = 0
-    for element in root.iter("testcase"):
-        name = element.get("name")
-        if not name:
-            raise RunsError(f"{path}: a <testcase> has no name attribute")
+    for element, case in zip(elements, short, strict=True):
         if element.find("skipped") is not None:
             skipped += 1
             continue
+        if short.count(case) > 1:  # the same test name in two classes: qualify it
+            case = _case_id(element.get("name", ""), element.get("classname", ""))
         failed = element.find("failure") is not None or element.find("error") is not None
-        case = _case_id(name, element.get("classname", ""))
         verdicts.append(Verdict(build, run, case, "", "", not failed))
     if not verdicts and not skipped:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")

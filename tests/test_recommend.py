@@ -1,0 +1,347 @@
+"""gatecal recommend: reading runs in every format, noise intervals, overdispersion, the gate."""
+
+import contextlib
+import csv
+import io
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
+
+import gatecal
+from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
+from gatecal.cli import main
+
+CASES = [f"case-{i:02d}" for i in range(16)]
+
+
+def _runs(seed, n_runs=30, p=0.05, icc=0.0, cases=CASES):
+    """passed[run][case] for runs whose case failures have rate p (Beta rate per run if icc)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n_runs):
+        rate = p if icc == 0 else rng.beta(p * (1 - icc) / icc, (1 - p) * (1 - icc) / icc)
+        out.append([bool(rng.random() >= rate) for _ in cases])
+    return out
+
+
+def _write_csv(path, matrix, build="healthy", cases=CASES):
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "case", "passed", "build"])
+        for r, row in enumerate(matrix):
+            for case, ok in zip(cases, row, strict=True):
+                writer.writerow([f"r{r}", case, "pass" if ok else "fail", build])
+
+
+def _write_junit(folder, matrix, style="pytest", cases=CASES, skipped=()):
+    folder.mkdir(parents=True, exist_ok=True)
+    for r, row in enumerate(matrix):
+        cells = []
+        for case, ok in zip(cases, row, strict=True):
+            name = f"test_golden[{case}]" if style == "pytest" else case
+            inner = "" if ok else '<failure message="judge said no">assert False</failure>'
+            cells.append(
+                f'<testcase classname="tests.test_golden" name="{name}" time="0.01">{inner}</testcase>'
+            )
+        for name in skipped:
+            cells.append(
+                f'<testcase classname="t" name="{name}"><skipped message="no key"/></testcase>'
+            )
+        suite = f'<testsuite name="golden" tests="{len(cells)}">{"".join(cells)}</testsuite>'
+        body = f"<testsuites>{suite}</testsuites>" if style == "pytest" else suite
+        name = f"run-{r:02d}.xml" if style == "pytest" else f"TEST-night{r:02d}.xml"
+        (folder / name).write_text(f'<?xml version="1.0" encoding="utf-8"?>{body}')
+
+
+# reference/statistics.md §2.3: 11 of 12 at 95%
+@pytest.mark.parametrize(
+    ("method", "low", "high"),
+    [("clopper-pearson", 0.615, 0.998), ("wilson", 0.646, 0.985), ("jeffreys", 0.672, 0.991)],
+)
+def test_interval_references(method, low, high):
+    ci = proportion_interval(11, 12, 0.95, method)
+    assert (round(ci.low, 3), round(ci.high, 3)) == (low, high)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 10), (3, 40), (47, 600), (12, 12)])
+def test_intervals_match_scipy(k, n):
+    for method, scipy_name in (("wilson", "wilson"), ("clopper-pearson", "exact")):
+        ours = proportion_interval(k, n, 0.95, method)
+        ref = stats.binomtest(k, n).proportion_ci(0.95, method=scipy_name)
+        assert_allclose((ours.low, ours.high), (ref.low, ref.high), rtol=1e-9, atol=1e-12)
+
+
+def test_rule_of_three_for_zero_failures():
+    ci = proportion_interval(0, 720, 0.95, "clopper-pearson")
+    assert ci.low == 0 and abs(ci.high - (1 - 0.025 ** (1 / 720))) < 1e-12
+
+
+@pytest.mark.parametrize("method", ["wilson", "jeffreys", "clopper-pearson"])
+def test_pooled_interval_covers_the_truth_at_its_level(method):
+    hits = 0
+    reps = 600
+    rng = np.random.default_rng(99)
+    for _ in range(reps):
+        failures = rng.binomial(30 * 16, 0.05)
+        ci = proportion_interval(failures, 30 * 16, 0.95, method)
+        hits += ci.low <= 0.05 <= ci.high
+    assert 0.92 <= hits / reps <= 0.99  # ~5 SE around 0.95 (Clopper-Pearson is conservative)
+
+
+def test_overdispersion_test_holds_its_size_and_has_power():
+    rejections_iid = sum(
+        fit_overdispersion((~np.array(_runs(s, 30, 0.05))).sum(axis=1), 16).p_value < 0.05
+        for s in range(200)
+    )
+    assert rejections_iid / 200 <= 0.09  # nominal 0.05; binomial SE 0.015
+    rejections_corr = sum(
+        fit_overdispersion((~np.array(_runs(1000 + s, 30, 0.05, icc=0.15))).sum(axis=1), 16).p_value
+        < 0.05
+        for s in range(100)
+    )
+    assert rejections_corr / 100 >= 0.85
+
+
+def test_beta_binomial_mle_matches_a_grid_search():
+    x = (~np.array(_runs(7, 40, 0.08, icc=0.2))).sum(axis=1)
+    fit = fit_overdispersion(x, 16)
+    mus, rhos = np.linspace(0.01, 0.3, 300), np.linspace(0.001, 0.6, 300)
+    best, arg = -np.inf, None
+    for mu in mus:
+        scale = (1 - rhos) / rhos
+        ll = stats.betabinom.logpmf(x[:, None], 16, mu * scale, (1 - mu) * scale).sum(axis=0)
+        i = int(np.argmax(ll))
+        if ll[i] > best:
+            best, arg = ll[i], (mu, rhos[i])
+    assert abs(fit.mean - arg[0]) < 0.002 and abs(fit.icc - arg[1]) < 0.004
+    assert fit.p_value < 1e-3 and fit.design_effect > 1
+
+
+def test_every_input_format_gives_the_same_answer(tmp_path):
+    matrix = _runs(3, 30, 0.06)
+    _write_csv(tmp_path / "runs.csv", matrix)
+    with (tmp_path / "runs.jsonl").open("w") as handle:
+        for r, row in enumerate(matrix):
+            for case, ok in zip(CASES, row, strict=True):
+                handle.write(json.dumps({"run": f"r{r}", "case": case, "passed": ok}) + "\n")
+    _write_junit(tmp_path / "pytest", matrix, "pytest", skipped=["test_live_judge"])
+    _write_junit(tmp_path / "surefire", matrix, "surefire")
+    results = {}
+    for name, path in [
+        ("csv", tmp_path / "runs.csv"),
+        ("jsonl", tmp_path / "runs.jsonl"),
+        ("pytest", tmp_path / "pytest"),
+        ("surefire", str(tmp_path / "surefire" / "TEST-*.xml")),
+    ]:
+        data = read_runs([path])
+        assert len(data.runs("healthy")) == 30 and data.cases() == CASES
+        results[name] = recommend_gate(data)
+    assert read_runs([tmp_path / "pytest"]).skipped == 30
+    tables = {name: r.table for name, r in results.items()}
+    assert all(t == tables["csv"] for t in tables.values())
+
+
+def test_recommendation_matches_an_exhaustive_exact_computation(tmp_path):
+    matrix = _runs(11, 40, 0.04)
+    _write_csv(tmp_path / "runs.csv", matrix)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    n = len(CASES)
+    failures = sum(not ok for row in matrix for ok in row)
+    ci = stats.binomtest(failures, 40 * n).proportion_ci(0.95, method="wilson")
+    for k in range(n + 1):  # independent: scipy's binomial with the interval's ends
+        fa = stats.binom.cdf(k - 1, n, 1 - ci.high) if k else 0.0
+        det = stats.binom.cdf(k - 1, n - 4, 1 - ci.low) if k else 0.0
+        assert_allclose(rec.table[k], (fa, det), rtol=1e-9, atol=1e-15)
+    best = max(k for k in range(n + 1) if rec.table[k][0] <= 0.05)
+    assert rec.recommended == (best if rec.table[best][1] >= 0.95 else None)
+    assert rec.recommended is not None
+
+
+def test_measured_regressed_runs_and_the_json_contract(tmp_path):
+    good = _runs(5, 30, 0.03)
+    bad = [
+        [ok and i >= 4 for i, ok in enumerate(row)] for row in _runs(6, 10, 0.03)
+    ]  # 4 cases broken
+    _write_junit(tmp_path / "good", good)
+    _write_junit(tmp_path / "bad", bad)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "recommend",
+                str(tmp_path / "good"),
+                "--regressed",
+                str(tmp_path / "bad"),
+                "--format",
+                "json",
+            ]
+        )
+    assert code == 0
+    data = json.loads(out.getvalue())
+    assert (data["runs"], data["regressed_runs"], data["cases"]) == (30, 10, 16)
+    assert set(data["noise"]) >= {"estimate", "low", "high", "method"}
+    assert set(data["overdispersion"]) >= {"icc", "p_value"}
+    assert set(data["recommended"]) >= {"k_min", "false_alarm", "detection"}
+    assert data["recommended"]["detection"] >= 0.95 and data["recommended"]["false_alarm"] <= 0.05
+    assert all(set(row) == {"k_min", "false_alarm", "detection"} for row in data["table"])
+    assert len(data["table"]) == 17
+
+
+def test_when_no_gate_fits_it_says_what_would(tmp_path):
+    _write_csv(tmp_path / "runs.csv", _runs(8, 30, 0.15))
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="0.10")
+    assert rec.recommended is None
+    assert rec.plans is not None and rec.plans.plans[0] is not None
+    text = gatecal.render_recommendation(rec)
+    assert "no gate meets both targets" in text and "cases with at most" in text
+    assert json.loads(gatecal.render_recommendation(rec, "json"))["recommended"] is None
+
+
+def test_correlated_runs_widen_the_interval(tmp_path):
+    _write_csv(tmp_path / "runs.csv", _runs(21, 40, 0.05, icc=0.2))
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]))
+    assert rec.correlated and rec.overdispersion.p_value < 0.05
+    assert rec.noise_for_gate.high > rec.noise.high
+    assert rec.noise_for_gate.method == "wilson+deff"
+
+
+def test_real_pytest_junit_runs(tmp_path):
+    """Run a small pytest suite several times with --junitxml and recommend from the files."""
+    test_file = tmp_path / "test_golden.py"
+    test_file.write_text(
+        textwrap.dedent("""
+        import os, random
+        import pytest
+
+        CASES = ["refund-annual", "storage-pro", "sso-plan", "extra-seat", "trial-card", "reset-link"]
+        RNG = random.Random(int(os.environ["RUN_SEED"]))
+        VERDICTS = {case: RNG.random() >= 0.1 for case in CASES}
+
+        @pytest.mark.parametrize("case", CASES)
+        def test_golden(case):
+            assert VERDICTS[case], f"judge said no on {case}"
+
+        @pytest.mark.skip(reason="needs OPENAI_API_KEY")
+        def test_live_judge():
+            pass
+    """)
+    )
+    out_dir = tmp_path / "junit"
+    out_dir.mkdir()
+    for seed in range(8):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                str(test_file),
+                f"--junitxml={out_dir / f'night-{seed}.xml'}",
+            ],
+            env={"RUN_SEED": str(seed), "PATH": "/usr/bin:/bin"},
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
+    data = read_runs([out_dir])
+    assert len(data.runs("healthy")) == 8
+    assert sorted(data.cases()) == sorted(
+        ["refund-annual", "storage-pro", "sso-plan", "extra-seat", "trial-card", "reset-link"]
+    )
+    assert data.skipped == 8
+    import random
+
+    expected = (
+        sum(random.Random(s).random() < 0.1 for s in range(8) for _ in range(1)) >= 0
+    )  # runs exist
+    assert expected
+    failures = sum(not v.passed for v in data.verdicts)
+    manual = 0  # the failures the test file's seeded verdicts produce, recomputed here
+    for seed in range(8):
+        rng = random.Random(seed)
+        manual += sum(rng.random() < 0.1 for _ in range(6))
+    assert failures == manual > 0
+    rec = recommend_gate(data, regression="2")
+    assert rec.runs == 8 and rec.cases == 6
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path):
+    cases = {}
+    p = tmp_path / "mixed.csv"
+    p.write_text("run,case,passed\nr1,a,true\nr1,b,true\nr2,a,false\n")
+    cases["mixed"] = (p, "run 'r2' (healthy) has a different case set: missing ['b']")
+    p = tmp_path / "dup.csv"
+    p.write_text("run,case,passed\nr1,a,true\nr1,a,false\n")
+    cases["dup"] = (p, "duplicate verdict: case 'a' in run 'r1' (healthy)")
+    p = tmp_path / "value.csv"
+    p.write_text("run,case,passed\nr1,a,maybe\n")
+    cases["value"] = (p, "value.csv:2: `passed` must be true/false, 1/0 or pass/fail (got 'maybe')")
+    p = tmp_path / "columns.csv"
+    p.write_text("run,test,ok\nr1,a,true\n")
+    cases["columns"] = (p, "a runs table needs columns run, case, passed")
+    p = tmp_path / "broken.xml"
+    p.write_text("<testsuite><testcase name='a'>")
+    cases["xml"] = (p, "broken.xml: not well-formed XML")
+    p = tmp_path / "other.xml"
+    p.write_text("<html><body/></html>")
+    cases["root"] = (p, "other.xml: not JUnit XML (root element <html>)")
+    p = tmp_path / "bomb.xml"
+    p.write_text(
+        '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]>'
+        '<testsuite><testcase name="&lol2;"/></testsuite>'
+    )
+    cases["bomb"] = (p, "bomb.xml: refused unsafe XML")
+    p = tmp_path / "empty.csv"
+    p.write_text("run,case,passed\n")
+    cases["empty"] = (p, "no verdicts to read")
+    p = tmp_path / "lines.jsonl"
+    p.write_text('{"run": "r1", "case": "a", "passed": true}\nnot json\n')
+    cases["jsonl"] = (p, "lines.jsonl:2: not a JSON object")
+    p = tmp_path / "notes.txt"
+    p.write_text("hello")
+    cases["suffix"] = (p, "notes.txt: expected .csv, .jsonl or .xml (JUnit)")
+    cases["missing"] = (tmp_path / "nope.csv", "nope.csv: no such file, directory or match")
+    for name, (path, message) in cases.items():
+        code, out, err = _cli(["recommend", str(path)])
+        assert code == 2 and out == "", name
+        assert err.startswith("gatecal: error: RUNS ") and err.count("\n") == 1, (name, err)
+        assert message in err, (name, err)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--interval", "wald"],
+            "--interval must be one of wilson, clopper-pearson, jeffreys (got 'wald')",
+        ),
+        (["--regression", "3.0"], "--regression as a share must lie in (0, 1]"),
+        (["--regression", "40"], "--regression must make between 1 and 16 cases fail (got '40')"),
+        (["--false-alarm", "1.2"], "--false-alarm must be a number in [0, 1] (got '1.2')"),
+        (
+            ["--regressed", "x.csv", "--regression", "2"],
+            "--regression can't be combined with --regressed",
+        ),
+    ],
+)
+def test_bad_options(tmp_path, args, message):
+    _write_csv(tmp_path / "runs.csv", _runs(1, 10, 0.05))
+    code, out, err = _cli(["recommend", str(tmp_path / "runs.csv"), *args])
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert message in err
