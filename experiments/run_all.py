@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["simulate_article.py", "article_transcripts.py", "bench_montecarlo.py"]
+SCRIPTS = [
+    "simulate_article.py",
+    "article_transcripts.py",
+    "nightly_junit.py",
+    "bench_montecarlo.py",
+]
 
 
 def main() -> None:

@@ -324,7 +324,8 @@ def recommend_gate(
         regression_text = f"measured: {regressed_runs} regressed runs"
         failing_cases = float(np.sum(reg_fail > regressed_runs / 2))
         majority_failing = max(1, int(failing_cases))
-        plan_regression = Regression(text=str(majority_failing), count=majority_failing)
+        share = Fraction(majority_failing, n)
+        plan_regression = Regression(text=f"{majority_failing}/{n}", share=share)
     else:
         reg = (
             parse_regression("0.25")
@@ -338,7 +339,8 @@ def recommend_gate(
         pass_pmf_r = np.concatenate((rest, np.zeros(f)))  # the f failing cases never pass
         regression_text = f"{reg.describe()} ({f} of {n}, a code check)"
         failing_cases = float(f)
-        plan_regression = reg
+        # a bigger suite keeps the regression's share of the cases, not its count
+        plan_regression = Regression(text=f"{f}/{n}", share=Fraction(f, n))
     table = []
     for k in range(n + 1):
         lo_h, hi_h = math.fsum(pass_pmf_h[:k]), math.fsum(pass_pmf_h[k:])

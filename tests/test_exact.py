@@ -96,7 +96,8 @@ def test_pmf_matches_brute_force_enumeration(q):
 
 
 @settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 80), q=st.floats(0, 1, allow_subnormal=False), data=st.data())
+# scipy's binom.pmf (the reference) overflows for q within a few ulps of the smallest normal
+@given(n=st.integers(1, 80), q=st.one_of(st.just(0.0), st.floats(1e-300, 1)), data=st.data())
 def test_equal_rates_reduce_to_binomial(n, q, data):
     k_min = data.draw(st.integers(0, n))
     pmf = pass_count_pmf(np.full(n, q))

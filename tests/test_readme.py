@@ -78,3 +78,29 @@ def test_readme_plan_example_is_the_real_output():
         ]
     )
     assert quoted.group(1) == actual
+
+
+def test_readme_recommend_examples_are_real_output():
+    default = re.search(
+        r"<!-- recommend-default:start -->\n```text\n(.*?)```\n<!-- recommend-default:end -->",
+        README,
+        re.S,
+    )
+    assert default.group(1) == (ROOT / "reports" / "recommend-nightly.txt").read_text()
+    loose = re.search(
+        r"<!-- recommend-loose:start -->\n```text\n(.*?)\n```\n<!-- recommend-loose:end -->",
+        README,
+        re.S,
+    )
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        actual = _cli(
+            ["recommend", "reports/nightly-junit", "--regression", "3", "--false-alarm", "0.12"]
+        )
+    finally:
+        os.chdir(cwd)
+    assert loose.group(1) in actual
+    assert "recommended gate: at least 10 of 12 cases pass" in loose.group(1)

@@ -345,3 +345,15 @@ def test_bad_options(tmp_path, args, message):
     code, out, err = _cli(["recommend", str(tmp_path / "runs.csv"), *args])
     assert code == 2 and out == "" and err.count("\n") == 1
     assert message in err
+
+
+def test_nightly_report_regenerates_from_the_committed_junit_files(monkeypatch):
+    from pathlib import Path
+
+    from experiments import nightly_junit
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    root = Path(__file__).resolve().parent.parent
+    committed = (root / "reports" / "recommend-nightly.txt").read_text()
+    assert nightly_junit.recommend_text(root) == committed
+    assert "30 known-good runs of 12 cases from 30 files; 30 skipped" in committed
