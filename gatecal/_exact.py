@@ -15,6 +15,8 @@ __all__ = [
     "PassCountDistribution",
     "beta_nodes",
     "exact_pass_counts",
+    "false_alarm_grid",
+    "operating_table",
     "pass_count_pmf",
     "pass_count_pmfs",
 ]
@@ -156,3 +158,46 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
         case_pass_probabilities=tuple(float(v) for v in q),
         pmf=tuple(float(v) for v in pmf),
     )
+
+
+def operating_table(
+    healthy: PassCountDistribution, regressed: PassCountDistribution
+) -> tuple[tuple[float, float], ...]:
+    """``(false_alarm, detection)`` of the gate "at least k of n pass", for k = 0..n."""
+    if healthy.n_cases != regressed.n_cases:
+        raise ParameterError("regressed", f"must have {healthy.n_cases} cases", regressed.n_cases)
+    return tuple(
+        (healthy.failure_probability(k), regressed.failure_probability(k))
+        for k in range(healthy.n_cases + 1)
+    )
+
+
+def false_alarm_grid(
+    suite: Suite,
+    flips: npt.ArrayLike,
+    thresholds: npt.ArrayLike,
+    *,
+    noise: JudgeNoise | None = None,
+    build: str = "healthy",
+) -> npt.NDArray[np.float64]:
+    """P(the gate "pass rate >= t" fails `build`) for every flip rate (rows) and t (columns).
+
+    `noise` is a template (unparseable share, icc, per-check rates) whose symmetric
+    rate is set to each flip rate. Thresholds become k_min = ceil(n t) exactly, from
+    the shortest decimal of each float.
+    """
+    from fractions import Fraction
+
+    template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
+    ps = np.asarray(flips, dtype=np.float64).ravel()
+    ts = np.asarray(thresholds, dtype=np.float64).ravel()
+    n = suite.n_cases
+    k_mins = [math.ceil(n * Fraction(repr(float(t)))) for t in ts]
+    grid = np.empty((ps.size, ts.size))
+    for i, p in enumerate(ps):
+        block = JudgeNoise(fnr=float(p), fpr=float(p), unparseable=template.unparseable,
+                           icc=template.icc, per_check=template.per_check,
+                           per_case=template.per_case)  # fmt: skip
+        dist = exact_pass_counts(suite, build, block)
+        grid[i] = [dist.failure_probability(k) for k in k_mins]
+    return grid

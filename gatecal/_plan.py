@@ -22,6 +22,7 @@ __all__ = [
     "Regression",
     "SuitePlan",
     "SuitePlans",
+    "cases_needed",
     "parse_regression",
     "plan_suite",
 ]
@@ -306,3 +307,31 @@ def plan_suite(
         policies=chosen,
         plans=tuple(plans),
     )
+
+
+def cases_needed(
+    flips: Sequence[float],
+    regression: Regression | str,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.95,
+    judge_checks: int = 2,
+    code_checks: int = 1,
+    policy: Policy | None = None,
+    max_cases: int = 2000,
+) -> list[SuitePlan | None]:
+    """The plan (smallest suite and gate) at each flip rate, for one regression size."""
+    chosen = Policy() if policy is None else policy
+    return [
+        plan_suite(
+            noise=JudgeNoise.flip(p),
+            regression=regression,
+            false_alarm=false_alarm,
+            detection=detection,
+            judge_checks=judge_checks,
+            code_checks=code_checks,
+            policies=[chosen],
+            max_cases=max_cases,
+        ).plans[0]
+        for p in flips
+    ]

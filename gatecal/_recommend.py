@@ -188,6 +188,7 @@ class Recommendation:
     runs: int
     regressed_runs: int
     cases: int
+    failures_per_run: tuple[int, ...]
     skipped: int
     sources: tuple[str, ...]
     confidence_level: float
@@ -364,6 +365,7 @@ def recommend_gate(
         )
     return Recommendation(
         runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
+        failures_per_run=tuple(int(f) for f in failures_per_run),
         sources=data.sources, confidence_level=level, method=method, noise=noise,
         noise_for_gate=gate_noise, judge_noise=judge_noise, per_case=tuple(per_case),
         overdispersion=over, correlated=correlated, regression=regression_text,

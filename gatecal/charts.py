@@ -1,0 +1,296 @@
+"""Charts that settle the choice of a gate. matplotlib is imported here only.
+
+Every function takes gatecal's result objects and an optional ``ax`` and returns the
+``Axes`` it drew on; :func:`save_chart` writes PNG or SVG (SVG byte-for-byte
+reproducible). No pyplot: figures are plain ``matplotlib.figure.Figure`` objects, so
+nothing global changes and any backend works.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import numpy.typing as npt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from gatecal._exact import PassCountDistribution
+from gatecal._plan import SuitePlan
+from gatecal._recommend import Recommendation
+from gatecal._simulate import SimulationReport
+
+__all__ = [
+    "COLORS",
+    "plot_cases_needed",
+    "plot_false_alarm_heatmap",
+    "plot_flakiness",
+    "plot_gate_chart",
+    "plot_operating_curves",
+    "plot_pass_counts",
+    "plot_run_distribution",
+    "save_chart",
+]
+
+#: Okabe-Ito colours: distinguishable with the common colour-vision deficiencies.
+COLORS = {
+    "healthy": "#0072B2",  # blue
+    "regressed": "#D55E00",  # vermillion
+    "simulated": "#000000",
+    "accent": "#009E73",  # bluish green
+    "budget": "#777777",
+    "fit": "#E69F00",  # orange
+    "fit2": "#CC79A7",  # reddish purple
+}
+_STYLE: Any = {  # rc settings (typed Any: matplotlib's stubs list every key)
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "legend.frameon": False,
+    "svg.hashsalt": "gatecal",
+    "svg.fonttype": "path",
+}
+
+
+def _axes(ax: Axes | None, size: tuple[float, float] = (7.5, 4.4)) -> Axes:
+    if ax is not None:
+        return ax
+    with mpl.rc_context(_STYLE):
+        figure = Figure(figsize=size, layout="constrained")
+        return figure.add_subplot()
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.3g}%"
+
+
+def plot_gate_chart(
+    report: SimulationReport, flip: float | None = None, *, ax: Axes | None = None
+) -> Axes:
+    """The article's chart: per gate, how often it fails the healthy and the regressed build.
+
+    Bars are exact probabilities; black dots the simulated share of failing runs; the
+    thin range around each bar top is where a simulated count lands 99% of the time.
+    """
+    p = report.flips[0] if flip is None else flip
+    rows = [r for r in report.rows if r.flip == p]
+    if not rows:
+        raise ValueError(
+            f"`flip` must be one of the report's flip rates {report.flips} (got {p!r})"
+        )
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        gates = [r for r in rows if r.build == "healthy"]
+        x = np.arange(len(gates))
+        width = 0.38
+        for offset, build in ((-width / 2, "healthy"), (width / 2, "regressed")):
+            build_rows = [
+                next(r for r in rows if r.build == build and r.gate == g.gate) for g in gates
+            ]
+            heights = [r.exact_failure_probability for r in build_rows]
+            bars = ax.bar(x + offset, heights, width, color=COLORS[build], alpha=0.85,
+                          label=f"{build} build fails it (exact)")  # fmt: skip
+            ax.bar_label(bars, labels=[_pct(h) for h in heights], padding=2, fontsize=8)
+            low = [r.interval.low / r.runs for r in build_rows]
+            high = [r.interval.high / r.runs for r in build_rows]
+            ax.vlines(x + offset, low, high, color=COLORS["simulated"], linewidth=1, alpha=0.6)
+            ax.plot(x + offset, [r.simulated_failure_rate for r in build_rows], "o",
+                    color=COLORS["simulated"], markersize=4,
+                    label="simulated share of runs" if build == "healthy" else None)  # fmt: skip
+        level = f"{100 * report.confidence_level:g}%"
+        ax.plot([], [], color=COLORS["simulated"], linewidth=1, alpha=0.6,
+                label=f"where {level} of simulated shares land")  # fmt: skip
+        ax.set_xticks(x, labels=["\n".join(textwrap.wrap(g.rule, 16)) for g in gates])
+        ax.set_ylim(0, 1.1)
+        ax.set_ylabel("share of CI runs in which the gate fails")
+        ax.set_title(
+            f"How often each gate fails the build when {_pct(p)} of judge verdicts flip\n"
+            f"({report.suite.n_cases} cases, {report.n_runs} simulated runs per build)"
+        )
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), fontsize=8, ncols=2)
+    return ax
+
+
+def plot_operating_curves(
+    table: Sequence[tuple[float, float]],
+    *,
+    recommended: int | None = None,
+    budget: float | None = 0.05,
+    detection_target: float | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """False alarm and detection against the pass-rate threshold, as the steps they are.
+
+    ``table[k] = (false_alarm, detection)`` of the gate "at least k of n pass" (see
+    :func:`gatecal.operating_table` or :class:`gatecal.Recommendation`). Every
+    threshold in ``((k-1)/n, k/n]`` is the same gate, so each value is a flat step.
+    """
+    n = len(table) - 1
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        edges = np.arange(n + 1) / n
+        fa = [table[k][0] for k in range(1, n + 1)]
+        det = [table[k][1] for k in range(1, n + 1)]
+        ax.stairs(fa, edges, baseline=None, color=COLORS["healthy"], linewidth=2,
+                  label="false alarm: gate fails the healthy build")  # fmt: skip
+        ax.stairs(det, edges, baseline=None, color=COLORS["regressed"], linewidth=2,
+                  linestyle="--",
+                  label="detection: gate fails the regressed build")  # fmt: skip
+        if budget is not None:
+            ax.axhline(budget, color=COLORS["budget"], linestyle=":", linewidth=1.2,
+                       label=f"false-alarm budget {_pct(budget)}")  # fmt: skip
+        if detection_target is not None:
+            ax.axhline(detection_target, color=COLORS["accent"], linestyle=":", linewidth=1.2,
+                       label=f"detection target {_pct(detection_target)}")  # fmt: skip
+        if recommended is not None:
+            ax.axvspan((recommended - 1) / n, recommended / n, color=COLORS["accent"], alpha=0.2,
+                       label=f"recommended: at least {recommended} of {n} pass")  # fmt: skip
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_xlabel("pass-rate threshold t (the gate passes a build if its pass rate >= t)")
+        ax.set_ylabel("probability the gate fails the build")
+        ax.set_title(f"Operating curves: each step is one gate ({n} cases, steps of 1/{n})")
+        ax.legend(loc="center left", fontsize=8)
+    return ax
+
+
+def plot_pass_counts(
+    healthy: PassCountDistribution,
+    regressed: PassCountDistribution,
+    *,
+    k_min: int | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """Exact distributions of the number of passing cases, both builds, with the gate's cut-off."""
+    n = healthy.n_cases
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        k = np.arange(n + 1)
+        ax.bar(k - 0.2, healthy.pmf, 0.4, color=COLORS["healthy"], label="healthy build")
+        ax.bar(k + 0.2, regressed.pmf, 0.4, color=COLORS["regressed"], label="regressed build")
+        if k_min is not None:
+            ax.axvline(k_min - 0.5, color=COLORS["simulated"], linestyle="--", linewidth=1.2,
+                       label=f"gate: at least {k_min} pass (fails to the left)")  # fmt: skip
+        ax.set_xlim(-0.7, n + 0.7)
+        ax.set_xlabel("cases that pass in one CI run")
+        ax.set_ylabel("probability (exact)")
+        ax.set_title("How many cases pass in one CI run: the overlap causes the false alarms")
+        ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def plot_false_alarm_heatmap(
+    grid: npt.ArrayLike,
+    flips: Sequence[float],
+    thresholds: Sequence[float],
+    *,
+    budget: float = 0.05,
+    ax: Axes | None = None,
+) -> Axes:
+    """False-alarm rate over flip rate x threshold (:func:`gatecal.false_alarm_grid`)."""
+    values = np.asarray(grid, dtype=np.float64)
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        x, y = np.asarray(thresholds), 100 * np.asarray(flips)
+        mesh = ax.pcolormesh(x, y, values, cmap="cividis", vmin=0, vmax=1, shading="nearest")
+        ax.figure.colorbar(mesh, ax=ax, label="false-alarm rate (healthy build fails)")
+        contour = ax.contour(x, y, values, levels=[budget], colors="white", linewidths=1.5)
+        ax.clabel(contour, fmt={budget: f"{_pct(budget)} budget"}, fontsize=8)
+        ax.set_xlabel("pass-rate threshold t")
+        ax.set_ylabel("judge flip rate (%)")
+        ax.set_title("False alarms by judge noise and threshold (over budget above the line)")
+        ax.grid(False)
+    return ax
+
+
+def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axes:
+    """Observed passing-case counts per known-good run, with the fitted binomial and
+    beta-binomial (what run-to-run correlation looks like)."""
+    from scipy import stats
+
+    n, runs = rec.cases, rec.runs
+    passes = n - np.asarray(rec.failures_per_run)
+    k = np.arange(n + 1)
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        observed = np.bincount(passes, minlength=n + 1)
+        ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
+        binomial = runs * stats.binom.pmf(k, n, 1 - rec.noise.estimate)
+        ax.plot(k, binomial, "o-", color=COLORS["fit"], markersize=3,
+                label=f"binomial fit (case failure {_pct(rec.noise.estimate)})")  # fmt: skip
+        od = rec.overdispersion
+        if od.icc > 1e-3 and 0 < od.mean < 1:
+            scale = (1 - od.icc) / od.icc
+            bb = runs * stats.betabinom.pmf(n - k, n, od.mean * scale, (1 - od.mean) * scale)
+            ax.plot(k, bb, "s--", color=COLORS["fit2"], markersize=3,
+                    label=f"beta-binomial fit (icc {od.icc:.2f})")  # fmt: skip
+        ax.set_xlabel("cases that passed in a run")
+        ax.set_ylabel("runs")
+        ax.set_title("Passing cases per known-good run, and what independent noise predicts")
+        ax.legend(loc="upper left", fontsize=8)
+    return ax
+
+
+def plot_flakiness(rec: Recommendation, *, top: int = 20, ax: Axes | None = None) -> Axes:
+    """Per-case failure rate across known-good runs, with its interval, flakiest first."""
+    cases = rec.per_case[:top]
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax, size=(7.5, max(2.5, 0.28 * len(cases) + 1.2)))
+        y = np.arange(len(cases))[::-1]
+        rates = np.array([c.rate.estimate for c in cases])
+        low = np.maximum(rates - np.array([c.rate.low for c in cases]), 0.0)  # rounding
+        high = np.maximum(np.array([c.rate.high for c in cases]) - rates, 0.0)
+        ax.barh(y, rates, color=COLORS["healthy"], alpha=0.8, label="failure rate")
+        ax.errorbar(rates, y, xerr=[low, high], fmt="none", ecolor=COLORS["simulated"],
+                    capsize=2, linewidth=1,
+                    label=f"{100 * rec.confidence_level:g}% {rec.method} interval")  # fmt: skip
+        ax.set_yticks(y, labels=[c.case for c in cases])
+        ax.set_xlim(0, min(1.0, max(0.05, float((rates + high).max()) * 1.1)))
+        ax.set_xlabel(f"share of the {rec.runs} known-good runs in which the case failed")
+        ax.set_title("How often each case failed a known-good run (flakiest first)")
+        ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_cases_needed(
+    flips: Sequence[float],
+    plans: Mapping[str, Sequence[SuitePlan | None]],
+    *,
+    ax: Axes | None = None,
+) -> Axes:
+    """Smallest suite meeting the targets against flip rate, one line per regression size
+    (:func:`gatecal.cases_needed`); missing points had no plan within the search."""
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax)
+        x = 100 * np.asarray(flips)
+        colors = [COLORS["healthy"], COLORS["regressed"], COLORS["accent"], COLORS["fit"]]
+        for (label, row), color in zip(plans.items(), colors * 3, strict=False):
+            y = np.array([np.nan if p is None else p.cases for p in row], dtype=float)
+            ax.plot(x, y, "o-", color=color, markersize=4, label=label)
+        ax.set_yscale("log")
+        ax.set_xlabel("judge flip rate (%)")
+        ax.set_ylabel("cases needed (log scale)")
+        ax.set_title("How many golden cases you need, by judge noise and regression size")
+        ax.legend(title="regression", loc="upper left", fontsize=8)
+    return ax
+
+
+def save_chart(ax: Axes, path: str | Path, **kwargs: Any) -> Path:
+    """Save the figure of `ax` as PNG or SVG (by suffix); SVG is byte-for-byte reproducible."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise ValueError(f"`path` must end in .png or .svg (got {str(path)!r})")
+    figure = ax.get_figure()
+    assert isinstance(figure, Figure)
+    metadata = {"Date": None, "Creator": "gatecal"} if suffix == ".svg" else {"Software": "gatecal"}
+    with mpl.rc_context(_STYLE):
+        figure.savefig(target, dpi=kwargs.pop("dpi", 150), metadata=metadata, **kwargs)
+    return target
