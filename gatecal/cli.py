@@ -312,6 +312,12 @@ def simulate(
     workers: Annotated[
         str, _int_option("Threads for the simulation; the output does not change.")
     ] = "1",
+    chart: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE", help="Also save the first flip rate's gate chart (.png/.svg)."
+        ),
+    ] = None,
 ) -> None:
     """How often each gate fails a healthy build and catches a regressed one.
 
@@ -325,6 +331,7 @@ def simulate(
     if fmt not in gatecal.FORMATS:
         raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
     _check_out(out)
+    _check_chart(chart)
     flips = _parse_flips(flip)
     n_runs = _whole("--runs", runs)
     try:
@@ -351,6 +358,7 @@ def simulate(
     except ParameterError as exc:
         raise _from_library(exc) from None
     _emit(gatecal.render(report, fmt), out)
+    _save_chart(chart, lambda charts: charts.plot_gate_chart(report))
 
 
 @app.command()
@@ -655,6 +663,10 @@ def recommend(
     out: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
     ] = None,
+    chart: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Also save the operating curves (.png/.svg)."),
+    ] = None,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -672,6 +684,7 @@ def recommend(
         methods = ", ".join(gatecal.CI_METHODS)
         raise CliError(f"--interval must be one of {methods} (got {interval!r})")
     _check_out(out)
+    _check_chart(chart)
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
@@ -693,6 +706,130 @@ def recommend(
     except ParameterError as exc:
         raise _from_library(exc) from None
     _emit(gatecal.render_recommendation(rec, fmt), out)
+    _save_chart(
+        chart,
+        lambda charts: charts.plot_operating_curves(
+            rec.table,
+            recommended=rec.recommended,
+            budget=rec.false_alarm_target,
+            detection_target=rec.detection_target,
+        ),
+    )
+
+
+def _save_chart(path: Path | None, draw: Any) -> None:
+    """Draw with `draw(charts)` and save to `path` (PNG or SVG), if a path was given."""
+    if path is None:
+        return
+    from gatecal import charts
+
+    try:
+        charts.save_chart(draw(charts), path)
+    except OSError as exc:
+        raise CliError(
+            f"--chart could not be written (got {str(path)!r}: {exc.strerror})"
+        ) from None
+
+
+def _check_chart(path: Path | None) -> None:
+    if path is not None and path.suffix.lower() not in (".png", ".svg"):
+        raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
+    _check_out(path, "--chart")
+
+
+@app.command()
+def report(
+    out: Annotated[Path, typer.Option(metavar="DIR", help="The report folder (new or empty).")],
+    cases: Annotated[str | None, _int_option("Cases.  [default: 12]")] = None,
+    judge_checks: Annotated[str | None, _int_option("Judge checks per case.  [default: 2]")] = None,
+    code_checks: Annotated[str | None, _int_option("Code checks per case.  [default: 1]")] = None,
+    failing: Annotated[
+        str | None, _int_option("Cases failing in the regressed build.  [default: n/4]")
+    ] = None,
+    suite_file: Annotated[
+        Path | None, typer.Option("--suite", metavar="FILE", help="A suite spec file.")
+    ] = None,
+    flip: Annotated[
+        str, typer.Option(metavar="P[,P...]", help="Judge flip rates in [0, 1].")
+    ] = "0.03,0.08",
+    fpr: Annotated[str | None, typer.Option(metavar="P", help="False 'yes' rate.")] = None,
+    unparseable: Annotated[
+        str | None, typer.Option(metavar="U", help="Share of unparseable replies.")
+    ] = None,
+    icc: Annotated[str | None, typer.Option(metavar="RHO", help="Run-level correlation.")] = None,
+    gates: Annotated[
+        str, typer.Option(metavar="RULE[,RULE...]", help="Gate rules, as for simulate.")
+    ] = gatecal.DEFAULT_GATES,
+    runs: Annotated[str, _int_option("Simulated runs per build and flip rate.")] = "200",
+    seed: Annotated[str, _int_option("Root seed.")] = str(gatecal.DEFAULT_SEED),
+    runs_file: Annotated[
+        list[str] | None,
+        typer.Option(metavar="RUNS", help="Measured known-good runs, as for recommend."),
+    ] = None,
+    regressed: Annotated[
+        list[str] | None, typer.Option(metavar="RUNS", help="Measured regressed runs.")
+    ] = None,
+    regression: Annotated[str | None, _REGRESSION_OPTION] = None,
+    false_alarm: Annotated[str, typer.Option(metavar="A", help="The false-alarm budget.")] = "0.05",
+    detection: Annotated[str, typer.Option(metavar="D", help="The detection target.")] = "0.95",
+) -> None:
+    """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
+
+    The gate chart for each flip rate, the operating curves, the pass-count distributions,
+    a heat map of false alarms over noise and threshold, how many cases are needed and,
+    with --runs-file, the measured runs and the recommendation. index.html embeds every
+    image and opens offline. The folder is written elsewhere and moved into place.
+
+    Example: gatecal report --cases 12 --flip 0.03,0.08 --out gate-report
+    """
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CliError(f"--out must be a new or empty folder (got {str(out)!r})")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise CliError(f"--out must be in an existing, writable folder (got {str(out)!r})")
+    flips = _parse_flips(flip)
+    budget = _probability("--false-alarm", false_alarm)
+    try:
+        suite, per_check, per_case = _suite_and_rates(
+            suite_file, cases, judge_checks, code_checks, failing
+        )
+        noise = _noise(flips[0], fpr, unparseable, icc, (per_check, per_case))
+        simulation = gatecal.simulate_gates(
+            suite,
+            flips=flips,
+            noise=noise,
+            fixed_fpr=fpr is not None,
+            gates=gatecal.parse_gates(gates),
+            n_runs=_whole("--runs", runs),
+            seed=_whole("--seed", seed),
+        )
+        recommendation = None
+        if runs_file:
+            try:
+                data = gatecal.read_runs(runs_file, regressed or ())
+            except gatecal.RunsError as exc:
+                raise CliError(f"--runs-file {' '.join(str(exc).split())}") from None
+            recommendation = gatecal.recommend_gate(
+                data,
+                false_alarm=budget,
+                detection=_probability("--detection", detection),
+                regression=None if regression is None else _regression(regression),
+            )
+    except ParameterError as exc:
+        raise _from_library(exc) from None
+    from gatecal.report import write_report
+
+    try:
+        written = write_report(
+            out,
+            simulation,
+            recommendation=recommendation,
+            false_alarm=budget,
+            detection=_probability("--detection", detection),
+        )
+    except OSError as exc:
+        raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
+    sys.stdout.write(f"wrote {len(written.files)} files to {written.folder}/ (open index.html)\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

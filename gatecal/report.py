@@ -1,0 +1,263 @@
+"""``gatecal report``: a self-contained report folder (charts, tables, index.md, index.html).
+
+Written into a temporary folder beside the target and moved into place at the end, so a
+failure leaves no half report. Imports matplotlib (through :mod:`gatecal.charts`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gatecal import charts
+from gatecal._exact import exact_pass_counts, false_alarm_grid, operating_table
+from gatecal._plan import cases_needed, parse_regression
+from gatecal._recommend import Recommendation
+from gatecal._render import format_probability, render, render_recommendation
+from gatecal._simulate import SimulationReport
+
+__all__ = ["ReportFiles", "write_report"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFiles:
+    """What :func:`write_report` wrote: the folder and its files, in order."""
+
+    folder: Path
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Section:
+    title: str
+    text: str
+    image: str | None = None
+
+
+def _best_gate(table: Sequence[tuple[float, float]], budget: float) -> int:
+    return max(k for k, (fa, _) in enumerate(table) if fa <= budget)
+
+
+def _pct(p: float) -> str:
+    return f"{100 * p:.3g}%"
+
+
+def write_report(
+    out: str | Path,
+    simulation: SimulationReport,
+    *,
+    recommendation: Recommendation | None = None,
+    false_alarm: float = 0.05,
+    detection: float = 0.95,
+    regressions: Sequence[str] = ("0.25", "0.10", "0.05"),
+) -> ReportFiles:
+    """Write the report folder `out` (which must not exist, or be empty).
+
+    Charts come in PNG and SVG; tables in markdown, CSV and JSON; ``index.md`` reads
+    on GitHub, ``index.html`` opens offline with every image embedded.
+    """
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise FileExistsError(f"{target} exists and is not an empty folder")
+    parent = target.parent if str(target.parent) else Path(".")
+    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    try:
+        files, sections = _build(
+            temp, simulation, recommendation, false_alarm, detection, regressions
+        )
+        (temp / "index.md").write_text(_markdown(simulation, sections), encoding="utf-8")
+        (temp / "index.html").write_text(_html(temp, simulation, sections), encoding="utf-8")
+        files += ["index.md", "index.html"]
+        if target.exists():
+            target.rmdir()
+        os.replace(temp, target)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return ReportFiles(folder=target, files=tuple(files))
+
+
+def _save(ax: object, folder: Path, stem: str, files: list[str]) -> str:
+    for suffix in (".png", ".svg"):
+        charts.save_chart(ax, folder / f"{stem}{suffix}")  # type: ignore[arg-type]
+        files.append(f"{stem}{suffix}")
+    return f"{stem}.png"
+
+
+def _build(
+    folder: Path,
+    sim: SimulationReport,
+    rec: Recommendation | None,
+    budget: float,
+    target: float,
+    regressions: Sequence[str],
+) -> tuple[list[str], list[_Section]]:
+    files: list[str] = []
+    sections: list[_Section] = []
+    suite = sim.suite
+    n = suite.n_cases
+    advice = []
+    for p in sim.flips:
+        noise = sim.noise_at(p)
+        healthy = exact_pass_counts(suite, "healthy", noise)
+        regressed = exact_pass_counts(suite, "regressed", noise)
+        table = operating_table(healthy, regressed)
+        k = _best_gate(table, budget)
+        fa, det = table[k]
+        text = (
+            f"At {_pct(p)} judge noise, the strictest gate within a {_pct(budget)} false-alarm "
+            f"budget is **at least {k} of {n} cases pass** (any pass-rate threshold in "
+            f"({(k - 1) / n:.3f}, {k / n:.3f}]): it fails a healthy build {_pct(fa)} of the "
+            f"time and catches the regressed build {_pct(det)} of the time."
+        )
+        if det < target:
+            text += (
+                f" That misses the {_pct(target)} detection target: no gate on this suite "
+                "meets both at this noise; see how many cases you need, below."
+            )
+        advice.append(text)
+    sections.append(_Section("Which gate to pick", "\n\n".join(advice)))
+    for p in sim.flips:
+        stem = f"gate-chart-{100 * p:g}pct".replace(".", "_")
+        image = _save(charts.plot_gate_chart(sim, p), folder, stem, files)
+        sections.append(_Section(
+            f"Each gate at {_pct(p)} judge noise",
+            "Bars: exact probability that the gate fails the build. Dots: the share of the "
+            f"{sim.n_runs} simulated runs in which it did; the thin line is where that share "
+            "lands 99% of the time. A gate is good when the blue bar is low and the orange high.",
+            image,
+        ))  # fmt: skip
+    p = sim.flips[0]
+    noise = sim.noise_at(p)
+    healthy = exact_pass_counts(suite, "healthy", noise)
+    regressed = exact_pass_counts(suite, "regressed", noise)
+    table = operating_table(healthy, regressed)
+    k = _best_gate(table, budget)
+    image = _save(charts.plot_operating_curves(table, recommended=k, budget=budget), folder,
+                  "operating-curves", files)  # fmt: skip
+    sections.append(_Section(
+        f"Operating curves at {_pct(p)} noise",
+        f"Pass rates move in steps of 1/{n}, so every threshold within one step is the same "
+        "gate. The shaded step is the strictest gate under the false-alarm budget.",
+        image,
+    ))  # fmt: skip
+    image = _save(
+        charts.plot_pass_counts(healthy, regressed, k_min=k), folder, "pass-counts", files
+    )
+    sections.append(_Section(
+        "Where the two builds overlap",
+        "The exact distribution of passing cases in one run. Healthy runs left of the dashed "
+        "line are false alarms; regressed runs right of it are missed regressions.",
+        image,
+    ))  # fmt: skip
+    flips = [round(float(x), 4) for x in np.linspace(0.005, 0.15, 30)]
+    thresholds = [round(float(x), 4) for x in np.linspace(0.5, 1.0, 51)]
+    grid = false_alarm_grid(suite, flips, thresholds, noise=sim.noise)
+    image = _save(charts.plot_false_alarm_heatmap(grid, flips, thresholds, budget=budget), folder,
+                  "false-alarm-heatmap", files)  # fmt: skip
+    sections.append(_Section(
+        "False alarms by noise and threshold",
+        "Read across at your judge's noise: the white line is the budget; thresholds to its "
+        "right raise more false alarms than it allows.",
+        image,
+    ))  # fmt: skip
+    if rec is not None:
+        image = _save(charts.plot_run_distribution(rec), folder, "measured-runs", files)
+        verdict = ("They vary more than independent verdicts would" if rec.correlated
+                   else "Nothing suggests that whole runs vary together")  # fmt: skip
+        sections.append(_Section(
+            f"Measured: {rec.runs} known-good runs",
+            f"{verdict} (icc {rec.overdispersion.icc:.3f}, p = "
+            f"{format_probability(rec.overdispersion.p_value)}).",
+            image,
+        ))  # fmt: skip
+        image = _save(charts.plot_flakiness(rec), folder, "flakiness", files)
+        what = "Failure rate of each case across the known-good runs, with its interval."
+        sections.append(_Section("Flakiest cases", what, image))
+        text = render_recommendation(rec, "markdown")
+        (folder / "recommend.md").write_text(text, encoding="utf-8")
+        (folder / "recommend.json").write_text(render_recommendation(rec, "json"), encoding="utf-8")
+        files += ["recommend.md", "recommend.json"]
+        sections.append(_Section("Recommendation from the measured runs", text))
+    plan_flips = [0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.12, 0.15]
+    plans = {parse_regression(r).describe(): cases_needed(plan_flips, r) for r in regressions}
+    image = _save(charts.plot_cases_needed(plan_flips, plans), folder, "cases-needed", files)
+    sections.append(_Section(
+        "How many cases you need",
+        "The smallest suite whose gate keeps false alarms within 5% and catches the regression "
+        "95% of the time, for cases with two judge checks and one code check.",
+        image,
+    ))  # fmt: skip
+    for fmt, suffix in (("markdown", ".md"), ("csv", ".csv"), ("json", ".json")):
+        (folder / f"simulate{suffix}").write_text(render(sim, fmt), encoding="utf-8")
+        files.append(f"simulate{suffix}")
+    sections.append(_Section("Both engines, side by side", render(sim, "markdown")))
+    return files, sections
+
+
+def _markdown(sim: SimulationReport, sections: Sequence[_Section]) -> str:
+    lines = ["# gatecal report", "", _setting(sim), ""]
+    for s in sections:
+        lines += [f"## {s.title}", "", s.text, ""]
+        if s.image:
+            lines += [f"![{s.title}]({s.image})", ""]
+    return "\n".join(lines)
+
+
+def _setting(sim: SimulationReport) -> str:
+    s = sim.suite
+    flips = ", ".join(_pct(p) for p in sim.flips)
+    return (
+        f"{s.n_cases} cases, each with {s.judge_checks} judge and {s.code_checks} code checks; "
+        f"the regressed build has {s.failing('regressed')} failing cases; judge noise {flips}; "
+        f"{sim.n_runs} simulated runs per build, seed {sim.seed}."
+    )
+
+
+def _inline(text: str) -> str:
+    """Markdown's **bold** and paragraphs, as HTML; tables and lists stay preformatted."""
+    blocks = []
+    for block in text.split("\n\n"):
+        if block.lstrip().startswith(("|", "- ", "#")) or "\n" in block.strip():
+            blocks.append(f"<pre>{html.escape(block)}</pre>")
+        else:
+            escaped = html.escape(block)
+            parts = escaped.split("**")
+            escaped = "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
+            blocks.append(f"<p>{escaped}</p>")
+    return "\n".join(blocks)
+
+
+def _html(folder: Path, sim: SimulationReport, sections: Sequence[_Section]) -> str:
+    body = ["<h1>gatecal report</h1>", f"<p>{html.escape(_setting(sim))}</p>"]
+    for s in sections:
+        body.append(f"<h2>{html.escape(s.title)}</h2>")
+        body.append(_inline(s.text))
+        if s.image:
+            data = base64.b64encode((folder / s.image).read_bytes()).decode("ascii")
+            body.append(f'<img alt="{html.escape(s.title)}" src="data:image/png;base64,{data}">')
+    script = (
+        "window.addEventListener('load', () => { const imgs = [...document.images];"
+        " document.body.dataset.imagesTotal = imgs.length;"
+        " document.body.dataset.imagesLoaded ="
+        " imgs.filter(i => i.complete && i.naturalWidth > 0).length; });"
+    )
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
+        "line-height:1.45;color:#222}img{max-width:100%;height:auto;border:1px solid #ddd}"
+        "pre{background:#f6f6f6;padding:.75rem;overflow-x:auto;font-size:.8rem}"
+    )
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>gatecal report</title><style>{style}</style></head>\n<body>\n"
+        + "\n".join(body)
+        + f"\n<script>{script}</script>\n</body></html>\n"
+    )
