@@ -11,6 +11,7 @@ SCRIPTS = [
     "simulate_article.py",
     "article_transcripts.py",
     "nightly_junit.py",
+    "report_charts.py",
     "bench_montecarlo.py",
 ]
 
