@@ -231,9 +231,75 @@ def _int_option(help_text: str, **kwargs: Any) -> Any:
     return typer.Option(metavar="N", help=help_text, **kwargs)
 
 
+# Options shared by several commands, declared once.
+CasesOpt = Annotated[str | None, _int_option("Cases in the golden dataset.  [default: 12]")]
+JudgeChecksOpt = Annotated[
+    str | None, _int_option("LLM-judge checks per case; each can flip.  [default: 2]")
+]
+CodeChecksOpt = Annotated[
+    str | None, _int_option("Plain-code checks per case; never wrong.  [default: 1]")
+]
+FailingOpt = Annotated[
+    str | None,
+    _int_option(
+        "Cases that fail a code check in the regressed build (a judge check if there "
+        "are no code checks). Default: a quarter of --cases, at least 1."
+    ),
+]
+SuiteOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite",
+        metavar="FILE",
+        help="A suite spec (JSON or TOML: cases, checks, each build's truth, optional "
+        "rates), e.g. from 'gatecal golden --export-suite'. Replaces --cases, "
+        "--judge-checks, --code-checks and --failing.",
+    ),
+]
+FprOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="P",
+        help="Rate of false 'yes' on a truly failing check, if it differs from the "
+        "flip rate (then --flip is the rate of false 'no').",
+    ),
+]
+UnparseableOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="U", help="Share of judge replies that are not a clean yes/no; they fail."
+    ),
+]
+IccOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="RHO",
+        help="Run-level correlation: each CI run draws its flip rate from a Beta with "
+        "the flip rate as mean and this intra-run correlation.",
+    ),
+]
+GatesHelp = (
+    "Gate rules, comma-separated: 'all' (every case passes), a pass rate t in [0, 1] "
+    "such as 0.90 (rate >= t), or 'fails<=F'."
+)
+FormatOpt = Annotated[
+    str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
+]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option(metavar="FILE", help="Write the output to FILE (atomically) instead of stdout."),
+]
+
+
+def _check_format(fmt: str, allowed: Sequence[str] = ("table", "markdown", "csv", "json")) -> None:
+    if fmt not in allowed:
+        choices = " or ".join(allowed) if len(allowed) == 2 else f"one of {', '.join(allowed)}"
+        raise CliError(f"--format must be {choices} (got {fmt!r})")
+
+
 @app.command()
 def simulate(
-    cases: Annotated[str | None, _int_option("Cases in the golden dataset.  [default: 12]")] = None,
+    cases: CasesOpt = None,
     flip: Annotated[
         str,
         typer.Option(
@@ -246,69 +312,18 @@ def simulate(
     seed: Annotated[str, _int_option("Root seed, >= 0; same seed, same output.")] = str(
         gatecal.DEFAULT_SEED
     ),
-    judge_checks: Annotated[
-        str | None, _int_option("LLM-judge checks per case; each can flip.  [default: 2]")
-    ] = None,
-    code_checks: Annotated[
-        str | None, _int_option("Plain-code checks per case; never wrong.  [default: 1]")
-    ] = None,
-    failing: Annotated[
-        str | None,
-        _int_option(
-            "Cases that fail a code check in the regressed build (a judge check if there "
-            "are no code checks). Default: a quarter of --cases, at least 1.",
-        ),
-    ] = None,
-    suite_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--suite",
-            metavar="FILE",
-            help="A suite spec (JSON or TOML: cases, checks, each build's truth), e.g. "
-            "from 'gatecal golden --export-suite'. Replaces --cases, --judge-checks, "
-            "--code-checks and --failing.",
-        ),
-    ] = None,
-    fpr: Annotated[
-        str | None,
-        typer.Option(
-            metavar="P",
-            help="Rate of false 'yes' on a truly failing check, if it differs from the "
-            "flip rate (then --flip is the rate of false 'no').",
-        ),
-    ] = None,
-    unparseable: Annotated[
-        str | None,
-        typer.Option(
-            metavar="U", help="Share of judge replies that are not a clean yes/no; they fail."
-        ),
-    ] = None,
-    icc: Annotated[
-        str | None,
-        typer.Option(
-            metavar="RHO",
-            help="Run-level correlation: each CI run draws its flip rate from a Beta with "
-            "the flip rate as mean and this intra-run correlation.",
-        ),
-    ] = None,
-    gates: Annotated[
-        str,
-        typer.Option(
-            metavar="RULE[,RULE...]",
-            help="Gate rules, comma-separated: 'all' (every case passes), a pass rate "
-            "t in [0, 1] such as 0.90 (rate >= t), or 'fails<=F'.",
-        ),
-    ] = gatecal.DEFAULT_GATES,
-    fmt: Annotated[
-        str,
-        typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json."),
-    ] = "table",
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE", help="Write the output to FILE (atomically) instead of stdout."
-        ),
-    ] = None,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    gates: Annotated[str, typer.Option(metavar="RULE[,RULE...]", help=GatesHelp)] = (
+        gatecal.DEFAULT_GATES
+    ),
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
     workers: Annotated[
         str, _int_option("Threads for the simulation; the output does not change.")
     ] = "1",
@@ -328,8 +343,7 @@ def simulate(
 
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
-    if fmt not in gatecal.FORMATS:
-        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_format(fmt)
     _check_out(out)
     _check_chart(chart)
     flips = _parse_flips(flip)
@@ -416,8 +430,7 @@ def golden(
     builds = {"both": gatecal.BUILDS, "healthy": ("healthy",), "regressed": ("regressed",)}
     if build not in builds:
         raise CliError(f"--build must be healthy, regressed or both (got {build!r})")
-    if fmt not in ("table", "json"):
-        raise CliError(f"--format must be table or json (got {fmt!r})")
+    _check_format(fmt, ("table", "json"))
     if judge not in ("rule-based", "openai"):
         raise CliError(f"--judge must be rule-based or openai (got {judge!r})")
     try:
@@ -504,15 +517,9 @@ def plan(
     ] = "0.95",
     judge_checks: Annotated[str, _int_option("LLM-judge checks per case.")] = "2",
     code_checks: Annotated[str, _int_option("Plain-code checks per case.")] = "1",
-    fpr: Annotated[
-        str | None, typer.Option(metavar="P", help="False 'yes' rate, if not the flip rate.")
-    ] = None,
-    unparseable: Annotated[
-        str | None, typer.Option(metavar="U", help="Share of unparseable replies (they fail).")
-    ] = None,
-    icc: Annotated[
-        str | None, typer.Option(metavar="RHO", help="Run-level correlation of judge errors.")
-    ] = None,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
     policies: Annotated[str, _POLICIES_OPTION] = "single,majority-3,rerun-1",
     tie: Annotated[str, typer.Option(help="Even majorities: a tie fails or passes.")] = "fail",
     call_icc: Annotated[
@@ -520,12 +527,8 @@ def plan(
         typer.Option(metavar="RHO", help="Correlation between repeated calls on one check."),
     ] = None,
     max_cases: Annotated[str, _int_option("Largest suite to try.")] = "5000",
-    fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
-    ] = "table",
-    out: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
-    ] = None,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
 ) -> None:
     """How many cases you need: the smallest suite and gate that meet both targets.
 
@@ -536,8 +539,7 @@ def plan(
 
     Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
     """
-    if fmt not in gatecal.FORMATS:
-        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_format(fmt)
     _check_out(out)
     p = _probability("--flip", flip)
     reg = _regression(regression)
@@ -563,27 +565,15 @@ def policies(
     flip: Annotated[
         str, typer.Option(metavar="P", help="Judge flip rate (false 'no') in [0, 1].")
     ] = "0.08",
-    cases: Annotated[str | None, _int_option("Cases.  [default: 12]")] = None,
-    judge_checks: Annotated[str | None, _int_option("Judge checks per case.  [default: 2]")] = None,
-    code_checks: Annotated[str | None, _int_option("Code checks per case.  [default: 1]")] = None,
-    failing: Annotated[
-        str | None, _int_option("Cases failing in the regressed build.  [default: n/4]")
-    ] = None,
-    suite_file: Annotated[
-        Path | None, typer.Option("--suite", metavar="FILE", help="A suite spec file.")
-    ] = None,
-    fpr: Annotated[
-        str | None, typer.Option(metavar="P", help="False 'yes' rate, if not the flip rate.")
-    ] = None,
-    unparseable: Annotated[
-        str | None, typer.Option(metavar="U", help="Share of unparseable replies (they fail).")
-    ] = None,
-    icc: Annotated[
-        str | None, typer.Option(metavar="RHO", help="Run-level correlation of judge errors.")
-    ] = None,
-    gates: Annotated[
-        str, typer.Option(metavar="RULE[,RULE...]", help="Gate rules, as for simulate.")
-    ] = "all,0.80",
+    cases: CasesOpt = None,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    gates: Annotated[str, typer.Option(metavar="RULE[,RULE...]", help=GatesHelp)] = "all,0.80",
     policies: Annotated[str, _POLICIES_OPTION] = (
         "single,majority-3,majority-5,rerun-failing-1,rerun-1"
     ),
@@ -594,12 +584,8 @@ def policies(
     ] = None,
     runs: Annotated[str, _int_option("CI runs to simulate call by call, as a check.")] = "20000",
     seed: Annotated[str, _int_option("Root seed.")] = str(gatecal.DEFAULT_SEED),
-    fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
-    ] = "table",
-    out: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
-    ] = None,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
 ) -> None:
     """What quieting the judge costs: false alarm, detection and judge calls per policy.
 
@@ -609,8 +595,7 @@ def policies(
 
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
-    if fmt not in gatecal.FORMATS:
-        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_format(fmt)
     _check_out(out)
     p = _probability("--flip", flip)
     try:
@@ -657,12 +642,8 @@ def recommend(
     interval: Annotated[
         str, typer.Option(metavar="METHOD", help="wilson, clopper-pearson or jeffreys.")
     ] = "wilson",
-    fmt: Annotated[
-        str, typer.Option("--format", metavar="FORMAT", help="table, markdown, csv or json.")
-    ] = "table",
-    out: Annotated[
-        Path | None, typer.Option(metavar="FILE", help="Write the output to FILE.")
-    ] = None,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
     chart: Annotated[
         Path | None,
         typer.Option(metavar="FILE", help="Also save the operating curves (.png/.svg)."),
@@ -678,8 +659,7 @@ def recommend(
 
     Example: gatecal recommend nightly/*.xml --false-alarm 0.05 --detection 0.95
     """
-    if fmt not in gatecal.FORMATS:
-        raise CliError(f"--format must be one of {', '.join(gatecal.FORMATS)} (got {fmt!r})")
+    _check_format(fmt)
     if interval not in gatecal.CI_METHODS:
         methods = ", ".join(gatecal.CI_METHODS)
         raise CliError(f"--interval must be one of {methods} (got {interval!r})")
@@ -740,26 +720,20 @@ def _check_chart(path: Path | None) -> None:
 @app.command()
 def report(
     out: Annotated[Path, typer.Option(metavar="DIR", help="The report folder (new or empty).")],
-    cases: Annotated[str | None, _int_option("Cases.  [default: 12]")] = None,
-    judge_checks: Annotated[str | None, _int_option("Judge checks per case.  [default: 2]")] = None,
-    code_checks: Annotated[str | None, _int_option("Code checks per case.  [default: 1]")] = None,
-    failing: Annotated[
-        str | None, _int_option("Cases failing in the regressed build.  [default: n/4]")
-    ] = None,
-    suite_file: Annotated[
-        Path | None, typer.Option("--suite", metavar="FILE", help="A suite spec file.")
-    ] = None,
+    cases: CasesOpt = None,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
     flip: Annotated[
         str, typer.Option(metavar="P[,P...]", help="Judge flip rates in [0, 1].")
     ] = "0.03,0.08",
-    fpr: Annotated[str | None, typer.Option(metavar="P", help="False 'yes' rate.")] = None,
-    unparseable: Annotated[
-        str | None, typer.Option(metavar="U", help="Share of unparseable replies.")
-    ] = None,
-    icc: Annotated[str | None, typer.Option(metavar="RHO", help="Run-level correlation.")] = None,
-    gates: Annotated[
-        str, typer.Option(metavar="RULE[,RULE...]", help="Gate rules, as for simulate.")
-    ] = gatecal.DEFAULT_GATES,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    gates: Annotated[str, typer.Option(metavar="RULE[,RULE...]", help=GatesHelp)] = (
+        gatecal.DEFAULT_GATES
+    ),
     runs: Annotated[str, _int_option("Simulated runs per build and flip rate.")] = "200",
     seed: Annotated[str, _int_option("Root seed.")] = str(gatecal.DEFAULT_SEED),
     runs_file: Annotated[
