@@ -50,8 +50,19 @@ _OPTION = {
 }
 
 
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"gatecal {gatecal.__version__}\n")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
     """Calibrate the CI gates of LLM-judge test suites.
 
     Every gate rule reduces to "at least k_min of n cases pass"; gatecal tells how
@@ -821,6 +832,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("gatecal: aborted\n")
         return 1
     except typer.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gatecal`: the help, not an error
+            sys.stdout.write(exc.format_message().rstrip() + "\n")
+            return 0
         message = " ".join(exc.format_message().split())
         sys.stderr.write(f"gatecal: error: {message}\n")
         return getattr(exc, "exit_code", 2)

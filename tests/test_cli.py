@@ -246,3 +246,11 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
         [*cmd, *args[:-1], str(tmp_path / "quiet.csv")], capture_output=True, text=True, check=True
     )
     assert quiet.stderr == ""
+
+
+def test_bare_command_prints_help_and_version(capsys):
+    code, out, err = run(capsys)
+    assert code == 0 and err == ""
+    assert "Commands:" in out and "simulate" in out and "recommend" in out
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out == f"gatecal {gatecal.__version__}\n"
