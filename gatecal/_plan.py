@@ -158,6 +158,16 @@ class SuitePlans:
     policies: tuple[Policy, ...]
     plans: tuple[SuitePlan | None, ...]
 
+    def to_frame(self) -> Any:
+        """One row per policy (cases and the rest empty where no plan was found)."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        rows = [
+            p.to_dict() if p else {"policy": pol.describe(), "cases": None}
+            for p, pol in zip(self.plans, self.policies, strict=True)
+        ]
+        return pd.DataFrame(rows)
+
     @property
     def recommended(self) -> SuitePlan | None:
         """The plan of the first policy (the plain one, unless told otherwise)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -393,6 +393,14 @@ class PolicyReport:
     confidence_level: float
     policies: tuple[Policy, ...]
     rows: tuple[PolicyComparisonRow, ...]
+
+    def to_frame(self) -> Any:
+        """The rows as a pandas DataFrame."""
+        import dataclasses
+
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        return pd.DataFrame([dataclasses.asdict(r) for r in self.rows])
 
 
 def compare_policies(

@@ -207,6 +207,21 @@ class Recommendation:
     recommended: int | None
     plans: SuitePlans | None
 
+    def to_frame(self) -> Any:
+        """The operating table as a pandas DataFrame, one row per k_min."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        n = self.cases
+        return pd.DataFrame(
+            {
+                "k_min": range(n + 1),
+                "max_failures": [n - k for k in range(n + 1)],
+                "false_alarm": [fa for fa, _ in self.table],
+                "detection": [det for _, det in self.table],
+                "recommended": [k == self.recommended for k in range(n + 1)],
+            }
+        )
+
     def threshold_range(self, k_min: int) -> tuple[Fraction, Fraction]:
         """Pass-rate thresholds t that mean this k_min: ``(k-1)/n < t <= k/n``."""
         n = self.cases

@@ -199,6 +199,12 @@ class SimulationReport:
         """Rows whose simulated count lies outside its interval."""
         return tuple(r for r in self.rows if not r.consistent)
 
+    def to_frame(self) -> Any:
+        """The rows as a pandas DataFrame (the CSV contract's columns), for notebooks."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        return pd.DataFrame([r.to_dict() for r in self.rows])
+
     def to_dict(self) -> dict[str, Any]:
         """Everything the report shows, as the JSON contract spells it."""
         return {

@@ -357,3 +357,11 @@ def test_nightly_report_regenerates_from_the_committed_junit_files(monkeypatch):
     committed = (root / "reports" / "recommend-nightly.txt").read_text()
     assert nightly_junit.recommend_text(root) == committed
     assert "30 known-good runs of 12 cases from 30 files; 30 skipped" in committed
+
+
+def test_recommendation_to_frame(tmp_path):
+    _write_csv(tmp_path / "runs.csv", _runs(11, 40, 0.04))
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    frame = rec.to_frame()
+    assert frame["false_alarm"].tolist() == [fa for fa, _ in rec.table]
+    assert frame.loc[frame["recommended"], "k_min"].tolist() == [rec.recommended]

@@ -177,3 +177,18 @@ def test_many_cases_and_big_runs_are_cheap():
     ref = stats.binom.cdf(1899, 2000, 0.99**2)
     assert_allclose(healthy["0.95"].exact_failure_probability, ref, rtol=1e-9)
     assert np.isfinite([r.exact_failure_probability for r in rep.rows]).all()
+
+
+def test_to_frame_for_notebooks(report):
+    frame = report.to_frame()
+    assert list(frame.columns) == list(report.rows[0].to_dict())
+    assert len(frame) == len(report.rows)
+    assert frame["simulated_failures"].tolist() == [r.simulated_failures for r in report.rows]
+    plans = gatecal.plan_suite(noise=gatecal.JudgeNoise.flip(0.08), regression="0.10")
+    assert plans.to_frame()["cases"].tolist() == [p.cases for p in plans.plans]
+    policies = gatecal.compare_policies(
+        ARTICLE, gatecal.JudgeNoise.flip(0.08), "0.80", [gatecal.Policy()], n_runs=500
+    )
+    assert (
+        policies.to_frame()["failure_probability"].iloc[0] == policies.rows[0].failure_probability
+    )
