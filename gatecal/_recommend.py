@@ -188,6 +188,7 @@ class Recommendation:
     runs: int
     regressed_runs: int
     cases: int
+    case_order: tuple[str, ...]
     failures_per_run: tuple[int, ...]
     skipped: int
     sources: tuple[str, ...]
@@ -206,6 +207,28 @@ class Recommendation:
     table: tuple[tuple[float, float], ...]
     recommended: int | None
     plans: SuitePlans | None
+
+    def suite_spec(self) -> dict[str, Any]:
+        """The measured suite as a suite spec, for ``gatecal simulate --suite``.
+
+        One judge check per case carrying the case's measured failure rate (its point
+        estimate, as both fnr and fpr) and one code check; in the regressed build the
+        first cases, in the input's order, fail the code check, as many as the target
+        regression has.
+        """
+        order = list(self.case_order)
+        rates = {c.case: c.rate.estimate for c in self.per_case}
+        failing = max(1, round(self.regression_failing))
+        return {
+            "format": "gatecal-suite/1",
+            "cases": order,
+            "checks": [{"name": "judge", "kind": "judge"}, {"name": "code", "kind": "code"}],
+            "truth": {
+                "healthy": [[True, True] for _ in order],
+                "regressed": [[True, i >= failing] for i in range(len(order))],
+            },
+            "case_rates": {c: {"fnr": rates[c], "fpr": rates[c]} for c in order},
+        }
 
     def to_frame(self) -> Any:
         """The operating table as a pandas DataFrame, one row per k_min."""
@@ -380,6 +403,7 @@ def recommend_gate(
         )
     return Recommendation(
         runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
+        case_order=tuple(cases),
         failures_per_run=tuple(int(f) for f in failures_per_run),
         sources=data.sources, confidence_level=level, method=method, noise=noise,
         noise_for_gate=gate_noise, judge_noise=judge_noise, per_case=tuple(per_case),

@@ -659,6 +659,14 @@ def recommend(
         Path | None,
         typer.Option(metavar="FILE", help="Also save the operating curves (.png/.svg)."),
     ] = None,
+    export_suite: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write the measured suite (each case's failure rate) as a suite spec "
+            "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
+        ),
+    ] = None,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -676,6 +684,7 @@ def recommend(
         raise CliError(f"--interval must be one of {methods} (got {interval!r})")
     _check_out(out)
     _check_chart(chart)
+    _check_out(export_suite, "--export-suite")
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
@@ -697,6 +706,9 @@ def recommend(
     except ParameterError as exc:
         raise _from_library(exc) from None
     _emit(gatecal.render_recommendation(rec, fmt), out)
+    if export_suite is not None:
+        spec = json.dumps(rec.suite_spec(), indent=2) + "\n"
+        _write_atomically(export_suite, spec, "--export-suite")
     _save_chart(
         chart,
         lambda charts: charts.plot_operating_curves(

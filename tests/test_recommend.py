@@ -365,3 +365,38 @@ def test_recommendation_to_frame(tmp_path):
     frame = rec.to_frame()
     assert frame["false_alarm"].tolist() == [fa for fa, _ in rec.table]
     assert frame.loc[frame["recommended"], "k_min"].tolist() == [rec.recommended]
+
+
+def test_measured_rates_feed_the_engines(tmp_path):
+    """recommend --export-suite writes each case's measured rate; simulate --suite uses it."""
+    _write_csv(tmp_path / "runs.csv", _runs(13, 30, 0.06))
+    spec_path = tmp_path / "measured.json"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert (
+            main(
+                [
+                    "recommend",
+                    str(tmp_path / "runs.csv"),
+                    "--regression",
+                    "4",
+                    "--export-suite",
+                    str(spec_path),
+                ]
+            )
+            == 0
+        )
+    spec = gatecal.load_spec(spec_path)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    assert spec.suite.cases == tuple(CASES)
+    assert spec.suite.failing("regressed") == 4
+    rates = {c.case: c.rate.estimate for c in rec.per_case}
+    assert {case: pair[0] for case, pair in spec.per_case.items()} == rates
+    noise = gatecal.JudgeNoise(fnr=0.5, fpr=0.5, per_case=spec.per_case)
+    dist = gatecal.exact_pass_counts(spec.suite, "healthy", noise)
+    assert_allclose(dist.case_pass_probabilities, [1 - rates[c] for c in CASES])
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert (
+            main(["simulate", "--suite", str(spec_path), "--runs", "2000", "--format", "json"]) == 0
+        )
+    assert json.loads(out.getvalue())["cases"] == 16
