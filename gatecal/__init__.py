@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from gatecal._gates import (
         Gate,
+        as_gates,
         equivalent_gates,
         parse_gate,
         parse_gates,
@@ -110,6 +111,7 @@ if TYPE_CHECKING:
         Check,
         JudgeNoise,
         Suite,
+        beta_shape,
         case_pass_probabilities,
     )
     from gatecal._validate import (
@@ -160,7 +162,9 @@ __all__ = [
     "SuitePlans",
     "SuiteSpec",
     "Verdict",
+    "as_gates",
     "beta_nodes",
+    "beta_shape",
     "binomial_interval",
     "case_pass_probabilities",
     "cases_needed",
@@ -211,6 +215,7 @@ _MODULES = {
     ),
     "gatecal._gates": (
         "Gate",
+        "as_gates",
         "equivalent_gates",
         "parse_gate",
         "parse_gates",
@@ -297,6 +302,7 @@ _MODULES = {
         "Check",
         "JudgeNoise",
         "Suite",
+        "beta_shape",
         "case_pass_probabilities",
     ),
     "gatecal._validate": ("ParameterError",),

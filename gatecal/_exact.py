@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -195,9 +196,7 @@ def false_alarm_grid(
     k_mins = [math.ceil(n * Fraction(repr(float(t)))) for t in ts]
     grid = np.empty((ps.size, ts.size))
     for i, p in enumerate(ps):
-        block = JudgeNoise(fnr=float(p), fpr=float(p), unparseable=template.unparseable,
-                           icc=template.icc, per_check=template.per_check,
-                           per_case=template.per_case)  # fmt: skip
+        block = dataclasses.replace(template, fnr=float(p), fpr=float(p))
         dist = exact_pass_counts(suite, build, block)
         grid[i] = [dist.failure_probability(k) for k in k_mins]
     return grid

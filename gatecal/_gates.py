@@ -11,7 +11,7 @@ from typing import Literal
 
 from gatecal._validate import ParameterError, check_count
 
-__all__ = ["Gate", "equivalent_gates", "parse_gate", "parse_gates"]
+__all__ = ["Gate", "as_gates", "equivalent_gates", "parse_gate", "parse_gates"]
 
 GateKind = Literal["all", "rate", "fails"]
 
@@ -122,6 +122,20 @@ def parse_gates(text: str | Iterable[str]) -> tuple[Gate, ...]:
     if not parts or any(not str(p).strip() for p in parts):
         raise ParameterError("gates", "must be a comma-separated list of gate rules", text)
     return tuple(parse_gate(p) for p in parts)
+
+
+def as_gates(gates: str | Iterable[str | Gate]) -> tuple[Gate, ...]:
+    """Gates from a comma-separated string, or from rules and :class:`Gate` objects.
+
+    At least one; a blank rule is refused as in :func:`parse_gates`.
+    """
+    if isinstance(gates, str):
+        return parse_gates(gates)
+    items = list(gates)
+    rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in items)
+    if not rules:
+        raise ParameterError("gates", "must give at least one gate", items)
+    return rules
 
 
 def equivalent_gates(gates: Sequence[Gate], n: int) -> list[tuple[int, tuple[Gate, ...]]]:

@@ -11,8 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._exact import beta_nodes, pass_count_pmfs
-from gatecal._gates import Gate, parse_gates
-from gatecal._suite import BUILDS, JudgeNoise, Suite
+from gatecal._gates import Gate, as_gates
+from gatecal._suite import BUILDS, JudgeNoise, Suite, beta_shape
 from gatecal._validate import ParameterError, check_count, check_probability
 
 __all__ = [
@@ -106,9 +106,8 @@ def majority_pass(p: FloatArray, m: int, *, tie: str = "fail", icc: float = 0.0)
     if icc == 0:
         pmf = np.asarray(stats.binom.pmf(votes[:, None], m, p.ravel()[None, :]))
     else:
-        scale = (1.0 - icc) / icc
         flat = np.clip(p.ravel(), 1e-300, 1.0 - 1e-16)  # beta-binomial needs 0 < p < 1
-        pmf = np.asarray(stats.betabinom.pmf(votes[:, None], m, flat * scale, (1.0 - flat) * scale))
+        pmf = np.asarray(stats.betabinom.pmf(votes[:, None], m, *beta_shape(flat, icc)))
         pmf[:, p.ravel() == 0.0] = (votes == 0)[:, None]
         pmf[:, p.ravel() == 1.0] = (votes == m)[:, None]
     win = (2 * votes > m).astype(float)
@@ -194,11 +193,7 @@ def policy_rates(
     attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
     """
     policy = Policy() if policy is None else policy
-    rules = (
-        parse_gates(gates)
-        if isinstance(gates, str)
-        else tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
-    )
+    rules = as_gates(gates)
     n = suite.n_cases
     rows = []
     for build in BUILDS:
@@ -271,11 +266,7 @@ def simulate_policy(
     from gatecal._montecarlo import _chunk_generator, _root_seed
 
     policy = Policy() if policy is None else policy
-    rules = (
-        parse_gates(gates)
-        if isinstance(gates, str)
-        else tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
-    )
+    rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
     root = _root_seed(rng)
     truth = suite.truth_matrix(build)
@@ -302,9 +293,8 @@ def simulate_policy(
             s = noise.report_pass(suite, build)[None, None, None, :, None, :]
         shape = (runs, attempts, tries, n, rep, j)
         if policy.call_icc > 0:
-            scale = (1.0 - policy.call_icc) / policy.call_icc
             s_full = np.clip(np.broadcast_to(s, shape), 1e-12, 1.0 - 1e-12)
-            s = gen.beta(s_full * scale, (1.0 - s_full) * scale)
+            s = gen.beta(*beta_shape(s_full, policy.call_icc))
         votes = (gen.random((*shape, m)) < s[..., None]).sum(axis=-1)
         check_pass = 2 * votes > m
         if m % 2 == 0 and policy.tie == "pass":

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from gatecal._plan import Regression, SuitePlans, parse_regression, plan_suite
 from gatecal._policies import Policy
 from gatecal._runs import RunsData
-from gatecal._suite import JudgeNoise
+from gatecal._suite import JudgeNoise, beta_shape
 from gatecal._validate import ParameterError, check_probability
 
 __all__ = [
@@ -151,8 +151,7 @@ def fit_overdispersion(failures: npt.ArrayLike, cases: int) -> Overdispersion:
     def negative_ll(theta: npt.NDArray[np.float64]) -> float:
         mu = 1 / (1 + math.exp(-theta[0]))
         rho = 1 / (1 + math.exp(-theta[1]))
-        scale = (1 - rho) / rho
-        a, b = mu * scale, (1 - mu) * scale
+        a, b = beta_shape(mu, rho)
         terms = log_choose + betaln(values + a, m - values + b) - betaln(a, b)
         return -float(counts @ terms)
 
@@ -291,8 +290,7 @@ def _failure_pmf(n: int, mean: float, icc: float) -> npt.NDArray[np.float64]:
     f = np.arange(n + 1)
     if icc <= 0 or mean in (0.0, 1.0):
         return np.asarray(stats.binom.pmf(f, n, mean))
-    scale = (1 - icc) / icc
-    return np.asarray(stats.betabinom.pmf(f, n, mean * scale, (1 - mean) * scale))
+    return np.asarray(stats.betabinom.pmf(f, n, *beta_shape(mean, icc)))
 
 
 def recommend_gate(

@@ -174,18 +174,7 @@ def _markdown(report: SimulationReport) -> str:
 
 
 def _csv(rows: Sequence[GateRow]) -> str:
-    buffer = io.StringIO()
-    dicts = [r.to_dict() for r in rows]
-    writer = csv.DictWriter(buffer, fieldnames=list(dicts[0]), lineterminator="\n")
-    writer.writeheader()
-    for d in dicts:
-        writer.writerow(
-            {
-                k: ("" if v is None else str(v).lower() if isinstance(v, bool) else v)
-                for k, v in d.items()
-            }
-        )
-    return buffer.getvalue()
+    return _csv_text([r.to_dict() for r in rows])
 
 
 def _json(report: SimulationReport) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatecal._exact import PassCountDistribution, exact_pass_counts
-from gatecal._gates import Gate, equivalent_gates, parse_gates
+from gatecal._gates import Gate, as_gates, equivalent_gates
 from gatecal._montecarlo import PassCountSample, simulate_pass_counts
 from gatecal._suite import BUILDS, JudgeNoise, Suite
 from gatecal._validate import ParameterError, check_count, check_probability
@@ -283,7 +283,7 @@ def simulate_gates(
     flip_rates = tuple(check_probability("flip", p) for p in flips)
     if not flip_rates:
         raise ParameterError("flip", "must give at least one flip rate", list(flips))
-    rules = _gate_rules(gates)
+    rules = as_gates(gates)
     n_runs = check_count("n_runs", n_runs, low=1)
     seed = check_count("seed", seed, low=0)
     level = check_probability("confidence_level", confidence_level)
@@ -324,7 +324,7 @@ def compare_samples(
     `noise` and `fixed_fpr` are as in :func:`simulate_gates` (default: symmetric flips).
     """
     template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
-    rules = _gate_rules(gates)
+    rules = as_gates(gates)
     level = check_probability("confidence_level", confidence_level)
     run_counts = {s.n_runs for s in samples.values()}
     if len(run_counts) != 1:
@@ -376,12 +376,3 @@ def compare_samples(
         noise=template,
         fixed_fpr=fixed_fpr,
     )
-
-
-def _gate_rules(gates: str | Sequence[str] | Sequence[Gate]) -> tuple[Gate, ...]:
-    if isinstance(gates, str):
-        return parse_gates(gates)
-    rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in gates)
-    if not rules:
-        raise ParameterError("gates", "must give at least one gate", list(gates))
-    return rules

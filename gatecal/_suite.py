@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from gatecal._validate import ParameterError, check_count, check_probability
 
-__all__ = ["BUILDS", "Check", "JudgeNoise", "Suite", "case_pass_probabilities"]
+__all__ = ["BUILDS", "Check", "JudgeNoise", "Suite", "beta_shape", "case_pass_probabilities"]
 
 CheckKind = Literal["judge", "code"]
 BUILDS = ("healthy", "regressed")
@@ -39,6 +39,15 @@ class Check:
 
 
 RatePair = tuple[float, float]
+
+
+def beta_shape(mean: Any, icc: Any) -> tuple[Any, Any]:
+    """Beta (a, b) with the given mean and intra-class correlation ``icc = 1 / (a + b + 1)``.
+
+    Works elementwise on arrays; `icc` must be in (0, 1).
+    """
+    scale = (1.0 - icc) / icc  # a + b
+    return mean * scale, (1.0 - mean) * scale
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,8 +114,8 @@ class JudgeNoise:
         """``(a, b)`` of the run-level Beta distribution of the flip rate (``icc > 0``)."""
         if self.icc <= 0:
             raise ParameterError("icc", "must be > 0 for a run-level Beta distribution", self.icc)
-        scale = (1.0 - self.icc) / self.icc  # a + b, from icc = 1 / (a + b + 1)
-        return self.fnr * scale, (1.0 - self.fnr) * scale
+        a, b = beta_shape(self.fnr, self.icc)
+        return float(a), float(b)
 
     def rates(self, suite: Suite) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """The (fnr, fpr) of every judge verdict: two (cases, judge checks) arrays."""

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from gatecal._exact import PassCountDistribution
 from gatecal._plan import SuitePlan
-from gatecal._recommend import Recommendation
+from gatecal._recommend import Recommendation, _failure_pmf
 from gatecal._simulate import SimulationReport
 
 __all__ = [
@@ -213,8 +213,6 @@ def plot_false_alarm_heatmap(
 def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axes:
     """Observed passing-case counts per known-good run, with the fitted binomial and
     beta-binomial (what run-to-run correlation looks like)."""
-    from scipy import stats
-
     n, runs = rec.cases, rec.runs
     passes = n - np.asarray(rec.failures_per_run)
     k = np.arange(n + 1)
@@ -222,13 +220,12 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         ax = _axes(ax)
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
-        binomial = runs * stats.binom.pmf(k, n, 1 - rec.noise.estimate)
+        binomial = runs * _failure_pmf(n, rec.noise.estimate, 0.0)[::-1]
         ax.plot(k, binomial, "o-", color=COLORS["fit"], markersize=3,
                 label=f"binomial fit (case failure {_pct(rec.noise.estimate)})")  # fmt: skip
         od = rec.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
-            scale = (1 - od.icc) / od.icc
-            bb = runs * stats.betabinom.pmf(n - k, n, od.mean * scale, (1 - od.mean) * scale)
+            bb = runs * _failure_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
             ax.plot(k, bb, "s--", color=COLORS["fit2"], markersize=3,
                     label=f"beta-binomial fit (icc {od.icc:.2f})")  # fmt: skip
         ax.set_xlabel("cases that passed in a run")
