@@ -76,12 +76,6 @@ if TYPE_CHECKING:
         render_policies,
         render_recommendation,
     )
-    from gatecal._runs import (
-        RunsData,
-        RunsError,
-        Verdict,
-        read_runs,
-    )
     from gatecal._simulate import (
         DEFAULT_FLIPS,
         DEFAULT_GATES,
@@ -117,6 +111,17 @@ if TYPE_CHECKING:
     from gatecal._validate import (
         ParameterError,
     )
+    from gatecal.readers import (
+        INPUT_FORMATS,
+        FileRead,
+        ReadOptions,
+        RunsData,
+        RunsError,
+        Skip,
+        Verdict,
+        detect_format,
+        read_runs,
+    )
 
 __version__ = "0.1.0"
 
@@ -129,12 +134,14 @@ __all__ = [
     "DEFAULT_RUNS",
     "DEFAULT_SEED",
     "FORMATS",
+    "INPUT_FORMATS",
     "REGRESSION_HELP",
     "SKIP_BELOW",
     "SPEC_FORMAT",
     "BuildComparison",
     "CaseNoise",
     "Check",
+    "FileRead",
     "Gate",
     "GateRow",
     "Interval",
@@ -150,12 +157,14 @@ __all__ = [
     "PolicyRow",
     "PolicySample",
     "RateEstimate",
+    "ReadOptions",
     "Recommendation",
     "Regression",
     "RunsData",
     "RunsError",
     "SeedLike",
     "SimulationReport",
+    "Skip",
     "SpecError",
     "Suite",
     "SuitePlan",
@@ -170,6 +179,7 @@ __all__ = [
     "cases_needed",
     "compare_policies",
     "compare_samples",
+    "detect_format",
     "equivalent_gates",
     "exact_pass_counts",
     "false_alarm_grid",
@@ -267,10 +277,15 @@ _MODULES = {
         "render_policies",
         "render_recommendation",
     ),
-    "gatecal._runs": (
+    "gatecal.readers": (
+        "INPUT_FORMATS",
+        "FileRead",
+        "ReadOptions",
         "RunsData",
         "RunsError",
+        "Skip",
         "Verdict",
+        "detect_format",
         "read_runs",
     ),
     "gatecal._simulate": (

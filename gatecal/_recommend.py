@@ -12,9 +12,9 @@ import numpy.typing as npt
 
 from gatecal._plan import Regression, SuitePlans, parse_regression, plan_suite
 from gatecal._policies import Policy
-from gatecal._runs import RunsData
 from gatecal._suite import JudgeNoise, beta_shape
 from gatecal._validate import ParameterError, check_probability
+from gatecal.readers import RunsData
 
 __all__ = [
     "CI_METHODS",
@@ -125,34 +125,42 @@ class Overdispersion:
                 "design_effect": self.design_effect}  # fmt: skip
 
 
-def fit_overdispersion(failures: npt.ArrayLike, cases: int) -> Overdispersion:
+def fit_overdispersion(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> Overdispersion:
     """Fit failures per run (out of `cases`) by beta-binomial maximum likelihood.
 
-    Parametrised by mean mu and icc rho = 1 / (a + b + 1); tested against rho = 0
-    by a likelihood ratio with the boundary-corrected p-value (Self & Liang 1987).
+    `cases` is the number of cases per run, or one number per run when some cases
+    are missing from some runs. Parametrised by mean mu and icc rho = 1 / (a + b + 1);
+    tested against rho = 0 by a likelihood ratio with the boundary-corrected p-value
+    (Self & Liang 1987).
     """
     from scipy import optimize, stats  # deferred: `import gatecal` stays light
     from scipy.special import betaln, gammaln
 
     x = np.asarray(failures, dtype=np.float64)
-    m = int(cases)
-    p = float(x.sum() / (x.size * m))
-    var = float(x.var(ddof=1)) if x.size > 1 else 0.0
+    sizes: npt.NDArray[np.float64] = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
+    m = float(sizes.max()) if sizes.size else 0.0
+    p = float(x.sum() / sizes.sum()) if sizes.sum() > 0 else 0.0
     moment = 0.0
-    if 0 < p < 1 and m > 1:
-        moment = min(max((var / (m * p * (1 - p)) - 1) / (m - 1), 0.0), 0.999)
+    if 0 < p < 1 and m > 1 and x.size > 1:
+        # the moment estimator for equal sizes; with unequal sizes, at their mean
+        mean_m = float(sizes.mean())
+        var = float((x - p * sizes).var(ddof=1))
+        moment = min(max((var / (mean_m * p * (1 - p)) - 1) / max(mean_m - 1, 1e-12), 0.0),
+                     0.999)  # fmt: skip
     if p in (0.0, 1.0) or x.size < 2:
         return Overdispersion(icc=0.0, mean=p, moment_icc=0.0, statistic=0.0, p_value=1.0,
                               design_effect=1.0)  # fmt: skip
-    ll_binomial = float(stats.binom.logpmf(x, m, p).sum())
-    values, counts = np.unique(x, return_counts=True)  # the likelihood only needs a histogram
-    log_choose = gammaln(m + 1) - gammaln(values + 1) - gammaln(m - values + 1)
+    ll_binomial = float(np.sum(stats.binom.logpmf(x, sizes, p)))
+    # the likelihood only needs a histogram of (failures, size) pairs
+    pairs, counts = np.unique(np.stack([x, sizes]), axis=1, return_counts=True)
+    values, n_of = pairs[0], pairs[1]
+    log_choose = gammaln(n_of + 1) - gammaln(values + 1) - gammaln(n_of - values + 1)
 
     def negative_ll(theta: npt.NDArray[np.float64]) -> float:
         mu = 1 / (1 + math.exp(-theta[0]))
         rho = 1 / (1 + math.exp(-theta[1]))
         a, b = beta_shape(mu, rho)
-        terms = log_choose + betaln(values + a, m - values + b) - betaln(a, b)
+        terms = log_choose + betaln(values + a, n_of - values + b) - betaln(a, b)
         return -float(counts @ terms)
 
     start = np.array([math.log(p / (1 - p)), math.log(max(moment, 1e-3) / (1 - max(moment, 1e-3)))])
@@ -190,6 +198,12 @@ class Recommendation:
     case_order: tuple[str, ...]
     failures_per_run: tuple[int, ...]
     skipped: int
+    missing: int
+    errors: int
+    reruns: int
+    attempts_policy: str
+    sessions: int
+    warnings: tuple[str, ...]
     sources: tuple[str, ...]
     confidence_level: float
     method: str
@@ -262,6 +276,12 @@ class Recommendation:
             "regressed_runs": self.regressed_runs,
             "cases": self.cases,
             "skipped": self.skipped,
+            "missing": self.missing,
+            "errors": self.errors,
+            "reruns": self.reruns,
+            "attempts": self.attempts_policy,
+            "sessions": self.sessions,
+            "warnings": list(self.warnings),
             "sources": list(self.sources),
             "noise": self.noise.to_dict(),
             "noise_for_gate": self.noise_for_gate.to_dict(),
@@ -322,26 +342,42 @@ def recommend_gate(
     level = check_probability("confidence_level", confidence_level)
     if "healthy" not in data.builds():
         raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
-    runs, cases, matrix = data.case_matrix("healthy")
+    runs, cases, matrix = data.case_outcomes("healthy")
+    outcome = np.array(matrix, dtype=np.int8).reshape(len(runs), len(cases))
+    # a case never observed in a good run is no case
+    seen_case: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=0))
+    seen_run: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=1))
+    if not seen_case.any():
+        raise ParameterError("runs", "must include at least one observed known-good verdict",
+                             f"{len(runs)} runs, all missing")  # fmt: skip
+    outcome = outcome[seen_run][:, seen_case]
+    runs = [run for run, keep in zip(runs, seen_run, strict=True) if keep]
+    names = data.short_names()
+    cases = [names[c] for c, keep in zip(cases, seen_case, strict=True) if keep]
     n, r = len(cases), len(runs)
-    passed = np.array(matrix, dtype=bool)
-    failures_per_run = (~passed).sum(axis=1)
-    failures_per_case = (~passed).sum(axis=0)
+    observed = outcome >= 0
+    failed = outcome == 0
+    failures_per_run = failed.sum(axis=1)
+    cases_per_run = observed.sum(axis=1)
+    failures_per_case = failed.sum(axis=0)
+    runs_per_case = observed.sum(axis=0)
     total = float(failures_per_run.sum())
-    noise = proportion_interval(total, r * n, level, method)
-    over = fit_overdispersion(failures_per_run, n)
+    total_trials = float(observed.sum())
+    missing = int(r * n - total_trials)
+    noise = proportion_interval(total, total_trials, level, method)
+    over = fit_overdispersion(failures_per_run, cases_per_run)
     correlated = over.p_value < significance
     icc = over.icc if correlated else 0.0
     gate_noise = noise
     if correlated:
-        trials = r * n / over.design_effect
-        widened = proportion_interval(total / (r * n) * trials, trials, level, method)
+        trials = total_trials / over.design_effect
+        widened = proportion_interval(total / total_trials * trials, trials, level, method)
         gate_noise = RateEstimate(failures=widened.failures, trials=trials,
                                   estimate=noise.estimate, low=widened.low, high=widened.high,
                                   method=f"{method}+deff", confidence_level=level)  # fmt: skip
     per_case = sorted(
-        (CaseNoise(case=c, rate=proportion_interval(float(f), r, level, method))
-         for c, f in zip(cases, failures_per_case, strict=True)),
+        (CaseNoise(case=c, rate=proportion_interval(float(f), float(t), level, method))
+         for c, f, t in zip(cases, failures_per_case, runs_per_case, strict=True)),
         key=lambda c: (-c.rate.estimate, c.case),
     )  # fmt: skip
     judge_failed, judge_total = data.judge_verdicts("healthy")
@@ -353,13 +389,20 @@ def recommend_gate(
     pass_pmf_h = fail_pmf_h[::-1]  # K = n - F
     regressed_runs = len(data.runs("regressed")) if "regressed" in data.builds() else 0
     if regressed_runs:
-        _, _, reg_matrix = data.case_matrix("regressed")
-        reg_fail = (~np.array(reg_matrix, dtype=bool)).sum(axis=0)
+        _, reg_cases, reg_matrix = data.case_outcomes("regressed")
+        reg_outcome = np.array(reg_matrix, dtype=np.int8).reshape(-1, len(reg_cases))
+        column = {names[c]: j for j, c in enumerate(reg_cases)}
+        padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
+        reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
+        reg_fail = (reg_outcome == 0).sum(axis=0)
+        reg_seen = (reg_outcome >= 0).sum(axis=0)
         # each case at its observed failure rate in the regressed runs (cases that always
-        # failed never pass); the noise of the rest is what those runs showed
-        pass_pmf_r = pass_count_pmf(1.0 - reg_fail / regressed_runs)
+        # failed never pass); the noise of the rest is what those runs showed; a case
+        # never observed there passes as often as the healthy build's lower bound allows
+        reg_rate = np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), gate_noise.low)
+        pass_pmf_r = pass_count_pmf(1.0 - reg_rate)
         regression_text = f"measured: {regressed_runs} regressed runs"
-        failing_cases = float(np.sum(reg_fail > regressed_runs / 2))
+        failing_cases = float(np.sum(reg_rate > 0.5))
         majority_failing = max(1, int(failing_cases))
         share = Fraction(majority_failing, n)
         plan_regression = Regression(text=f"{majority_failing}/{n}", share=share)
@@ -401,6 +444,9 @@ def recommend_gate(
         )
     return Recommendation(
         runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
+        missing=missing, errors=data.errors + data.unscored, reruns=data.reruns,
+        attempts_policy=data.attempts_policy, sessions=len(data.sessions("healthy")),
+        warnings=data.warnings,
         case_order=tuple(cases),
         failures_per_run=tuple(int(f) for f in failures_per_run),
         sources=data.sources, confidence_level=level, method=method, noise=noise,

@@ -43,8 +43,8 @@ def _percent(p: float) -> str:
     return f"{100 * p:.10g}%"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def _cell(row: GateRow, *, align: bool = True) -> str:
@@ -410,12 +410,29 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     if fmt not in ("table", "markdown"):
         raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
     level = f"{100 * rec.confidence_level:g}%"
-    builds = f"{rec.runs} known-good runs"
+    builds = _plural(rec.runs, "known-good run")
     if rec.regressed_runs:
-        builds += f" and {rec.regressed_runs} regressed runs"
+        builds += f" and {_plural(rec.regressed_runs, 'regressed run')}"
     lines = [
         f"read: {builds} of {_plural(rec.cases, 'case')} from {_plural(len(rec.sources), 'file')}"
-        + (f"; {rec.skipped} skipped testcases excluded" if rec.skipped else ""),
+        + (f" ({_plural(rec.sessions, 'session')})" if rec.sessions != rec.runs else ""),
+    ]
+    left_out = []
+    if rec.skipped:
+        left_out.append(f"{_plural(rec.skipped, 'skipped test')}")
+    if rec.errors:
+        words = ("error or unscored verdict", "errors or unscored verdicts")
+        left_out.append(_plural(rec.errors, *words))
+    if left_out:
+        lines.append(f"  left out as missing data: {', '.join(left_out)}"
+                     + (f" ({rec.missing} of {rec.runs * rec.cases} case runs missing)"
+                        if rec.missing else ""))  # fmt: skip
+    if rec.reruns:
+        counted = ("the first attempt counts" if rec.attempts_policy == "first"
+                   else "the last attempt counts")  # fmt: skip
+        lines.append(f"  {_plural(rec.reruns, 'rerun attempt')} seen: {counted}")
+    lines += [f"  warning: {w}" for w in rec.warnings]
+    lines += [
         "",
         f"noise ({level} {rec.method} intervals)",
         f"  case failure rate, pooled: {_rate(rec.noise)}"
@@ -434,7 +451,7 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     ]
     if rec.correlated:
         lines.append(f"  rate for the gate, widened for correlation: {_rate(rec.noise_for_gate)}")
-    lines += ["", f"flakiest cases (failures in {rec.runs} known-good runs):"]
+    lines += ["", f"flakiest cases (failures in {_plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
         lines.append(f"  {c.case:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
     if len(rec.per_case) > top:

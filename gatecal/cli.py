@@ -301,6 +301,104 @@ OutOpt = Annotated[
     typer.Option(metavar="FILE", help="Write the output to FILE (atomically) instead of stdout."),
 ]
 
+# How measured runs are read: every command that reads runs takes these.
+InputFormatOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="FORMAT",
+        help="Read every input as this format instead of detecting it from the content: "
+        "junit, csv, jsonl, promptfoo, inspect or deepeval.",
+    ),
+]
+AttemptsOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="WHICH",
+        help="Reruns of a failed test (pytest-rerunfailures, Surefire flakyFailure): "
+        "'first' counts the first attempt (a failure hidden by a rerun stays a failure), "
+        "'last' the final outcome.",
+    ),
+]
+JunitRepeatsOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="MODE",
+        help="JUnit repeats: 'auto' reads pytest-repeat / deepeval -r suffixes [..-i-N] as "
+        "runs when every testcase of a file has one; 'flakefinder' reads "
+        "pytest-flakefinder copies as runs; 'none' keeps names as they are.",
+    ),
+]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option(
+        metavar="TARGET",
+        help="promptfoo results with several prompts x providers: the one to read "
+        "(a provider id, a prompt label, or 'PROVIDER PROMPT'; the error lists them).",
+    ),
+]
+ThresholdOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        metavar="CHECK=T",
+        help="A numeric score of CHECK (an inspect_ai scorer, a DeepEval metric) passes "
+        "when >= T (repeatable).",
+    ),
+]
+PartialOpt = Annotated[
+    str,
+    typer.Option(
+        metavar="AS",
+        help="inspect_ai 'P' (partially correct) counts as: fail, pass or unscored.",
+    ),
+]
+
+
+def _thresholds(items: Sequence[str] | None) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in items or ():
+        check, sep, value = item.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not sep or not check.strip() or number != number or abs(number) == float("inf"):
+            raise CliError(f"--threshold must be CHECK=T with a finite number T (got {item!r})")
+        out[check.strip()] = number
+    return out
+
+
+def _read_runs(
+    option: str,
+    paths: Sequence[str],
+    regressed: Sequence[str] = (),
+    *,
+    input_format: str | None = None,
+    attempts: str = "first",
+    junit_repeats: str = "auto",
+    target: str | None = None,
+    threshold: Sequence[str] | None = None,
+    partial: str = "fail",
+) -> gatecal.RunsData:
+    """Read runs, turning every reading error into one line that names `option`."""
+    choices = {"--input-format": (input_format, (None, *gatecal.INPUT_FORMATS)),
+               "--attempts": (attempts, ("first", "last")),
+               "--junit-repeats": (junit_repeats, ("auto", "flakefinder", "none")),
+               "--partial": (partial, ("fail", "pass", "unscored"))}  # fmt: skip
+    for name, (value, allowed) in choices.items():
+        if value not in allowed:
+            words = ", ".join(a for a in allowed if a)
+            raise CliError(f"{name} must be one of {words} (got {value!r})")
+    try:
+        return gatecal.read_runs(
+            paths, regressed, input_format=input_format, attempts=attempts,
+            junit_repeats=junit_repeats, target=target, thresholds=_thresholds(threshold),
+            partial=partial,
+        )  # fmt: skip
+    except gatecal.RunsError as exc:
+        raise CliError(f"{option} {' '.join(str(exc).split())}") from None
+    except OSError as exc:
+        raise CliError(f"{option} could not be read ({exc.strerror}: {exc.filename})") from None
+
 
 def _check_format(fmt: str, allowed: Sequence[str] = ("table", "markdown", "csv", "json")) -> None:
     if fmt not in allowed:
@@ -633,8 +731,9 @@ def recommend(
         list[str],
         typer.Argument(
             metavar="RUNS...",
-            help="Known-good runs: a long CSV/JSONL table, JUnit XML files (one per run), "
-            "directories of them, or glob patterns.",
+            help="Known-good runs: JUnit XML, promptfoo results, inspect_ai logs, DeepEval "
+            "test runs or a long CSV/JSONL table; files, folders (searched recursively) or "
+            "glob patterns. 'gatecal runs' shows how they are read.",
             show_default=False,
         ),
     ],
@@ -667,6 +766,12 @@ def recommend(
             "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
         ),
     ] = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ThresholdOpt = None,
+    partial: PartialOpt = "fail",
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -688,12 +793,9 @@ def recommend(
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
-    try:
-        data = gatecal.read_runs(paths, regressed or ())
-    except gatecal.RunsError as exc:
-        raise CliError(f"RUNS {' '.join(str(exc).split())}") from None
-    except OSError as exc:
-        raise CliError(f"RUNS could not be read ({exc.strerror}: {exc.filename})") from None
+    data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
+                      attempts=attempts, junit_repeats=junit_repeats, target=target,
+                      threshold=threshold, partial=partial)  # fmt: skip
     try:
         rec = gatecal.recommend_gate(
             data,
@@ -769,6 +871,12 @@ def report(
     regression: Annotated[str | None, _REGRESSION_OPTION] = None,
     false_alarm: Annotated[str, typer.Option(metavar="A", help="The false-alarm budget.")] = "0.05",
     detection: Annotated[str, typer.Option(metavar="D", help="The detection target.")] = "0.95",
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ThresholdOpt = None,
+    partial: PartialOpt = "fail",
 ) -> None:
     """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
 
@@ -802,10 +910,10 @@ def report(
         )
         recommendation = None
         if runs_file:
-            try:
-                data = gatecal.read_runs(runs_file, regressed or ())
-            except gatecal.RunsError as exc:
-                raise CliError(f"--runs-file {' '.join(str(exc).split())}") from None
+            data = _read_runs("--runs-file", runs_file, regressed or (),
+                              input_format=input_format, attempts=attempts,
+                              junit_repeats=junit_repeats, target=target,
+                              threshold=threshold, partial=partial)  # fmt: skip
             recommendation = gatecal.recommend_gate(
                 data,
                 false_alarm=budget,
@@ -827,6 +935,56 @@ def report(
     except OSError as exc:
         raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
     sys.stdout.write(f"wrote {len(written.files)} files to {written.folder}/ (open index.html)\n")
+
+
+@app.command()
+def runs(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUNS...",
+            help="Files, folders (searched recursively) or glob patterns, as for recommend.",
+            show_default=False,
+        ),
+    ],
+    regressed: Annotated[
+        list[str] | None,
+        typer.Option(metavar="RUNS", help="Runs of a known-bad build (repeatable)."),
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="table or markdown (what was read), json (counts and the per-file "
+            "mapping), csv or jsonl (the normalised long table: gatecal converts).",
+        ),
+    ] = "table",
+    out: OutOpt = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> None:
+    """Show how measured runs are read, before anyone trusts a number.
+
+    The format detected per file and how runs were identified, runs x cases x checks,
+    builds and sessions, skipped / error / unscored counts, rerun attempts, cache
+    warnings, and for small inputs the case-by-run grid. --format csv or jsonl writes
+    the normalised long table, which every command reads back.
+
+    Example: gatecal runs artefacts/ --format csv --out runs.csv
+    """
+    from gatecal.readers._summary import RUNS_FORMATS, render_runs
+
+    _check_format(fmt, RUNS_FORMATS)
+    _check_out(out)
+    data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
+                      attempts=attempts, junit_repeats=junit_repeats, target=target,
+                      threshold=threshold, partial=partial)  # fmt: skip
+    _emit(render_runs(data, fmt), out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,278 @@
+"""Readers of measured runs: one module per source format, one normalised long table.
+
+Every reader takes files and returns :class:`Verdict` rows (build, run, case, check,
+kind, passed, status, score, session, attempts, cached) plus the skips and how each file
+was read; :func:`read_runs` detects each file's format by its content, calls the reader
+and checks the whole. Formats:
+
+========== ==========================================================================
+junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle
+csv, jsonl gatecal's long table (also what ``gatecal runs --format csv|jsonl`` writes)
+promptfoo  ``promptfoo eval -o results.json``
+inspect    inspect_ai logs, ``.json`` and ``.eval``
+deepeval   DeepEval test-run JSON (``.deepeval/.latest_test_run.json``)
+========== ==========================================================================
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from gatecal.readers._base import (
+    ATTEMPTS,
+    JUNIT_REPEATS,
+    PARTIAL,
+    Batch,
+    ReadOptions,
+    decode,
+    load_json,
+)
+from gatecal.readers._model import (
+    LONG_COLUMNS,
+    FileRead,
+    RunsData,
+    RunsError,
+    Skip,
+    Verdict,
+    duplicate_runs,
+    short_names,
+)
+
+__all__ = [
+    "ATTEMPTS",
+    "INPUT_FORMATS",
+    "JUNIT_REPEATS",
+    "LONG_COLUMNS",
+    "PARTIAL",
+    "FileRead",
+    "ReadOptions",
+    "RunsData",
+    "RunsError",
+    "Skip",
+    "Verdict",
+    "detect_format",
+    "read_runs",
+    "short_names",
+]
+
+INPUT_FORMATS = ("junit", "csv", "jsonl", "promptfoo", "inspect", "deepeval")
+_SUFFIXES = {".xml", ".csv", ".tsv", ".jsonl", ".json", ".eval"}
+_ZIP = b"PK\x03\x04"
+
+
+def _json_format(document: object) -> str | None:
+    if not isinstance(document, dict):
+        return None
+    results = document.get("results")
+    if isinstance(results, dict) and "results" in results and "evalId" in document:
+        return "promptfoo"
+    if isinstance(results, dict) and isinstance(results.get("results"), list):
+        return "promptfoo"
+    if isinstance(document.get("eval"), dict) and "status" in document:
+        return "inspect"
+    inner = document.get("testRunData")
+    if isinstance((inner if isinstance(inner, dict) else document).get("testCases"), list):
+        return "deepeval"
+    return None
+
+
+def detect_format(path: Path | str, raw: bytes) -> str:
+    """The format of a file, by its content (the name only breaks a tie)."""
+    from gatecal.readers.table import sniff_jsonl
+
+    if raw.startswith(_ZIP):
+        return "inspect"
+    text = decode(raw[: 1 << 16], path) if len(raw) > 1 << 16 else decode(raw, path)
+    head = text.lstrip()
+    if head.startswith("<"):
+        return "junit"  # its reader parses safely and names what is wrong
+    if head.startswith(("{", "[")):
+        if sniff_jsonl(head):
+            return "jsonl"
+        found = _json_format(load_json(raw, path))
+        if found is None:
+            raise RunsError(
+                f"{path}: JSON that is not a promptfoo results file, an inspect_ai log, "
+                "a DeepEval test run or gatecal JSONL"
+            )
+        return found
+    if not head:
+        raise RunsError(f"{path}: the file is empty")
+    return "csv"
+
+
+def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = []
+            for folder, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in sorted(names):
+                    candidate = Path(folder, name)
+                    if (
+                        not name.startswith(".")
+                        and candidate.suffix.lower() in _SUFFIXES
+                        and candidate.is_file()
+                    ):
+                        found.append(candidate)
+            if not found:
+                kinds = ", ".join(sorted(_SUFFIXES))
+                raise RunsError(f"{path}: no run files ({kinds}) in this directory")
+            files += found
+        elif path.exists():
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise RunsError(f"{path}: not a regular file or directory")
+            files.append(path)
+        else:
+            matches = sorted(glob.glob(str(raw), recursive=True))
+            regular = [Path(m) for m in matches if Path(m).is_file()]
+            if not regular:
+                raise RunsError(f"{raw}: no such file, directory or match")
+            files += regular
+    seen: dict[Path, None] = {}
+    for f in files:
+        key = f.resolve()
+        if key in seen:
+            raise RunsError(f"{f}: named twice in the {role} runs")
+        seen[key] = None
+    return files
+
+
+Reader = Callable[[Path, bytes, str, ReadOptions, str], Batch]
+
+
+def _reader(fmt: str) -> Reader:
+    if fmt in ("csv", "jsonl"):
+        from gatecal.readers.table import read_table
+
+        return lambda path, raw, build, options, label: read_table(path, raw, build, fmt, options)
+    if fmt == "promptfoo":
+        from gatecal.readers.promptfoo import read_promptfoo
+
+        return read_promptfoo
+    if fmt == "inspect":
+        from gatecal.readers.inspect import read_inspect
+
+        return read_inspect
+    if fmt == "deepeval":
+        from gatecal.readers.deepeval import read_deepeval
+
+        return read_deepeval
+    raise RunsError(f"no reader for {fmt!r}")
+
+
+def _labels(files: Sequence[Path]) -> dict[Path, str]:
+    """A short, unique session label per file: its stem, its name, or its path."""
+    for label in (lambda p: p.stem, lambda p: p.name, lambda p: str(p)):
+        labels = {f: label(f) for f in files}
+        if len(set(labels.values())) == len(labels):
+            return labels
+    return {f: str(f.resolve()) for f in files}
+
+
+def _check_options(options: ReadOptions, input_format: str | None) -> None:
+    if input_format is not None and input_format not in INPUT_FORMATS:
+        raise RunsError(f"input format must be one of {', '.join(INPUT_FORMATS)} "
+                        f"(got {input_format!r})")  # fmt: skip
+    if options.attempts not in ATTEMPTS:
+        raise RunsError(f"attempts must be first or last (got {options.attempts!r})")
+    if options.junit_repeats not in JUNIT_REPEATS:
+        raise RunsError(
+            f"junit repeats must be one of {', '.join(JUNIT_REPEATS)} "
+            f"(got {options.junit_repeats!r})"
+        )
+    if options.partial not in PARTIAL:
+        raise RunsError(f"partial must be one of {', '.join(PARTIAL)} (got {options.partial!r})")
+
+
+def read_runs(
+    paths: Sequence[str | Path],
+    regressed: Sequence[str | Path] = (),
+    *,
+    input_format: str | None = None,
+    attempts: str = "first",
+    junit_repeats: str = "auto",
+    target: str | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    partial: str = "fail",
+) -> RunsData:
+    """Read measured runs from files, directories (searched recursively) or glob patterns.
+
+    Each file's format is detected from its content (`input_format` overrides it):
+    JUnit XML, gatecal's long CSV/JSONL table, promptfoo results, inspect_ai logs or a
+    DeepEval test run; see the reader modules for how each maps to runs, cases and
+    checks. Files in `regressed` are runs of the regressed build. Skipped tests are
+    missing data (counted in ``skips``); errors and unscored verdicts are neither
+    passes nor failures (``status``); rerun attempts count per `attempts`.
+
+    Raises
+    ------
+    RunsError
+        Naming the file, line or element: a missing column, an unknown `passed`
+        value, a duplicate verdict, unreadable text, input that is not what its name
+        claims, or no verdict at all.
+    """
+    options = ReadOptions(attempts=attempts, junit_repeats=junit_repeats, target=target,
+                          thresholds=dict(thresholds or {}), partial=partial)  # fmt: skip
+    _check_options(options, input_format)
+    total = Batch()
+    for build, group, role in (
+        ("healthy", paths, "known-good"),
+        ("regressed", regressed, "regressed"),
+    ):
+        junit: list[Path] = []
+        batch = Batch()
+        files = _expand(group, role)
+        labels = _labels(files)
+        for path in files:
+            raw = path.read_bytes()
+            fmt = input_format or detect_format(path, raw)
+            if fmt == "junit":
+                junit.append(path)
+                continue
+            batch.extend(_reader(fmt)(path, raw, build, options, labels[path]))
+        if junit:
+            from gatecal.readers.junit import read_junit
+
+            batch.extend(read_junit(junit, build, options))
+        total.extend(batch)
+    return _assemble(total, options)
+
+
+def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
+    if not batch.verdicts and not batch.skips:
+        names = ", ".join(f.path for f in batch.files) or "input"
+        raise RunsError(f"{names}: no verdicts to read")
+    seen: set[tuple[str, str, str, str]] = set()
+    for v in batch.verdicts:
+        key = (v.build, v.run, v.case, v.check)
+        if key in seen:
+            what = f"check {v.check!r} of " if v.check else ""
+            raise RunsError(
+                f"{v.source}: duplicate verdict: {what}case {v.case!r} in run {v.run!r} "
+                f"({v.build}); a rerun belongs in one row with `attempts`"
+            )
+        seen.add(key)
+    warnings = list(batch.warnings)
+    cached = sum(v.cached for v in batch.verdicts)
+    if cached:
+        warnings.append(
+            f"{cached} of {len(batch.verdicts)} verdicts were replayed from a cache: a cached "
+            "re-run measures nothing (run with the cache off)"
+        )
+    for first, copies, n, chance in duplicate_runs(batch.verdicts):
+        which = ", ".join(repr(c) for c in copies[:5]) + (" ..." if len(copies) > 5 else "")
+        warnings.append(
+            f"run(s) {which} repeat run {first!r} verdict for verdict ({n} verdicts; "
+            f"chance alone explains that {chance:.1g} times): a cached or copied run "
+            "measures nothing"
+        )
+    return RunsData(verdicts=tuple(batch.verdicts), skips=tuple(batch.skips),
+                    files=tuple(batch.files), reruns=batch.reruns,
+                    attempts_policy=options.attempts, warnings=tuple(warnings))  # fmt: skip

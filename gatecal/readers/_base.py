@@ -1,0 +1,159 @@
+"""What every reader shares: its options, its output, and decoding text safely."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+
+__all__ = [
+    "ATTEMPTS",
+    "JUNIT_REPEATS",
+    "PARTIAL",
+    "Batch",
+    "ReadOptions",
+    "decode",
+    "load_json",
+    "split_repeats",
+]
+
+ATTEMPTS = ("first", "last")
+JUNIT_REPEATS = ("auto", "flakefinder", "none")
+PARTIAL = ("fail", "pass", "unscored")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadOptions:
+    """How to read what the sources leave open.
+
+    Attributes
+    ----------
+    attempts : str
+        ``first``: a test that failed and passed on a rerun counts as the failure it
+        first was (the default: reruns hide the judge's noise); ``last``: its final
+        outcome.
+    junit_repeats : str
+        ``auto``: pytest-repeat / ``deepeval -r`` suffixes ``[...-i-N]`` become runs
+        when every testcase of a file carries them; ``flakefinder``: pytest-flakefinder
+        copies become runs; ``none``: names are taken as they are.
+    target : str or None
+        For a promptfoo file with several prompts x providers: the one to read.
+    thresholds : mapping of str to float
+        Numeric scores that count as verdicts: ``score >= threshold`` passes
+        (inspect_ai scorers, DeepEval metrics without a success flag).
+    partial : str
+        What an inspect_ai ``P`` (partially correct) is: ``fail`` (default), ``pass``
+        or ``unscored``.
+    """
+
+    attempts: str = "first"
+    junit_repeats: str = "auto"
+    target: str | None = None
+    thresholds: Mapping[str, float] = field(default_factory=dict)
+    partial: str = "fail"
+
+
+@dataclass(slots=True)
+class Batch:
+    """What a reader returns: verdicts, skips, how each file was read, reruns, warnings."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    skips: list[Skip] = field(default_factory=list)
+    files: list[FileRead] = field(default_factory=list)
+    reruns: int = 0
+    warnings: list[str] = field(default_factory=list)
+    #: identities of invocations (an eval id, a promptfoo evalId) -> the file that had it
+    sessions: dict[str, str] = field(default_factory=dict)
+
+    def extend(self, other: Batch) -> None:
+        for key, path in other.sessions.items():
+            if key in self.sessions:
+                raise RunsError(
+                    f"{path}: the same invocation ({key}) as {self.sessions[key]}: read it once"
+                )
+            self.sessions[key] = path
+        self.verdicts += other.verdicts
+        self.skips += other.skips
+        self.files += other.files
+        self.reruns += other.reruns
+        self.warnings += other.warnings
+
+
+def decode(raw: bytes, path: Path | str) -> str:
+    """Text of a file: UTF-8 (a BOM allowed) or UTF-16 with its BOM; else one clear error."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise RunsError(f"{path}: not UTF-16 text (byte offset {exc.start})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 1]
+        raise RunsError(
+            f"{path}: not UTF-8 text (byte offset {exc.start}: {bad!r}); save it as UTF-8"
+        ) from None
+
+
+def load_json(raw: bytes, path: Path | str) -> Any:
+    """Parse a JSON document (NaN and Infinity allowed, as Python writes them)."""
+    try:
+        return json.loads(decode(raw, path))
+    except json.JSONDecodeError as exc:
+        raise RunsError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+
+
+def as_float(value: Any) -> float | None:
+    """A finite or NaN float from a JSON number; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+_REPEAT = re.compile(r"^(?P<base>.*)\[(?:(?P<param>.*)-)?(?P<i>\d+)-(?P<n>\d+)\]$")
+_FLAKEFINDER = re.compile(r"^(?P<base>.*)\[(?P<i>\d+)(?:-(?P<param>.*))?\]$")
+
+
+def split_repeats(names: Sequence[str], mode: str = "auto") -> list[tuple[str, int]] | None:
+    """(name without the repeat suffix, repeat i counted from 1) for every name, or None.
+
+    ``auto``: pytest-repeat / ``deepeval test run -r N`` write ``test_x[param-i-N]``
+    (``test_x[i-N]`` without parameters); the split holds only when every name carries
+    such a suffix with one N and 1 <= i <= N, so ordinary ids like ``test_add[2-3]``
+    alone are not mistaken for repeats. ``flakefinder``: pytest-flakefinder 1.1's
+    ``test_x[i-param]`` / ``test_x[i]`` copies (i from 0); only on request, since a
+    leading number is common in ordinary ids. ``none``: never.
+    """
+    if mode == "none" or not names:
+        return None
+    pattern = _REPEAT if mode == "auto" else _FLAKEFINDER
+    out: list[tuple[str, int]] = []
+    totals: set[int] = set()
+    for name in names:
+        match = pattern.match(name)
+        if match is None:
+            return None
+        param = match.group("param")
+        base = match.group("base") + (f"[{param}]" if param else "")
+        i = int(match.group("i"))
+        if mode == "auto":
+            n = int(match.group("n"))
+            if not 1 <= i <= n:
+                return None
+            totals.add(n)
+        else:
+            i += 1
+        out.append((base, i))
+    if mode == "auto" and len(totals) != 1:
+        return None
+    return out

@@ -1,0 +1,344 @@
+"""The normalised long table every reader produces and every consumer reads."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "BUILDS",
+    "LONG_COLUMNS",
+    "STATUSES",
+    "FileRead",
+    "RunsData",
+    "RunsError",
+    "Skip",
+    "Verdict",
+]
+
+BUILDS = ("healthy", "regressed")
+STATUSES = ("ok", "error", "unscored")
+# The long table's columns, in the order `gatecal runs --format csv` writes them.
+LONG_COLUMNS = (
+    "build", "run", "case", "check", "kind", "passed", "status", "score", "session",
+    "attempts", "cached", "source",
+)  # fmt: skip
+
+
+class RunsError(ValueError):
+    """Input that is not what it claims: the message names the file, line or element."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """One reported verdict of one check (or one whole case) in one run.
+
+    Attributes
+    ----------
+    build, run, case : str
+        ``healthy`` or ``regressed``; the run (one invocation or one repeat of the
+        suite); the case's full id (e.g. ``classname.test_name[param]``).
+    check : str
+        The check (an assertion, metric or scorer); ``""`` when the source gives one
+        verdict per case.
+    kind : str
+        ``judge`` (an LLM answers; can be wrong), ``code`` (plain code) or ``""``.
+    passed : bool or None
+        The verdict; None exactly when `status` is not ``ok``.
+    status : str
+        ``ok``; ``error`` (the check or the system under test failed to run: neither
+        a pass nor a failure); ``unscored`` (no verdict, e.g. a NaN score).
+    score : float or None
+        The numeric score where the source gives one.
+    session : str
+        The invocation the run came from (a file, a log, an eval id): repeats inside
+        one session share a process and a time window.
+    attempts : int
+        Attempts behind this verdict (reruns of a failed test make it > 1).
+    cached : bool
+        The source says the response was replayed from a cache.
+    source : str
+        The file it was read from.
+    """
+
+    build: str
+    run: str
+    case: str
+    check: str = ""
+    kind: str = ""
+    passed: bool | None
+    status: str = "ok"
+    score: float | None = None
+    session: str = ""
+    attempts: int = 1
+    cached: bool = False
+    source: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        """The verdict as a row of the long table (see LONG_COLUMNS)."""
+        return {
+            "build": self.build, "run": self.run, "case": self.case, "check": self.check,
+            "kind": self.kind,
+            "passed": "" if self.passed is None else ("true" if self.passed else "false"),
+            "status": self.status, "score": "" if self.score is None else repr(self.score),
+            "session": self.session, "attempts": self.attempts,
+            "cached": "true" if self.cached else "false", "source": self.source,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skip:
+    """A (run, case) the source reports as skipped: missing data, never a verdict."""
+
+    build: str
+    run: str
+    case: str
+    source: str = ""
+    session: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileRead:
+    """How one input file was read.
+
+    Attributes
+    ----------
+    path : str
+    format : str
+        ``junit``, ``csv``, ``jsonl``, ``promptfoo``, ``inspect`` or ``deepeval``.
+    detail : str
+        What the reader recognised, e.g. ``pytest``, ``surefire``, ``results v3``.
+    runs : tuple of str
+        The runs this file contributed to.
+    verdicts, skipped, errors : int
+    notes : tuple of str
+        How identity was decided (``one run per folder: 2 per-class files``, ...).
+    """
+
+    path: str
+    format: str
+    detail: str
+    build: str
+    runs: tuple[str, ...]
+    verdicts: int
+    skipped: int
+    errors: int
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "format": self.format, "detail": self.detail,
+                "build": self.build, "runs": list(self.runs), "verdicts": self.verdicts,
+                "skipped": self.skipped, "errors": self.errors,
+                "notes": list(self.notes)}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunsData:
+    """Every verdict read, what was skipped, and how each file was read.
+
+    A case *passes* a run when all its verdicts there are ``ok`` and pass; it *fails*
+    when any ``ok`` verdict fails; otherwise (skipped, errored, unscored or absent) it
+    is *missing* in that run and counts neither way.
+    """
+
+    verdicts: tuple[Verdict, ...]
+    skips: tuple[Skip, ...] = ()
+    files: tuple[FileRead, ...] = ()
+    reruns: int = 0
+    attempts_policy: str = "first"
+    warnings: tuple[str, ...] = ()
+    _index: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    # -- counts -------------------------------------------------------------------------
+    @property
+    def skipped(self) -> int:
+        """Skipped (run, case) pairs (or rows), excluded from everything."""
+        return len(self.skips)
+
+    @property
+    def errors(self) -> int:
+        """Verdicts with status ``error``."""
+        return sum(v.status == "error" for v in self.verdicts)
+
+    @property
+    def unscored(self) -> int:
+        """Verdicts with status ``unscored``."""
+        return sum(v.status == "unscored" for v in self.verdicts)
+
+    @property
+    def cached(self) -> int:
+        """Verdicts the source marks as replayed from a cache."""
+        return sum(v.cached for v in self.verdicts)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The files read."""
+        return tuple(f.path for f in self.files)
+
+    def sessions(self, build: str | None = None) -> list[str]:
+        """Sessions (invocations) behind the runs, in order of first appearance."""
+        return list(dict.fromkeys(v.session for v in self.verdicts if build in (None, v.build)))
+
+    def builds(self) -> list[str]:
+        """Builds present, healthy first."""
+        present = {v.build for v in self.verdicts} | {s.build for s in self.skips}
+        return [b for b in BUILDS if b in present]
+
+    def runs(self, build: str) -> list[str]:
+        """Run ids of `build`, in order of first appearance (skips included)."""
+        seen = [v.run for v in self.verdicts if v.build == build]
+        seen += [s.run for s in self.skips if s.build == build]
+        return list(dict.fromkeys(seen))
+
+    def cases(self) -> list[str]:
+        """Case ids with at least one verdict, in order of first appearance."""
+        return list(dict.fromkeys(v.case for v in self.verdicts))
+
+    def checks(self) -> list[str]:
+        """Named checks, in order of first appearance ("" is not a check)."""
+        return [c for c in dict.fromkeys(v.check for v in self.verdicts) if c]
+
+    def short_names(self) -> dict[str, str]:
+        """Each case id shortened for display, the same way for every case, unambiguously."""
+        cached = self._index.get("short")
+        if cached is None:
+            cached = short_names(self.cases())
+            self._index["short"] = cached
+        return dict(cached)
+
+    def case_outcomes(self, build: str) -> tuple[list[str], list[str], list[list[int]]]:
+        """(runs, cases, outcome[run][case]): 1 pass, 0 fail, -1 missing."""
+        runs, cases = self.runs(build), self.cases()
+        row = {r: i for i, r in enumerate(runs)}
+        col = {c: j for j, c in enumerate(cases)}
+        # 2: no ok verdict yet; 1: every ok verdict passed; 0: one failed
+        state = [[2] * len(cases) for _ in runs]
+        unsure = [[False] * len(cases) for _ in runs]
+        for v in self.verdicts:
+            if v.build != build:
+                continue
+            i, j = row[v.run], col[v.case]
+            if v.status != "ok":
+                unsure[i][j] = True
+            elif not v.passed:
+                state[i][j] = 0
+            elif state[i][j] == 2:
+                state[i][j] = 1
+        matrix = [
+            [
+                0 if s == 0 else (-1 if s == 2 or u else 1)
+                for s, u in zip(states, unsures, strict=True)
+            ]
+            for states, unsures in zip(state, unsure, strict=True)
+        ]
+        return runs, cases, matrix
+
+    def judge_verdicts(self, build: str) -> tuple[int, int]:
+        """(failed, total) ok judge verdicts of `build`, where checks and kinds are given."""
+        judged = [
+            v for v in self.verdicts if v.build == build and v.kind == "judge" and v.status == "ok"
+        ]
+        return sum(not v.passed for v in judged), len(judged)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """The long table: one row per verdict, then one per skip (status ``skipped``)."""
+        rows = [v.to_row() for v in self.verdicts]
+        for s in self.skips:
+            rows.append({**dict.fromkeys(LONG_COLUMNS, ""), "build": s.build, "run": s.run,
+                         "case": s.case, "status": "skipped", "session": s.session,
+                         "attempts": 1, "cached": "false", "source": s.source})  # fmt: skip
+        return rows
+
+    def to_frame(self) -> Any:
+        """The long table as a pandas DataFrame (columns LONG_COLUMNS)."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        frame = pd.DataFrame(
+            [
+                {**v.to_row(), "passed": v.passed, "score": v.score, "cached": v.cached}
+                for v in self.verdicts
+            ],
+            columns=list(LONG_COLUMNS),
+        )
+        return frame
+
+
+_PARAM = re.compile(r"\[(.*)\]$")
+
+
+def short_names(cases: Sequence[str]) -> dict[str, str]:
+    """Shorten full test ids for display: the first level that keeps every id distinct.
+
+    Levels: the parameter in brackets (``refund-annual`` of ``m.test_x[refund-annual]``),
+    the test name (``test_x[refund-annual]``), class and name, then the full id.
+    """
+
+    def name_of(case: str) -> str:
+        head, bracket, tail = case.partition("[")
+        return head.rsplit(".", 1)[-1].rsplit("::", 1)[-1] + bracket + tail
+
+    def class_and_name(case: str) -> str:
+        head, bracket, tail = case.partition("[")
+        parts = re.split(r"\.|::", head)
+        return ".".join(parts[-2:]) + bracket + tail
+
+    def param(case: str) -> str:
+        match = _PARAM.search(case)
+        return match.group(1) if match and match.group(1) else name_of(case)
+
+    for level in (param, name_of, class_and_name):
+        names = [level(c) for c in cases]
+        if len(set(names)) == len(names):
+            return dict(zip(cases, names, strict=True))
+    return {c: c for c in cases}
+
+
+def duplicate_runs(verdicts: Iterable[Verdict]) -> list[tuple[str, list[str], int, float]]:
+    """Runs that repeat another run verdict for verdict, beyond what chance explains.
+
+    Returns (first run, its copies, verdicts, chance) for each group of identical runs
+    of one build whose coincidence chance is small: the expected number of identical
+    pairs among the build's runs, were they independent, below 0.01. A pair's chance
+    of coinciding is the product over (case, check) of the collision probability of
+    that verdict's empirical distribution across runs (status, pass/fail and score).
+    Identical all-pass runs of a quiet suite are likely and so never flagged; two runs
+    alone cannot be told apart from chance this way (a cache flag still can).
+    """
+    by_run: dict[tuple[str, str], dict[tuple[str, str], tuple[Any, ...]]] = {}
+    for v in verdicts:
+        value = (v.status, v.passed, v.score)
+        by_run.setdefault((v.build, v.run), {})[(v.case, v.check)] = value
+    out: list[tuple[str, list[str], int, float]] = []
+    for build in dict.fromkeys(b for b, _ in by_run):
+        runs = {run: cells for (b, run), cells in by_run.items() if b == build}
+        if len(runs) < 3:
+            continue
+        freq: dict[tuple[str, str], Counter[tuple[Any, ...]]] = {}
+        for cells in runs.values():
+            for key, value in cells.items():
+                freq.setdefault(key, Counter())[value] += 1
+        collision = {
+            key: sum(c * c for c in counter.values()) / sum(counter.values()) ** 2
+            for key, counter in freq.items()
+        }
+        groups: dict[frozenset[tuple[Any, ...]], list[str]] = {}
+        for run, cells in runs.items():
+            groups.setdefault(frozenset(cells.items()), []).append(run)
+        pairs = len(runs) * (len(runs) - 1) / 2
+        for pattern, members in groups.items():
+            if len(members) < 2:
+                continue
+            chance = 1.0
+            for cell, _value in pattern:
+                chance *= collision[cell]
+            if pairs * chance < 0.01:
+                out.append((members[0], members[1:], len(pattern), pairs * chance))
+    return out
+
+
+def count_by(values: Iterable[str]) -> dict[str, int]:
+    """A plain dict of counts, in order of first appearance."""
+    return dict(Counter(values))

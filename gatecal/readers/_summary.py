@@ -1,0 +1,142 @@
+"""What was read, shown before anyone trusts a number: ``gatecal runs``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from gatecal.readers._model import LONG_COLUMNS, RunsData
+
+__all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
+
+RUNS_FORMATS = ("table", "markdown", "json", "csv", "jsonl")
+GRID_MAX_RUNS = 60
+GRID_MAX_CASES = 200
+
+
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
+def runs_summary(data: RunsData) -> dict[str, Any]:
+    """Counts, identities and the per-file mapping, as plain data (``--format json``)."""
+    kinds = {}
+    for v in data.verdicts:
+        if v.check and v.check not in kinds:
+            kinds[v.check] = v.kind
+    names = data.short_names()
+    builds: dict[str, Any] = {}
+    for build in data.builds():
+        runs, _, matrix = data.case_outcomes(build)
+        builds[build] = {
+            "runs": len(runs),
+            "sessions": len(data.sessions(build)),
+            "passed": sum(row.count(1) for row in matrix),
+            "failed": sum(row.count(0) for row in matrix),
+            "missing": sum(row.count(-1) for row in matrix),
+        }
+    skipped_cases = {s.case for s in data.skips} - set(data.cases())
+    return {
+        "runs": sum(b["runs"] for b in builds.values()),
+        "cases": len(data.cases()),
+        "checks": len(data.checks()),
+        "verdicts": len(data.verdicts),
+        "errors": data.errors,
+        "unscored": data.unscored,
+        "skipped": data.skipped,
+        "reruns": data.reruns,
+        "attempts": data.attempts_policy,
+        "cached": data.cached,
+        "builds": builds,
+        "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
+        "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
+        "never_observed": sorted(skipped_cases),
+        "check_list": [{"check": c, "kind": kinds[c]} for c in data.checks()],
+        "files": [f.to_dict() for f in data.files],
+        "warnings": list(data.warnings),
+    }
+
+
+def _grid(data: RunsData, build: str) -> list[str]:
+    runs, cases, matrix = data.case_outcomes(build)
+    names = data.short_names()
+    symbol = {1: ".", 0: "x", -1: "-"}
+    skipped = {(s.run, s.case) for s in data.skips if s.build == build}
+    errored = {(v.run, v.case) for v in data.verdicts if v.build == build and v.status != "ok"}
+    width = min(max((len(names[c]) for c in cases), default=4), 40)
+    span = runs[0] if len(runs) == 1 else f"{runs[0]} ... {runs[-1]}"
+    lines = [f"{build} runs, one column each ({span}); "
+             ". pass  x fail  E error/unscored  s skipped  - not reported"]  # fmt: skip
+    for j, case in enumerate(cases):
+        cells = []
+        for i, run in enumerate(runs):
+            cell = symbol[matrix[i][j]]
+            if cell == "-":
+                cell = "E" if (run, case) in errored else ("s" if (run, case) in skipped else "-")
+            cells.append(cell)
+        lines.append(f"  {names[case][:width]:<{width}}  {''.join(cells)}")
+    return lines
+
+
+def render_runs(data: RunsData, fmt: str = "table") -> str:
+    """Render what was read as ``table``, ``markdown``, ``json``, ``csv`` or ``jsonl``."""
+    if fmt == "json":
+        return json.dumps(runs_summary(data), indent=2) + "\n"
+    if fmt == "jsonl":
+        lines = []
+        for v in data.verdicts:
+            lines.append(json.dumps({**v.to_row(), "passed": v.passed, "score": v.score,
+                                     "cached": v.cached}))  # fmt: skip
+        for row in data.to_rows()[len(data.verdicts) :]:
+            lines.append(json.dumps({**row, "passed": None, "score": None, "cached": False}))
+        return "".join(line + "\n" for line in lines)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(LONG_COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(data.to_rows())
+        return buffer.getvalue()
+    if fmt not in ("table", "markdown"):
+        raise ValueError(f"`fmt` must be one of {RUNS_FORMATS} (got {fmt!r})")
+    s = runs_summary(data)
+    fence = ["```text"] if fmt == "markdown" else []
+    lines = [f"read {_plural(len(data.files), 'file')}:", *fence]
+    width = min(max((len(f.path) for f in data.files), default=4), 60)
+    for f in data.files:
+        what = f"{f.format} ({f.detail})" if f.detail else f.format
+        lines.append(
+            f"  {f.path:<{width}}  {what:<22} {f.build:<9} {_plural(len(f.runs), 'run'):>8}  "
+            f"{_plural(f.verdicts, 'verdict'):>13}"
+            + (f", {f.skipped} skipped" if f.skipped else "")
+            + (f", {_plural(f.errors, 'error')}" if f.errors else "")
+        )
+    notes = list(dict.fromkeys(n for f in data.files for n in f.notes))
+    lines += [f"  how: {n}" for n in notes[:8]]
+    lines += [*fence, ""]
+    for build, b in s["builds"].items():
+        lines.append(
+            f"{build}: {_plural(b['runs'], 'run')} from {_plural(b['sessions'], 'session')}; "
+            f"case results {b['passed']} passed, {b['failed']} failed, {b['missing']} missing"
+        )
+    checks = ", ".join(f"{c['check']} ({c['kind'] or 'kind unknown'})" for c in s["check_list"])
+    lines.append(f"cases: {s['cases']}; checks: {checks or 'none named (one verdict per case)'}")
+    lines.append(
+        f"left out: {s['skipped']} skipped, {_plural(s['errors'], 'error')}, "
+        f"{s['unscored']} unscored (never passes, never failures)"
+    )
+    if s["never_observed"]:
+        shown = ", ".join(s["never_observed"][:5]) + (
+            " ..." if len(s["never_observed"]) > 5 else ""
+        )
+        lines.append(f"  skipped in every run, so not a case: {shown}")
+    lines.append(f"rerun attempts: {s['reruns']} (the {s['attempts']} attempt of each test counts)")
+    if s["cached"]:
+        lines.append(f"cached verdicts: {s['cached']}")
+    lines += [f"warning: {w}" for w in data.warnings]
+    for build in data.builds():
+        runs = data.runs(build)
+        if 0 < len(runs) <= GRID_MAX_RUNS and len(data.cases()) <= GRID_MAX_CASES:
+            lines += ["", *fence, *_grid(data, build), *fence]
+    return "\n".join(lines) + "\n"

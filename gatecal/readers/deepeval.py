@@ -1,0 +1,88 @@
+"""DeepEval test runs: ``test_run_*.json`` (``DEEPEVAL_RESULTS_FOLDER``) and
+``.deepeval/.latest_test_run.json`` (the same object inside ``{"testRunData": ...}``).
+
+Case
+    The test case's ``name`` without the repeat suffix ``deepeval test run -r N``
+    adds (``test_golden[capital-france-2-3]`` is repeat 2 of 3 of
+    ``test_golden[capital-france]``); every repeat of one file is a run ``<file>#i``
+    of one session (the file: one invocation).
+Check
+    Each metric in ``metricsData``; a metric with an ``evaluationModel`` is a judge
+    check, the rest code checks. Passed is the metric's ``success`` (or
+    ``score >= T`` with a ``--threshold`` for that metric).
+Errors
+    A metric with an ``error`` (``-i``), or with no score and ``success: false``
+    (DeepEval's own count of errors without ``-i``), is an error: neither a pass nor a
+    failure.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gatecal.readers._base import Batch, ReadOptions, as_float, load_json, split_repeats
+from gatecal.readers._model import FileRead, RunsError, Verdict
+
+__all__ = ["read_deepeval"]
+
+
+def read_deepeval(
+    path: Path, raw: bytes, build: str, options: ReadOptions, label: str = ""
+) -> Batch:
+    """Read one DeepEval test-run file."""
+    document = load_json(raw, path)
+    if isinstance(document, dict) and isinstance(document.get("testRunData"), dict):
+        document = document["testRunData"]
+    cases = document.get("testCases") if isinstance(document, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise RunsError(f"{path}: a DeepEval test run needs a list `testCases`")
+    names = []
+    for index, case in enumerate(cases):
+        if not isinstance(case.get("name"), str) or not case["name"]:
+            raise RunsError(f"{path}: testCases[{index}] has no name")
+        names.append(case["name"])
+    session = label or path.stem.removeprefix(".")
+    split = split_repeats(names, options.junit_repeats)
+    identity = split or [(name, 0) for name in names]
+    batch = Batch()
+    runs: dict[str, None] = {}
+    errors = 0
+    for index, (case, (base, repeat)) in enumerate(zip(cases, identity, strict=True)):
+        run = f"{session}#{repeat}" if split else session
+        runs[run] = None
+        metrics = case.get("metricsData") or []
+        if not isinstance(metrics, list):
+            raise RunsError(f"{path}: testCases[{index}].metricsData must be a list")
+        for metric in metrics:
+            verdict = _verdict(metric, path, index, options)
+            errors += verdict["status"] == "error"
+            batch.verdicts.append(Verdict(build=build, run=run, case=base, session=session,
+                                          source=str(path), **verdict))  # fmt: skip
+    notes = [f"{max(r for _, r in split)} repeats (-r) in one session"] if split else []
+    batch.files.append(FileRead(path=str(path), format="deepeval", detail="test run",
+                                build=build, runs=tuple(runs), verdicts=len(batch.verdicts),
+                                skipped=0, errors=errors, notes=tuple(notes)))  # fmt: skip
+    return batch
+
+
+def _verdict(metric: Any, path: Path, index: int, options: ReadOptions) -> dict[str, Any]:
+    if not isinstance(metric, dict) or not isinstance(metric.get("name"), str):
+        raise RunsError(f"{path}: testCases[{index}] has a metric without a name")
+    name = metric["name"]
+    score = as_float(metric.get("score"))
+    kind = "judge" if metric.get("evaluationModel") else "code"
+    errored = metric.get("error") is not None or (score is None and not metric.get("success"))
+    if errored or (score is not None and score != score):
+        status = "error" if errored else "unscored"
+        return {"check": name, "kind": kind, "passed": None, "status": status, "score": None}
+    if name in options.thresholds and score is not None:
+        passed = score >= options.thresholds[name]
+    elif isinstance(metric.get("success"), bool):
+        passed = metric["success"]
+    else:
+        raise RunsError(
+            f"{path}: testCases[{index}] metric {name!r} has no success flag "
+            f"(got {metric.get('success')!r})"
+        )
+    return {"check": name, "kind": kind, "passed": passed, "status": "ok", "score": score}

@@ -1,0 +1,189 @@
+"""inspect_ai evaluation logs: ``.json`` and ``.eval`` (a zip of JSON members).
+
+Case
+    The sample id. Run: the epoch, ``<log>#<epoch>``; the log is the session (one
+    ``inspect eval`` invocation; its ``eval_id`` is checked so one eval is not read
+    twice).
+Check
+    Each scorer, from the per-epoch ``samples[].scores`` (never the reductions, which
+    average epochs away). ``model_graded_*`` scorers are judge checks; other built-in
+    scorers (``includes``, ``match``, ``exact``, ``pattern``, ``f1``, ``choice``,
+    ``answer``) code checks; custom scorers of unknown kind.
+Values
+    ``C`` passes; ``I`` and ``N`` fail; ``P`` per ``partial`` (default fail); true/false;
+    a number only with a threshold for that scorer (``score >= T``), otherwise
+    unscored; ``NaN`` is unscored. A sample with an ``error`` is an error for every
+    scorer (the scores it kept came from a crashed sample).
+``.eval``
+    Current releases compress the members with Zstandard (zip method 93), which
+    Python's zipfile cannot read: the optional ``zstandard`` package does
+    (``pip install 'gatecal[inspect]'``); inspect_ai itself is not needed.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import zipfile
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from gatecal.readers._base import Batch, ReadOptions, as_float, load_json
+from gatecal.readers._model import FileRead, RunsError, Verdict
+
+__all__ = ["read_inspect"]
+
+_CODE_SCORERS = ("includes", "match", "exact", "pattern", "f1", "choice", "answer")
+_ZSTD = 93
+
+
+def _kind(scorer: str) -> str:
+    name = scorer.rsplit("/", 1)[-1]
+    if name.startswith("model_graded"):
+        return "judge"
+    return "code" if name in _CODE_SCORERS else ""
+
+
+def _member(archive: zipfile.ZipFile, raw: bytes, info: zipfile.ZipInfo, path: Path) -> bytes:
+    """One member's bytes, Zstandard or not."""
+    if info.compress_type != _ZSTD:
+        with archive.open(info) as handle:
+            return handle.read()
+    try:
+        import zstandard
+    except ImportError:
+        raise RunsError(
+            f"{path}: this inspect_ai .eval log is Zstandard-compressed; install the optional "
+            "reader with pip install 'gatecal[inspect]' (or pip install zstandard)"
+        ) from None
+    # local file header: signature, 22 bytes of fields, name and extra lengths at 26
+    offset = info.header_offset
+    if raw[offset : offset + 4] != b"PK\x03\x04":
+        raise RunsError(f"{path}: a damaged .eval archive (member {info.filename})")
+    name_len, extra_len = struct.unpack("<HH", raw[offset + 26 : offset + 30])
+    start = offset + 30 + name_len + extra_len
+    data = raw[start : start + info.compress_size]
+    try:
+        out = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+    except zstandard.ZstdError as exc:
+        raise RunsError(f"{path}: a damaged .eval archive ({info.filename}: {exc})") from None
+    return bytes(out)
+
+
+def _load(path: Path, raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(header, samples) of a .json or .eval log."""
+    if not raw.startswith(b"PK\x03\x04"):
+        document = load_json(raw, path)
+        if not isinstance(document, dict) or not isinstance(document.get("eval"), dict):
+            raise RunsError(f"{path}: not an inspect_ai log (no `eval` object)")
+        samples = document.get("samples") or []
+        if not isinstance(samples, list):
+            raise RunsError(f"{path}: `samples` must be a list")
+        return document, samples
+    try:
+        archive = zipfile.ZipFile(BytesIO(raw))
+    except zipfile.BadZipFile as exc:
+        raise RunsError(f"{path}: not a readable .eval archive ({exc})") from None
+    with archive:
+        infos = {i.filename: i for i in archive.infolist()}
+        if "header.json" not in infos and "_journal/start.json" not in infos:
+            raise RunsError(f"{path}: a zip that is not an inspect_ai .eval log (no header.json)")
+        key = "header.json" if "header.json" in infos else "_journal/start.json"
+        header = load_json(_member(archive, raw, infos[key], path), f"{path}:{key}")
+        if key == "_journal/start.json" and isinstance(header, dict):
+            header = {**header, "status": "started"}
+        samples = [
+            load_json(_member(archive, raw, info, path), f"{path}:{name}")
+            for name, info in infos.items()
+            if name.startswith("samples/") and name.endswith(".json")
+        ]
+    if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+        raise RunsError(f"{path}: not an inspect_ai log (no `eval` object)")
+    return header, samples
+
+
+def _value(value: Any, scorer: str, options: ReadOptions) -> tuple[str, bool | None, float | None]:
+    """(status, passed, score) of one score value."""
+    if isinstance(value, bool):
+        return "ok", value, None
+    if isinstance(value, str):
+        letter = value.strip().upper()
+        if letter == "C":
+            return "ok", True, None
+        if letter in ("I", "N"):
+            return "ok", False, None
+        if letter == "P":
+            if options.partial == "unscored":
+                return "unscored", None, None
+            return "ok", options.partial == "pass", None
+        return "unscored", None, None
+    number = as_float(value)
+    if number is None or math.isnan(number):
+        return "unscored", None, None
+    if scorer in options.thresholds:
+        return "ok", number >= options.thresholds[scorer], number
+    return "unscored", None, number
+
+
+def read_inspect(
+    path: Path, raw: bytes, build: str, options: ReadOptions, label: str = ""
+) -> Batch:
+    """Read one inspect_ai log (``.json`` or ``.eval``)."""
+    header, samples = _load(path, raw)
+    session = label or path.stem
+    scorers: dict[str, None] = {}
+    for sample in samples:
+        if not isinstance(sample, dict):
+            raise RunsError(f"{path}: a sample that is not a JSON object")
+        scores = sample.get("scores") or {}
+        if not isinstance(scores, dict):
+            raise RunsError(
+                f"{path}: sample {sample.get('id')!r} has `scores` that is not an object"
+            )
+        scorers.update(dict.fromkeys(scores))
+    batch = Batch()
+    runs: dict[str, None] = {}
+    errors = 0
+    numeric_unthresholded: dict[str, None] = {}
+    for sample in samples:
+        sample_id, epoch = sample.get("id"), sample.get("epoch", 1)
+        if sample_id is None or isinstance(sample_id, bool) or isinstance(epoch, bool):
+            raise RunsError(f"{path}: a sample without an id")
+        if not isinstance(epoch, int) or epoch < 1:
+            raise RunsError(f"{path}: sample {sample_id!r} has epoch {epoch!r}")
+        run = f"{session}#{epoch}"
+        runs[run] = None
+        scores = sample.get("scores") or {}
+        errored = sample.get("error") is not None
+        for scorer in scorers:
+            entry = scores.get(scorer)
+            if errored or not isinstance(entry, dict):
+                status, passed, score = "error", None, None
+            else:
+                status, passed, score = _value(entry.get("value"), scorer, options)
+                if status == "unscored" and score is not None:
+                    numeric_unthresholded[scorer] = None
+            errors += status == "error"
+            batch.verdicts.append(Verdict(
+                build=build, run=run, case=str(sample_id), check=scorer, kind=_kind(scorer),
+                passed=passed, status=status, score=score, session=session, source=str(path),
+            ))  # fmt: skip
+    notes = [f"epochs are runs of one session (eval {header['eval'].get('eval_id', '?')})"]
+    status = header.get("status")
+    if status not in (None, "success"):
+        batch.warnings.append(
+            f"{path}: the eval ended with status {status!r}: samples it never ran are not "
+            "reported (incomplete evidence)"
+        )
+    for scorer in numeric_unthresholded:
+        batch.warnings.append(
+            f"{path}: scorer {scorer!r} gives numbers, left unscored; count them as verdicts "
+            f"with --threshold {scorer}=T"
+        )
+    detail = f"log v{header.get('version', '?')}, {'eval' if raw[:2] == b'PK' else 'json'}"
+    batch.files.append(FileRead(path=str(path), format="inspect", detail=detail, build=build,
+                                runs=tuple(runs), verdicts=len(batch.verdicts), skipped=0,
+                                errors=errors, notes=tuple(notes)))  # fmt: skip
+    batch.sessions[str(header["eval"].get("eval_id") or session)] = str(path)
+    return batch

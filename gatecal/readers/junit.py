@@ -1,0 +1,275 @@
+"""JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe ``TEST-*.xml``, Gradle.
+
+Run identity
+    A *run* is one invocation of the suite. A folder holding several JUnit files whose
+    test ids do not overlap is one run split per class (Surefire writes one file per
+    test class): the run is named after the folder. Otherwise each file is a run, named
+    after its folder when every file has the same name (``build-1041/junit.xml``, the
+    CI-artefact layout), else after the file (``TEST-`` dropped).
+Repeats
+    pytest-repeat and ``deepeval test run -r N`` name the i-th copy ``test_x[case-i-N]``
+    (``test_x[i-N]`` without parameters): when every testcase of a file carries such a
+    suffix, with one N, the copies become runs ``<run>#i`` of one session.
+    pytest-flakefinder copies only when asked (``junit_repeats="flakefinder"``).
+    ``gatecal.*`` properties written by gatecal's pytest plugin beat any name parsing.
+Reruns
+    pytest-rerunfailures repeats a testcase element; Surefire adds ``flakyFailure`` /
+    ``flakyError`` (failed, then passed) or ``rerunFailure`` / ``rerunError`` children.
+    Each is an attempt; ``attempts="first"`` keeps the first attempt's outcome.
+Outcomes
+    ``failure`` fails; ``error`` is an error (neither pass nor fail); ``skipped`` is
+    missing data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gatecal.readers._base import Batch, ReadOptions, load_json, split_repeats
+from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+
+__all__ = ["read_junit"]
+
+_FAILED = {"failure": "failed", "error": "error", "skipped": "skipped"}
+_EARLIER = {"flakyFailure": "failed", "flakyError": "error"}
+_LATER = {"rerunFailure": "failed", "rerunError": "error"}
+
+
+@dataclass(slots=True)
+class _Case:
+    full: str
+    name: str
+    attempts: list[str]  # outcomes in order: passed, failed, error, skipped
+    props: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _File:
+    path: Path
+    detail: str
+    cases: list[_Case]
+
+
+def _parse(path: Path) -> _File:
+    from defusedxml import ElementTree  # hardened: no entity expansion, no external DTDs
+
+    raw = path.read_bytes()
+    try:
+        root = ElementTree.fromstring(raw)
+    except ElementTree.ParseError as exc:
+        raise RunsError(f"{path}: not well-formed XML ({exc})") from None
+    except Exception as exc:  # defusedxml refuses entity bombs and external references
+        raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise RunsError(f"{path}: not JUnit XML (root element <{root.tag}>)")
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    names = {s.get("name", "") for s in suites}
+    schema = " ".join(root.attrib.values()) + " ".join(
+        " ".join(s.attrib.values()) for s in suites[:1]
+    )
+    if "pytest" in names:
+        detail = "pytest"
+    elif "surefire" in schema.lower() or path.name.startswith("TEST-"):
+        detail = "surefire"
+    else:
+        detail = "junit"
+    cases: list[_Case] = []
+    for element in root.iter("testcase"):
+        name = element.get("name")
+        if not name:
+            raise RunsError(f"{path}: a <testcase> has no name attribute")
+        classname = element.get("classname") or ""
+        final = "passed"
+        earlier: list[str] = []
+        later: list[str] = []
+        for child in element:
+            tag = child.tag
+            if tag in _FAILED and final == "passed":
+                final = _FAILED[tag]
+            elif tag in _EARLIER:
+                earlier.append(_EARLIER[tag])
+            elif tag in _LATER:
+                later.append(_LATER[tag])
+        props = {
+            p.get("name", ""): p.get("value", "")
+            for p in element.iter("property")
+            if p.get("name", "").startswith("gatecal.")
+        }
+        full = f"{classname}.{name}" if classname else name
+        cases.append(_Case(full=full, name=name, attempts=[*earlier, final, *later], props=props))
+    if not cases:
+        raise RunsError(f"{path}: JUnit XML with no <testcase>")
+    return _File(path=path, detail=detail, cases=cases)
+
+
+def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
+    """Group files into runs: (name, files, note)."""
+    by_dir: dict[Path, list[_File]] = {}
+    for f in files:
+        by_dir.setdefault(f.path.resolve().parent, []).append(f)
+    units: list[tuple[Path, list[_File], str]] = []
+    for folder, group in by_dir.items():
+        ids = [{c.full for c in f.cases} for f in group]
+        disjoint = len(group) > 1 and sum(map(len, ids)) == len(set().union(*ids))
+        if disjoint:
+            note = f"one run per folder: {len(group)} files with disjoint tests (per class)"
+            units.append((folder, group, note))
+        else:
+            units += [(f.path.resolve(), [f], "one run per file") for f in group]
+    file_units = [u for u in units if u[0].is_file()]
+    same_name = len(file_units) > 1 and len({u[0].name for u in file_units}) == 1
+    # (anchor, label, files, note): the label is the anchor's name, or the file's stem
+    named: list[tuple[Path, str, list[_File], str]] = []
+    for where, group, note in units:
+        if where.is_file() and same_name:
+            note = f"run named after its folder (every file is {where.name})"
+            named.append((where.parent, where.parent.name, group, note))
+        elif where.is_file():
+            stem = (
+                where.stem.removeprefix("TEST-") if where.name.startswith("TEST-") else where.stem
+            )
+            named.append((where, stem, group, note))
+        else:
+            named.append((where, where.name, group, note))
+    labels = _unique([(anchor, label) for anchor, label, _, _ in named])
+    return [(label, group, note) for label, (_, _, group, note) in zip(labels, named, strict=True)]
+
+
+def _unique(named: Sequence[tuple[Path, str]]) -> list[str]:
+    """Labels made unique by prefixing parent folders where two units share one."""
+    labels = [label for _, label in named]
+    for depth in range(1, 64):
+        counts: dict[str, int] = {}
+        for label in labels:
+            counts[label] = counts.get(label, 0) + 1
+        if max(counts.values(), default=1) == 1:
+            return labels
+        for i, (anchor, label) in enumerate(named):
+            if counts[labels[i]] > 1:
+                parents = [p.name for p in anchor.parents[:depth] if p.name]
+                labels[i] = "/".join([*reversed(parents), label])
+    return [str(anchor) for anchor, _ in named]
+
+
+def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
+    """For each testcase index: (base id, repeat i), if the file is a set of repeats."""
+    if any("gatecal.case" in c.props for c in f.cases):
+        return None  # our plugin says what each case is
+    split = split_repeats([c.name for c in f.cases], mode)
+    if split is None:
+        return None
+    return {
+        index: (case.full[: len(case.full) - len(case.name)] + base, i)
+        for index, (case, (base, i)) in enumerate(zip(f.cases, split, strict=True))
+    }
+
+
+def _verdicts_from_props(case: _Case, where: str) -> list[dict[str, Any]] | None:
+    text = case.props.get("gatecal.verdicts")
+    if text is None:
+        return None
+    items = load_json(text.encode(), where)
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise RunsError(f"{where}: property gatecal.verdicts must be a JSON list of objects")
+    return items
+
+
+def _outcome(attempts: list[str], policy: str) -> str:
+    real = [a for a in attempts if a != "skipped"] or ["skipped"]
+    return real[0] if policy == "first" else real[-1]
+
+
+def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
+    """Read JUnit XML files of one build; see the module's docstring for the rules."""
+    files = [_parse(p) for p in paths]
+    batch = Batch()
+    for unit, group, note in _units(files):
+        for f in group:
+            split = _repeat_split(f, options.junit_repeats)
+            notes = [note]
+            if split is not None:
+                repeats = max(i for _, i in split.values())
+                notes.append(
+                    f"{repeats} repeats of each test in one session ({options.junit_repeats})"
+                )
+            # attempts of the same (run, case) in document order: reruns
+            found: dict[tuple[str, str], list[_Case]] = {}
+            for index, case in enumerate(f.cases):
+                base, run = case.full, unit
+                if "gatecal.case" in case.props:
+                    base = case.props["gatecal.case"]
+                    if case.props.get("gatecal.repeat"):
+                        run = f"{unit}#{case.props['gatecal.repeat']}"
+                elif split is not None:
+                    base, i = split[index]
+                    run = f"{unit}#{i}"
+                found.setdefault((run, base), []).append(case)
+            n_verdicts = n_skipped = n_errors = 0
+            runs: dict[str, None] = {}
+            for (run, base), attempts in found.items():
+                runs[run] = None
+                # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
+                # last carries its outcome (earlier ones look like passes, but a test is
+                # rerun only after it failed), so every earlier element is a failure
+                outcomes = [
+                    "failed" if a == "passed" and k < len(attempts) - 1 else a
+                    for k, c in enumerate(attempts)
+                    for a in c.attempts
+                ]
+                tried = sum(a != "skipped" for a in outcomes)
+                batch.reruns += max(tried - 1, 0)
+                outcome = _outcome(outcomes, options.attempts)
+                if outcome == "skipped":
+                    batch.skips.append(Skip(build=build, run=run, case=base, source=str(f.path),
+                                            session=unit))  # fmt: skip
+                    n_skipped += 1
+                    continue
+                chosen = attempts[0] if options.attempts == "first" else attempts[-1]
+                items = _verdicts_from_props(chosen, f"{f.path}: testcase {chosen.full}")
+                if items is None:
+                    items = [{"check": chosen.props.get("gatecal.check", ""),
+                              "kind": chosen.props.get("gatecal.kind", "")}]  # fmt: skip
+                    items[0]["status"] = "ok" if outcome in ("passed", "failed") else "error"
+                    items[0]["passed"] = outcome == "passed" if outcome != "error" else None
+                for item in items:
+                    verdict = _verdict(item, build, run, base, unit, max(tried, 1), f.path)
+                    batch.verdicts.append(verdict)
+                    n_verdicts += 1
+                    n_errors += verdict.status == "error"
+            batch.files.append(FileRead(path=str(f.path), format="junit", detail=f.detail,
+                                        build=build, runs=tuple(runs), verdicts=n_verdicts,
+                                        skipped=n_skipped, errors=n_errors,
+                                        notes=tuple(notes)))  # fmt: skip
+    return batch
+
+
+def _verdict(
+    item: dict[str, Any], build: str, run: str, case: str, session: str, tries: int, path: Path
+) -> Verdict:
+    where = f"{path}: testcase {case}"
+    status = str(item.get("status") or "ok")
+    if status not in ("ok", "error", "unscored"):
+        raise RunsError(f"{where}: gatecal status must be ok, error or unscored (got {status!r})")
+    kind = str(item.get("kind") or "")
+    if kind not in ("", "judge", "code"):
+        raise RunsError(f"{where}: gatecal kind must be judge or code (got {kind!r})")
+    passed = item.get("passed")
+    if status == "ok" and not isinstance(passed, bool):
+        raise RunsError(f"{where}: an ok gatecal verdict needs passed true/false (got {passed!r})")
+    score = item.get("score")
+    return Verdict(
+        build=build, run=run, case=case, check=str(item.get("check") or ""), kind=kind,
+        passed=passed if status == "ok" else None, status=status,
+        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool)
+        else None,
+        session=session, attempts=tries, source=str(path),
+    )  # fmt: skip
+
+
+def dumps_verdicts(items: Sequence[dict[str, Any]]) -> str:
+    """The ``gatecal.verdicts`` property value our pytest plugin writes."""
+    return json.dumps(list(items), separators=(",", ":"), sort_keys=True)

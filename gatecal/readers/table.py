@@ -1,0 +1,162 @@
+"""gatecal's long runs table, as CSV (comma, semicolon or tab separated) or JSONL.
+
+One row per verdict (or per case and run). Required: ``run``, ``case``, ``passed``.
+Optional: ``check``, ``kind`` (judge|code), ``build`` (healthy|regressed), ``score``,
+``status`` (ok|error|unscored|skipped), ``session``, ``attempts``, ``cached``, ``source``.
+``passed`` accepts true/false, 1/0, pass/fail, yes/no (any case); it may be empty
+when ``status`` is not ok. This is also what ``gatecal runs --format csv|jsonl`` writes,
+so every format converts to it and reads back the same.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from gatecal.readers._base import Batch, ReadOptions, decode
+from gatecal.readers._model import BUILDS, FileRead, RunsError, Skip, Verdict
+
+__all__ = ["read_table", "sniff_jsonl"]
+
+_TRUE = {"true", "1", "pass", "passed", "yes"}
+_FALSE = {"false", "0", "fail", "failed", "no"}
+_STATUS = ("ok", "error", "unscored", "skipped")
+_REQUIRED = ("run", "case", "passed")
+
+
+def sniff_jsonl(text: str) -> bool:
+    """Is the first non-empty line a JSON object with run, case and passed?"""
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                return False
+            return isinstance(row, dict) and all(k in row for k in _REQUIRED)
+    return False
+
+
+def _passed(value: object, where: str) -> bool | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise RunsError(f"{where}: `passed` must be true/false, 1/0 or pass/fail (got {value!r})")
+
+
+def _jsonl_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise RunsError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise RunsError(f"{path}:{number}: not a JSON object (got {row!r})")
+        yield f"{path}:{number}", row
+
+
+def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    header = text.split("\n", 1)[0]
+    # Excel writes ';' where ',' is the decimal mark, and tabs for "Unicode text"
+    delimiter = max(",;\t", key=header.count)
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    fields = [f.strip().lower() for f in reader.fieldnames or []]
+    reader.fieldnames = fields
+    missing = [k for k in _REQUIRED if k not in fields]
+    if missing:
+        raise RunsError(
+            f"{path}: a runs table needs columns run, case, passed (missing {missing}; "
+            f"found {fields[:8]})"
+        )
+    for row in reader:
+        yield f"{path}:{reader.line_num}", dict(row)
+
+
+def _text(row: dict[str, object], key: str) -> str:
+    value = row.get(key)
+    return "" if value is None else str(value).strip()
+
+
+def _rows_to_batch(rows: Iterable[tuple[str, dict[str, object]]], path: Path, build: str,
+                   fmt: str) -> Batch:  # fmt: skip
+    batch = Batch()
+    runs: dict[str, None] = {}
+    n_verdicts = n_errors = 0
+    for where, row in rows:
+        for key in ("run", "case"):
+            if not _text(row, key):
+                raise RunsError(f"{where}: missing `{key}`")
+        kind = _text(row, "kind").lower()
+        if kind not in ("", "judge", "code"):
+            raise RunsError(f"{where}: `kind` must be judge or code (got {row.get('kind')!r})")
+        row_build = (_text(row, "build") or build).lower()
+        if row_build not in BUILDS:
+            raise RunsError(
+                f"{where}: `build` must be healthy or regressed (got {row.get('build')!r})"
+            )
+        status = (_text(row, "status") or "ok").lower()
+        if status not in _STATUS:
+            rule = "must be ok, error, unscored or skipped"
+            raise RunsError(f"{where}: `status` {rule} (got {row.get('status')!r})")
+        run, case = _text(row, "run"), _text(row, "case")
+        session = _text(row, "session") or str(path)
+        source = _text(row, "source") or str(path)
+        runs[run] = None
+        if status == "skipped":
+            batch.skips.append(Skip(build=row_build, run=run, case=case, source=source,
+                                    session=session))  # fmt: skip
+            continue
+        passed = _passed(row.get("passed"), where)
+        if status == "ok" and passed is None:
+            raise RunsError(f"{where}: missing `passed` (status ok)")
+        score = _score(row.get("score"), where)
+        attempts_text = _text(row, "attempts") or "1"
+        if not attempts_text.isascii() or not attempts_text.isdecimal() or int(attempts_text) < 1:
+            raise RunsError(
+                f"{where}: `attempts` must be a whole number >= 1 (got {attempts_text!r})"
+            )
+        attempts = int(attempts_text)
+        batch.reruns += attempts - 1
+        cached = _passed(row.get("cached"), where) or False
+        batch.verdicts.append(Verdict(
+            build=row_build, run=run, case=case, check=_text(row, "check"), kind=kind,
+            passed=passed if status == "ok" else None, status=status, score=score,
+            session=session, attempts=attempts, cached=cached, source=source,
+        ))  # fmt: skip
+        n_verdicts += 1
+        n_errors += status == "error"
+    batch.files.append(FileRead(path=str(path), format=fmt, detail="long table", build=build,
+                                runs=tuple(runs), verdicts=n_verdicts, skipped=len(batch.skips),
+                                errors=n_errors))  # fmt: skip
+    return batch
+
+
+def _score(value: object, where: str) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise RunsError(f"{where}: `score` must be a number (got {value!r})")
+    try:
+        score = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise RunsError(f"{where}: `score` must be a number (got {value!r})") from None
+    if math.isinf(score):
+        raise RunsError(f"{where}: `score` must be finite or empty (got {value!r})")
+    return None if math.isnan(score) else score
+
+
+def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOptions) -> Batch:
+    """Read one long table (``fmt`` is ``csv`` or ``jsonl``)."""
+    del options  # the long table leaves nothing open
+    text = decode(raw, path)
+    rows = _jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
+    return _rows_to_batch(rows, path, build, fmt)
