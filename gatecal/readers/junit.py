@@ -73,8 +73,10 @@ def _parse(path: Path) -> _File:
     )
     if "pytest" in names:
         detail = "pytest"
-    elif "surefire" in schema.lower() or path.name.startswith("TEST-"):
+    elif "surefire" in schema.lower():
         detail = "surefire"
+    elif path.name.startswith("TEST-") and suites[0].get("hostname") is not None:
+        detail = "gradle"
     else:
         detail = "junit"
     cases: list[_Case] = []
