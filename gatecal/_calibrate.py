@@ -202,6 +202,9 @@ class LabelPlan:
     min_observed : int or None
         When the judged run is too small for the width whatever the labels: the judged
         items needed.
+    run_only_width : float or None
+        The corrected rate's interval width with perfectly known Se and Sp: the floor
+        that the judged run's own size sets, which no number of labels goes below.
     """
 
     width: float
@@ -212,6 +215,7 @@ class LabelPlan:
     fail_items: int | None
     balanced_items: int | None
     min_observed: int | None
+    run_only_width: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"width": self.width, "confidence_level": self.confidence_level,
@@ -219,7 +223,8 @@ class LabelPlan:
                 "corrected_pass_items": self.pass_items,
                 "corrected_fail_items": self.fail_items,
                 "corrected_balanced_items_per_class": self.balanced_items,
-                "min_observed": self.min_observed}  # fmt: skip
+                "min_observed": self.min_observed,
+                "run_only_width": self.run_only_width}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -260,14 +265,15 @@ class Calibration:
 
         With `base`, its judge checks get the rates of the calibrated check of the same
         name (all of them the one check's rates when one check was calibrated). Without,
-        the article's shape: 12 cases, one judge check per calibrated check and one code
-        check that a quarter of the cases fail in the regressed build. The rates count an
+        12 cases with one judge check per calibrated check and no code check, so a quarter
+        of the cases fail their first judge check in the regressed build: a regression
+        the judge must catch, where its fpr (a false "yes") decides. The rates count an
         unparseable reply as the gate does (a false "no" on a passing answer), so use the
         spec without ``--unparseable``.
         """
         rates = self.rates(conservative=conservative)
         if base is None:
-            suite = Suite.uniform(cases=12, judge_checks=len(rates), code_checks=1)
+            suite = Suite.uniform(cases=12, judge_checks=len(rates), code_checks=0)
             spec = suite_to_spec(suite)
             for i, (name, (fnr, fpr)) in enumerate(rates.items()):
                 spec["checks"][i] = {"name": name, "kind": "judge", "fnr": fnr, "fpr": fpr}
@@ -557,6 +563,7 @@ def plan_labels(
     plan_fnr = labels_for_width(fnr, width, level)
     plan_fpr = labels_for_width(fpr, width, level)
     m1 = m0 = balanced = need_n = None
+    floor = None
     if pass_rate is not None and observed_items is not None:
         pi = check_probability("pass_rate", pass_rate)
         se, sp = 1 - fnr, 1 - fpr
@@ -565,6 +572,7 @@ def plan_labels(
             z = NormalDist().inv_cdf(0.5 + level / 2)
             budget = (width / (2 * z)) ** 2 * youden**2
             p = pi * se + (1 - pi) * (1 - sp)
+            floor = 2 * z * math.sqrt(p * (1 - p) / observed_items) / youden
             left = budget - p * (1 - p) / observed_items
             a, b = pi**2 * se * (1 - se), (1 - pi) ** 2 * sp * (1 - sp)
             if left <= 0:
@@ -576,7 +584,8 @@ def plan_labels(
                 balanced = max(1, math.ceil((a + b) / left))
     return LabelPlan(width=width, confidence_level=level, fnr_pass_items=plan_fnr,
                      fpr_fail_items=plan_fpr, pass_items=m1, fail_items=m0,
-                     balanced_items=balanced, min_observed=need_n)  # fmt: skip
+                     balanced_items=balanced, min_observed=need_n,
+                     run_only_width=floor)  # fmt: skip
 
 
 def observed_from_runs(data: RunsData, check: str | None = None) -> tuple[float, int]:
@@ -652,6 +661,8 @@ def calibrate_judge(
     chosen = pooled
     if check is not None:
         found = [c for c in checks if c.check == check]
+        if not found and names == [""]:
+            raise ParameterError("check", "needs a `check` column in the labels", check)
         if not found:
             raise ParameterError("check", f"must be one of {', '.join(map(repr, names))}", check)
         chosen = found[0]

@@ -67,8 +67,16 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
         fmt,
     )
     rows = [
-        ["sensitivity (judge pass | truly pass)", _est(c.sensitivity), c.sensitivity.method],
-        ["specificity (judge fail | truly fail)", _est(c.specificity), c.specificity.method],
+        [
+            "sensitivity: judge passes a truly passing answer",
+            _est(c.sensitivity),
+            c.sensitivity.method,
+        ],
+        [
+            "specificity: judge fails a truly failing answer",
+            _est(c.specificity),
+            c.specificity.method,
+        ],
         ['fnr: false "no" on a passing answer', _est(c.fnr), c.fnr.method],
         ['fpr: false "yes" on a failing answer', _est(c.fpr), c.fpr.method],
         ["accuracy", _est(c.accuracy), c.accuracy.method],
@@ -145,5 +153,10 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
             f"  corrected pass rate: {pl.pass_items} passing + {pl.fail_items} failing "
             f"(optimal split, {pl.pass_items + pl.fail_items} in all); "
             f"a 50/50 split needs {pl.balanced_items} + {pl.balanced_items}"
+        )
+    if pl.run_only_width is not None:
+        lines.append(
+            f"  (the judged run alone, with Se and Sp known exactly, gives an interval "
+            f"{pl.run_only_width:.3f} wide: labels cannot go below that)"
         )
     return "\n".join(lines).rstrip() + "\n"
