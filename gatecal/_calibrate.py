@@ -81,11 +81,6 @@ class Estimate:
         return {"estimate": self.estimate, "low": self.low, "high": self.high,
                 "method": self.method}  # fmt: skip
 
-    def complement(self) -> Estimate:
-        """``1 - x``: fnr from sensitivity, fpr from specificity."""
-        return Estimate(estimate=1 - self.estimate, low=1 - self.high, high=1 - self.low,
-                        method=self.method)  # fmt: skip
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConfusionMatrix:
@@ -504,7 +499,8 @@ def _measure(check: str, labels: Sequence[Label], level: float) -> CheckCalibrat
     return CheckCalibration(
         check=check, items=total, pass_items=pass_items, fail_items=fail_items,
         judgements=len(labels), matrix=matrix, tp=tp, fn=fn, fp=fp, tn=tn,
-        sensitivity=sens, specificity=spec, fnr=sens.complement(), fpr=spec.complement(),
+        sensitivity=sens, specificity=spec, fnr=_clopper_pearson(fn, pass_items, level),
+        fpr=_clopper_pearson(fp, fail_items, level),
         accuracy=_clopper_pearson(tp + tn, total, level), kappa=kappa, ac1=ac1,
         unparseable=_clopper_pearson(unparseable, total, level), consistency=consistency,
     )  # fmt: skip
