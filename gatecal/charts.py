@@ -310,7 +310,7 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
                           va="center", color=color, fontsize=9)  # fmt: skip
         left.set_xticks([0, 1], labels=["judge: pass", "judge: fail\n(or unparseable)"])
         left.set_yticks([0, 1], labels=["truly pass", "truly fail"])
-        left.set_title(f"Judge vs human labels ({c.items} items)")
+        left.set_title(f"Judge vs human labels ({c.items} items, {c.judgements} judgements)")
         left.grid(False)
         level = f"{100 * cal.confidence_level:g}%"
         bars: list[tuple[str, float, float, float, str]] = [

@@ -769,6 +769,14 @@ def report(
     regression: Annotated[str | None, _REGRESSION_OPTION] = None,
     false_alarm: Annotated[str, typer.Option(metavar="A", help="The false-alarm budget.")] = "0.05",
     detection: Annotated[str, typer.Option(metavar="D", help="The detection target.")] = "0.95",
+    labels: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Human labels of the judge, as for calibrate."),
+    ] = None,
+    observed: Annotated[
+        str | None,
+        typer.Option(metavar="K/N", help="With --labels: a judged pass rate to correct."),
+    ] = None,
 ) -> None:
     """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
 
@@ -814,6 +822,7 @@ def report(
             )
     except ParameterError as exc:
         raise _from_library(exc) from None
+    calibration = _report_calibration(labels, observed)
     from gatecal.report import write_report
 
     try:
@@ -823,6 +832,7 @@ def report(
             recommendation=recommendation,
             false_alarm=budget,
             detection=_probability("--detection", detection),
+            calibration=calibration,
         )
     except OSError as exc:
         raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
@@ -843,6 +853,22 @@ def _observed_pair(text: str) -> tuple[int, int]:
     if not 0 <= k <= n or n <= 0:
         raise CliError(f"--observed {rule} (got {text!r})")
     return k, n
+
+
+def _report_calibration(labels: Path | None, observed: str | None) -> Any:
+    """`gatecal report --labels`: the calibration for the report, or None."""
+    if labels is None:
+        if observed is not None:
+            raise CliError(f"--observed needs --labels (got {observed!r})")
+        return None
+    try:
+        return gatecal.calibrate_judge(
+            gatecal.read_labels(labels),
+            observed=None if observed is None else _observed_pair(observed),
+            source=str(labels),
+        )
+    except gatecal.LabelsError as exc:
+        raise CliError(f"--labels {' '.join(str(exc).split())}") from None
 
 
 _CALIBRATE_OPTION = {

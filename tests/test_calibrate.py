@@ -75,13 +75,21 @@ def test_jsonl_with_json_booleans_checks_and_repeats(tmp_path):
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([("a", "maybe", "pass")], r"labels.csv:2: `human` must be pass/fail, yes/no, true/false or 1/0 \(got 'maybe'\)"),
-        ([("a", "pass", "perhaps")], r"labels.csv:2: `judge` must be .* or unparseable/error/unscored \(got 'perhaps'\)"),
+        (
+            [("a", "maybe", "pass")],
+            r"labels.csv:2: `human` must be pass/fail, yes/no, true/false or 1/0 \(got 'maybe'\)",
+        ),
+        (
+            [("a", "pass", "perhaps")],
+            r"labels.csv:2: `judge` must be .* or unparseable/error/unscored \(got 'perhaps'\)",
+        ),
         ([("a", "pass", "")], r"labels.csv:2: missing `judge` \(write 'unparseable'"),
         ([("a", "unparseable", "pass")], r"`human` must be pass/fail"),
         ([("", "pass", "pass")], r"labels.csv:2: missing `item`"),
-        ([("a", "pass", "pass"), ("b", "fail", "fail"), ("a", "fail", "pass")],
-         r"labels.csv:4: item 'a' is labelled fail here and pass at .*labels.csv:2; one item has one true verdict"),
+        (
+            [("a", "pass", "pass"), ("b", "fail", "fail"), ("a", "fail", "pass")],
+            r"labels.csv:4: item 'a' is labelled fail here and pass at .*labels.csv:2; one item has one true verdict",
+        ),
     ],
 )
 def test_bad_labels_are_named(tmp_path, rows, message):
@@ -90,7 +98,9 @@ def test_bad_labels_are_named(tmp_path, rows, message):
 
 
 def test_structural_label_errors(tmp_path):
-    with pytest.raises(gatecal.LabelsError, match=r"needs columns item, human, judge \(missing \['judge'\]\)"):
+    with pytest.raises(
+        gatecal.LabelsError, match=r"needs columns item, human, judge \(missing \['judge'\]\)"
+    ):
         gatecal.read_labels(_write(tmp_path / "a.csv", [("a", "pass")], header=("item", "human")))
     dup = _write(tmp_path / "b.csv", [("a", "pass", "pass", "1"), ("a", "pass", "fail", "1")],
                  header=("item", "human", "judge", "repeat"))  # fmt: skip
@@ -99,7 +109,7 @@ def test_structural_label_errors(tmp_path):
     with pytest.raises(gatecal.LabelsError, match="no labelled items"):
         gatecal.read_labels(_write(tmp_path / "c.csv", []))
     (tmp_path / "d.txt").write_text("x")
-    with pytest.raises(gatecal.LabelsError, match="must be .csv or .jsonl"):
+    with pytest.raises(gatecal.LabelsError, match=r"must be \.csv or \.jsonl"):
         gatecal.read_labels(tmp_path / "d.txt")
     with pytest.raises(gatecal.LabelsError, match="cannot read"):
         gatecal.read_labels(tmp_path / "missing.csv")
@@ -107,7 +117,9 @@ def test_structural_label_errors(tmp_path):
 
 @pytest.mark.parametrize(("human", "missing"), [("pass", "failing"), ("fail", "passing")])
 def test_an_empty_class_is_an_error(tmp_path, human, missing):
-    labels = gatecal.read_labels(_write(tmp_path / "l.csv", [("a", human, "pass"), ("b", human, "fail")]))
+    labels = gatecal.read_labels(
+        _write(tmp_path / "l.csv", [("a", human, "pass"), ("b", human, "fail")])
+    )
     with pytest.raises(gatecal.LabelsError, match=f"the judge: no truly {missing} items labelled"):
         gatecal.calibrate_judge(labels)
 
@@ -124,22 +136,33 @@ def _fraction_kappa(tp, fn, fp, tn):
     return (po - pe) / (1 - pe), (po - pe1) / (1 - pe1)
 
 
-@pytest.mark.parametrize(("tp", "fn", "fp", "tn"), [(74, 6, 9, 71), (92, 8, 3, 57), (18, 2, 0, 20), (40, 1, 12, 7)])
+@pytest.mark.parametrize(
+    ("tp", "fn", "fp", "tn"), [(74, 6, 9, 71), (92, 8, 3, 57), (18, 2, 0, 20), (40, 1, 12, 7)]
+)
 def test_rates_kappa_and_ac1_match_exact_fractions(tmp_path, tp, fn, fp, tn):
     labels = gatecal.read_labels(_write(tmp_path / "l.csv", _table(tp, fn, fp, tn)))
     c = gatecal.calibrate_judge(labels).pooled
-    assert (c.matrix.pass_pass, c.matrix.pass_fail, c.matrix.fail_pass, c.matrix.fail_fail) == (tp, fn, fp, tn)
+    assert (c.matrix.pass_pass, c.matrix.pass_fail, c.matrix.fail_pass, c.matrix.fail_fail) == (
+        tp,
+        fn,
+        fp,
+        tn,
+    )
     assert c.sensitivity.estimate == pytest.approx(float(Fraction(tp, tp + fn)), rel=1e-15)
     assert c.specificity.estimate == pytest.approx(float(Fraction(tn, fp + tn)), rel=1e-15)
     assert c.fnr.estimate == pytest.approx(float(Fraction(fn, tp + fn)), rel=1e-14)
     assert c.fpr.estimate == pytest.approx(float(Fraction(fp, fp + tn)), rel=1e-14)
-    assert c.accuracy.estimate == pytest.approx(float(Fraction(tp + tn, tp + fn + fp + tn)), rel=1e-15)
+    assert c.accuracy.estimate == pytest.approx(
+        float(Fraction(tp + tn, tp + fn + fp + tn)), rel=1e-15
+    )
     kappa, ac1 = _fraction_kappa(tp, fn, fp, tn)
     assert c.kappa.estimate == pytest.approx(float(kappa), rel=1e-13)
     assert c.ac1 == pytest.approx(float(ac1), rel=1e-13)
 
 
-@pytest.mark.parametrize(("tp", "fn", "fp", "tn"), [(74, 6, 9, 71), (92, 8, 3, 57), (18, 2, 0, 20), (20, 0, 5, 15)])
+@pytest.mark.parametrize(
+    ("tp", "fn", "fp", "tn"), [(74, 6, 9, 71), (92, 8, 3, 57), (18, 2, 0, 20), (20, 0, 5, 15)]
+)
 @pytest.mark.parametrize("level", [0.9, 0.95])
 def test_intervals_match_scipy_and_statsmodels(tmp_path, tp, fn, fp, tn, level):
     labels = gatecal.read_labels(_write(tmp_path / "l.csv", _table(tp, fn, fp, tn)))
@@ -157,11 +180,15 @@ def test_intervals_match_scipy_and_statsmodels(tmp_path, tp, fn, fp, tn, level):
     assert c.kappa.low == pytest.approx(max(-1, sm.kappa - z * sm.std_kappa), rel=1e-10)
     assert c.kappa.high == pytest.approx(min(1, sm.kappa + z * sm.std_kappa), rel=1e-10)
     if level == 0.95:  # statsmodels' own 95% limits
-        assert (c.kappa.low, c.kappa.high) == pytest.approx((sm.kappa_low, min(1, sm.kappa_upp)), rel=1e-10)
+        assert (c.kappa.low, c.kappa.high) == pytest.approx(
+            (sm.kappa_low, min(1, sm.kappa_upp)), rel=1e-10
+        )
 
 
 def test_unparseable_is_never_a_pass(tmp_path):
-    labels = gatecal.read_labels(_write(tmp_path / "l.csv", _table(8, 0, 1, 9, fn_unparseable=2, fp_unparseable=3)))
+    labels = gatecal.read_labels(
+        _write(tmp_path / "l.csv", _table(8, 0, 1, 9, fn_unparseable=2, fp_unparseable=3))
+    )
     c = gatecal.calibrate_judge(labels).pooled
     assert c.fnr.estimate == pytest.approx(0.2)  # 2 unparseable of 10 truly passing: false "no"
     assert c.fpr.estimate == pytest.approx(1 / 13)  # unparseable on a failing answer is no "yes"
@@ -174,7 +201,9 @@ def test_repeats_count_each_item_once_and_measure_consistency(tmp_path):
             ("b", "pass", "pass", 1), ("b", "pass", "pass", 2), ("b", "pass", "pass", 3),
             ("c", "fail", "fail", 1), ("c", "fail", "unparseable", 2), ("c", "fail", "pass", 3),
             ("d", "fail", "fail", 1)]  # fmt: skip
-    labels = gatecal.read_labels(_write(tmp_path / "l.csv", rows, ("item", "human", "judge", "repeat")))
+    labels = gatecal.read_labels(
+        _write(tmp_path / "l.csv", rows, ("item", "human", "judge", "repeat"))
+    )
     c = gatecal.calibrate_judge(labels).pooled
     assert c.items == 4 and c.judgements == 10
     assert c.sensitivity.estimate == pytest.approx(float((Fraction(2, 3) + 1) / 2))
@@ -188,11 +217,15 @@ def test_repeats_count_each_item_once_and_measure_consistency(tmp_path):
 
 
 def test_checks_are_calibrated_separately_and_pooled(tmp_path):
-    rows = [(f"i{i}", "pass", "pass", "relevant") for i in range(9)] + [("i9", "pass", "fail", "relevant")]
+    rows = [(f"i{i}", "pass", "pass", "relevant") for i in range(9)] + [
+        ("i9", "pass", "fail", "relevant")
+    ]
     rows += [(f"j{i}", "fail", "fail", "relevant") for i in range(5)]
     rows += [(f"i{i}", "pass", "pass", "grounded") for i in range(10)]
     rows += [(f"j{i}", "fail", "pass" if i < 2 else "fail", "grounded") for i in range(5)]
-    labels = gatecal.read_labels(_write(tmp_path / "l.csv", rows, ("item", "human", "judge", "check")))
+    labels = gatecal.read_labels(
+        _write(tmp_path / "l.csv", rows, ("item", "human", "judge", "check"))
+    )
     cal = gatecal.calibrate_judge(labels, observed=(80, 100), check="grounded")
     by = {c.check: c for c in cal.checks}
     assert by["relevant"].fnr.estimate == pytest.approx(0.1) and by["relevant"].fpr.estimate == 0
@@ -201,19 +234,30 @@ def test_checks_are_calibrated_separately_and_pooled(tmp_path):
     assert cal.corrected_check == "grounded"
     ref = gatecal.correct_pass_rate(observed=(80, 100), sensitivity=(10, 10), specificity=(3, 5))
     assert cal.corrected == ref
-    with pytest.raises(gatecal.ParameterError, match=r"`check` must be one of 'relevant', 'grounded' \(got 'x'\)"):
+    with pytest.raises(
+        gatecal.ParameterError, match=r"`check` must be one of 'relevant', 'grounded' \(got 'x'\)"
+    ):
         gatecal.calibrate_judge(labels, check="x")
 
 
 # -- the corrected pass rate ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("obs", "sens", "spec"), [((170, 200), (92, 100), (57, 60)), ((338, 400), (104, 110), (41, 50)), ((9, 20), (15, 20), (14, 20))])
+@pytest.mark.parametrize(
+    ("obs", "sens", "spec"),
+    [
+        ((170, 200), (92, 100), (57, 60)),
+        ((338, 400), (104, 110), (41, 50)),
+        ((9, 20), (15, 20), (14, 20)),
+    ],
+)
 def test_corrected_estimate_is_rogan_gladen_in_fractions(obs, sens, spec):
     p, se, sp = Fraction(*obs), Fraction(*sens), Fraction(*spec)
     ref = (p + sp - 1) / (se + sp - 1)
     for method in gatecal.CORRECTION_METHODS:
-        r = gatecal.correct_pass_rate(observed=obs, sensitivity=sens, specificity=spec, method=method, rng=1)
+        r = gatecal.correct_pass_rate(
+            observed=obs, sensitivity=sens, specificity=spec, method=method, rng=1
+        )
         assert r.unclipped == pytest.approx(float(ref), rel=1e-14)
         assert r.estimate == pytest.approx(float(min(1, max(0, ref))), rel=1e-14)
 
@@ -221,7 +265,9 @@ def test_corrected_estimate_is_rogan_gladen_in_fractions(obs, sens, spec):
 def test_delta_interval_is_the_reference_note_example():
     # reference/statistics.md §2.6 (computed there with numpy/scipy): 170/200 judged pass,
     # Se 92/100, Sp 57/60 -> 95% delta-method CI including calibration [0.839, 1.000].
-    r = gatecal.correct_pass_rate(observed=(170, 200), sensitivity=(92, 100), specificity=(57, 60), method="delta")
+    r = gatecal.correct_pass_rate(
+        observed=(170, 200), sensitivity=(92, 100), specificity=(57, 60), method="delta"
+    )
     assert (round(r.low, 3), round(r.high, 3)) == (0.839, 1.0)
 
 
@@ -232,16 +278,33 @@ def _lang_reiczigel_by_hand(k, n, tp, m1, tn, m0, level):
     p, se, sp = (k + z**2 / 2) / n2, (tp + 1) / m12, (tn + 1) / m02
     j = se + sp - 1
     pi = (p + sp - 1) / j
-    sd = math.sqrt(p * (1 - p) / n2 + pi**2 * se * (1 - se) / m12 + (1 - pi) ** 2 * sp * (1 - sp) / m02) / j
+    sd = (
+        math.sqrt(
+            p * (1 - p) / n2 + pi**2 * se * (1 - se) / m12 + (1 - pi) ** 2 * sp * (1 - sp) / m02
+        )
+        / j
+    )
     d = 2 * z**2 * (pi * se * (1 - se) / m12 - (1 - pi) * sp * (1 - sp) / m02)
     return max(0.0, pi + d - z * sd), min(1.0, pi + d + z * sd)
 
 
-@pytest.mark.parametrize(("obs", "sens", "spec", "level"), [((170, 200), (92, 100), (57, 60), 0.95), ((338, 400), (104.5, 110), (41, 50), 0.9), ((0, 50), (20, 20), (18, 20), 0.95), ((50, 50), (19, 20), (20, 20), 0.99)])
+@pytest.mark.parametrize(
+    ("obs", "sens", "spec", "level"),
+    [
+        ((170, 200), (92, 100), (57, 60), 0.95),
+        ((338, 400), (104.5, 110), (41, 50), 0.9),
+        ((0, 50), (20, 20), (18, 20), 0.95),
+        ((50, 50), (19, 20), (20, 20), 0.99),
+    ],
+)
 def test_shipped_interval_matches_a_second_implementation(obs, sens, spec, level):
-    r = gatecal.correct_pass_rate(observed=obs, sensitivity=sens, specificity=spec, confidence=level)
+    r = gatecal.correct_pass_rate(
+        observed=obs, sensitivity=sens, specificity=spec, confidence=level
+    )
     assert r.method == "lang-reiczigel"
-    assert (r.low, r.high) == pytest.approx(_lang_reiczigel_by_hand(*obs, *sens, *spec, level), abs=1e-12)
+    assert (r.low, r.high) == pytest.approx(
+        _lang_reiczigel_by_hand(*obs, *sens, *spec, level), abs=1e-12
+    )
 
 
 def test_too_weak_and_clipped_are_said():
@@ -249,8 +312,12 @@ def test_too_weak_and_clipped_are_said():
     assert coin.estimate is None and coin.too_weak and (coin.low, coin.high) == (0.0, 1.0)
     assert "too weak to correct: sensitivity + specificity = 0.950 <= 1" in coin.verdict()
     wide = gatecal.correct_pass_rate(observed=(10, 20), sensitivity=(6, 10), specificity=(6, 10))
-    assert wide.estimate is not None and wide.too_weak and "spans nearly everything" in wide.verdict()
-    high = gatecal.correct_pass_rate(observed=(199, 200), sensitivity=(90, 100), specificity=(95, 100))
+    assert (
+        wide.estimate is not None and wide.too_weak and "spans nearly everything" in wide.verdict()
+    )
+    high = gatecal.correct_pass_rate(
+        observed=(199, 200), sensitivity=(90, 100), specificity=(95, 100)
+    )
     assert high.clipped and high.estimate == 1.0 and high.unclipped > 1
     assert "clipped to [0, 1]" in high.verdict() and not high.too_weak
 
@@ -263,7 +330,10 @@ def test_too_weak_and_clipped_are_said():
         ({"sensitivity": (3, 0)}, "`sensitivity` must be a pair"),
         ({"specificity": "9/10"}, "`specificity` must be a pair"),
         ({"confidence": 1.0}, r"`confidence` must be in \(0, 1\)"),
-        ({"method": "wald"}, "`method` must be one of lang-reiczigel, delta, bootstrap, jeffreys-simulation"),
+        (
+            {"method": "wald"},
+            "`method` must be one of lang-reiczigel, delta, bootstrap, jeffreys-simulation",
+        ),
     ],
 )
 def test_correct_pass_rate_refuses_bad_input(kwargs, message):
@@ -280,7 +350,9 @@ def test_interval_is_inside_the_unit_interval_and_mirrors(obs, sens, spec, metho
     """Swapping what counts as pass turns the interval for pi into the one for 1 - pi."""
     r = gatecal.correct_pass_rate(observed=obs, sensitivity=sens, specificity=spec, method=method)
     assert 0 <= r.low <= r.high <= 1
-    m = gatecal.correct_pass_rate(observed=(obs[1] - obs[0], obs[1]), sensitivity=spec, specificity=sens, method=method)
+    m = gatecal.correct_pass_rate(
+        observed=(obs[1] - obs[0], obs[1]), sensitivity=spec, specificity=sens, method=method
+    )
     assert (m.low, m.high) == pytest.approx((1 - r.high, 1 - r.low), abs=1e-9)
 
 
@@ -316,15 +388,23 @@ def test_shipped_interval_holds_its_level_where_wrong_ones_fail(point):
 def test_exact_coverage_agrees_with_simulated_coverage():
     point = study.Point(0.9, 0.85, 0.6, 20, 50, 100)
     exact, _ = study.exact_coverage("lang-reiczigel", point)
-    simulated, _ = study.simulated_coverage("lang-reiczigel", point, np.random.default_rng(5), reps=20000, draws=1)
+    simulated, _ = study.simulated_coverage(
+        "lang-reiczigel", point, np.random.default_rng(5), reps=20000, draws=1
+    )
     assert abs(simulated - exact) < 5 * math.sqrt(exact * (1 - exact) / 20000)
 
 
 def test_committed_coverage_report_names_the_shipped_method_best():
     text = (ROOT / "reports" / "calibrate-coverage.md").read_text()
-    rows = dict(re.findall(r"^\| (\S+) \((?:exact|simulated)\) \| [\d.]+ \| ([\d.]+) \|", text, re.M))
+    rows = dict(
+        re.findall(r"^\| (\S+) \((?:exact|simulated)\) \| [\d.]+ \| ([\d.]+) \|", text, re.M)
+    )
     assert float(rows["lang-reiczigel"]) >= 0.94
-    assert all(float(low) < float(rows["lang-reiczigel"]) for m, low in rows.items() if m != "lang-reiczigel")
+    assert all(
+        float(low) < float(rows["lang-reiczigel"])
+        for m, low in rows.items()
+        if m != "lang-reiczigel"
+    )
 
 
 # -- how many labels ------------------------------------------------------------------------
@@ -379,10 +459,16 @@ def test_json_contract(capsys, labels_file):
     for key in ("sensitivity", "specificity", "fnr", "fpr", "kappa"):
         assert {"estimate", "low", "high"} <= set(data[key])
         assert data[key]["low"] <= data[key]["estimate"] <= data[key]["high"]
-    code, out, _ = run(capsys, "calibrate", labels_file, "--format", "json", "--observed", "170/200")
+    code, out, _ = run(
+        capsys, "calibrate", labels_file, "--format", "json", "--observed", "170/200"
+    )
     corrected = json.loads(out)["corrected"]
     ref = gatecal.correct_pass_rate(observed=(170, 200), sensitivity=(74, 80), specificity=(71, 80))
-    assert (corrected["estimate"], corrected["low"], corrected["high"]) == (ref.estimate, ref.low, ref.high)
+    assert (corrected["estimate"], corrected["low"], corrected["high"]) == (
+        ref.estimate,
+        ref.low,
+        ref.high,
+    )
 
 
 def test_table_markdown_csv_and_out(capsys, labels_file, tmp_path):
@@ -409,6 +495,7 @@ def test_runs_give_the_observed_rate(capsys, labels_file, tmp_path):
             lines.append(f"r{r},c{c},code,code,pass")
     runs.write_text("\n".join(lines) + "\n")
     code, out, _ = run(capsys, "calibrate", labels_file, "--runs", runs, "--format", "json")
+    assert code == 0
     observed = json.loads(out)["observed"]
     assert (observed["passed"], observed["items"]) == (7.5, 10)  # c2 passed one of two runs
 
@@ -429,22 +516,41 @@ def test_export_suite_drives_simulate(capsys, labels_file, tmp_path):
 
 
 def test_export_into_a_base_suite(capsys, tmp_path):
-    rows = [(f"i{i}", "pass", "pass", check) for i in range(10) for check in ("relevancy", "grounded")]
-    rows += [(f"j{i}", "fail", "pass" if i == 0 else "fail", check) for i in range(10) for check in ("relevancy", "grounded")]
+    rows = [
+        (f"i{i}", "pass", "pass", check) for i in range(10) for check in ("relevancy", "grounded")
+    ]
+    rows += [
+        (f"j{i}", "fail", "pass" if i == 0 else "fail", check)
+        for i in range(10)
+        for check in ("relevancy", "grounded")
+    ]
     labels = _write(tmp_path / "l.csv", rows, ("item", "human", "judge", "check"))
     base = gatecal.suite_to_spec(gatecal.Suite.uniform(cases=4, judge_checks=2, code_checks=1))
     base["checks"][0]["name"], base["checks"][1]["name"] = "relevancy", "grounded"
     (tmp_path / "base.json").write_text(json.dumps(base))
     out = tmp_path / "merged.json"
-    code, _, err = run(capsys, "calibrate", labels, "--export-suite", out, "--suite", tmp_path / "base.json")
+    code, _, err = run(
+        capsys, "calibrate", labels, "--export-suite", out, "--suite", tmp_path / "base.json"
+    )
     assert code == 0, err
     spec = gatecal.load_spec(out)
     assert spec.per_check == {"relevancy": (0.0, 0.1), "grounded": (0.0, 0.1)}
     assert spec.suite == gatecal.load_spec(tmp_path / "base.json").suite
     base["checks"][1]["name"] = "tone"
     (tmp_path / "base.json").write_text(json.dumps(base))
-    code, _, err = run(capsys, "calibrate", labels, "--export-suite", tmp_path / "x.json", "--suite", tmp_path / "base.json")
-    assert code == 2 and "judge check 'tone' has no labels (labelled checks: grounded, relevancy)" in err
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        labels,
+        "--export-suite",
+        tmp_path / "x.json",
+        "--suite",
+        tmp_path / "base.json",
+    )
+    assert (
+        code == 2
+        and "judge check 'tone' has no labels (labelled checks: grounded, relevancy)" in err
+    )
     assert not (tmp_path / "x.json").exists()
 
 
@@ -471,7 +577,9 @@ def test_command_errors_are_one_line(capsys, labels_file, args, message):
 def test_bad_label_file_is_one_line_and_writes_nothing(capsys, tmp_path):
     bad = _write(tmp_path / "bad.csv", [("a", "pass", "pass"), ("a", "fail", "fail")])
     target = tmp_path / "out.txt"
-    code, out, err = run(capsys, "calibrate", bad, "--out", target, "--export-suite", tmp_path / "s.json")
+    code, out, err = run(
+        capsys, "calibrate", bad, "--out", target, "--export-suite", tmp_path / "s.json"
+    )
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.startswith("gatecal: error: LABELS ") and "one item has one true verdict" in err
     assert not target.exists() and not (tmp_path / "s.json").exists()
@@ -510,8 +618,44 @@ def test_worked_example_regenerates(tmp_path):
     args = calibrate_example.command(calibrate_example.observed())
     args[args.index("--export-suite") + 1] = str(tmp_path / "judge-suite.json")  # not into reports/
     text = calibrate_example.run(args)
-    assert (tmp_path / "judge-suite.json").read_text() == (committed / "judge-suite.json").read_text()
+    assert (tmp_path / "judge-suite.json").read_text() == (
+        committed / "judge-suite.json"
+    ).read_text()
     assert text == (ROOT / "reports" / "calibrate-example.txt").read_text()
     readme = (ROOT / "README.md").read_text()
-    quoted = re.search(r"<!-- calibrate-example:start -->\n```text\n(.*?)```\n<!-- calibrate-example:end -->", readme, re.S)
+    quoted = re.search(
+        r"<!-- calibrate-example:start -->\n```text\n(.*?)```\n<!-- calibrate-example:end -->",
+        readme,
+        re.S,
+    )
     assert quoted and quoted.group(1) == text
+
+
+def test_report_has_a_calibration_section(capsys, labels_file, tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = tmp_path / "rep"
+    code, _, err = run(
+        capsys,
+        "report",
+        "--out",
+        out,
+        "--runs",
+        "50",
+        "--labels",
+        labels_file,
+        "--observed",
+        "170/200",
+    )
+    assert code == 0, err
+    index = (out / "index.md").read_text()
+    assert (
+        "## The judge against human labels" in index
+        and "![The judge against human labels](judge-calibration.png)" in index
+    )
+    assert (
+        json.loads((out / "calibrate.json").read_text())["corrected"]["method"] == "lang-reiczigel"
+    )
+    code, _, err = run(capsys, "report", "--out", tmp_path / "r2", "--observed", "1/2")
+    assert code == 2 and "--observed needs --labels" in err and not (tmp_path / "r2").exists()
