@@ -12,6 +12,8 @@ SCRIPTS = [
     "article_transcripts.py",
     "nightly_junit.py",
     "report_charts.py",
+    "calibrate_example.py",
+    "calibrate_coverage.py",
     "bench_montecarlo.py",
 ]
 

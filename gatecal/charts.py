@@ -19,6 +19,7 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from gatecal._calibrate import Calibration
 from gatecal._exact import PassCountDistribution
 from gatecal._plan import SuitePlan
 from gatecal._recommend import Recommendation, _failure_pmf
@@ -26,6 +27,7 @@ from gatecal._simulate import SimulationReport
 
 __all__ = [
     "COLORS",
+    "plot_calibration",
     "plot_cases_needed",
     "plot_false_alarm_heatmap",
     "plot_flakiness",
@@ -277,6 +279,71 @@ def plot_cases_needed(
         ax.set_title("How many golden cases you need, by judge noise and regression size")
         ax.legend(title="regression", loc="upper left", fontsize=8)
     return ax
+
+
+def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) -> Axes:
+    """The judge against the labels: its confusion matrix (share of each true class) and,
+    when an observed rate was given, the observed and corrected pass rates with intervals.
+
+    Draws on two axes (a new figure unless `axes` is given) and returns the first.
+    """
+    c = next((x for x in cal.checks if x.check == cal.corrected_check), cal.pooled)
+    m = c.matrix
+    counts = np.array(
+        [[m.pass_pass, m.pass_fail + m.pass_unparseable],
+         [m.fail_pass, m.fail_fail + m.fail_unparseable]], dtype=float
+    )  # fmt: skip
+    shares = counts / counts.sum(axis=1, keepdims=True)
+    left: Axes
+    right: Axes
+    with mpl.rc_context(_STYLE):
+        if axes is None:
+            figure = Figure(figsize=(9.0, 3.8), layout="constrained")
+            left, right = figure.subplots(1, 2, width_ratios=[1, 1.3])
+        else:
+            left, right = axes
+        left.imshow(shares, cmap="Blues", vmin=0, vmax=1)
+        for i in range(2):
+            for j in range(2):
+                color = "white" if shares[i, j] > 0.6 else "black"
+                left.text(j, i, f"{100 * shares[i, j]:.1f}%\n({counts[i, j]:g})", ha="center",
+                          va="center", color=color, fontsize=9)  # fmt: skip
+        left.set_xticks([0, 1], labels=["judge: pass", "judge: fail\n(or unparseable)"])
+        left.set_yticks([0, 1], labels=["truly pass", "truly fail"])
+        left.set_title(f"Judge vs human labels ({c.items} items, {c.judgements} judgements)")
+        left.grid(False)
+        level = f"{100 * cal.confidence_level:g}%"
+        bars: list[tuple[str, float, float, float, str]] = [
+            ("sensitivity", c.sensitivity.estimate, c.sensitivity.low, c.sensitivity.high,
+             COLORS["accent"]),
+            ("specificity", c.specificity.estimate, c.specificity.low, c.specificity.high,
+             COLORS["accent"]),
+        ]  # fmt: skip
+        r = cal.corrected
+        if r is not None and cal.observed is not None:
+            from gatecal._calibrate import _clopper_pearson
+
+            k, n = cal.observed
+            obs = _clopper_pearson(k, n, cal.confidence_level)
+            bars.append(("observed pass rate", obs.estimate, obs.low, obs.high, COLORS["fit"]))
+            if r.estimate is not None:
+                bars.append(("corrected pass rate", r.estimate, r.low, r.high,
+                             COLORS["healthy"]))  # fmt: skip
+        y = np.arange(len(bars))[::-1]
+        for yi, (_label, est, lo, hi, color) in zip(y, bars, strict=True):
+            right.errorbar([est], [yi], xerr=[[max(est - lo, 0.0)], [max(hi - est, 0.0)]],
+                           fmt="o", color=color, capsize=4, linewidth=1.5)  # fmt: skip
+            right.annotate(f"{est:.3f} [{lo:.3f}, {hi:.3f}]", (est, yi), xytext=(0, 7),
+                           textcoords="offset points", ha="center", fontsize=8)  # fmt: skip
+        right.set_yticks(y, labels=[b[0] for b in bars])
+        right.set_ylim(-0.7, len(bars) - 0.3)
+        right.set_xlim(0, 1.02)
+        right.set_xlabel(f"estimate with {level} interval")
+        title = "Judge rates, and the pass rate corrected for them"
+        if r is not None and r.too_weak:
+            title = "Judge too weak to correct the pass rate"
+        right.set_title(title)
+    return left
 
 
 def save_chart(ax: Axes, path: str | Path, **kwargs: Any) -> Path:

@@ -877,6 +877,14 @@ def report(
     target: TargetOpt = None,
     threshold: ThresholdOpt = None,
     partial: PartialOpt = "fail",
+    labels: Annotated[
+        Path | None,
+        typer.Option(metavar="FILE", help="Human labels of the judge, as for calibrate."),
+    ] = None,
+    observed: Annotated[
+        str | None,
+        typer.Option(metavar="K/N", help="With --labels: a judged pass rate to correct."),
+    ] = None,
 ) -> None:
     """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
 
@@ -922,6 +930,7 @@ def report(
             )
     except ParameterError as exc:
         raise _from_library(exc) from None
+    calibration = _report_calibration(labels, observed)
     from gatecal.report import write_report
 
     try:
@@ -931,6 +940,7 @@ def report(
             recommendation=recommendation,
             false_alarm=budget,
             detection=_probability("--detection", detection),
+            calibration=calibration,
         )
     except OSError as exc:
         raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
@@ -985,6 +995,177 @@ def runs(
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
     _emit(render_runs(data, fmt), out)
+
+
+# -- gatecal calibrate -------------------------------------------------------------------
+
+
+def _observed_pair(text: str) -> tuple[int, int]:
+    """Parse --observed K/N."""
+    rule = "must be K/N: the judge passed K of N items, whole numbers with 0 <= K <= N, N > 0"
+    parts = text.split("/")
+    try:
+        k, n = (int(part.strip()) for part in parts)
+    except ValueError:
+        raise CliError(f"--observed {rule} (got {text!r})") from None
+    if not 0 <= k <= n or n <= 0:
+        raise CliError(f"--observed {rule} (got {text!r})")
+    return k, n
+
+
+def _report_calibration(labels: Path | None, observed: str | None) -> Any:
+    """`gatecal report --labels`: the calibration for the report, or None."""
+    if labels is None:
+        if observed is not None:
+            raise CliError(f"--observed needs --labels (got {observed!r})")
+        return None
+    try:
+        return gatecal.calibrate_judge(
+            gatecal.read_labels(labels),
+            observed=None if observed is None else _observed_pair(observed),
+            source=str(labels),
+        )
+    except gatecal.LabelsError as exc:
+        raise CliError(f"--labels {' '.join(str(exc).split())}") from None
+
+
+_CALIBRATE_OPTION = {
+    "confidence_level": "--confidence",
+    "width": "--width",
+    "check": "--check",
+    "observed": "--observed",
+    "runs": "--runs",
+}
+
+
+@app.command()
+def calibrate(
+    labels: Annotated[
+        Path,
+        typer.Argument(
+            metavar="LABELS",
+            help="A label table (.csv or .jsonl): item, human, judge, and optionally check "
+            "and repeat. Verdicts: pass/fail, yes/no, true/false or 1/0; the judge may also "
+            "be unparseable (never counted as a pass).",
+            show_default=False,
+        ),
+    ],
+    observed: Annotated[
+        str | None,
+        typer.Option(metavar="K/N", help="A judged pass rate to correct: K passes of N items."),
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="RUNS",
+            help="Or take the judged pass rate from measured runs (as for recommend; "
+            "repeatable): each case's share of passing judge verdicts, pooled.",
+        ),
+    ] = None,
+    check: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Correct with this check's rates (default: pooled)."),
+    ] = None,
+    confidence: Annotated[
+        str, typer.Option(metavar="LEVEL", help="Confidence level of every interval.")
+    ] = "0.95",
+    width: Annotated[
+        str, typer.Option(metavar="W", help="Target interval width for the label plan.")
+    ] = "0.10",
+    export_suite: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write a suite spec whose judge checks carry the measured fnr and fpr, "
+            "for simulate, policies, report and check --suite.",
+        ),
+    ] = None,
+    conservative: Annotated[
+        bool,
+        typer.Option("--conservative", help="Export the upper confidence bounds of fnr and fpr."),
+    ] = False,
+    suite_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            metavar="FILE",
+            help="With --export-suite: give these judge checks the measured rates "
+            "(default: the article's shape, 12 cases).",
+        ),
+    ] = None,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
+    chart: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also save the confusion matrix and corrected rate chart (.png/.svg).",
+        ),
+    ] = None,
+) -> None:
+    """Measure the judge against human labels; correct a judged pass rate for its errors.
+
+    Prints the confusion matrix; sensitivity and specificity, i.e. the judge's false "no"
+    (fnr) and false "yes" (fpr) rates, with exact intervals; Cohen's kappa with its
+    interval, Gwet's AC1, accuracy, the unparseable share; how often repeated judgements
+    of one item disagree; with --observed or --runs, the true pass rate behind the judged
+    one (Rogan-Gladen, with an interval carrying both sampling errors); and how many
+    labels of each class a narrower interval needs.
+
+    Example: gatecal calibrate labels.csv --observed 452/500 --export-suite judge.json
+    """
+    _check_format(fmt)
+    _check_out(out)
+    _check_chart(chart)
+    _check_out(export_suite, "--export-suite")
+    if observed is not None and runs:
+        raise CliError(f"--observed can't be combined with --runs (got {observed!r})")
+    if (conservative or suite_file is not None) and export_suite is None:
+        given = "--conservative" if conservative else "--suite"
+        raise CliError(f"{given} needs --export-suite (got {given})")
+    base = None if suite_file is None else _load_spec(suite_file)
+    try:
+        table = gatecal.read_labels(labels)
+    except gatecal.LabelsError as exc:
+        raise CliError(f"LABELS {' '.join(str(exc).split())}") from None
+    pair: tuple[float, float] | None = None
+    source = ""
+    if observed is not None:
+        pair = _observed_pair(observed)
+    elif runs:
+        data = _read_runs("--runs", runs)
+        try:
+            pair = gatecal.observed_from_runs(data, check)
+        except ParameterError as exc:
+            raise CliError(f"{_CALIBRATE_OPTION.get(exc.name, exc.name)} {exc.rule} "
+                           f"(got {exc.value!r})") from None  # fmt: skip
+        source = f"{len(data.sources)} run files, each case's share of passing verdicts"
+    try:
+        result = gatecal.calibrate_judge(
+            table,
+            confidence_level=_probability("--confidence", confidence),
+            observed=pair,
+            observed_source=source,
+            check=check,
+            width=_probability("--width", width),
+            source=str(labels),
+        )
+    except gatecal.LabelsError as exc:
+        raise CliError(f"LABELS {' '.join(str(exc).split())}") from None
+    except ParameterError as exc:
+        raise CliError(f"{_CALIBRATE_OPTION.get(exc.name, exc.name)} {exc.rule} "
+                       f"(got {exc.value!r})") from None  # fmt: skip
+    spec_text = None
+    if export_suite is not None:
+        try:
+            spec = result.suite_spec(conservative=conservative, base=base)
+        except gatecal.SpecError as exc:
+            raise CliError(str(exc)) from None
+        spec_text = json.dumps(spec, indent=2) + "\n"
+    _emit(gatecal.render_calibration(result, fmt), out)
+    if export_suite is not None and spec_text is not None:
+        _write_atomically(export_suite, spec_text, "--export-suite")
+    _save_chart(chart, lambda charts: charts.plot_calibration(result))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import charts
+from gatecal._calibrate import Calibration
+from gatecal._calibrate_render import render_calibration
 from gatecal._exact import exact_pass_counts, false_alarm_grid, operating_table
 from gatecal._plan import cases_needed, parse_regression
 from gatecal._recommend import Recommendation
@@ -58,8 +60,12 @@ def write_report(
     false_alarm: float = 0.05,
     detection: float = 0.95,
     regressions: Sequence[str] = ("0.25", "0.10", "0.05"),
+    calibration: Calibration | None = None,
 ) -> ReportFiles:
     """Write the report folder `out` (which must not exist, or be empty).
+
+    With `calibration` (:func:`gatecal.calibrate_judge`), a section on the judge
+    measured against human labels comes first.
 
     Charts come in PNG and SVG; tables in markdown, CSV and JSON; ``index.md`` reads
     on GitHub, ``index.html`` opens offline with every image embedded.
@@ -73,6 +79,8 @@ def write_report(
         files, sections = _build(
             temp, simulation, recommendation, false_alarm, detection, regressions
         )
+        if calibration is not None:
+            sections.insert(0, _calibration_section(temp, calibration, files))
         (temp / "index.md").write_text(_markdown(simulation, sections), encoding="utf-8")
         (temp / "index.html").write_text(_html(temp, simulation, sections), encoding="utf-8")
         files += ["index.md", "index.html"]
@@ -201,6 +209,25 @@ def _build(
         files.append(f"simulate{suffix}")
     sections.append(_Section("Both engines, side by side", render(sim, "markdown")))
     return files, sections
+
+
+def _calibration_section(folder: Path, cal: Calibration, files: list[str]) -> _Section:
+    image = _save(charts.plot_calibration(cal), folder, "judge-calibration", files)
+    for fmt, suffix in (("markdown", ".md"), ("json", ".json")):
+        (folder / f"calibrate{suffix}").write_text(render_calibration(cal, fmt), encoding="utf-8")
+        files.append(f"calibrate{suffix}")
+    c = cal.pooled
+    text = (
+        f"On {c.items} labelled items the judge says a false **no** to "
+        f"{_pct(c.fnr.estimate)} of truly passing answers ({_pct(c.fnr.low)} to "
+        f"{_pct(c.fnr.high)}) and a false **yes** to {_pct(c.fpr.estimate)} of truly failing "
+        f"ones ({_pct(c.fpr.low)} to {_pct(c.fpr.high)}); Cohen's kappa {c.kappa.estimate:.2f}."
+    )
+    if cal.corrected is not None:
+        text += f" Corrected for these errors: {cal.corrected.verdict()}."
+    return _Section(
+        "The judge against human labels", text + "\n\n" + render_calibration(cal, "markdown"), image
+    )
 
 
 def _markdown(sim: SimulationReport, sections: Sequence[_Section]) -> str:

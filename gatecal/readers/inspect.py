@@ -170,10 +170,10 @@ def read_inspect(
                 passed=passed, status=status, score=score, session=session, source=str(path),
             ))  # fmt: skip
     notes = [f"epochs are runs of one session (eval {header['eval'].get('eval_id', '?')})"]
-    status = header.get("status")
-    if status not in (None, "success"):
+    ended = header.get("status")
+    if ended not in (None, "success"):
         batch.warnings.append(
-            f"{path}: the eval ended with status {status!r}: samples it never ran are not "
+            f"{path}: the eval ended with status {ended!r}: samples it never ran are not "
             "reported (incomplete evidence)"
         )
     for scorer in numeric_unthresholded:
