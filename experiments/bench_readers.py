@@ -11,6 +11,7 @@ Usage: python experiments/bench_readers.py [--sizes 1000,2000,5000,20000]
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import subprocess
@@ -73,8 +74,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp)
             _write(folder, n)
-            new_s = _best(lambda folder=folder: read_runs([folder]))
-            old_s = _best(lambda folder=folder: old([folder])) if n <= args.old_max else None
+            new_s = _best(functools.partial(read_runs, [folder]))
+            old_s = _best(functools.partial(old, [folder])) if n <= args.old_max else None
         rows.append((n, new_s, old_s))
         print(n, new_s, old_s, flush=True)
     lines = [
