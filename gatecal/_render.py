@@ -449,6 +449,12 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         f"design effect {od.design_effect:.2f}, LR test p = {format_probability(od.p_value)}: "
         f"{verdict}",
     ]
+    if rec.sessions < rec.runs:
+        lines.append(
+            f"  (the test compares {_plural(rec.runs, 'run')} from "
+            f"{_plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
+            "and a time window, so drift between invocations shows only across sessions)"
+        )
     if rec.correlated:
         lines.append(f"  rate for the gate, widened for correlation: {_rate(rec.noise_for_gate)}")
     lines += ["", f"flakiest cases (failures in {_plural(rec.runs, 'known-good run')}):"]

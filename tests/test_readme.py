@@ -104,3 +104,20 @@ def test_readme_recommend_examples_are_real_output():
         os.chdir(cwd)
     assert loose.group(1) in actual
     assert "recommended gate: at least 10 of 12 cases pass" in loose.group(1)
+
+
+def test_readme_runs_example_is_real_output():
+    import os
+
+    quoted = re.search(
+        r"<!-- runs-artefacts:start -->\n```text\n(.*?)```\n<!-- runs-artefacts:end -->",
+        README,
+        re.S,
+    )
+    cwd = os.getcwd()
+    os.chdir(ROOT / "tests" / "fixtures" / "junit")
+    try:
+        actual = _cli(["runs", "artefacts"])
+    finally:
+        os.chdir(cwd)
+    assert quoted.group(1) == actual
