@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,47 +163,83 @@ def _parse_flips(text: str) -> list[float]:
 
 def _check_out(out: Path | None, option: str = "--out") -> None:
     """Refuse an output path that cannot be written, before any work is done."""
-    if out is None:
-        return
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise CliError(f"{option} must be a file path, not a directory (got {str(out)!r})")
-    if not parent.is_dir():
-        raise CliError(f"{option} must be in an existing directory (got {str(out)!r})")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise CliError(f"{option} must be a writable path (got {str(out)!r})")
+    _Outputs((option, out))
 
 
 def _write_atomically(out: Path, text: str, option: str = "--out") -> None:
-    """Write `text` to a temporary file beside `out`, then move it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, _file_mode(out))  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, out)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise CliError(
-            f"{option} could not be written (got {str(out)!r}: {exc.strerror})"
-        ) from None
+    """Write `text` to `out` by gatecal's output rules (see gatecal/_output.py)."""
+    outputs = _Outputs((option, out))
+    outputs.put(option, text)
+    outputs.commit()
 
 
 def _emit(text: str, out: Path | None) -> None:
-    """Print `text`, or write it to `out` atomically."""
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        _write_atomically(out, text)
+    """Print `text`, or write it to `out` by gatecal's output rules."""
+    outputs = _Outputs(("--out", out))
+    outputs.put("--out", text)
+    outputs.commit()
 
 
-def _file_mode(path: Path) -> int:
-    """The mode `path` has, or the one a new file gets under the current umask."""
-    if path.exists():
-        return path.stat().st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+class _Outputs:
+    """A command's outputs: all checked before any work, all written together or none.
+
+    ``--out`` not given means standard output, printed only after every file is written.
+    """
+
+    def __init__(self, *pairs: tuple[str, Path | None], inputs: Sequence[str | Path] = ()) -> None:
+        from gatecal._output import OutputError, check_outputs
+
+        for option, path in pairs:
+            if (
+                option == "--chart"
+                and path is not None
+                and path.suffix.lower() not in (".png", ".svg")
+            ):
+                raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
+        try:
+            planned = check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        self.planned = {p.option: p for p in planned}
+        self.items: list[tuple[Any, bytes]] = []
+        self.stdout: str | None = None
+
+    def wants(self, option: str) -> bool:
+        return option in self.planned
+
+    def refuse_inputs(self, inputs: Sequence[str | Path]) -> None:
+        """Check again once the inputs are known file by file (folders and globs read)."""
+        from gatecal._output import OutputError, check_outputs
+
+        pairs = [(p.option, p.path) for p in self.planned.values()]
+        try:
+            check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+
+    def put(self, option: str, data: str | bytes) -> None:
+        if option in self.planned:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            self.items.append((self.planned[option], raw))
+        elif option == "--out":
+            self.stdout = data if isinstance(data, str) else data.decode("utf-8")
+
+    def chart(self, draw: Any, option: str = "--chart") -> None:
+        """Draw with `draw(charts)`, if the chart was asked for."""
+        if option in self.planned:
+            from gatecal import charts
+
+            self.put(option, charts.chart_bytes(draw(charts), self.planned[option].path.suffix))
+
+    def commit(self) -> None:
+        from gatecal._output import OutputError, write_outputs
+
+        try:
+            write_outputs(self.items)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        if self.stdout is not None:
+            sys.stdout.write(self.stdout)
 
 
 class _ProgressBar:
@@ -453,8 +488,9 @@ def simulate(
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
     _check_format(fmt)
-    _check_out(out)
-    _check_chart(chart)
+    outputs = _Outputs(
+        ("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else []
+    )
     flips = _parse_flips(flip)
     n_runs = _whole("--runs", runs)
     try:
@@ -480,8 +516,9 @@ def simulate(
             bar.close()
     except ParameterError as exc:
         raise _from_library(exc) from None
-    _emit(gatecal.render(report, fmt), out)
-    _save_chart(chart, lambda charts: charts.plot_gate_chart(report))
+    outputs.put("--out", gatecal.render(report, fmt))
+    outputs.chart(lambda charts: charts.plot_gate_chart(report))
+    outputs.commit()
 
 
 @app.command()
@@ -546,9 +583,8 @@ def golden(
         rate = gatecal._validate.check_probability("threshold", threshold.strip())
     except ParameterError:
         raise CliError(f"--threshold must be a number in [0, 1] (got {threshold!r})") from None
-    _check_out(out)
-    if export_suite is not None:
-        _check_out(export_suite, "--export-suite")
+    outputs = _Outputs(("--out", out), ("--export-suite", export_suite),
+                       inputs=[dataset] if dataset else [])  # fmt: skip
     try:
         cases = ev.load_golden(dataset)
     except ev.GoldenDataError as exc:
@@ -571,8 +607,9 @@ def golden(
     text = ev.render_golden({b: reports[b] for b in builds[build]}, rate, fmt)
     if export_suite is not None:
         spec = ev.suite_spec(reports["healthy"], reports["regressed"])
-        _write_atomically(export_suite, json.dumps(spec, indent=2) + "\n", "--export-suite")
-    _emit(text, out)
+        outputs.put("--export-suite", json.dumps(spec, indent=2) + "\n")
+    outputs.put("--out", text)
+    outputs.commit()
 
 
 _REGRESSION_OPTION = typer.Option(
@@ -705,7 +742,7 @@ def policies(
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
     _check_format(fmt)
-    _check_out(out)
+    _Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
     p = _probability("--flip", flip)
     try:
         suite, per_check, per_case = _suite_and_rates(
@@ -787,15 +824,15 @@ def recommend(
     if interval not in gatecal.CI_METHODS:
         methods = ", ".join(gatecal.CI_METHODS)
         raise CliError(f"--interval must be one of {methods} (got {interval!r})")
-    _check_out(out)
-    _check_chart(chart)
-    _check_out(export_suite, "--export-suite")
+    outputs = _Outputs(("--out", out), ("--chart", chart), ("--export-suite", export_suite),
+                       inputs=[*paths, *(regressed or ())])  # fmt: skip
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
     data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
+    outputs.refuse_inputs(data.sources)
     try:
         rec = gatecal.recommend_gate(
             data,
@@ -807,12 +844,10 @@ def recommend(
         )
     except ParameterError as exc:
         raise _from_library(exc) from None
-    _emit(gatecal.render_recommendation(rec, fmt), out)
+    outputs.put("--out", gatecal.render_recommendation(rec, fmt))
     if export_suite is not None:
-        spec = json.dumps(rec.suite_spec(), indent=2) + "\n"
-        _write_atomically(export_suite, spec, "--export-suite")
-    _save_chart(
-        chart,
+        outputs.put("--export-suite", json.dumps(rec.suite_spec(), indent=2) + "\n")
+    outputs.chart(
         lambda charts: charts.plot_operating_curves(
             rec.table,
             recommended=rec.recommended,
@@ -820,26 +855,7 @@ def recommend(
             detection_target=rec.detection_target,
         ),
     )
-
-
-def _save_chart(path: Path | None, draw: Any) -> None:
-    """Draw with `draw(charts)` and save to `path` (PNG or SVG), if a path was given."""
-    if path is None:
-        return
-    from gatecal import charts
-
-    try:
-        charts.save_chart(draw(charts), path)
-    except OSError as exc:
-        raise CliError(
-            f"--chart could not be written (got {str(path)!r}: {exc.strerror})"
-        ) from None
-
-
-def _check_chart(path: Path | None) -> None:
-    if path is not None and path.suffix.lower() not in (".png", ".svg"):
-        raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
-    _check_out(path, "--chart")
+    outputs.commit()
 
 
 @app.command()
@@ -990,11 +1006,13 @@ def runs(
     from gatecal.readers._summary import RUNS_FORMATS, render_runs
 
     _check_format(fmt, RUNS_FORMATS)
-    _check_out(out)
+    outputs = _Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
     data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
-    _emit(render_runs(data, fmt), out)
+    outputs.refuse_inputs(data.sources)
+    outputs.put("--out", render_runs(data, fmt))
+    outputs.commit()
 
 
 # -- gatecal calibrate -------------------------------------------------------------------
@@ -1115,9 +1133,9 @@ def calibrate(
     Example: gatecal calibrate labels.csv --observed 452/500 --export-suite judge.json
     """
     _check_format(fmt)
-    _check_out(out)
-    _check_chart(chart)
-    _check_out(export_suite, "--export-suite")
+    inputs = [labels, *(runs or ()), *([suite_file] if suite_file else [])]
+    outputs = _Outputs(("--out", out), ("--chart", chart), ("--export-suite", export_suite),
+                       inputs=inputs)  # fmt: skip
     if observed is not None and runs:
         raise CliError(f"--observed can't be combined with --runs (got {observed!r})")
     if (conservative or suite_file is not None) and export_suite is None:
@@ -1134,6 +1152,7 @@ def calibrate(
         pair = _observed_pair(observed)
     elif runs:
         data = _read_runs("--runs", runs)
+        outputs.refuse_inputs(data.sources)
         try:
             pair = gatecal.observed_from_runs(data, check)
         except ParameterError as exc:
@@ -1162,10 +1181,11 @@ def calibrate(
         except gatecal.SpecError as exc:
             raise CliError(str(exc)) from None
         spec_text = json.dumps(spec, indent=2) + "\n"
-    _emit(gatecal.render_calibration(result, fmt), out)
-    if export_suite is not None and spec_text is not None:
-        _write_atomically(export_suite, spec_text, "--export-suite")
-    _save_chart(chart, lambda charts: charts.plot_calibration(result))
+    outputs.put("--out", gatecal.render_calibration(result, fmt))
+    if spec_text is not None:
+        outputs.put("--export-suite", spec_text)
+    outputs.chart(lambda charts: charts.plot_calibration(result))
+    outputs.commit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
