@@ -157,10 +157,14 @@ def load_suite(path: str | Path) -> Suite:
 def load_spec(path: str | Path) -> SuiteSpec:
     """Read a suite spec, with any per-check and per-case rates, from ``.json`` or ``.toml``."""
     file = Path(path)
+    from gatecal._text import TextError, read_text
+
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
     except OSError as exc:
         raise SpecError(f"{file}: cannot read the suite spec ({exc.strerror})") from None
+    except TextError as exc:
+        raise SpecError(str(exc)) from None
     try:
         data = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +26,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+#: The largest suite the command line builds: exact maths is quadratic in the cases, so a
+#: typo like --cases 100000000 is refused at once instead of exhausting memory.
+MAX_CASES = 50_000
 
 #: Library parameter -> the option that sets it, so errors name what the user typed.
 _OPTION = {
@@ -78,7 +83,9 @@ class CliError(typer.TyperException):
 
 def _from_library(exc: ParameterError) -> CliError:
     option = _OPTION.get(exc.name, exc.name)
-    return CliError(f"{option} {exc.rule} (got {exc.value!r})")
+    # a rule that names another library parameter names its option too
+    rule = re.sub(r"`(\w+)`", lambda m: _OPTION.get(m.group(1), m.group(0)), exc.rule)
+    return CliError(f"{option} {rule} (got {exc.value!r})")
 
 
 def _load_spec(path: Path) -> gatecal.SuiteSpec:
@@ -118,8 +125,11 @@ def _suite_and_rates(
             raise CliError(f"{given} can't be combined with --suite (got {shape[given]!r})")
         spec = _load_spec(suite_file)
         return spec.suite, spec.per_check, spec.per_case
+    n_cases = 12 if cases is None else _whole("--cases", cases)
+    if n_cases > MAX_CASES:
+        raise CliError(f"--cases must be at most {MAX_CASES:,} on the command line (got {cases!r})")
     suite = gatecal.Suite.uniform(
-        cases=12 if cases is None else _whole("--cases", cases),
+        cases=n_cases,
         judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
         code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
         failing=None if failing is None else _whole("--failing", failing),
@@ -136,18 +146,38 @@ def _noise(
         fnr=fnr,
         fpr=_probability("--fpr", fpr, fnr),
         unparseable=_probability("--unparseable", unparseable),
-        icc=_probability("--icc", icc),
+        icc=_open_unit("--icc", icc, low_open=False, high_open=True) if icc is not None else 0.0,
         per_check=per_check,
         per_case=per_case,
     )
 
 
 def _whole(option: str, text: str) -> int:
-    """Parse a whole number; the library checks its range."""
+    """Parse a whole number of ASCII digits (int() also takes '٣' and '1_0'); the library
+    checks its range."""
+    raw = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", raw):
+        raise CliError(f"{option} must be a whole number (got {text!r})")
+    return int(raw)
+
+
+def _seed(text: str) -> int:
+    seed = _whole("--seed", text)
+    if seed < 0:
+        raise CliError(f"--seed must be a whole number >= 0 (got {text!r})")
+    return seed
+
+
+def _open_unit(option: str, text: str | None, *, low_open: bool, high_open: bool) -> float:
+    """A number in [0, 1] with either end excluded, e.g. a confidence level in (0, 1)."""
+    interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
     try:
-        return int(text.strip())
-    except ValueError:
-        raise CliError(f"{option} must be a whole number (got {text!r})") from None
+        value = _probability(option, text)
+    except CliError:
+        raise CliError(f"{option} must be a number in {interval} (got {text!r})") from None
+    if (low_open and value == 0.0) or (high_open and value == 1.0):
+        raise CliError(f"{option} must be a number in {interval} (got {text!r})")
+    return value
 
 
 def _parse_flips(text: str) -> list[float]:
@@ -239,7 +269,12 @@ class _Outputs:
         except OutputError as exc:
             raise CliError(str(exc)) from None
         if self.stdout is not None:
-            sys.stdout.write(self.stdout)
+            if sys.stdout.isatty():
+                from gatecal._render import safe_terminal
+
+                sys.stdout.write(safe_terminal(self.stdout))
+            else:
+                sys.stdout.write(self.stdout)
 
 
 class _ProgressBar:
@@ -508,7 +543,7 @@ def simulate(
                 fixed_fpr=fpr is not None,
                 gates=rules,
                 n_runs=n_runs,
-                seed=_whole("--seed", seed),
+                seed=_seed(seed),
                 workers=_whole("--workers", workers),
                 progress=bar,
             )
@@ -631,7 +666,7 @@ def _regression(text: str) -> gatecal.Regression:
 def _policies(text: str, tie: str, call_icc: str | None) -> list[gatecal.Policy]:
     if tie not in ("fail", "pass"):
         raise CliError(f"--tie must be fail or pass (got {tie!r})")
-    level = _probability("--call-icc", call_icc)
+    level = _open_unit("--call-icc", call_icc, low_open=False, high_open=True) if call_icc else 0.0
     out = []
     for part in text.split(","):
         try:
@@ -755,7 +790,7 @@ def policies(
             gatecal.parse_gates(gates),
             _policies(policies, tie, call_icc),
             n_runs=_whole("--runs", runs),
-            seed=_whole("--seed", seed),
+            seed=_seed(seed),
         )
     except ParameterError as exc:
         raise _from_library(exc) from None
@@ -829,6 +864,9 @@ def recommend(
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
+    budget = _probability("--false-alarm", false_alarm)
+    power = _probability("--detection", detection)
+    level = _open_unit("--confidence", confidence, low_open=True, high_open=True)
     data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
@@ -836,10 +874,10 @@ def recommend(
     try:
         rec = gatecal.recommend_gate(
             data,
-            false_alarm=_probability("--false-alarm", false_alarm),
-            detection=_probability("--detection", detection),
+            false_alarm=budget,
+            detection=power,
             regression=reg,
-            confidence_level=_probability("--confidence", confidence),
+            confidence_level=level,
             method=interval,
         )
     except ParameterError as exc:
@@ -918,6 +956,15 @@ def report(
         raise CliError(f"--out must be in an existing, writable folder (got {str(out)!r})")
     flips = _parse_flips(flip)
     budget = _probability("--false-alarm", false_alarm)
+    power = _probability("--detection", detection)
+    # every option is checked before any work, also those only --runs-file uses
+    reg = None if regression is None else _regression(regression)
+    if regressed and not runs_file:
+        raise CliError(f"--regressed needs --runs-file (got {regressed[0]!r})")
+    if regressed and regression is not None:
+        raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
+    if observed is not None and labels is None:
+        raise CliError(f"--observed needs --labels (got {observed!r})")
     try:
         suite, per_check, per_case = _suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
@@ -930,7 +977,7 @@ def report(
             fixed_fpr=fpr is not None,
             gates=gatecal.parse_gates(gates),
             n_runs=_whole("--runs", runs),
-            seed=_whole("--seed", seed),
+            seed=_seed(seed),
         )
         recommendation = None
         if runs_file:
@@ -939,10 +986,7 @@ def report(
                               junit_repeats=junit_repeats, target=target,
                               threshold=threshold, partial=partial)  # fmt: skip
             recommendation = gatecal.recommend_gate(
-                data,
-                false_alarm=budget,
-                detection=_probability("--detection", detection),
-                regression=None if regression is None else _regression(regression),
+                data, false_alarm=budget, detection=power, regression=reg
             )
     except ParameterError as exc:
         raise _from_library(exc) from None
@@ -955,7 +999,7 @@ def report(
             simulation,
             recommendation=recommendation,
             false_alarm=budget,
-            detection=_probability("--detection", detection),
+            detection=power,
             calibration=calibration,
         )
     except OSError as exc:
@@ -1162,11 +1206,11 @@ def calibrate(
     try:
         result = gatecal.calibrate_judge(
             table,
-            confidence_level=_probability("--confidence", confidence),
+            confidence_level=_open_unit("--confidence", confidence, low_open=True, high_open=True),
             observed=pair,
             observed_source=source,
             check=check,
-            width=_probability("--width", width),
+            width=_open_unit("--width", width, low_open=True, high_open=False),
             source=str(labels),
         )
     except gatecal.LabelsError as exc:
@@ -1206,7 +1250,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gatecal`: the help, not an error
             sys.stdout.write(exc.format_message().rstrip() + "\n")
             return 0
-        message = " ".join(exc.format_message().split())
+        from gatecal._render import safe_terminal
+
+        message = safe_terminal(" ".join(exc.format_message().split()))
         sys.stderr.write(f"gatecal: error: {message}\n")
         return getattr(exc, "exit_code", 2)
     except BrokenPipeError:
