@@ -178,7 +178,8 @@ class Suite:
         if not cases:
             raise ParameterError("cases", "must name at least one case", self.cases)
         if len(set(cases)) != len(cases):
-            dup = next(c for c in cases if cases.count(c) > 1)
+            seen: set[str] = set()
+            dup = next(c for c in cases if c in seen or seen.add(c))  # linear, not count()
             raise ParameterError("cases", "must be unique", dup)
         if not checks:
             raise ParameterError("checks", "must hold at least one check", self.checks)

@@ -583,6 +583,13 @@ def golden(
         str | None,
         typer.Option(metavar="URL", help="Any OpenAI-compatible endpoint for --judge openai."),
     ] = None,
+    timeout: Annotated[
+        str,
+        typer.Option(
+            metavar="SECONDS",
+            help="--judge openai: give up on a judge call after this long (one retry).",
+        ),
+    ] = "20",
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="table or json.")
     ] = "table",
@@ -621,6 +628,12 @@ def golden(
     outputs = _Outputs(("--out", out), ("--export-suite", export_suite),
                        inputs=[dataset] if dataset else [])  # fmt: skip
     try:
+        seconds = float(timeout)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 3600:
+        raise CliError(f"--timeout must be a number of seconds in (0, 3600] (got {timeout!r})")
+    try:
         cases = ev.load_golden(dataset)
     except ev.GoldenDataError as exc:
         raise CliError(f"--dataset {exc}") from None
@@ -629,7 +642,9 @@ def golden(
         if not os.environ.get("OPENAI_API_KEY") and base_url is None:
             raise CliError("--judge openai needs OPENAI_API_KEY in the environment (got none)")
         try:
-            the_judge = ev.VerdictNormalizingJudge(ev.OpenAIJudge(model, base_url=base_url))
+            the_judge = ev.VerdictNormalizingJudge(
+                ev.OpenAIJudge(model, base_url=base_url, timeout=seconds, max_retries=1)
+            )
         except ImportError as exc:
             raise CliError(f"--judge openai: {exc}") from None
     else:

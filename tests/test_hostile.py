@@ -375,3 +375,40 @@ def test_fuzz_every_command_keeps_the_contract(tmp_path_factory, argv):
     assert changed <= allowed, (resolved, changed)
     for key in changed:  # the output kept its kind (a symlink's target is what changed)
         assert before.get(key, ("file", None))[0] == after[key][0]
+
+
+# -- class 7: a judge endpoint that accepts and never answers --------------------------
+
+
+def test_a_silent_judge_endpoint_is_one_error_within_the_timeout():
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_say_nothing():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_say_nothing, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        err = _one_error(["golden", "--judge", "openai", "--base-url", url, "--timeout", "0.3"])
+        assert "golden run failed" in err
+        assert len(held) == 2  # the call and its one retry, each given up after 0.3 s
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    _one_error(["golden", "--timeout", "0"], "--timeout must be a number of seconds in (0, 3600]")
