@@ -85,8 +85,9 @@ def spec_from_data(data: Any, source: str = "suite spec") -> SuiteSpec:
     if not isinstance(cases, list) or not cases or not all(isinstance(c, str) and c for c in cases):
         raise fail("cases", "must be a non-empty list of case ids", cases)
     if len(set(cases)) != len(cases):
-        seen: set[object] = set()
-        raise fail("cases", "must be unique", next(c for c in cases if c in seen or seen.add(c)))
+        from collections import Counter
+
+        raise fail("cases", "must be unique", next(c for c, n in Counter(cases).items() if n > 1))
     checks = data.get("checks")
     if not isinstance(checks, list) or not checks:
         raise fail("checks", "must be a non-empty list of {name, kind}", checks)
