@@ -487,8 +487,11 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
             f"{_plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
             "and a time window, so drift between invocations shows only across sessions)"
         )
-    if rec.correlated:
-        lines.append(f"  rate for the gate, widened for correlation: {_rate(rec.noise_for_gate)}")
+    if rec.icc_for_gate > 0:
+        lines.append(
+            f"  the gate allows for an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
+            f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
+        )
     lines += ["", f"flakiest cases (failures in {_plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
         name = _md_text(c.case) if fmt == "markdown" else c.case
@@ -499,7 +502,8 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         "",
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
-        f"{rec.detection_target:g}; false alarm at the upper noise bound, detection at the lower",
+        f"{rec.detection_target:g}; false alarm the largest and detection the smallest over "
+        "that (rate, icc) region",
         "",
     ]
     if rec.recommended is not None:
@@ -526,7 +530,10 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
                         f"{format_probability(plan.false_alarm)}, detection "
                         f"{format_probability(plan.detection)})"
                     )
-            lines.append("  (each case treated as one judge verdict at the measured rate)")
+            lines.append(
+                f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
+                f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
+            )
     lines += ["", "operating table:"]
     rows = [[str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
             for k, (fa, det) in enumerate(rec.table)]  # fmt: skip

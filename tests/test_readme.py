@@ -98,7 +98,7 @@ def test_readme_recommend_examples_are_real_output():
     os.chdir(ROOT)
     try:
         actual = _cli(
-            ["recommend", "reports/nightly-junit", "--regression", "3", "--false-alarm", "0.12"]
+            ["recommend", "reports/nightly-junit", "--regression", "3", "--false-alarm", "0.2"]
         )
     finally:
         os.chdir(cwd)
