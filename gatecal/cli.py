@@ -537,7 +537,10 @@ def plan(
         str | None,
         typer.Option(metavar="RHO", help="Correlation between repeated calls on one check."),
     ] = None,
-    max_cases: Annotated[str, _int_option("Largest suite to try.")] = "5000",
+    max_cases: Annotated[
+        str | None,
+        _int_option("Largest suite to try.  [default: no cap; 5000 with --icc]"),
+    ] = None,
     fmt: FormatOpt = "table",
     out: OutOpt = None,
 ) -> None:
@@ -564,7 +567,7 @@ def plan(
             judge_checks=_whole("--judge-checks", judge_checks),
             code_checks=_whole("--code-checks", code_checks),
             policies=_policies(policies, tie, call_icc),
-            max_cases=_whole("--max-cases", max_cases),
+            max_cases=None if max_cases is None else _whole("--max-cases", max_cases),
         )
     except ParameterError as exc:
         raise _from_library(exc) from None
