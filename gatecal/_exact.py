@@ -217,7 +217,7 @@ def _mixture_by_groups(
     truth = suite.truth_matrix(build)
     rows, group_of_case, sizes = np.unique(truth, axis=0, return_inverse=True, return_counts=True)
     judge = suite.judge_mask()
-    code_ok = rows[:, ~judge].all(axis=1)
+    code_ok = np.asarray(rows[:, ~judge].all(axis=1), dtype=np.float64)
     right = rows[:, judge].sum(axis=1)  # judge checks that truly pass: report pass w.p. keep(1-x)
     wrong = (~rows[:, judge]).sum(axis=1)  # truly failing ones: report pass w.p. keep x
     keep = 1.0 - noise.unparseable
