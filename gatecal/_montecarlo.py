@@ -74,6 +74,9 @@ class _Group:
     slot_weight: IntArray  # 1 for a truly failing verdict; for a passing one, more than any need
     weight: int  # the common slot weight when all are alike, else 0
     per_case: int  # slots per case when the group holds every case's slots alike, else 0
+    accept: npt.NDArray[np.float64] | None = None  # per slot: its rate / `rate` (thinning)
+    case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
+    simple: bool = False  # its cases pass iff none of their verdicts flips
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +90,7 @@ class _Plan:
     truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
     noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
+    closed: bool = False  # every case's flipping verdicts lie in one group
 
     @property
     def verdicts_per_run(self) -> int:
@@ -105,23 +109,87 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     rates = np.where(truth, 1.0 - reports_pass, reports_pass)  # P(verdict differs from truth)
     n, j = truth.shape
     groups = []
-    for rate in sorted({float(r) for r in rates.ravel()}):
-        member = (rates == rate).ravel()  # run-major, case-major slot order
+    distinct = sorted({float(r) for r in rates.ravel()} - {0.0})
+    if len(distinct) <= EXACT_RATE_GROUPS:  # a stream per rate (as every release did)
+        bins = [(rate, rates == rate) for rate in distinct]
+    else:  # a stream per rate band, thinned to each verdict's own rate; the verdicts of
+        # a case that fails a code check cannot change anything, so they are not drawn
+        bins = _rate_bands(np.where(code_ok[:, None], rates, 0.0))
+    for rate, member_2d in bins:
+        member = member_2d.ravel()  # run-major, case-major slot order
         slot_case = np.repeat(np.arange(n), j)[member]
         slot_weight = np.where(truth.ravel()[member], bad, 1).astype(np.int64)
         common = int(slot_weight[0]) if np.all(slot_weight == slot_weight[0]) else 0
-        groups.append(_Group(rate, slot_case, slot_weight, common, j if member.all() else 0))
+        accept = rates.ravel()[member] / rate
+        thin = None if np.all(accept == 1.0) else accept
+        members, per = np.unique(slot_case, return_counts=True)
+        groups.append(
+            _Group(
+                rate,
+                slot_case,
+                slot_weight,
+                common,
+                j if member.all() else 0,
+                thin,
+                case_slots=int(per[0]) if np.all(per == per[0]) else 0,
+                simple=bool(np.all(need[members] == 0) and np.all(code_ok[members])),
+            )
+        )
+    kept = tuple(g for g in groups if g.rate > 0.0)
+    cases_per_group = [np.unique(g.slot_case) for g in kept]
+    closed = (
+        sum(c.size for c in cases_per_group)
+        == np.unique(
+            np.concatenate(cases_per_group) if cases_per_group else np.empty(0, dtype=np.intp)
+        ).size
+    )
     return _Plan(
         n_cases=n,
         code_ok=code_ok,
         need=need,
         base_pass=base_pass,
         base_k=int(base_pass.sum()),
-        groups=tuple(g for g in groups if g.rate > 0.0),
+        groups=kept,
         truth=truth,
         rates=rates,
         noise=noise,
+        closed=closed,
     )
+
+
+#: Up to this many distinct flip rates, each rate has its own skipping stream; with
+#: more (per-case rates measured by ``recommend``) rates are banded, see :func:`_rate_bands`.
+EXACT_RATE_GROUPS = 8
+_BAND_RATIO = math.sqrt(2.0)
+_MAX_BANDS = 24  # rates below top / sqrt(2)^24 = top / 4096 share the last band
+
+
+def _rate_bands(
+    rates: npt.NDArray[np.float64],
+) -> list[tuple[float, npt.NDArray[np.bool_]]]:
+    """Bands of verdict flip rates for thinning: ``(band rate, member mask)`` per band.
+
+    A case falls in band ``floor(log_sqrt2(top / r))`` (capped) by the largest flip
+    rate r of its verdicts, and every verdict of the case with a positive rate joins
+    that band. The band skips at its largest rate R and keeps each candidate flip
+    with probability (the verdict's rate) / R (Lewis-Shedler thinning), so every
+    verdict still flips independently with exactly its own rate, from one stream per
+    band instead of one per rate. With one rate per case (what ``recommend`` exports),
+    at least 1/sqrt(2) of a band's candidates are kept, except in the last band,
+    whose rates are below 1/4096 of the top one. A case's verdicts share one band, so
+    each band settles its cases alone (no merge of bands, see :func:`_skip_chunk`).
+    """
+    case_rate = rates.max(axis=1)
+    top = float(case_rate.max())
+    band = np.full(case_rate.shape, -1, dtype=np.int64)
+    flipping = case_rate > 0
+    steps = np.floor(np.log(top / case_rate[flipping]) / math.log(_BAND_RATIO))
+    band[flipping] = np.minimum(steps, _MAX_BANDS).astype(np.int64)
+    out = []
+    for b in np.unique(band[flipping]).tolist():
+        member = (band == b)[:, None] & (rates > 0)
+        out.append((float(rates[member].max()), member))
+    return out
 
 
 class _Buffers:
@@ -219,16 +287,74 @@ def _segment_sums(values: IntArray, first: IntArray, buffers: _Buffers, name: st
     return sums
 
 
+def _case_changes(
+    key: IntArray, weight: IntArray | int, plan: _Plan, buffers: _Buffers
+) -> tuple[IntArray, IntArray]:
+    """For sorted flip keys (run * n + case) of cases that no other group touches: the
+    run of each hit case and the change of the run's pass count it makes (-1, 0, +1)."""
+    n = plan.n_cases
+    first = _starts(key, buffers, "first")
+    if isinstance(weight, int):
+        flipped = np.empty(first.size, dtype=np.int64)
+        flipped[:-1] = first[1:]
+        flipped[-1] = key.size
+        flipped -= first
+        flipped *= weight
+    else:
+        flipped = _segment_sums(weight, first, buffers, "flipped").copy()
+    run, case = np.divmod(key[first], n)
+    passes = np.equal(flipped, plan.need[case])
+    passes &= plan.code_ok[case]
+    return run, passes - plan.base_pass[case]
+
+
+def _skip_chunk_by_groups(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
+) -> IntArray:
+    """:func:`_skip_chunk` when each case's verdicts lie in one group, the same number in
+    each of its cases, and a case passes iff none of its verdicts flips (the healthy
+    build, and the cases of a regressed one that no code check fails). Each group
+    then only counts the distinct cases it hits per run, and K = base - hits: no
+    merge of the groups' flips, and the same random numbers as the general path.
+    """
+    hit_runs: list[IntArray] = []
+    for group in plan.groups:
+        size = group.slot_case.size
+        idx = _bernoulli_positions(gen, group.rate, runs * size, buffers)
+        if group.accept is not None:  # thinning, as in _skip_chunk
+            slot = np.remainder(idx, size, out=buffers("slot", idx.size, np.int64))
+            u = gen.random(out=buffers("uniform", idx.size, np.float64))
+            idx = idx[u < np.take(group.accept, slot)]
+        if group.case_slots > 1:  # several flips may hit one case: count it once
+            idx = idx // group.case_slots
+            idx = idx[_starts(idx, buffers, "first")]
+        hit_runs.append(idx // (size // group.case_slots))
+    hits = np.bincount(np.concatenate(hit_runs), minlength=runs)
+    return np.bincount(plan.base_k - hits, minlength=plan.n_cases + 1).astype(np.int64)
+
+
 def _skip_chunk(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers | None = None
 ) -> IntArray:
     """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
     buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
+    if plan.closed and len(plan.groups) > 1 and all(g.simple and g.case_slots for g in plan.groups):
+        return _skip_chunk_by_groups(gen, plan, runs, buffers)
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
     for group in plan.groups:
         idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size, buffers)
+        if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
+            run, slot = np.divmod(idx, group.slot_case.size)
+            u = gen.random(out=buffers("uniform", idx.size, np.float64))
+            keep = u < np.take(group.accept, slot)
+            run, slot = run[keep], slot[keep]
+            run *= n
+            run += np.take(group.slot_case, slot)
+            keys.append(run)
+            weights.append(group.weight if group.weight else group.slot_weight[slot])
+            continue
         if group.per_case and group.weight:  # the common case: no slot lookups needed
             key_buffer = buffers(f"key{len(keys)}", idx.size, np.int64)
             keys.append(np.floor_divide(idx, group.per_case, out=key_buffer))  # run * n + case
@@ -241,8 +367,23 @@ def _skip_chunk(
     if sum(k.size for k in keys) == 0:
         hist[plan.base_k] = runs
         return hist
+    if len(keys) > 1 and plan.closed:  # each group settles its own cases: no merge
+        changes = [
+            _case_changes(key, weight, plan, buffers)
+            for key, weight in zip(keys, weights, strict=True)
+        ]
+        run_of = np.concatenate([r for r, _ in changes])
+        delta_of = np.concatenate([d for _, d in changes])
+        k_float = np.bincount(run_of, weights=delta_of, minlength=runs)  # exact: small integers
+        k_run = k_float.astype(np.int64)
+        k_run += plan.base_k
+        hist += np.bincount(k_run, minlength=n + 1)
+        return hist
     if len(keys) == 1:
         key = keys[0]
+    elif all(isinstance(w, int) for w in weights) and len(set(weights)) == 1:
+        key = np.sort(np.concatenate(keys), kind="stable")  # sorted runs: merged (timsort)
+        weights = [weights[0]]
     else:
         key = np.concatenate(keys)
         order = np.argsort(key, kind="stable")

@@ -34,6 +34,36 @@ def _mixed_suite():
     )
 
 
+def _per_case_suite(n=40, judge_checks=1, code_checks=1, failing=8, judge_failing=5):
+    """Each case its own flip rate (what ``recommend --export-suite`` writes), more
+    distinct rates than EXACT_RATE_GROUPS, so the skipping engine bands and thins them.
+    In the regressed build the first `failing` cases fail a code check and the next
+    `judge_failing` a judge check (a false yes can rescue those)."""
+    cases = tuple(f"case-{i:02d}" for i in range(n))
+    checks = tuple(Check(f"judge-{j}", "judge") for j in range(judge_checks)) + tuple(
+        Check(f"code-{c}", "code") for c in range(code_checks)
+    )
+    healthy = [[True] * len(checks) for _ in cases]
+    regressed = [list(row) for row in healthy]
+    for i in range(failing):
+        regressed[i][judge_checks] = False
+    for i in range(failing, failing + judge_failing):
+        regressed[i][0] = False
+    return Suite(cases=cases, checks=checks, truth={"healthy": healthy, "regressed": regressed})
+
+
+_RATES = np.random.default_rng(13).beta(2, 30, size=40)
+PER_CASE = JudgeNoise(
+    fnr=0.05,
+    fpr=0.05,
+    per_case={f"case-{i:02d}": (float(r), float(r)) for i, r in enumerate(_RATES)},
+)
+PER_CASE_ASYM = JudgeNoise(  # false yes at other rates: a case's verdicts span bands
+    fnr=0.05,
+    fpr=0.05,
+    per_case={f"case-{i:02d}": (float(r), float(0.5 - r)) for i, r in enumerate(_RATES)},
+)
+
 CONFIGS = [
     (ARTICLE, "healthy", JudgeNoise.flip(0.03)),
     (ARTICLE, "regressed", JudgeNoise.flip(0.08)),
@@ -48,6 +78,9 @@ CONFIGS = [
     (_mixed_suite(), "regressed", JudgeNoise(fnr=0.02, fpr=0.02)),
     (_mixed_suite(), "regressed", JudgeNoise(fnr=0.0, fpr=1.0)),
     (Suite.uniform(cases=3, judge_checks=0, code_checks=1), "regressed", JudgeNoise.flip(0.2)),
+    (_per_case_suite(), "healthy", PER_CASE),  # banded, thinned, one group per case
+    (_per_case_suite(judge_checks=2), "regressed", PER_CASE),
+    (_per_case_suite(judge_checks=2, code_checks=0, failing=0), "regressed", PER_CASE_ASYM),
 ]
 
 
@@ -99,7 +132,7 @@ def _chi_square_pvalue(counts, pmf, n_runs):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["skip", "dense"])
-@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[:3] + CONFIGS[5:7])
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[:3] + CONFIGS[5:7] + CONFIGS[9:])
 def test_whole_pass_count_distribution_matches_exact(suite, build, noise, method):
     """Per-verdict flips are exact in distribution: a chi-square test of all of K."""
     n_runs = 400_000
@@ -214,3 +247,34 @@ def test_noise_and_suite_validation():
         )
     with pytest.raises(ParameterError, match="`kind` must be 'judge' or 'code'"):
         Check("j", "llm")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[9:])
+def test_per_case_rates_are_banded_and_thinned(suite, build, noise):
+    from gatecal._montecarlo import EXACT_RATE_GROUPS, _plan
+
+    plan = _plan(suite, build, noise)
+    assert len(np.unique(plan.rates)) > EXACT_RATE_GROUPS
+    assert len(plan.groups) < len(np.unique(plan.rates))  # fewer streams than rates
+    assert any(g.accept is not None for g in plan.groups)
+    for g in plan.groups:  # every band keeps at least 1/sqrt(2) of its candidates
+        if g.accept is not None and g.rate > plan.rates.max() / 4096:
+            assert g.accept.max() == 1.0
+
+
+@pytest.mark.parametrize(("suite", "build", "noise"), [CONFIGS[0], *CONFIGS[5:]])
+def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, monkeypatch):
+    """The short path (groups that settle their own cases) and the general one (merge
+    all flips by run and case) count the same histogram from the same random numbers."""
+    from gatecal import _montecarlo
+
+    fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    monkeypatch.setattr(_montecarlo, "_skip_chunk_by_groups", None)
+    original = _montecarlo._Plan
+
+    def no_shortcut(*args, **kwargs):
+        return original(*args, **{**kwargs, "closed": False})
+
+    monkeypatch.setattr(_montecarlo, "_Plan", no_shortcut)
+    slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    assert fast == slow
