@@ -314,23 +314,48 @@ def _skip_chunk_by_groups(
     """:func:`_skip_chunk` when each case's verdicts lie in one group, the same number in
     each of its cases, and a case passes iff none of its verdicts flips (the healthy
     build, and the cases of a regressed one that no code check fails). Each group
-    then only counts the distinct cases it hits per run, and K = base - hits: no
-    merge of the groups' flips, and the same random numbers as the general path.
+    then only lists the distinct cases it hits, and a run's K is the base count less
+    its hit cases: no merge of the groups' flips, no per-case lookups, and the same
+    random numbers as the general path.
     """
     hit_runs: list[IntArray] = []
-    for group in plan.groups:
+    for g, group in enumerate(plan.groups):
         size = group.slot_case.size
         idx = _bernoulli_positions(gen, group.rate, runs * size, buffers)
         if group.accept is not None:  # thinning, as in _skip_chunk
             slot = np.remainder(idx, size, out=buffers("slot", idx.size, np.int64))
             u = gen.random(out=buffers("uniform", idx.size, np.float64))
             idx = idx[u < np.take(group.accept, slot)]
-        if group.case_slots > 1:  # several flips may hit one case: count it once
-            idx = idx // group.case_slots
-            idx = idx[_starts(idx, buffers, "first")]
-        hit_runs.append(idx // (size // group.case_slots))
-    hits = np.bincount(np.concatenate(hit_runs), minlength=runs)
-    return np.bincount(plan.base_k - hits, minlength=plan.n_cases + 1).astype(np.int64)
+        per = group.case_slots
+        if idx.size and per > 1:  # several flips may hit one case: keep it once
+            key = buffers("case_key", idx.size, np.int64)
+            if per & (per - 1) == 0:
+                np.right_shift(idx, per.bit_length() - 1, out=key)
+            else:
+                np.floor_divide(idx, per, out=key)
+            new = np.not_equal(key[1:], key[:-1], out=buffers("change", idx.size - 1, np.bool_))
+            idx = np.concatenate((key[:1], key[1:][new]))
+        hit_runs.append(
+            np.floor_divide(idx, size // per, out=buffers(f"hit{g}", idx.size, np.int64))
+        )
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    if len(hit_runs) > 1:  # runs of several groups: count hits per run densely
+        per_run = np.bincount(np.concatenate(hit_runs), minlength=runs)
+        hist += np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1)
+        return hist
+    run = hit_runs[0]  # sorted
+    if run.size == 0:
+        hist[plan.base_k] = runs
+        return hist
+    ends = np.flatnonzero(run[1:] != run[:-1])  # last hit of each run with hits, but the last
+    hits = np.empty(ends.size + 1, dtype=np.int64)
+    hits[:-1] = ends
+    hits[-1] = run.size - 1
+    hits[1:] -= hits[:-1].copy()
+    hits[0] += 1  # cases hit in each run that has any
+    hist += np.bincount(plan.base_k - hits, minlength=plan.n_cases + 1)
+    hist[plan.base_k] += runs - hits.size
+    return hist
 
 
 def _skip_chunk(
@@ -339,7 +364,7 @@ def _skip_chunk(
     """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
     buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
-    if plan.closed and len(plan.groups) > 1 and all(g.simple and g.case_slots for g in plan.groups):
+    if plan.closed and plan.groups and all(g.simple and g.case_slots for g in plan.groups):
         return _skip_chunk_by_groups(gen, plan, runs, buffers)
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
