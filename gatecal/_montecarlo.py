@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
+import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -484,25 +487,93 @@ def _chunk_generator(root: np.random.SeedSequence, i: int) -> np.random.Generato
     return np.random.Generator(np.random.PCG64(child))
 
 
-def _in_order(
-    task: Callable[[int], tuple[int, IntArray]], n_tasks: int, workers: int
-) -> Iterator[tuple[int, IntArray]]:
-    """``map(task, range(n_tasks))`` on `workers` threads, with at most a few tasks queued.
+#: Fewest chunks (of CHUNK_VERDICTS verdicts) worth worker processes: starting one
+#: costs about 0.1-0.3 s, so smaller simulations run in this process whatever
+#: `workers` says (the result is the same either way).
+PROCESS_MIN_CHUNKS = 256
 
-    ``Executor.map`` would submit every task up front: a future per chunk, which for
-    10^9 runs is tens of thousands of objects. A bounded window keeps memory flat.
-    """
-    if workers == 1 or n_tasks == 1:
-        yield from map(task, range(n_tasks))
+
+def default_workers() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+_PROCESS_BUFFERS: _Buffers | None = None
+
+
+def _chunk_block(
+    plan: _Plan,
+    root: np.random.SeedSequence,
+    method: str,
+    per_chunk: int,
+    runs_total: int,
+    first: int,
+    stop: int,
+    buffers: _Buffers | None = None,
+) -> tuple[int, IntArray]:
+    """Runs and summed histogram of chunks ``first..stop-1`` (one worker's task)."""
+    global _PROCESS_BUFFERS
+    if buffers is None:  # in a worker process (one thread): keep its buffers between tasks
+        if _PROCESS_BUFFERS is None:
+            _PROCESS_BUFFERS = _Buffers()
+        buffers = _PROCESS_BUFFERS
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    done = 0
+    for i in range(first, stop):
+        runs = min(per_chunk, runs_total - i * per_chunk)
+        gen = _chunk_generator(root, i)
+        if method == "dense":
+            hist += _dense_chunk(gen, plan, runs)
+        else:
+            hist += _skip_chunk(gen, plan, runs, buffers)
+        done += runs
+    return done, hist
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes that start clean: forkserver where the OS has it (forked from a
+    small server that has imported this module, so a worker starts in a fraction of a
+    second and inherits no threads or locks of the caller), spawn elsewhere."""
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if ctx.get_start_method() == "forkserver":
+        ctx.set_forkserver_preload(["gatecal._montecarlo"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
+def _in_blocks(
+    task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int
+) -> Iterator[tuple[int, IntArray]]:
+    """Chunk histograms, summed per block of chunks: in this process, or in `workers`
+    processes with at most two blocks each in flight (memory stays flat for any run
+    count). Integer histograms add up to the same total in any grouping, so the
+    result never depends on `workers`."""
+    if workers == 1 or n_chunks < PROCESS_MIN_CHUNKS:
+        buffers = _Buffers()
+        for i in range(n_chunks):
+            yield task(i, i + 1, buffers)
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        window: deque[Future[tuple[int, IntArray]]] = deque()
-        for i in range(n_tasks):
-            window.append(pool.submit(task, i))
+    block = max(1, min(64, n_chunks // (8 * workers)))
+    starts = range(0, n_chunks, block)
+    pool = _process_pool(workers)
+    window: deque[Future[tuple[int, IntArray]]] = deque()
+    try:
+        for first in starts:
+            window.append(pool.submit(task, first, min(n_chunks, first + block)))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
+    except BrokenProcessPool:
+        rule = (
+            "needs worker processes that start; the calling script needs an "
+            "`if __name__ == '__main__':` guard, or use workers=1"
+        )
+        raise ParameterError("workers", rule, workers) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def simulate_pass_counts(
@@ -513,7 +584,7 @@ def simulate_pass_counts(
     n_runs: int,
     rng: SeedLike = None,
     method: Method = "auto",
-    workers: int = 1,
+    workers: int | None = 1,
     progress: Callable[[int], object] | None = None,
 ) -> PassCountSample:
     """Simulate `n_runs` CI runs of `build`, flipping each judge verdict at random.
@@ -538,8 +609,12 @@ def simulate_pass_counts(
         Both flip every verdict independently with its exact probability.
         ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW` or the
         runs are correlated (``noise.icc > 0``: each run draws its own rate).
-    workers : int
-        Threads that process chunks; the result does not depend on it.
+    workers : int or None
+        Worker processes for large simulations (at least :data:`PROCESS_MIN_CHUNKS`
+        chunks; smaller ones run in this process); None: the cores available
+        (:func:`default_workers`). The result does not depend on it. Workers start by
+        forkserver (spawn where there is none), so a script that asks for more than
+        one needs the ``if __name__ == "__main__":`` guard, as multiprocessing does.
     progress : callable, optional
         Called with the number of runs just finished, after each chunk.
 
@@ -549,7 +624,7 @@ def simulate_pass_counts(
         The histogram of passing-case counts over the runs.
     """
     runs_total = check_count("n_runs", n_runs, low=1)
-    n_workers = check_count("workers", workers, low=1)
+    n_workers = default_workers() if workers is None else check_count("workers", workers, low=1)
     if method not in ("auto", "skip", "dense"):
         raise ParameterError("method", "must be 'auto', 'skip' or 'dense'", method)
     root = _root_seed(rng)
@@ -562,20 +637,10 @@ def simulate_pass_counts(
     per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
     n_chunks = -(-runs_total // per_chunk)
 
-    local = threading.local()
-
-    def one_chunk(i: int) -> tuple[int, IntArray]:
-        runs = min(per_chunk, runs_total - i * per_chunk)
-        gen = _chunk_generator(root, i)
-        if method == "dense":
-            return runs, _dense_chunk(gen, plan, runs)
-        if not hasattr(local, "buffers"):
-            local.buffers = _Buffers()
-        return runs, _skip_chunk(gen, plan, runs, local.buffers)
-
+    task = functools.partial(_chunk_block, plan, root, method, per_chunk, runs_total)
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
-    for runs, chunk_hist in _in_order(one_chunk, n_chunks, n_workers):
-        hist += chunk_hist
+    for runs, block_hist in _in_blocks(task, n_chunks, n_workers):
+        hist += block_hist
         if progress is not None:
             progress(runs)
     return PassCountSample(n_runs=runs_total, counts=tuple(int(c) for c in hist))

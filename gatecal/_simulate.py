@@ -293,7 +293,7 @@ def simulate_gates(
     n_runs: int = DEFAULT_RUNS,
     seed: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
-    workers: int = 1,
+    workers: int | None = 1,
     progress: Callable[[int], object] | None = None,
 ) -> SimulationReport:
     """How often each gate fails the healthy and the regressed build, exactly and simulated.
@@ -324,8 +324,9 @@ def simulate_gates(
         Root seed, a non-negative integer.
     confidence_level : float
         Level of the consistency interval.
-    workers : int
-        Threads for the simulation; the result does not depend on it.
+    workers : int, optional
+        Worker processes for large simulations (None: the cores available), see
+        :func:`simulate_pass_counts`; the result does not depend on it.
     progress : callable, optional
         Called with each finished number of simulated runs.
     """

@@ -336,8 +336,12 @@ def simulate(
     fmt: FormatOpt = "table",
     out: OutOpt = None,
     workers: Annotated[
-        str, _int_option("Threads for the simulation; the output does not change.")
-    ] = "1",
+        str,
+        _int_option(
+            "Worker processes for large simulations (auto: the cores available); "
+            "the output does not change."
+        ),
+    ] = "auto",
     chart: Annotated[
         Path | None,
         typer.Option(
@@ -375,7 +379,7 @@ def simulate(
                 gates=rules,
                 n_runs=n_runs,
                 seed=_whole("--seed", seed),
-                workers=_whole("--workers", workers),
+                workers=None if workers == "auto" else _whole("--workers", workers),
                 progress=bar,
             )
         finally:

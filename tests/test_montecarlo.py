@@ -170,16 +170,25 @@ def test_extreme_flip_rates():
     assert none.counts[9] == 50
 
 
-def test_same_seed_same_sample_and_workers_do_not_matter():
+@pytest.mark.parametrize("method", ["skip", "dense"])
+def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
+    from gatecal import _montecarlo
+
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
-    # 3 chunks and a bit, so several workers really share the work.
+    # 3 chunks and a bit; worker processes even for so few, so they really share the work
+    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
     n_runs = 3 * (gatecal.CHUNK_VERDICTS // 60) + 17
-    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99)
+    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1)
     assert simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99) == one
     for workers in (2, 3, 8):
-        got = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=workers)
-        assert got == one
+        got = simulate_pass_counts(
+            suite, "healthy", noise, n_runs=n_runs, rng=99, workers=workers, method=method
+        )
+        assert got == simulate_pass_counts(
+            suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1, method=method
+        )
+        assert method == "dense" or got == one
     other = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=100)
     assert other != one
 
@@ -278,3 +287,26 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
     monkeypatch.setattr(_montecarlo, "_Plan", no_shortcut)
     slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
     assert fast == slow
+
+
+def test_command_line_workers_give_the_same_bytes():
+    """`python -m gatecal` with worker processes (forkserver: the workers import
+    gatecal.__main__, which must not run the command again) prints what one process
+    prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
+    import subprocess
+    import sys
+
+    from gatecal._montecarlo import CHUNK_VERDICTS, PROCESS_MIN_CHUNKS
+
+    assert 30_000 / (CHUNK_VERDICTS // 10_000) >= PROCESS_MIN_CHUNKS
+    args = ["simulate", "--cases", "5000", "--runs", "30000", "--flip", "0.03"]
+    outs = [
+        subprocess.run(
+            [sys.executable, "-m", "gatecal", *args, "--workers", w, "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for w in ("1", "2")
+    ]
+    assert outs[0] == outs[1] and '"runs": 30000' in outs[0]
