@@ -13,6 +13,7 @@ SCRIPTS = [
     "nightly_junit.py",
     "report_charts.py",
     "bench_montecarlo.py",
+    "bench_speed.py",
 ]
 
 

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import functools
 import math
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._suite import JudgeNoise, Suite
 from gatecal._validate import ParameterError, check_count
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["CHUNK_VERDICTS", "SKIP_BELOW", "PassCountSample", "SeedLike", "simulate_pass_counts"]
 
@@ -536,6 +536,9 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     """Worker processes that start clean: forkserver where the OS has it (forked from a
     small server that has imported this module, so a worker starts in a fraction of a
     second and inherits no threads or locks of the caller), spawn elsewhere."""
+    import multiprocessing  # deferred, as everything about processes: only large runs use them
+    from concurrent.futures import ProcessPoolExecutor
+
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
@@ -555,6 +558,8 @@ def _in_blocks(
         for i in range(n_chunks):
             yield task(i, i + 1, buffers)
         return
+    from concurrent.futures.process import BrokenProcessPool
+
     block = max(1, min(64, n_chunks // (8 * workers)))
     starts = range(0, n_chunks, block)
     pool = _process_pool(workers)
