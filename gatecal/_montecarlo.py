@@ -78,6 +78,7 @@ class _Group:
     weight: int  # the common slot weight when all are alike, else 0
     per_case: int  # slots per case when the group holds every case's slots alike, else 0
     accept: npt.NDArray[np.float64] | None = None  # per slot: its rate / `rate` (thinning)
+    threshold: npt.NDArray[np.float64] | None = None  # per slot, see _thinning_threshold
     case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
     simple: bool = False  # its cases pass iff none of their verdicts flips
 
@@ -134,6 +135,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
                 common,
                 j if member.all() else 0,
                 thin,
+                None if thin is None or rate >= 1.0 else _thinning_threshold(rate, thin),
                 case_slots=int(per[0]) if np.all(per == per[0]) else 0,
                 simple=bool(np.all(need[members] == 0) and np.all(code_ok[members])),
             )
@@ -165,6 +167,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
 EXACT_RATE_GROUPS = 8
 _BAND_RATIO = math.sqrt(2.0)
 _MAX_BANDS = 24  # rates below top / sqrt(2)^24 = top / 4096 share the last band
+_MERGE_SHARE = 0.04
 
 
 def _rate_bands(
@@ -192,6 +195,15 @@ def _rate_bands(
     for b in np.unique(band[flipping]).tolist():
         member = (band == b)[:, None] & (rates > 0)
         out.append((float(rates[member].max()), member))
+    # The lowest bands hold few flips but each costs a stream per chunk: merge them while
+    # the merged band draws at most _MERGE_SHARE of all candidates (at its top rate).
+    total = sum(rate * int(member.sum()) for rate, member in out)
+    while len(out) > 1:
+        (upper, upper_member), (_, lower_member) = out[-2], out[-1]
+        merged = upper_member | lower_member
+        if upper * int(merged.sum()) > _MERGE_SHARE * total:
+            break
+        out[-2:] = [(upper, merged)]
     return out
 
 
@@ -234,16 +246,32 @@ def _bernoulli_positions(
     exponentials are drawn instead of ``length`` uniforms. The result may be a view
     into `buffers`, valid until the next call that uses them.
     """
+    return _skips(gen, p, length, buffers, fractions=False)[0]
+
+
+def _skips(
+    gen: np.random.Generator,
+    p: float,
+    length: int,
+    buffers: _Buffers | None,
+    *,
+    fractions: bool,
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """:func:`_bernoulli_positions`, and with `fractions` the fractional part of the
+    gap E / λ that ends at each position (for thinning: see :func:`_thinning_threshold`).
+    The same random numbers either way."""
+    no_fractions = np.empty(0, dtype=np.float64)
     if p >= 1.0:
-        return np.arange(length, dtype=np.int64)
+        return np.arange(length, dtype=np.int64), no_fractions
     scale = -1.0 / math.log1p(-p)
     if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), no_fractions
     buffers = buffers if buffers is not None else _Buffers()
     mean = length * p
     margin = int(6.0 * math.sqrt(mean) + 16.0)
     draw = int(mean) + margin
     pieces: list[IntArray] = []
+    parts: list[npt.NDArray[np.float64]] = []
     last = -1
     while True:
         gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
@@ -251,6 +279,10 @@ def _bernoulli_positions(
         np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
         steps = buffers(f"positions{len(pieces)}", draw, np.int64)
         np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
+        if fractions:
+            parts.append(
+                np.subtract(gaps, steps, out=buffers(f"fraction{len(parts)}", draw, np.float64))
+            )
         steps += 1
         positions = np.cumsum(steps, out=steps)
         positions += last
@@ -260,7 +292,24 @@ def _bernoulli_positions(
         last = int(positions[-1])
         draw = margin
     out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-    return out[: np.searchsorted(out, length)]
+    end = int(np.searchsorted(out, length))
+    if not fractions:
+        return out[:end], no_fractions
+    fraction = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return out[:end], fraction[:end]
+
+
+def _thinning_threshold(rate: float, accept: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Thresholds on a gap's fractional part that keep a candidate with probability `accept`.
+
+    A gap G = E / λ (E ~ Exp(1), λ = -log(1 - rate)) has a whole part, the geometric
+    skip, and a fractional part F that is independent of it and of every other gap (the
+    exponential is memoryless), with cdf ``(1 - e^(-λt)) / (1 - e^(-λ))`` on [0, 1).
+    ``F < -log1p(a expm1(-λ)) / λ`` then holds with probability exactly a, independently
+    of every position and every other candidate: thinning without a second random number.
+    """
+    lam = -math.log1p(-rate)
+    return np.asarray(-np.log1p(accept * math.expm1(-lam)) / lam, dtype=np.float64)
 
 
 def _starts(sorted_values: IntArray, buffers: _Buffers, name: str) -> IntArray:
@@ -311,6 +360,32 @@ def _case_changes(
     return run, passes - plan.base_pass[case]
 
 
+def _kept(
+    gen: np.random.Generator,
+    group: _Group,
+    idx: IntArray,
+    frac: npt.NDArray[np.float64],
+    buffers: _Buffers,
+) -> npt.NDArray[np.bool_]:
+    """Which candidate flips of a thinned group stay: each with probability (its
+    verdict's rate) / (the group's rate), independently, from the fractional parts of
+    their gaps (:func:`_thinning_threshold`); uniforms only for a group at rate 1."""
+    size = group.slot_case.size
+    slot = np.floor_divide(idx, size, out=buffers("slot", idx.size, np.int64))
+    slot *= size
+    np.subtract(idx, slot, out=slot)  # idx mod size
+    if group.threshold is None:  # rate 1: every verdict is a candidate, no gaps
+        assert group.accept is not None
+        u = gen.random(out=buffers("uniform", idx.size, np.float64))
+        kept: npt.NDArray[np.bool_] = np.less(
+            u, np.take(group.accept, slot), out=buffers("kept", idx.size, np.bool_)
+        )
+        return kept
+    limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+    kept = np.less(frac, limit, out=buffers("kept", idx.size, np.bool_))
+    return kept
+
+
 def _skip_chunk_by_groups(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
 ) -> IntArray:
@@ -324,11 +399,9 @@ def _skip_chunk_by_groups(
     hit_runs: list[IntArray] = []
     for g, group in enumerate(plan.groups):
         size = group.slot_case.size
-        idx = _bernoulli_positions(gen, group.rate, runs * size, buffers)
+        idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=True)
         if group.accept is not None:  # thinning, as in _skip_chunk
-            slot = np.remainder(idx, size, out=buffers("slot", idx.size, np.int64))
-            u = gen.random(out=buffers("uniform", idx.size, np.float64))
-            idx = idx[u < np.take(group.accept, slot)]
+            idx = idx[_kept(gen, group, idx, frac, buffers)]
         per = group.case_slots
         if idx.size and per > 1:  # several flips may hit one case: keep it once
             key = buffers("case_key", idx.size, np.int64)
@@ -372,12 +445,10 @@ def _skip_chunk(
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
     for group in plan.groups:
-        idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size, buffers)
+        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers, fractions=True)
         if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
-            run, slot = np.divmod(idx, group.slot_case.size)
-            u = gen.random(out=buffers("uniform", idx.size, np.float64))
-            keep = u < np.take(group.accept, slot)
-            run, slot = run[keep], slot[keep]
+            keep = _kept(gen, group, idx, frac, buffers)
+            run, slot = np.divmod(idx[keep], group.slot_case.size)
             run *= n
             run += np.take(group.slot_case, slot)
             keys.append(run)

@@ -310,3 +310,39 @@ def test_command_line_workers_give_the_same_bytes():
         for w in ("1", "2")
     ]
     assert outs[0] == outs[1] and '"runs": 30000' in outs[0]
+
+
+@pytest.mark.parametrize("rate", [0.003, 0.05, 0.3, 0.9])
+def test_fractional_part_of_a_gap_thins_exactly(rate):
+    """Thinning by the gap's fractional part: P(keep) = a, whatever the gap's whole part."""
+    from gatecal._montecarlo import _thinning_threshold
+
+    gaps = np.random.default_rng(3).standard_exponential(1_000_000) / -np.log1p(-rate)
+    whole, frac = np.floor(gaps), gaps - np.floor(gaps)
+    accept = np.array([0.05, 0.5, 0.71, 0.999])
+    for a, t in zip(accept, _thinning_threshold(rate, accept), strict=True):
+        for part in (whole == 0, whole > 0, whole % 2 == 1):  # independent of the skip
+            kept = frac[part] < t
+            se = np.sqrt(a * (1 - a) / part.sum())
+            assert abs(kept.mean() - a) < 5 * se, (rate, a)
+    assert _thinning_threshold(rate, np.ones(1))[0] == pytest.approx(1.0)
+
+
+def test_bands_with_a_verdict_that_always_flips():
+    """A band at rate 1 has no gaps to thin by: it draws uniforms, still exact."""
+    rates = [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.6, 0.4, 0.2, 0.1, 0.05, 0.01]
+    suite = _per_case_suite(n=12, failing=2, judge_failing=0)
+    noise = JudgeNoise(
+        fnr=0.1, fpr=0.1, per_case={f"case-{i:02d}": (r, r) for i, r in enumerate(rates)}
+    )
+    for build in ("healthy", "regressed"):
+        n_runs = 40_000
+        sample = simulate_pass_counts(suite, build, noise, n_runs=n_runs, rng=2, method="skip")
+        exact = exact_pass_counts(suite, build, noise)
+        for k_min in range(suite.n_cases + 1):
+            p = exact.failure_probability(k_min)
+            if p in (0.0, 1.0):
+                assert sample.failures(k_min) / n_runs == p
+            else:
+                se = np.sqrt(p * (1 - p) / n_runs)
+                assert abs(sample.failures(k_min) / n_runs - p) < 5 * se
