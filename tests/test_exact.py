@@ -290,3 +290,16 @@ def test_correlated_engine_by_groups_equals_the_per_node_recursion(
         assert_allclose(fast.case_pass_probabilities, slow.case_pass_probabilities, rtol=1e-13)
         for k in range(0, cases + 1, 7):
             assert_allclose(fast.failure_probability(k), slow.failure_probability(k), rtol=1e-11)
+
+
+@pytest.mark.parametrize("values", [(0.9,), (0.97, 0.0), (0.5, 0.99, 1.0), (0.2, 0.8, 0.001)])
+def test_grouped_pmf_equals_the_recursion(values):
+    from gatecal._exact import grouped_pass_count_pmf
+
+    rng = np.random.default_rng(len(values))
+    q = rng.choice(values, size=300)
+    ref = pass_count_pmf(q)
+    got = grouped_pass_count_pmf(q)
+    kept = ref > 1e-290
+    assert_allclose(got[kept], ref[kept], rtol=1e-12)
+    assert np.all(got[~kept] <= 1e-280)
