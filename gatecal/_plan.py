@@ -255,7 +255,8 @@ def plan_suite(
     max_cases, min_cases : int
         Largest and smallest suite to try. Without `max_cases` there is no cap when
         runs are independent: the search goes on until a size works, or until no
-        larger size can (proved by :func:`_never_after`); with run-level correlation
+        larger size can (proved by :func:`_never_after`), with a safety stop at
+        2,000,000 cases (then ``max_cases`` of the result says so); with run-level correlation
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
         search stops at :data:`ICC_MAX_CASES`.
     """
@@ -284,11 +285,9 @@ def plan_suite(
         bounds = _Bounds.of(noise, policy, j, c) if noise.icc > 0 else None
         found: SuitePlan | None = None
         start, block = bottom, _FIRST_BLOCK
-        while found is None and (top is None or start <= top):
-            stop = start + block - 1 if top is None else min(top, start + block - 1)
-            if top is None and stop > _UNCAPPED_LIMIT:
-                searched = _UNCAPPED_LIMIT if searched is None else max(searched, _UNCAPPED_LIMIT)
-                break
+        last = _UNCAPPED_LIMIT if top is None else top
+        while found is None and start <= last:
+            stop = min(last, start + block - 1)
             ns = np.arange(start, stop + 1, dtype=np.int64)
             f = _failing_counts(reg, ns)
             maybe = _screen(ns, f, q_pass, q_fail, ws, targets, bounds)
@@ -298,6 +297,8 @@ def plan_suite(
                     break
             if found is None and top is None and _never_after(reg, stop, q_pass, q_fail, targets):
                 break
+            if found is None and stop == _UNCAPPED_LIMIT and top is None:  # the safety stop
+                searched = _UNCAPPED_LIMIT
             start, block = stop + 1, 2 * block
         plans.append(found)
     return SuitePlans(
@@ -315,9 +316,9 @@ def plan_suite(
 
 #: Without a cap, correlated runs (icc > 0) are searched up to this many cases.
 ICC_MAX_CASES = 5000
-#: Without a cap, independent runs are searched at most this far (a safety stop for
-#: degenerate inputs; any regression with q_fail < q_pass is found long before).
-_UNCAPPED_LIMIT = 10_000_000
+#: Without a cap, independent runs are searched at most this far (screening a million
+#: sizes takes seconds; a 1% regression at a 50% flip rate needs 323,053 cases).
+_UNCAPPED_LIMIT = 2_000_000
 _FIRST_BLOCK = 2048
 #: Relative safety margin of the screen: far above the rounding of the exact path
 #: (cumulative sums of at most 10^7 pmf terms) and of scipy.special.bdtr/betainc.
@@ -501,6 +502,8 @@ def _never_after(
     * Failing cases pass at least as often as healthy ones (``q_fail >= q_pass``):
       K_r is stochastically at least K_h, so detection <= false alarm at every gate
       and size; the targets need detection > false alarm.
+    * No false alarm at all (``false_alarm == 0``) while a healthy case can fail: only
+      ``k_min = 0`` never fails a healthy build, and it never fails any build.
     * A fixed number f of failing cases: with K_h = A + B and K_r = A + B', A ~
       Bin(n - f, q), B and B' the f cases, every gate's detection minus false alarm
       per attempt is at most TV(K_h, K_r) <= f max_k P(A = k) (a shift by one moves
@@ -518,6 +521,8 @@ def _never_after(
         return False
     if q_fail[0] >= q_pass[0]:
         return True
+    if targets.alpha == 0 and q_pass[0] < 1:  # every count of a healthy build can occur,
+        return True  # so only k_min = 0 never fails it, and that gate detects nothing
     if reg.count is None:
         return False
     from scipy import stats  # deferred: `import gatecal` stays light

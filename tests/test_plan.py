@@ -321,3 +321,9 @@ def test_failing_cases_that_pass_more_often_are_never_detected():
         noise=JudgeNoise.flip(0.3, fpr=0.95), regression="0.5", code_checks=0, policies=[Policy()]
     )
     assert plans.plans == (None,) and plans.max_cases is None
+
+
+def test_no_false_alarm_at_all_is_proved_impossible_at_once():
+    plans = plan_suite(noise=JudgeNoise.flip(0.08), regression="0.10", false_alarm=0.0)
+    assert plans.plans == (None, None, None) and plans.max_cases is None
+    assert _brute_force(JudgeNoise.flip(0.08), "0.10", Policy(), 0.0, 0.95, 100) == []
