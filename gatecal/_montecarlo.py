@@ -397,9 +397,21 @@ def _skip_chunk_by_groups(
     random numbers as the general path.
     """
     hit_runs: list[IntArray] = []
+    dense = len(plan.groups) > 1  # hits per run are counted densely, with a spare bin
     for g, group in enumerate(plan.groups):
         size = group.slot_case.size
         idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=True)
+        if dense and group.threshold is not None and group.case_slots == 1:
+            # thinning as in _kept, without filtering: a dropped candidate's run becomes
+            # the spare bin `runs`, which the count below leaves out
+            run = np.floor_divide(idx, size, out=buffers(f"hit{g}", idx.size, np.int64))
+            slot = np.multiply(run, size, out=buffers("slot", idx.size, np.int64))
+            np.subtract(idx, slot, out=slot)
+            limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+            dropped = np.greater_equal(frac, limit, out=buffers("kept", idx.size, np.bool_))
+            np.copyto(run, runs, where=dropped)
+            hit_runs.append(run)
+            continue
         if group.accept is not None:  # thinning, as in _skip_chunk
             idx = idx[_kept(gen, group, idx, frac, buffers)]
         per = group.case_slots
@@ -415,8 +427,8 @@ def _skip_chunk_by_groups(
             np.floor_divide(idx, size // per, out=buffers(f"hit{g}", idx.size, np.int64))
         )
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
-    if len(hit_runs) > 1:  # runs of several groups: count hits per run densely
-        per_run = np.bincount(np.concatenate(hit_runs), minlength=runs)
+    if dense:  # runs of several groups: count hits per run densely
+        per_run = np.bincount(np.concatenate(hit_runs), minlength=runs + 1)[:runs]
         hist += np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1)
         return hist
     run = hit_runs[0]  # sorted
