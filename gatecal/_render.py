@@ -8,13 +8,15 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatecal._plan import SuitePlans
-from gatecal._policies import PolicyComparisonRow, PolicyReport
-from gatecal._recommend import RateEstimate, Recommendation
 from gatecal._simulate import GateRow, SimulationReport
 from gatecal._suite import BUILDS, JudgeNoise
+
+if TYPE_CHECKING:  # annotations only: the simulate command need not import these modules
+    from gatecal._plan import SuitePlans
+    from gatecal._policies import PolicyComparisonRow, PolicyReport
+    from gatecal._recommend import RateEstimate, Recommendation
 
 __all__ = [
     "FORMATS",
