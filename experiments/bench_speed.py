@@ -78,6 +78,7 @@ def headline(repeat: int) -> list[str]:
             "numpy": command(PY, "-c", "import numpy"),
             "simulate": command(*gc, "simulate", "--cases", "12", "--flip", "0.03,0.08"),
             "typer": command(PY, "-c", "import numpy, typer"),
+            "help": command(*gc, "simulate", "--help"),
         },
         repeat,
     )
@@ -96,6 +97,8 @@ def headline(repeat: int) -> list[str]:
         f'| `python -c "import numpy"` | {best["numpy"]:.3f} | 1.0x |',
         f'| `python -c "import numpy, typer"` | {best["typer"]:.3f} | '
         f"{best['typer'] / best['numpy']:.1f}x |",
+        f"| `gatecal simulate --help` (typer builds the command) | {best['help']:.3f} | "
+        f"{best['help'] / best['numpy']:.2f}x |",
         f"| `gatecal simulate --cases 12 --flip 0.03,0.08` | {best['simulate']:.3f} | "
         f"**{best['simulate'] / best['numpy']:.2f}x** (target <= 3x; 7.6x before) |",
         "",
