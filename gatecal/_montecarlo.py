@@ -211,8 +211,9 @@ class _Buffers:
 
     A chunk's arrays are a few hundred kB each; allocating them afresh for every chunk
     makes the allocator hand memory back to the OS and take it again, and those page
-    faults cost more than the arithmetic (3x here, measured). Each worker thread
-    keeps one set, so memory stays bounded by the chunk size.
+    faults cost more than the arithmetic (3x here, measured). A simulation in this
+    process keeps one set, and so does each worker process, so memory stays bounded
+    by the chunk size.
     """
 
     def __init__(self) -> None:
