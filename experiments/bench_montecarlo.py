@@ -75,11 +75,9 @@ def main() -> None:
     noise = gatecal.JudgeNoise.flip(FLIP)
     exact = gatecal.exact_pass_counts(suite, "healthy", noise)
 
-    def engine(
-        method: Literal["skip", "dense"], runs: int, workers: int = 1
-    ) -> Callable[[], object]:
+    def engine(method: Literal["skip", "dense"], runs: int) -> Callable[[], object]:
         return lambda: gatecal.simulate_pass_counts(
-            suite, "healthy", noise, n_runs=runs, rng=args.seed, method=method, workers=workers
+            suite, "healthy", noise, n_runs=runs, rng=args.seed, method=method
         )
 
     rows = []
@@ -91,7 +89,6 @@ def main() -> None:
             lambda: article_loop(args.python_runs, args.seed),
             args.python_runs,
         ),
-        ("gatecal (skip), 2 threads", engine("skip", args.runs, 2), args.runs),
     ]:
         seconds, result = best_time(fn, args.repeat if runs == args.runs else 1)
         counts = result.counts if isinstance(result, gatecal.PassCountSample) else result
@@ -131,6 +128,8 @@ def main() -> None:
         f"(one exponential per flip, p = {FLIP}, plus a margin of 6 standard deviations "
         "per chunk), so the cost follows the flips, not the verdicts.",
         "The pure-Python loop runs fewer runs (its rate does not depend on the run count).",
+        "Worker processes, the other rows of issue 13 and the random-number limit: "
+        "`reports/benchmark-speed.md` (`python experiments/bench_speed.py`).",
     ]
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)

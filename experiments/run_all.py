@@ -15,6 +15,7 @@ SCRIPTS = [
     "calibrate_example.py",
     "calibrate_coverage.py",
     "bench_montecarlo.py",
+    "bench_speed.py",
 ]
 
 

@@ -4,4 +4,5 @@ import sys
 
 from gatecal.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # worker processes import this module; they must not run it
+    sys.exit(main())

@@ -55,12 +55,62 @@ def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
     if not np.all((probs >= 0) & (probs <= 1)):  # NaN fails this too
         bad = probs[~((probs >= 0) & (probs <= 1))][0]
         raise ParameterError("q", "must hold probabilities in [0, 1]", float(bad))
+    if probs.size > DIVIDE_ABOVE:
+        return _product_pmf(probs)
     pmf = np.zeros(probs.size + 1)
     pmf[0] = 1.0
     for i, qi in enumerate(probs):
         head = pmf[: i + 1] * qi  # mass that moves up by one passing case
         pmf[: i + 1] *= 1.0 - qi
         pmf[1 : i + 2] += head
+    return pmf
+
+
+#: Above this many cases :func:`pass_count_pmf` multiplies polynomials divide and
+#: conquer (:func:`_product_pmf`); up to it, the recursion (whose results earlier
+#: releases printed, to the last bit) is as fast.
+DIVIDE_ABOVE = 1000
+_LEAF = 64
+
+
+def _trimmed(poly: npt.NDArray[np.float64], offset: int) -> tuple[npt.NDArray[np.float64], int]:
+    """`poly` without its exactly-zero ends, and the power of its first kept coefficient."""
+    nonzero = np.flatnonzero(poly)
+    if nonzero.size == 0:
+        return poly[:1], offset
+    return poly[nonzero[0] : nonzero[-1] + 1], offset + int(nonzero[0])
+
+
+def _product_pmf(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    r"""The Poisson-binomial pmf as the product :math:`\prod_i ((1 - q_i) + q_i z)`, divide
+    and conquer.
+
+    Blocks of :data:`_LEAF` cases get their pmfs from the recursion (all blocks at
+    once), then pairs of neighbouring polynomials are multiplied by direct
+    convolution (``numpy.convolve``, not an FFT) until one is left. Every product is
+    a sum of products of non-negative numbers, so, as in the recursion, each
+    coefficient keeps its *relative* accuracy however small it is (an FFT's error is
+    absolute, ~1e-16 of the largest coefficient). Coefficients that underflowed to
+    exactly 0 (below ~1e-308) are trimmed from the ends before each product: they
+    contribute exactly 0, and a pmf that is 0 over most of its support (thousands
+    of cases at pass rates near 1) costs only its non-zero part. Work:
+    O(n * width of the non-zero support), at most the recursion's O(n^2), all in
+    compiled loops.
+    """
+    n = probs.size
+    blocks = -(-n // _LEAF)
+    padded = np.zeros(blocks * _LEAF)  # a case with q = 0 multiplies by 1: padding is exact
+    padded[:n] = probs
+    polys = [_trimmed(leaf, 0) for leaf in pass_count_pmfs(padded.reshape(blocks, _LEAF))]
+    while len(polys) > 1:
+        paired = [
+            _trimmed(np.convolve(a, b), a_off + b_off)
+            for (a, a_off), (b, b_off) in zip(polys[0::2], polys[1::2], strict=False)
+        ]
+        polys = paired + polys[len(paired) * 2 :]
+    poly, offset = polys[0]
+    pmf = np.zeros(n + 1)
+    pmf[offset : offset + poly.size] = poly[: n + 1 - offset]
     return pmf
 
 
@@ -138,6 +188,85 @@ def beta_nodes(
     return (nodes + 1.0) / 2.0, weights / weights.sum()
 
 
+#: Above this many cases the run-correlated (icc > 0) engine groups alike cases
+#: (:func:`_mixture_by_groups`); up to it, the per-node recursion (whose results earlier
+#: releases printed, to the last bit) is cheap.
+GROUP_ABOVE = 200
+_NODE_BATCH_ENTRIES = 1 << 22  # pmf entries held at once: bounded memory at any size
+
+
+def _mixture_by_groups(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    xs: npt.NDArray[np.float64],
+    ws: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The Beta mixture of pass-count pmfs without cubic cost: cases with the same true
+    verdicts share one pass probability at every node (icc admits no per-case or
+    per-check rates), so given the run's rate the count is a sum of a few binomials.
+
+    Per node that is a product of binomial pmfs (scipy's, accurate to a few ulps
+    relative in the tails) by direct convolution of their non-zero parts; the node
+    weights are positive, so the mixture has no cancellation either. Work: nodes x n
+    for one group (a healthy build), plus nodes x n x (smaller group) for two,
+    instead of nodes x n^2; nodes are taken in batches to bound memory.
+    """
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    truth = suite.truth_matrix(build)
+    rows, group_of_case, sizes = np.unique(truth, axis=0, return_inverse=True, return_counts=True)
+    judge = suite.judge_mask()
+    code_ok = np.asarray(rows[:, ~judge].all(axis=1), dtype=np.float64)
+    right = rows[:, judge].sum(axis=1)  # judge checks that truly pass: report pass w.p. keep(1-x)
+    wrong = (~rows[:, judge]).sum(axis=1)  # truly failing ones: report pass w.p. keep x
+    keep = 1.0 - noise.unparseable
+    q_groups = (
+        code_ok[None, :]
+        * (keep * (1.0 - xs[:, None])) ** right[None, :]
+        * (keep * xs[:, None]) ** wrong[None, :]
+    )  # (nodes, groups)
+    n = suite.n_cases
+    pmf = np.zeros(n + 1)
+    batch = max(1, _NODE_BATCH_ENTRIES // (n + 1))
+    for start in range(0, xs.size, batch):
+        part = slice(start, start + batch)
+        per_group = [
+            stats.binom.pmf(np.arange(size + 1)[None, :], size, q_groups[part, g, None])
+            for g, size in enumerate(sizes.tolist())
+        ]
+        for i in range(per_group[0].shape[0]):
+            poly, offset = _trimmed(per_group[0][i], 0)
+            for g in range(1, len(per_group)):
+                other, other_offset = _trimmed(per_group[g][i], 0)
+                poly, offset = _trimmed(np.convolve(poly, other), offset + other_offset)
+            pmf[offset : offset + poly.size] += ws[start + i] * poly
+    q_case = (ws @ q_groups)[group_of_case.ravel()]
+    return np.clip(pmf, 0.0, None), q_case
+
+
+def grouped_pass_count_pmf(q: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """:func:`pass_count_pmf` for many cases that share a few pass probabilities.
+
+    Cases with equal q_i form binomials (scipy's pmf: a few ulps relative, tails
+    included), multiplied by direct convolution of their non-zero parts: O(n) per
+    group instead of the recursion's O(n^2). With many distinct values it is
+    :func:`pass_count_pmf` (divide and conquer above :data:`DIVIDE_ABOVE` cases).
+    """
+    values, counts = np.unique(q, return_counts=True)
+    if values.size > 16:
+        return pass_count_pmf(q)
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    poly, offset = np.ones(1), 0
+    for value, count in zip(values.tolist(), counts.tolist(), strict=True):
+        part, part_offset = _trimmed(stats.binom.pmf(np.arange(count + 1), count, value), 0)
+        poly, offset = _trimmed(np.convolve(poly, part), offset + part_offset)
+    pmf = np.zeros(q.size + 1)
+    pmf[offset : offset + poly.size] = poly
+    return pmf
+
+
 def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountDistribution:
     """Exact distribution of the passing-case count of `build` under `noise`.
 
@@ -152,9 +281,12 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
     else:
         a, b = noise.beta_parameters()
         xs, ws = beta_nodes(a, b, degree=int(suite.judge_mask().sum()) * suite.n_cases)
-        qs = np.stack([case_pass_probabilities(suite, build, noise.at(float(x))) for x in xs])
-        pmf = np.clip(ws @ pass_count_pmfs(qs), 0.0, None)
-        q = ws @ qs
+        if suite.n_cases > GROUP_ABOVE:
+            pmf, q = _mixture_by_groups(suite, build, noise, xs, ws)
+        else:
+            qs = np.stack([case_pass_probabilities(suite, build, noise.at(float(x))) for x in xs])
+            pmf = np.clip(ws @ pass_count_pmfs(qs), 0.0, None)
+            q = ws @ qs
     return PassCountDistribution(
         case_pass_probabilities=tuple(float(v) for v in q),
         pmf=tuple(float(v) for v in pmf),

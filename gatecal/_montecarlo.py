@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
+import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._suite import JudgeNoise, Suite
 from gatecal._validate import ParameterError, check_count
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 __all__ = ["CHUNK_VERDICTS", "SKIP_BELOW", "PassCountSample", "SeedLike", "simulate_pass_counts"]
 
@@ -74,6 +77,10 @@ class _Group:
     slot_weight: IntArray  # 1 for a truly failing verdict; for a passing one, more than any need
     weight: int  # the common slot weight when all are alike, else 0
     per_case: int  # slots per case when the group holds every case's slots alike, else 0
+    accept: npt.NDArray[np.float64] | None = None  # per slot: its rate / `rate` (thinning)
+    threshold: npt.NDArray[np.float64] | None = None  # per slot, see _thinning_threshold
+    case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
+    simple: bool = False  # its cases pass iff none of their verdicts flips
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +94,7 @@ class _Plan:
     truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
     noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
+    closed: bool = False  # every case's flipping verdicts lie in one group
 
     @property
     def verdicts_per_run(self) -> int:
@@ -105,23 +113,97 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     rates = np.where(truth, 1.0 - reports_pass, reports_pass)  # P(verdict differs from truth)
     n, j = truth.shape
     groups = []
-    for rate in sorted({float(r) for r in rates.ravel()}):
-        member = (rates == rate).ravel()  # run-major, case-major slot order
+    distinct = sorted({float(r) for r in rates.ravel()} - {0.0})
+    if len(distinct) <= EXACT_RATE_GROUPS:  # a stream per rate (as every release did)
+        bins = [(rate, rates == rate) for rate in distinct]
+    else:  # a stream per rate band, thinned to each verdict's own rate; the verdicts of
+        # a case that fails a code check cannot change anything, so they are not drawn
+        bins = _rate_bands(np.where(code_ok[:, None], rates, 0.0))
+    for rate, member_2d in bins:
+        member = member_2d.ravel()  # run-major, case-major slot order
         slot_case = np.repeat(np.arange(n), j)[member]
         slot_weight = np.where(truth.ravel()[member], bad, 1).astype(np.int64)
         common = int(slot_weight[0]) if np.all(slot_weight == slot_weight[0]) else 0
-        groups.append(_Group(rate, slot_case, slot_weight, common, j if member.all() else 0))
+        accept = rates.ravel()[member] / rate
+        thin = None if np.all(accept == 1.0) else accept
+        slots_of_case = np.bincount(slot_case, minlength=n)  # (np.unique costs 9 ms at first use)
+        members = np.flatnonzero(slots_of_case)
+        per = slots_of_case[members]
+        groups.append(
+            _Group(
+                rate,
+                slot_case,
+                slot_weight,
+                common,
+                j if member.all() else 0,
+                thin,
+                None if thin is None or rate >= 1.0 else _thinning_threshold(rate, thin),
+                case_slots=int(per[0]) if np.all(per == per[0]) else 0,
+                simple=bool(np.all(need[members] == 0) and np.all(code_ok[members])),
+            )
+        )
+    kept = tuple(g for g in groups if g.rate > 0.0)
+    groups_of_case = np.zeros(n, dtype=np.int64)
+    for g in kept:
+        groups_of_case += np.bincount(g.slot_case, minlength=n) > 0
+    closed = int(groups_of_case.max(initial=0)) <= 1
     return _Plan(
         n_cases=n,
         code_ok=code_ok,
         need=need,
         base_pass=base_pass,
         base_k=int(base_pass.sum()),
-        groups=tuple(g for g in groups if g.rate > 0.0),
+        groups=kept,
         truth=truth,
         rates=rates,
         noise=noise,
+        closed=closed,
     )
+
+
+#: Up to this many distinct flip rates, each rate has its own skipping stream; with
+#: more (per-case rates measured by ``recommend``) rates are banded, see :func:`_rate_bands`.
+EXACT_RATE_GROUPS = 8
+_BAND_RATIO = math.sqrt(2.0)
+_MAX_BANDS = 24  # rates below top / sqrt(2)^24 = top / 4096 share the last band
+_MERGE_SHARE = 0.04
+
+
+def _rate_bands(
+    rates: npt.NDArray[np.float64],
+) -> list[tuple[float, npt.NDArray[np.bool_]]]:
+    """Bands of verdict flip rates for thinning: ``(band rate, member mask)`` per band.
+
+    A case falls in band ``floor(log_sqrt2(top / r))`` (capped) by the largest flip
+    rate r of its verdicts, and every verdict of the case with a positive rate joins
+    that band. The band skips at its largest rate R and keeps each candidate flip
+    with probability (the verdict's rate) / R (Lewis-Shedler thinning), so every
+    verdict still flips independently with exactly its own rate, from one stream per
+    band instead of one per rate. With one rate per case (what ``recommend`` exports),
+    at least 1/sqrt(2) of a band's candidates are kept, except in the last band,
+    whose rates are below 1/4096 of the top one. A case's verdicts share one band, so
+    each band settles its cases alone (no merge of bands, see :func:`_skip_chunk`).
+    """
+    case_rate = rates.max(axis=1)
+    top = float(case_rate.max())
+    band = np.full(case_rate.shape, -1, dtype=np.int64)
+    flipping = case_rate > 0
+    steps = np.floor(np.log(top / case_rate[flipping]) / math.log(_BAND_RATIO))
+    band[flipping] = np.minimum(steps, _MAX_BANDS).astype(np.int64)
+    out = []
+    for b in np.unique(band[flipping]).tolist():
+        member = (band == b)[:, None] & (rates > 0)
+        out.append((float(rates[member].max()), member))
+    # The lowest bands hold few flips but each costs a stream per chunk: merge them while
+    # the merged band draws at most _MERGE_SHARE of all candidates (at its top rate).
+    total = sum(rate * int(member.sum()) for rate, member in out)
+    while len(out) > 1:
+        (upper, upper_member), (_, lower_member) = out[-2], out[-1]
+        merged = upper_member | lower_member
+        if upper * int(merged.sum()) > _MERGE_SHARE * total:
+            break
+        out[-2:] = [(upper, merged)]
+    return out
 
 
 class _Buffers:
@@ -129,8 +211,9 @@ class _Buffers:
 
     A chunk's arrays are a few hundred kB each; allocating them afresh for every chunk
     makes the allocator hand memory back to the OS and take it again, and those page
-    faults cost more than the arithmetic (3x here, measured). Each worker thread
-    keeps one set, so memory stays bounded by the chunk size.
+    faults cost more than the arithmetic (3x here, measured). A simulation in this
+    process keeps one set, and so does each worker process, so memory stays bounded
+    by the chunk size.
     """
 
     def __init__(self) -> None:
@@ -163,16 +246,32 @@ def _bernoulli_positions(
     exponentials are drawn instead of ``length`` uniforms. The result may be a view
     into `buffers`, valid until the next call that uses them.
     """
+    return _skips(gen, p, length, buffers, fractions=False)[0]
+
+
+def _skips(
+    gen: np.random.Generator,
+    p: float,
+    length: int,
+    buffers: _Buffers | None,
+    *,
+    fractions: bool,
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """:func:`_bernoulli_positions`, and with `fractions` the fractional part of the
+    gap E / λ that ends at each position (for thinning: see :func:`_thinning_threshold`).
+    The same random numbers either way."""
+    no_fractions = np.empty(0, dtype=np.float64)
     if p >= 1.0:
-        return np.arange(length, dtype=np.int64)
+        return np.arange(length, dtype=np.int64), no_fractions
     scale = -1.0 / math.log1p(-p)
     if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
-        return np.empty(0, dtype=np.int64)
+        return np.empty(0, dtype=np.int64), no_fractions
     buffers = buffers if buffers is not None else _Buffers()
     mean = length * p
     margin = int(6.0 * math.sqrt(mean) + 16.0)
     draw = int(mean) + margin
     pieces: list[IntArray] = []
+    parts: list[npt.NDArray[np.float64]] = []
     last = -1
     while True:
         gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
@@ -180,6 +279,10 @@ def _bernoulli_positions(
         np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
         steps = buffers(f"positions{len(pieces)}", draw, np.int64)
         np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
+        if fractions:
+            parts.append(
+                np.subtract(gaps, steps, out=buffers(f"fraction{len(parts)}", draw, np.float64))
+            )
         steps += 1
         positions = np.cumsum(steps, out=steps)
         positions += last
@@ -189,7 +292,24 @@ def _bernoulli_positions(
         last = int(positions[-1])
         draw = margin
     out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-    return out[: np.searchsorted(out, length)]
+    end = int(np.searchsorted(out, length))
+    if not fractions:
+        return out[:end], no_fractions
+    fraction = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return out[:end], fraction[:end]
+
+
+def _thinning_threshold(rate: float, accept: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Thresholds on a gap's fractional part that keep a candidate with probability `accept`.
+
+    A gap G = E / λ (E ~ Exp(1), λ = -log(1 - rate)) has a whole part, the geometric
+    skip, and a fractional part F that is independent of it and of every other gap (the
+    exponential is memoryless), with cdf ``(1 - e^(-λt)) / (1 - e^(-λ))`` on [0, 1).
+    ``F < -log1p(a expm1(-λ)) / λ`` then holds with probability exactly a, independently
+    of every position and every other candidate: thinning without a second random number.
+    """
+    lam = -math.log1p(-rate)
+    return np.asarray(-np.log1p(accept * math.expm1(-lam)) / lam, dtype=np.float64)
 
 
 def _starts(sorted_values: IntArray, buffers: _Buffers, name: str) -> IntArray:
@@ -219,16 +339,133 @@ def _segment_sums(values: IntArray, first: IntArray, buffers: _Buffers, name: st
     return sums
 
 
+def _case_changes(
+    key: IntArray, weight: IntArray | int, plan: _Plan, buffers: _Buffers
+) -> tuple[IntArray, IntArray]:
+    """For sorted flip keys (run * n + case) of cases that no other group touches: the
+    run of each hit case and the change of the run's pass count it makes (-1, 0, +1)."""
+    n = plan.n_cases
+    first = _starts(key, buffers, "first")
+    if isinstance(weight, int):
+        flipped = np.empty(first.size, dtype=np.int64)
+        flipped[:-1] = first[1:]
+        flipped[-1] = key.size
+        flipped -= first
+        flipped *= weight
+    else:
+        flipped = _segment_sums(weight, first, buffers, "flipped").copy()
+    run, case = np.divmod(key[first], n)
+    passes = np.equal(flipped, plan.need[case])
+    passes &= plan.code_ok[case]
+    return run, passes - plan.base_pass[case]
+
+
+def _kept(
+    gen: np.random.Generator,
+    group: _Group,
+    idx: IntArray,
+    frac: npt.NDArray[np.float64],
+    buffers: _Buffers,
+) -> npt.NDArray[np.bool_]:
+    """Which candidate flips of a thinned group stay: each with probability (its
+    verdict's rate) / (the group's rate), independently, from the fractional parts of
+    their gaps (:func:`_thinning_threshold`); uniforms only for a group at rate 1."""
+    size = group.slot_case.size
+    slot = np.floor_divide(idx, size, out=buffers("slot", idx.size, np.int64))
+    slot *= size
+    np.subtract(idx, slot, out=slot)  # idx mod size
+    if group.threshold is None:  # rate 1: every verdict is a candidate, no gaps
+        assert group.accept is not None
+        u = gen.random(out=buffers("uniform", idx.size, np.float64))
+        kept: npt.NDArray[np.bool_] = np.less(
+            u, np.take(group.accept, slot), out=buffers("kept", idx.size, np.bool_)
+        )
+        return kept
+    limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+    kept = np.less(frac, limit, out=buffers("kept", idx.size, np.bool_))
+    return kept
+
+
+def _skip_chunk_by_groups(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
+) -> IntArray:
+    """:func:`_skip_chunk` when each case's verdicts lie in one group, the same number in
+    each of its cases, and a case passes iff none of its verdicts flips (the healthy
+    build, and the cases of a regressed one that no code check fails). Each group
+    then only lists the distinct cases it hits, and a run's K is the base count less
+    its hit cases: no merge of the groups' flips, no per-case lookups, and the same
+    random numbers as the general path.
+    """
+    hit_runs: list[IntArray] = []
+    dense = len(plan.groups) > 1  # hits per run are counted densely, with a spare bin
+    for g, group in enumerate(plan.groups):
+        size = group.slot_case.size
+        idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=True)
+        if dense and group.threshold is not None and group.case_slots == 1:
+            # thinning as in _kept, without filtering: a dropped candidate's run becomes
+            # the spare bin `runs`, which the count below leaves out
+            run = np.floor_divide(idx, size, out=buffers(f"hit{g}", idx.size, np.int64))
+            slot = np.multiply(run, size, out=buffers("slot", idx.size, np.int64))
+            np.subtract(idx, slot, out=slot)
+            limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+            dropped = np.greater_equal(frac, limit, out=buffers("kept", idx.size, np.bool_))
+            np.copyto(run, runs, where=dropped)
+            hit_runs.append(run)
+            continue
+        if group.accept is not None:  # thinning, as in _skip_chunk
+            idx = idx[_kept(gen, group, idx, frac, buffers)]
+        per = group.case_slots
+        if idx.size and per > 1:  # several flips may hit one case: keep it once
+            key = buffers("case_key", idx.size, np.int64)
+            if per & (per - 1) == 0:
+                np.right_shift(idx, per.bit_length() - 1, out=key)
+            else:
+                np.floor_divide(idx, per, out=key)
+            new = np.not_equal(key[1:], key[:-1], out=buffers("change", idx.size - 1, np.bool_))
+            idx = np.concatenate((key[:1], key[1:][new]))
+        hit_runs.append(
+            np.floor_divide(idx, size // per, out=buffers(f"hit{g}", idx.size, np.int64))
+        )
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    if dense:  # runs of several groups: count hits per run densely
+        per_run = np.bincount(np.concatenate(hit_runs), minlength=runs + 1)[:runs]
+        hist += np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1)
+        return hist
+    run = hit_runs[0]  # sorted
+    if run.size == 0:
+        hist[plan.base_k] = runs
+        return hist
+    ends = np.flatnonzero(run[1:] != run[:-1])  # last hit of each run with hits, but the last
+    hits = np.empty(ends.size + 1, dtype=np.int64)
+    hits[:-1] = ends
+    hits[-1] = run.size - 1
+    hits[1:] -= hits[:-1].copy()
+    hits[0] += 1  # cases hit in each run that has any
+    hist += np.bincount(plan.base_k - hits, minlength=plan.n_cases + 1)
+    hist[plan.base_k] += runs - hits.size
+    return hist
+
+
 def _skip_chunk(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers | None = None
 ) -> IntArray:
     """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
     buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
+    if plan.closed and plan.groups and all(g.simple and g.case_slots for g in plan.groups):
+        return _skip_chunk_by_groups(gen, plan, runs, buffers)
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
     for group in plan.groups:
-        idx = _bernoulli_positions(gen, group.rate, runs * group.slot_case.size, buffers)
+        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers, fractions=True)
+        if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
+            keep = _kept(gen, group, idx, frac, buffers)
+            run, slot = np.divmod(idx[keep], group.slot_case.size)
+            run *= n
+            run += np.take(group.slot_case, slot)
+            keys.append(run)
+            weights.append(group.weight if group.weight else group.slot_weight[slot])
+            continue
         if group.per_case and group.weight:  # the common case: no slot lookups needed
             key_buffer = buffers(f"key{len(keys)}", idx.size, np.int64)
             keys.append(np.floor_divide(idx, group.per_case, out=key_buffer))  # run * n + case
@@ -241,8 +478,24 @@ def _skip_chunk(
     if sum(k.size for k in keys) == 0:
         hist[plan.base_k] = runs
         return hist
+    if len(keys) > 1 and plan.closed:  # each group settles its own cases: no merge
+        changes = [
+            _case_changes(key, weight, plan, buffers)
+            for key, weight in zip(keys, weights, strict=True)
+            if key.size  # a group with no flip in this chunk changes nothing
+        ]
+        run_of = np.concatenate([r for r, _ in changes])
+        delta_of = np.concatenate([d for _, d in changes])
+        k_float = np.bincount(run_of, weights=delta_of, minlength=runs)  # exact: small integers
+        k_run = k_float.astype(np.int64)
+        k_run += plan.base_k
+        hist += np.bincount(k_run, minlength=n + 1)
+        return hist
     if len(keys) == 1:
         key = keys[0]
+    elif all(isinstance(w, int) for w in weights) and len(set(weights)) == 1:
+        key = np.sort(np.concatenate(keys), kind="stable")  # sorted runs: merged (timsort)
+        weights = [weights[0]]
     else:
         key = np.concatenate(keys)
         order = np.argsort(key, kind="stable")
@@ -318,25 +571,98 @@ def _chunk_generator(root: np.random.SeedSequence, i: int) -> np.random.Generato
     return np.random.Generator(np.random.PCG64(child))
 
 
-def _in_order(
-    task: Callable[[int], tuple[int, IntArray]], n_tasks: int, workers: int
-) -> Iterator[tuple[int, IntArray]]:
-    """``map(task, range(n_tasks))`` on `workers` threads, with at most a few tasks queued.
+#: Fewest chunks (of CHUNK_VERDICTS verdicts) worth worker processes: starting one
+#: costs about 0.1-0.3 s, so smaller simulations run in this process whatever
+#: `workers` says (the result is the same either way).
+PROCESS_MIN_CHUNKS = 256
 
-    ``Executor.map`` would submit every task up front: a future per chunk, which for
-    10^9 runs is tens of thousands of objects. A bounded window keeps memory flat.
-    """
-    if workers == 1 or n_tasks == 1:
-        yield from map(task, range(n_tasks))
+
+def default_workers() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+_PROCESS_BUFFERS: _Buffers | None = None
+
+
+def _chunk_block(
+    plan: _Plan,
+    root: np.random.SeedSequence,
+    method: str,
+    per_chunk: int,
+    runs_total: int,
+    first: int,
+    stop: int,
+    buffers: _Buffers | None = None,
+) -> tuple[int, IntArray]:
+    """Runs and summed histogram of chunks ``first..stop-1`` (one worker's task)."""
+    global _PROCESS_BUFFERS
+    if buffers is None:  # in a worker process (one thread): keep its buffers between tasks
+        if _PROCESS_BUFFERS is None:
+            _PROCESS_BUFFERS = _Buffers()
+        buffers = _PROCESS_BUFFERS
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    done = 0
+    for i in range(first, stop):
+        runs = min(per_chunk, runs_total - i * per_chunk)
+        gen = _chunk_generator(root, i)
+        if method == "dense":
+            hist += _dense_chunk(gen, plan, runs)
+        else:
+            hist += _skip_chunk(gen, plan, runs, buffers)
+        done += runs
+    return done, hist
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes that start clean: forkserver where the OS has it (forked from a
+    small server that has imported this module, so a worker starts in a fraction of a
+    second and inherits no threads or locks of the caller), spawn elsewhere."""
+    import multiprocessing  # deferred, as everything about processes: only large runs use them
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if ctx.get_start_method() == "forkserver":
+        ctx.set_forkserver_preload(["gatecal._montecarlo"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
+def _in_blocks(
+    task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int
+) -> Iterator[tuple[int, IntArray]]:
+    """Chunk histograms, summed per block of chunks: in this process, or in `workers`
+    processes with at most two blocks each in flight (memory stays flat for any run
+    count). Integer histograms add up to the same total in any grouping, so the
+    result never depends on `workers`."""
+    if workers == 1 or n_chunks < PROCESS_MIN_CHUNKS:
+        buffers = _Buffers()
+        for i in range(n_chunks):
+            yield task(i, i + 1, buffers)
         return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        window: deque[Future[tuple[int, IntArray]]] = deque()
-        for i in range(n_tasks):
-            window.append(pool.submit(task, i))
+    from concurrent.futures.process import BrokenProcessPool
+
+    block = max(1, min(64, n_chunks // (8 * workers)))
+    starts = range(0, n_chunks, block)
+    pool = _process_pool(workers)
+    window: deque[Future[tuple[int, IntArray]]] = deque()
+    try:
+        for first in starts:
+            window.append(pool.submit(task, first, min(n_chunks, first + block)))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
+    except BrokenProcessPool:
+        rule = (
+            "needs worker processes that start; the calling script needs an "
+            "`if __name__ == '__main__':` guard, or use workers=1"
+        )
+        raise ParameterError("workers", rule, workers) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def simulate_pass_counts(
@@ -347,7 +673,7 @@ def simulate_pass_counts(
     n_runs: int,
     rng: SeedLike = None,
     method: Method = "auto",
-    workers: int = 1,
+    workers: int | None = 1,
     progress: Callable[[int], object] | None = None,
 ) -> PassCountSample:
     """Simulate `n_runs` CI runs of `build`, flipping each judge verdict at random.
@@ -372,8 +698,12 @@ def simulate_pass_counts(
         Both flip every verdict independently with its exact probability.
         ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW` or the
         runs are correlated (``noise.icc > 0``: each run draws its own rate).
-    workers : int
-        Threads that process chunks; the result does not depend on it.
+    workers : int or None
+        Worker processes for large simulations (at least :data:`PROCESS_MIN_CHUNKS`
+        chunks; smaller ones run in this process); None: the cores available
+        (:func:`default_workers`). The result does not depend on it. Workers start by
+        forkserver (spawn where there is none), so a script that asks for more than
+        one needs the ``if __name__ == "__main__":`` guard, as multiprocessing does.
     progress : callable, optional
         Called with the number of runs just finished, after each chunk.
 
@@ -383,7 +713,7 @@ def simulate_pass_counts(
         The histogram of passing-case counts over the runs.
     """
     runs_total = check_count("n_runs", n_runs, low=1)
-    n_workers = check_count("workers", workers, low=1)
+    n_workers = default_workers() if workers is None else check_count("workers", workers, low=1)
     if method not in ("auto", "skip", "dense"):
         raise ParameterError("method", "must be 'auto', 'skip' or 'dense'", method)
     root = _root_seed(rng)
@@ -396,20 +726,10 @@ def simulate_pass_counts(
     per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
     n_chunks = -(-runs_total // per_chunk)
 
-    local = threading.local()
-
-    def one_chunk(i: int) -> tuple[int, IntArray]:
-        runs = min(per_chunk, runs_total - i * per_chunk)
-        gen = _chunk_generator(root, i)
-        if method == "dense":
-            return runs, _dense_chunk(gen, plan, runs)
-        if not hasattr(local, "buffers"):
-            local.buffers = _Buffers()
-        return runs, _skip_chunk(gen, plan, runs, local.buffers)
-
+    task = functools.partial(_chunk_block, plan, root, method, per_chunk, runs_total)
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
-    for runs, chunk_hist in _in_order(one_chunk, n_chunks, n_workers):
-        hist += chunk_hist
+    for runs, block_hist in _in_blocks(task, n_chunks, n_workers):
+        hist += block_hist
         if progress is not None:
             progress(runs)
     return PassCountSample(n_runs=runs_total, counts=tuple(int(c) for c in hist))

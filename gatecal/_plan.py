@@ -154,7 +154,7 @@ class SuitePlans:
     detection: float
     judge_checks: int
     code_checks: int
-    max_cases: int
+    max_cases: int | None
     policies: tuple[Policy, ...]
     plans: tuple[SuitePlan | None, ...]
 
@@ -223,7 +223,7 @@ def plan_suite(
     judge_checks: int = 2,
     code_checks: int = 1,
     policies: Sequence[Policy] | None = None,
-    max_cases: int = 5000,
+    max_cases: int | None = None,
     min_cases: int = 1,
 ) -> SuitePlans:
     """The smallest number of cases, and its gate, meeting both targets, by exact search.
@@ -233,9 +233,13 @@ def plan_suite(
     code check (a judge check if there are none). For every n from 1 up, the gate
     with the largest ``k_min`` whose false alarm is at most `false_alarm` is the most
     sensitive admissible one; the first n where it also detects the regression at
-    least `detection` of the time is the plan. Every n is tried in turn: the
-    targets are not monotone in n (189 cases can work where 190 do not), so a
-    bisection would be wrong.
+    least `detection` of the time is the plan. The targets are not monotone in n
+    (189 cases can work where 190 do not), so a bisection would be wrong: every n is
+    screened in turn by a cheap necessary condition (:func:`_screen`: regularized
+    incomplete beta bounds with a safety margin, vectorised over thousands of sizes),
+    and each size that passes it is decided by the exact computation. A size that
+    fails the screen cannot meet the targets, so the first exact success is the
+    smallest feasible size, as if every size had been computed exactly.
 
     Parameters
     ----------
@@ -249,10 +253,13 @@ def plan_suite(
     policies : sequence of Policy, optional
         Default: one call per check; a majority of 3; a rerun of the suite.
     max_cases, min_cases : int
-        Largest and smallest suite to try.
+        Largest and smallest suite to try. Without `max_cases` there is no cap when
+        runs are independent: the search goes on until a size works, or until no
+        larger size can (proved by :func:`_never_after`), with a safety stop at
+        2,000,000 cases (then ``max_cases`` of the result says so); with run-level correlation
+        (``noise.icc > 0``) noise does not average out as the suite grows, and the
+        search stops at :data:`ICC_MAX_CASES`.
     """
-    from scipy import stats  # deferred: `import gatecal` stays light
-
     reg = parse_regression(regression) if isinstance(regression, str) else regression
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
@@ -260,51 +267,39 @@ def plan_suite(
     c = check_count("code_checks", code_checks, low=0)
     if j + c == 0:
         raise ParameterError("judge_checks", "and `code_checks` can't both be 0", 0)
-    top = check_count("max_cases", max_cases, low=1)
+    if max_cases is None:
+        top = ICC_MAX_CASES if noise.icc > 0 else None
+    else:
+        top = check_count("max_cases", max_cases, low=1)
     bottom = check_count("min_cases", min_cases, low=1, high=top)
     chosen = (
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
     plans: list[SuitePlan | None] = []
+    searched = top
     for policy in chosen:
         per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
-        degree = min(top * per_case, _MAX_DEGREE)
+        degree = min((top or _MAX_DEGREE) * per_case, _MAX_DEGREE)
         q_pass, q_fail, calls, ws = _case_probabilities(noise, policy, j, c, degree)
+        targets = _Targets(alpha=alpha, power=power, attempts=policy.rerun + 1)
+        bounds = _Bounds.of(noise, policy, j, c) if noise.icc > 0 else None
         found: SuitePlan | None = None
-        for n in range(bottom, top + 1):
-            f = reg.failing(n)
-            if f < 1 or f > n:
-                continue
-            k = np.arange(n + 1)
-            pmf_h = ws @ stats.binom.pmf(k[None, :], n, q_pass[:, None])
-            if not q_fail.any():  # failing cases can never pass: K ~ Bin(n - f, q)
-                pmf_r_mix = ws @ stats.binom.pmf(k[None, :], n - f, q_pass[:, None])
-            else:
-                pmf_r = np.zeros((len(ws), n + 1))
-                for i in range(len(ws)):
-                    pmf_r[i] = np.convolve(
-                        stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
-                        stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
-                    )
-                pmf_r_mix = ws @ pmf_r
-            single_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
-            single_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
-            fa = np.minimum(single_h, 1.0) ** (policy.rerun + 1)
-            det = np.minimum(single_r, 1.0) ** (policy.rerun + 1)
-            admissible = np.flatnonzero(fa <= alpha)
-            k_best = int(admissible[-1])
-            if det[k_best] >= power:
-                attempts = sum(single_h[k_best] ** t for t in range(policy.rerun + 1))
-                found = SuitePlan(
-                    policy=policy,
-                    cases=n,
-                    k_min=k_best,
-                    failing=f,
-                    false_alarm=float(fa[k_best]),
-                    detection=float(det[k_best]),
-                    judge_calls=float(n * (ws @ calls) * attempts),
-                )
+        start, block = bottom, _FIRST_BLOCK
+        last = _UNCAPPED_LIMIT if top is None else top
+        while found is None and start <= last:
+            stop = min(last, start + block - 1)
+            ns = np.arange(start, stop + 1, dtype=np.int64)
+            f = _failing_counts(reg, ns)
+            maybe = _screen(ns, f, q_pass, q_fail, ws, targets, bounds)
+            for n in ns[maybe].tolist():
+                found = _exact_plan(int(n), policy, reg, q_pass, q_fail, calls, ws, targets)
+                if found is not None:
+                    break
+            if found is None and top is None and _never_after(reg, stop, q_pass, q_fail, targets):
                 break
+            if found is None and stop == _UNCAPPED_LIMIT and top is None:  # the safety stop
+                searched = _UNCAPPED_LIMIT
+            start, block = stop + 1, 2 * block
         plans.append(found)
     return SuitePlans(
         noise=noise,
@@ -313,10 +308,231 @@ def plan_suite(
         detection=power,
         judge_checks=j,
         code_checks=c,
-        max_cases=top,
+        max_cases=searched,
         policies=chosen,
         plans=tuple(plans),
     )
+
+
+#: Without a cap, correlated runs (icc > 0) are searched up to this many cases.
+ICC_MAX_CASES = 5000
+#: Without a cap, independent runs are searched at most this far (screening a million
+#: sizes takes seconds; a 1% regression at a 50% flip rate needs 323,053 cases).
+_UNCAPPED_LIMIT = 2_000_000
+_FIRST_BLOCK = 2048
+#: Relative safety margin of the screen: far above the rounding of the exact path
+#: (cumulative sums of at most 10^7 pmf terms) and of scipy.special.bdtr/betainc.
+_MARGIN = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class _Targets:
+    """The targets of one policy, per attempt: a CI run fails only if all attempts do."""
+
+    alpha: float
+    power: float
+    attempts: int
+
+    @property
+    def alpha_loose(self) -> float:
+        """Above every single-attempt false alarm the exact path can accept."""
+        return float(self.alpha ** (1.0 / self.attempts)) * (1.0 + _MARGIN) + 1e-12
+
+    @property
+    def power_loose(self) -> float:
+        """Below every single-attempt detection the exact path can accept."""
+        return float(self.power ** (1.0 / self.attempts)) * (1.0 - _MARGIN) - 1e-12
+
+
+def _failing_counts(reg: Regression, ns: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``reg.failing(n)`` for every n in `ns`, in exact integer arithmetic."""
+    if reg.share is None:
+        assert reg.count is not None
+        return np.full(ns.shape, reg.count, dtype=np.int64)
+    num, den = reg.share.numerator, reg.share.denominator
+    if 2 * num * int(ns[-1]) + den < 2**62:  # floor(share n + 1/2) = (2 num n + den) // 2 den
+        return np.minimum(ns, (2 * num * ns + den) // (2 * den))
+    return np.array([reg.failing(int(n)) for n in ns], dtype=np.int64)
+
+
+def _exact_plan(
+    n: int,
+    policy: Policy,
+    reg: Regression,
+    q_pass: Floats,
+    q_fail: Floats,
+    calls: Floats,
+    ws: Floats,
+    targets: _Targets,
+) -> SuitePlan | None:
+    """The plan at exactly `n` cases, or None: the full pmfs, as the search always did."""
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    f = reg.failing(n)
+    if f < 1 or f > n:
+        return None
+    k = np.arange(n + 1)
+    pmf_h = ws @ stats.binom.pmf(k[None, :], n, q_pass[:, None])
+    if not q_fail.any():  # failing cases can never pass: K ~ Bin(n - f, q)
+        pmf_r_mix = ws @ stats.binom.pmf(k[None, :], n - f, q_pass[:, None])
+    else:
+        pmf_r = np.zeros((len(ws), n + 1))
+        for i in range(len(ws)):
+            pmf_r[i] = np.convolve(
+                stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
+                stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
+            )
+        pmf_r_mix = ws @ pmf_r
+    single_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
+    single_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
+    fa = np.minimum(single_h, 1.0) ** (policy.rerun + 1)
+    det = np.minimum(single_r, 1.0) ** (policy.rerun + 1)
+    admissible = np.flatnonzero(fa <= targets.alpha)
+    k_best = int(admissible[-1])
+    if det[k_best] < targets.power:
+        return None
+    attempts = sum(single_h[k_best] ** t for t in range(policy.rerun + 1))
+    return SuitePlan(
+        policy=policy,
+        cases=n,
+        k_min=k_best,
+        failing=f,
+        false_alarm=float(fa[k_best]),
+        detection=float(det[k_best]),
+        judge_calls=float(n * (ws @ calls) * attempts),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Bounds:
+    """Monotone step bounds of a run-level mixture (icc > 0) over `cells` Beta cells.
+
+    ``P(Bin(m, q(X)) <= k)`` is non-decreasing in the run's flip rate x when the case
+    pass probability q(x) is non-increasing in x (checked on the grid). With the
+    cells ``[x_i, x_(i+1)]`` and their Beta masses ``w_i``, the mixture lies between
+    ``sum w_i F(q(x_i))`` and ``sum w_i F(q(x_(i+1)))`` for any monotone F.
+    """
+
+    weights: Floats  # Beta mass of each cell
+    q_left: Floats  # q at each cell's left edge (the largest q in the cell)
+    q_right: Floats  # q at its right edge (the smallest)
+
+    @classmethod
+    def of(
+        cls, noise: JudgeNoise, policy: Policy, j: int, c: int, cells: int = 64
+    ) -> _Bounds | None:
+        from scipy import special  # deferred: `import gatecal` stays light
+
+        a, b = noise.beta_parameters()
+        edges = np.concatenate(
+            ([0.0], special.betaincinv(a, b, np.arange(1, cells) / cells), [1.0])
+        )
+        edges = np.unique(edges)
+        one = Suite.uniform(cases=1, judge_checks=j, code_checks=c, failing=1)
+        q = np.array([_attempt(one, "healthy", noise.at(float(x)), policy)[0][1] for x in edges])
+        if np.any(np.diff(q) > 0):  # not monotone: no bound, every size is decided exactly
+            return None
+        weights = np.diff(special.betainc(a, b, edges))
+        return cls(weights=weights, q_left=q[:-1], q_right=q[1:])
+
+
+def _cdf(k: npt.NDArray[np.int64], m: npt.NDArray[np.int64], q: Floats) -> Floats:
+    """``P(Bin(m, q) <= k)`` elementwise (broadcast), with 0 for k < 0 and 1 for k >= m."""
+    from scipy import special  # deferred: `import gatecal` stays light
+
+    kk = np.broadcast_to(k, np.broadcast_shapes(k.shape, m.shape, q.shape))
+    mm = np.broadcast_to(m, kk.shape)
+    with np.errstate(invalid="ignore"):
+        out = special.bdtr(np.clip(kk, 0, mm), mm, q)
+    return np.where(kk < 0, 0.0, np.where(kk >= mm, 1.0, out))
+
+
+def _screen(
+    ns: npt.NDArray[np.int64],
+    f: npt.NDArray[np.int64],
+    q_pass: Floats,
+    q_fail: Floats,
+    ws: Floats,
+    targets: _Targets,
+    bounds: _Bounds | None,
+) -> npt.NDArray[np.bool_]:
+    """A necessary condition for `ns` to meet the targets: False only where none can.
+
+    Let F_h(k) = P(K_h < k) and F_r(k) = P(K_r < k) of one attempt. The exact path
+    takes the largest k with F_h(k) <= alpha' and needs F_r(k) >= power' there
+    (alpha', power': the per-attempt targets). With a lower bound L(k) <= F_h(k) and
+    an upper bound U(k) >= F_r(k), both non-decreasing in k, the largest k with
+    L(k) <= alpha' (found by bisection) is at least the exact one, so U there is at
+    least F_r at the exact one: ``U(k_up) < power'`` rules n out. Without icc L is
+    F_h itself (scipy.special.bdtr) and U is P(Bin(n - f, q) < k) (the failing cases'
+    own passes only lower F_r); with icc, the step bounds of :class:`_Bounds`. Both
+    targets carry the relative margin :data:`_MARGIN`.
+    """
+    ok = (f >= 1) & (f <= ns)
+    if len(ws) > 1 and bounds is None:
+        return ok
+    if len(ws) == 1:
+        q_big = q_small = np.array([q_pass[0]])
+        w = np.ones(1)
+    else:  # a cell's largest q gives its smallest cdf, and its smallest q the largest
+        assert bounds is not None
+        q_big, q_small, w = bounds.q_left, bounds.q_right, bounds.weights
+
+    def lower_fh(k: npt.NDArray[np.int64]) -> Floats:  # <= P(K_h < k)
+        return np.asarray(_cdf(k[:, None] - 1, ns[:, None], q_big[None, :]) @ w)
+
+    def upper_fr(k: npt.NDArray[np.int64]) -> Floats:  # >= P(K_r < k)
+        return np.asarray(_cdf(k[:, None] - 1, (ns - f)[:, None], q_small[None, :]) @ w)
+
+    lo = np.zeros_like(ns)  # k = 0: never fails, always admissible
+    hi = ns + 1  # past the largest k
+    while np.any(hi - lo > 1):
+        mid = (lo + hi) // 2
+        admissible = lower_fh(mid) <= targets.alpha_loose
+        lo = np.where(admissible, mid, lo)
+        hi = np.where(admissible, hi, mid)
+    return ok & (upper_fr(lo) >= targets.power_loose)
+
+
+def _never_after(
+    reg: Regression, n: int, q_pass: Floats, q_fail: Floats, targets: _Targets
+) -> bool:
+    """True if no suite larger than `n` can meet the targets (independent runs only).
+
+    * Failing cases pass at least as often as healthy ones (``q_fail >= q_pass``):
+      K_r is stochastically at least K_h, so detection <= false alarm at every gate
+      and size; the targets need detection > false alarm.
+    * No false alarm at all (``false_alarm == 0``) while a healthy case can fail: only
+      ``k_min = 0`` never fails a healthy build, and it never fails any build.
+    * A fixed number f of failing cases: with K_h = A + B and K_r = A + B', A ~
+      Bin(n - f, q), B and B' the f cases, every gate's detection minus false alarm
+      per attempt is at most TV(K_h, K_r) <= f max_k P(A = k) (a shift by one moves
+      a distribution by at most its largest pmf value, in total variation), and the
+      largest pmf value of Bin(m, q) does not grow with m (a convolution with a
+      probability vector cannot raise a maximum). Once that bound is below
+      power' - alpha', it stays below for every larger suite.
+    """
+    if len(q_pass) != 1:
+        return False
+    gap = float(targets.power ** (1.0 / targets.attempts)) - float(
+        targets.alpha ** (1.0 / targets.attempts)
+    )
+    if gap <= 0:
+        return False
+    if q_fail[0] >= q_pass[0]:
+        return True
+    if targets.alpha == 0 and q_pass[0] < 1:  # every count of a healthy build can occur,
+        return True  # so only k_min = 0 never fails it, and that gate detects nothing
+    if reg.count is None:
+        return False
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    m = n + 1 - reg.count
+    if m <= 0:
+        return False
+    mode = min(m, math.floor((m + 1) * float(q_pass[0])))
+    top_pmf = max(float(stats.binom.pmf(k, m, q_pass[0])) for k in (max(0, mode - 1), mode))
+    return reg.count * top_pmf * (1.0 + _MARGIN) < gap
 
 
 def cases_needed(

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._exact import beta_nodes, pass_count_pmfs
+from gatecal._exact import GROUP_ABOVE, beta_nodes, grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._gates import Gate, as_gates
 from gatecal._suite import BUILDS, JudgeNoise, Suite, beta_shape
 from gatecal._validate import ParameterError, check_count, check_probability
@@ -176,7 +176,11 @@ def _attempt(
     fail = 1.0 - q
     tries = sum(fail**t for t in range(policy.rerun_failing + 1))  # expected tries per case
     q_final = 1.0 - fail ** (policy.rerun_failing + 1)
-    return pass_count_pmfs(q_final[None, :])[0], np.array(per_try * float(tries.sum()))
+    if q_final.size > GROUP_ABOVE:  # per node of an icc mixture: no n^2 recursion
+        pmf = grouped_pass_count_pmf(q_final)
+    else:
+        pmf = pass_count_pmfs(q_final[None, :])[0]
+    return pmf, np.array(per_try * float(tries.sum()))
 
 
 def policy_rates(

@@ -8,14 +8,16 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatecal._plan import SuitePlans
-from gatecal._policies import PolicyComparisonRow, PolicyReport
-from gatecal._recommend import RateEstimate, Recommendation
 from gatecal._simulate import GateRow, SimulationReport
 from gatecal._suite import BUILDS, JudgeNoise
 from gatecal._validate import ParameterError
+
+if TYPE_CHECKING:  # annotations only: the simulate command need not import these modules
+    from gatecal._plan import SuitePlans
+    from gatecal._policies import PolicyComparisonRow, PolicyReport
+    from gatecal._recommend import RateEstimate, Recommendation
 
 __all__ = [
     "FORMATS",
@@ -329,7 +331,8 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
     table = []
     for plan, policy in zip(plans.plans, plans.policies, strict=True):
         if plan is None:
-            table.append([policy.describe(), f"> {plans.max_cases}", "none meets both", "", "", ""])
+            beyond = "none" if plans.max_cases is None else f"> {plans.max_cases}"
+            table.append([policy.describe(), beyond, "none meets both", "", "", ""])
             continue
         table.append(
             [
@@ -350,7 +353,8 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
             f"{cheapest.cases} cases, about {cheapest.judge_calls:.0f} calls per CI run",
         ]
     else:
-        lines += ["", f"no policy meets both targets with up to {plans.max_cases} cases"]
+        sizes = "at any size" if plans.max_cases is None else f"with up to {plans.max_cases} cases"
+        lines += ["", f"no policy meets both targets {sizes}"]
     lines.append("exact search over every suite size (not bisection: feasibility is not monotone)")
     return "\n".join(lines) + "\n"
 

@@ -504,8 +504,12 @@ def simulate(
     fmt: FormatOpt = "table",
     out: OutOpt = None,
     workers: Annotated[
-        str, _int_option("Threads for the simulation; the output does not change.")
-    ] = "1",
+        str,
+        _int_option(
+            "Worker processes for large simulations (auto: the cores available); "
+            "the output does not change."
+        ),
+    ] = "auto",
     chart: Annotated[
         Path | None,
         typer.Option(
@@ -544,7 +548,7 @@ def simulate(
                 gates=rules,
                 n_runs=n_runs,
                 seed=_seed(seed),
-                workers=_whole("--workers", workers),
+                workers=None if workers == "auto" else _whole("--workers", workers),
                 progress=bar,
             )
         finally:
@@ -722,7 +726,10 @@ def plan(
         str | None,
         typer.Option(metavar="RHO", help="Correlation between repeated calls on one check."),
     ] = None,
-    max_cases: Annotated[str, _int_option("Largest suite to try.")] = "5000",
+    max_cases: Annotated[
+        str | None,
+        _int_option("Largest suite to try.  [default: no cap; 5000 with --icc]"),
+    ] = None,
     fmt: FormatOpt = "table",
     out: OutOpt = None,
 ) -> None:
@@ -749,7 +756,7 @@ def plan(
             judge_checks=_whole("--judge-checks", judge_checks),
             code_checks=_whole("--code-checks", code_checks),
             policies=_policies(policies, tie, call_icc),
-            max_cases=_whole("--max-cases", max_cases),
+            max_cases=None if max_cases is None else _whole("--max-cases", max_cases),
         )
     except ParameterError as exc:
         raise _from_library(exc) from None

@@ -106,10 +106,10 @@ def test_out_writes_the_file_and_nothing_on_stdout(capsys, tmp_path):
         (["--gates", "all,most"], "--gates must be 'all', a pass rate t in [0, 1]"),
         (["--gates", "1.5"], "--gates must be a pass rate in [0, 1] (got '1.5')"),
         (["--gates", "fails<=x"], "--gates fails<=F needs a whole number F >= 0 (got 'fails<=x')"),
-        (["--seed", "-1"], "--seed must be an integer >= 0 (got -1)"),
+        (["--seed", "-1"], "--seed must be a whole number >= 0 (got '-1')"),
         (
             ["--judge-checks", "0", "--code-checks", "0"],
-            "--judge-checks and `code_checks` can't both be 0",
+            "--judge-checks and --code-checks can't both be 0",
         ),
         (["--cases", "abc"], "--cases must be a whole number (got 'abc')"),
         (["--runs", "2.5"], "--runs must be a whole number (got '2.5')"),

@@ -194,3 +194,112 @@ def test_k_min_out_of_range_is_refused():
     dist = exact_pass_counts(ARTICLE, "healthy", JudgeNoise.flip(0.03))
     with pytest.raises(ParameterError, match=r"`k_min` must be an integer in \[0, 12\] \(got 13\)"):
         dist.failure_probability(13)
+
+
+def _fraction_pmf(q):
+    """The Poisson-binomial pmf in exact rational arithmetic (the recursion, on Fractions)."""
+    pmf = [Fraction(1)]
+    for qi in q:
+        pmf = [
+            (pmf[k] if k < len(pmf) else 0) * (1 - qi) + (pmf[k - 1] * qi if k else 0)
+            for k in range(len(pmf) + 1)
+        ]
+    return pmf
+
+
+def test_divide_and_conquer_keeps_relative_accuracy_in_both_tails():
+    # 200 cases at rates 0.9..0.999 in thousandths: every coefficient down to 1e-290,
+    # far tails included (P(K = 0) ~ 1e-300 and below), against exact Fractions.
+    from gatecal._exact import _product_pmf
+
+    rng = np.random.default_rng(13)
+    q = [Fraction(int(v), 1000) for v in rng.integers(900, 1000, size=200)]
+    exact = [float(v) for v in _fraction_pmf(q)]
+    got = _product_pmf(np.array([float(v) for v in q]))
+    ref = np.array(exact)
+    kept = ref > 1e-290
+    assert kept.sum() > 150  # the test reaches deep into the lower tail
+    assert_allclose(got[kept], ref[kept], rtol=1e-13)
+    assert np.all(got[~kept] <= 1e-280)
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=400))
+def test_divide_and_conquer_equals_the_recursion(q):
+    from gatecal._exact import _product_pmf
+
+    probs = np.array(q)
+    ref = pass_count_pmf(probs)  # the recursion (<= DIVIDE_ABOVE cases)
+    got = _product_pmf(probs)
+    kept = ref > 1e-290
+    assert_allclose(got[kept], ref[kept], rtol=1e-12)
+    assert np.all(got[~kept] <= 1e-280)
+
+
+def test_ten_thousand_cases_keep_a_1e_minus_23_tail():
+    """pass_count_pmf switches to divide and conquer above DIVIDE_ABOVE cases; the
+    gate probabilities of 10,000 cases, down to a 1e-23 tail, agree with the recursion."""
+    from gatecal._exact import DIVIDE_ABOVE, PassCountDistribution
+
+    rng = np.random.default_rng(20261130)
+    q = rng.uniform(0.9, 1.0, size=10_000)
+    assert q.size > DIVIDE_ABOVE
+    fast = pass_count_pmf(q)
+    slow = np.zeros(q.size + 1)  # the recursion, written out
+    slow[0] = 1.0
+    for i, qi in enumerate(q):
+        head = slow[: i + 1] * qi
+        slow[: i + 1] *= 1.0 - qi
+        slow[1 : i + 2] += head
+    kept = slow > 1e-290
+    assert_allclose(fast[kept], slow[kept], rtol=1e-11)
+    dist_fast = PassCountDistribution(case_pass_probabilities=tuple(q), pmf=tuple(fast))
+    dist_slow = PassCountDistribution(case_pass_probabilities=tuple(q), pmf=tuple(slow))
+    mean = q.sum()
+    k_tail = next(k for k in range(int(mean), 0, -1) if dist_slow.failure_probability(k) < 1e-23)
+    tail = dist_fast.failure_probability(k_tail)
+    assert 0 < tail < 1e-23
+    assert_allclose(tail, dist_slow.failure_probability(k_tail), rtol=1e-11)
+    top = q.size - 1 - int(np.searchsorted(np.cumsum(fast[::-1]), 1e-23))
+    assert_allclose(dist_fast.pass_probability(top), dist_slow.pass_probability(top), rtol=1e-11)
+
+
+@pytest.mark.parametrize(
+    ("cases", "judge_checks", "code_checks", "failing", "unparseable"),
+    [(150, 2, 1, 40, 0.0), (120, 2, 0, 30, 0.02), (90, 3, 1, 0, 0.01), (80, 1, 0, 80, 0.0)],
+)
+def test_correlated_engine_by_groups_equals_the_per_node_recursion(
+    cases, judge_checks, code_checks, failing, unparseable, monkeypatch
+):
+    """Above GROUP_ABOVE cases the Beta mixture groups alike cases (binomials per node);
+    below it, every node runs the recursion. Both, on the same suites, agree."""
+    from gatecal import _exact
+
+    suite = Suite.uniform(
+        cases=cases, judge_checks=judge_checks, code_checks=code_checks, failing=failing
+    )
+    noise = JudgeNoise(fnr=0.08, fpr=0.08, icc=0.1, unparseable=unparseable)
+    for build in ("healthy", "regressed"):
+        slow = exact_pass_counts(suite, build, noise)
+        monkeypatch.setattr(_exact, "GROUP_ABOVE", 10)
+        fast = exact_pass_counts(suite, build, noise)
+        monkeypatch.setattr(_exact, "GROUP_ABOVE", 200)
+        ref, got = np.array(slow.pmf), np.array(fast.pmf)
+        kept = ref > 1e-290
+        assert_allclose(got[kept], ref[kept], rtol=1e-11)
+        assert_allclose(fast.case_pass_probabilities, slow.case_pass_probabilities, rtol=1e-13)
+        for k in range(0, cases + 1, 7):
+            assert_allclose(fast.failure_probability(k), slow.failure_probability(k), rtol=1e-11)
+
+
+@pytest.mark.parametrize("values", [(0.9,), (0.97, 0.0), (0.5, 0.99, 1.0), (0.2, 0.8, 0.001)])
+def test_grouped_pmf_equals_the_recursion(values):
+    from gatecal._exact import grouped_pass_count_pmf
+
+    rng = np.random.default_rng(len(values))
+    q = rng.choice(values, size=300)
+    ref = pass_count_pmf(q)
+    got = grouped_pass_count_pmf(q)
+    kept = ref > 1e-290
+    assert_allclose(got[kept], ref[kept], rtol=1e-12)
+    assert np.all(got[~kept] <= 1e-280)

@@ -34,6 +34,36 @@ def _mixed_suite():
     )
 
 
+def _per_case_suite(n=40, judge_checks=1, code_checks=1, failing=8, judge_failing=5):
+    """Each case its own flip rate (what ``recommend --export-suite`` writes), more
+    distinct rates than EXACT_RATE_GROUPS, so the skipping engine bands and thins them.
+    In the regressed build the first `failing` cases fail a code check and the next
+    `judge_failing` a judge check (a false yes can rescue those)."""
+    cases = tuple(f"case-{i:02d}" for i in range(n))
+    checks = tuple(Check(f"judge-{j}", "judge") for j in range(judge_checks)) + tuple(
+        Check(f"code-{c}", "code") for c in range(code_checks)
+    )
+    healthy = [[True] * len(checks) for _ in cases]
+    regressed = [list(row) for row in healthy]
+    for i in range(failing):
+        regressed[i][judge_checks] = False
+    for i in range(failing, failing + judge_failing):
+        regressed[i][0] = False
+    return Suite(cases=cases, checks=checks, truth={"healthy": healthy, "regressed": regressed})
+
+
+_RATES = np.random.default_rng(13).beta(2, 30, size=40)
+PER_CASE = JudgeNoise(
+    fnr=0.05,
+    fpr=0.05,
+    per_case={f"case-{i:02d}": (float(r), float(r)) for i, r in enumerate(_RATES)},
+)
+PER_CASE_ASYM = JudgeNoise(  # false yes at other rates: a case's verdicts span bands
+    fnr=0.05,
+    fpr=0.05,
+    per_case={f"case-{i:02d}": (float(r), float(0.5 - r)) for i, r in enumerate(_RATES)},
+)
+
 CONFIGS = [
     (ARTICLE, "healthy", JudgeNoise.flip(0.03)),
     (ARTICLE, "regressed", JudgeNoise.flip(0.08)),
@@ -48,6 +78,9 @@ CONFIGS = [
     (_mixed_suite(), "regressed", JudgeNoise(fnr=0.02, fpr=0.02)),
     (_mixed_suite(), "regressed", JudgeNoise(fnr=0.0, fpr=1.0)),
     (Suite.uniform(cases=3, judge_checks=0, code_checks=1), "regressed", JudgeNoise.flip(0.2)),
+    (_per_case_suite(), "healthy", PER_CASE),  # banded, thinned, one group per case
+    (_per_case_suite(judge_checks=2), "regressed", PER_CASE),
+    (_per_case_suite(judge_checks=2, code_checks=0, failing=0), "regressed", PER_CASE_ASYM),
 ]
 
 
@@ -99,7 +132,7 @@ def _chi_square_pvalue(counts, pmf, n_runs):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", ["skip", "dense"])
-@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[:3] + CONFIGS[5:7])
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[:3] + CONFIGS[5:7] + CONFIGS[9:])
 def test_whole_pass_count_distribution_matches_exact(suite, build, noise, method):
     """Per-verdict flips are exact in distribution: a chi-square test of all of K."""
     n_runs = 400_000
@@ -137,16 +170,25 @@ def test_extreme_flip_rates():
     assert none.counts[9] == 50
 
 
-def test_same_seed_same_sample_and_workers_do_not_matter():
+@pytest.mark.parametrize("method", ["skip", "dense"])
+def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
+    from gatecal import _montecarlo
+
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
-    # 3 chunks and a bit, so several workers really share the work.
+    # 3 chunks and a bit; worker processes even for so few, so they really share the work
+    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
     n_runs = 3 * (gatecal.CHUNK_VERDICTS // 60) + 17
-    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99)
+    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1)
     assert simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99) == one
     for workers in (2, 3, 8):
-        got = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=workers)
-        assert got == one
+        got = simulate_pass_counts(
+            suite, "healthy", noise, n_runs=n_runs, rng=99, workers=workers, method=method
+        )
+        assert got == simulate_pass_counts(
+            suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1, method=method
+        )
+        assert method == "dense" or got == one
     other = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=100)
     assert other != one
 
@@ -214,3 +256,114 @@ def test_noise_and_suite_validation():
         )
     with pytest.raises(ParameterError, match="`kind` must be 'judge' or 'code'"):
         Check("j", "llm")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[9:])
+def test_per_case_rates_are_banded_and_thinned(suite, build, noise):
+    from gatecal._montecarlo import EXACT_RATE_GROUPS, _plan
+
+    plan = _plan(suite, build, noise)
+    assert len(np.unique(plan.rates)) > EXACT_RATE_GROUPS
+    assert len(plan.groups) < len(np.unique(plan.rates))  # fewer streams than rates
+    assert any(g.accept is not None for g in plan.groups)
+    for g in plan.groups:  # every band keeps at least 1/sqrt(2) of its candidates
+        if g.accept is not None and g.rate > plan.rates.max() / 4096:
+            assert g.accept.max() == 1.0
+
+
+@pytest.mark.parametrize(("suite", "build", "noise"), [CONFIGS[0], *CONFIGS[5:]])
+def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, monkeypatch):
+    """The short path (groups that settle their own cases) and the general one (merge
+    all flips by run and case) count the same histogram from the same random numbers."""
+    from gatecal import _montecarlo
+
+    fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    monkeypatch.setattr(_montecarlo, "_skip_chunk_by_groups", None)
+    original = _montecarlo._Plan
+
+    def no_shortcut(*args, **kwargs):
+        return original(*args, **{**kwargs, "closed": False})
+
+    monkeypatch.setattr(_montecarlo, "_Plan", no_shortcut)
+    slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    assert fast == slow
+
+
+def test_command_line_workers_give_the_same_bytes():
+    """`python -m gatecal` with worker processes (forkserver: the workers import
+    gatecal.__main__, which must not run the command again) prints what one process
+    prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
+    import subprocess
+    import sys
+
+    from gatecal._montecarlo import CHUNK_VERDICTS, PROCESS_MIN_CHUNKS
+
+    assert 30_000 / (CHUNK_VERDICTS // 10_000) >= PROCESS_MIN_CHUNKS
+    args = ["simulate", "--cases", "5000", "--runs", "30000", "--flip", "0.03"]
+    outs = [
+        subprocess.run(
+            [sys.executable, "-m", "gatecal", *args, "--workers", w, "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for w in ("1", "2")
+    ]
+    assert outs[0] == outs[1] and '"runs": 30000' in outs[0]
+
+
+@pytest.mark.parametrize("rate", [0.003, 0.05, 0.3, 0.9])
+def test_fractional_part_of_a_gap_thins_exactly(rate):
+    """Thinning by the gap's fractional part: P(keep) = a, whatever the gap's whole part."""
+    from gatecal._montecarlo import _thinning_threshold
+
+    gaps = np.random.default_rng(3).standard_exponential(1_000_000) / -np.log1p(-rate)
+    whole, frac = np.floor(gaps), gaps - np.floor(gaps)
+    accept = np.array([0.05, 0.5, 0.71, 0.999])
+    for a, t in zip(accept, _thinning_threshold(rate, accept), strict=True):
+        for part in (whole == 0, whole > 0, whole % 2 == 1):  # independent of the skip
+            kept = frac[part] < t
+            se = np.sqrt(a * (1 - a) / part.sum())
+            assert abs(kept.mean() - a) < 5 * se, (rate, a)
+    assert _thinning_threshold(rate, np.ones(1))[0] == pytest.approx(1.0)
+
+
+def test_bands_with_a_verdict_that_always_flips():
+    """A band at rate 1 has no gaps to thin by: it draws uniforms, still exact."""
+    rates = [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.6, 0.4, 0.2, 0.1, 0.05, 0.01]
+    suite = _per_case_suite(n=12, failing=2, judge_failing=0)
+    noise = JudgeNoise(
+        fnr=0.1, fpr=0.1, per_case={f"case-{i:02d}": (r, r) for i, r in enumerate(rates)}
+    )
+    for build in ("healthy", "regressed"):
+        n_runs = 40_000
+        sample = simulate_pass_counts(suite, build, noise, n_runs=n_runs, rng=2, method="skip")
+        exact = exact_pass_counts(suite, build, noise)
+        for k_min in range(suite.n_cases + 1):
+            p = exact.failure_probability(k_min)
+            if p in (0.0, 1.0):
+                assert sample.failures(k_min) / n_runs == p
+            else:
+                se = np.sqrt(p * (1 - p) / n_runs)
+                assert abs(sample.failures(k_min) / n_runs - p) < 5 * se
+
+
+def test_a_group_without_a_flip_in_a_chunk_changes_nothing():
+    """Two cases, one judge check, the regressed case truly failing it: its group draws no
+    flip in most chunks while the other group does (this raised IndexError once)."""
+    from gatecal import exact_pass_counts
+
+    suite = Suite(
+        cases=["a", "b"],
+        checks=[Check("j", "judge")],
+        truth={"healthy": [[True], [True]], "regressed": [[True], [False]]},
+    )
+    noise = JudgeNoise(fnr=0.03, fpr=0.5)
+    for build in ("healthy", "regressed"):
+        exact = np.asarray(exact_pass_counts(suite, build, noise).pmf)
+        counts = np.zeros(3)
+        for seed in range(300):  # ten runs at a time: most chunks flip one group only
+            sample = simulate_pass_counts(suite, build, noise, n_runs=10, rng=seed, method="skip")
+            counts += np.asarray(sample.counts, dtype=float)
+        se = np.sqrt(exact * (1 - exact) / 3000)
+        assert np.all(np.abs(counts / 3000 - exact) <= 5 * se + 1e-12), build

@@ -6,6 +6,7 @@ import json
 from fractions import Fraction
 from math import comb
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -202,3 +203,127 @@ def test_policies_command():
     )
     assert round(majority["failure_probability"], 3) == 0.008
     assert majority["judge_calls"] == 72
+
+
+def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, code_checks=1):
+    """Every size from 1 to `top` computed in full (the search before screening), in turn."""
+    from gatecal._plan import _case_probabilities
+
+    reg = parse_regression(regression)
+    per_case = judge_checks * policy.majority * policy.repeat * (policy.rerun_failing + 1)
+    q_pass, q_fail, _, ws = _case_probabilities(
+        noise, policy, judge_checks, code_checks, min(top * per_case, 4000)
+    )
+    feasible = []
+    for n in range(1, top + 1):
+        f = reg.failing(n)
+        if f < 1 or f > n:
+            continue
+        k = list(range(n + 1))
+        pmf_h = ws @ stats.binom.pmf([k], n, q_pass[:, None])
+        pmf_r = sum(
+            w
+            * np.convolve(
+                stats.binom.pmf(k[: n - f + 1], n - f, qp), stats.binom.pmf(k[: f + 1], f, qf)
+            )
+            for w, qp, qf in zip(ws, q_pass, q_fail, strict=True)
+        )
+        lower_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1] ** (policy.rerun + 1)
+        lower_r = np.concatenate(([0.0], np.cumsum(pmf_r)))[: n + 1] ** (policy.rerun + 1)
+        best = max(i for i in k if lower_h[i] <= alpha)
+        if lower_r[best] >= power:
+            feasible.append(n)
+    return feasible
+
+
+@pytest.mark.parametrize(
+    ("noise", "regression", "policy", "alpha", "power", "checks"),
+    [
+        (JudgeNoise.flip(0.08), "0.10", Policy(), 0.05, 0.95, (2, 1)),
+        (JudgeNoise.flip(0.08), "0.10", Policy(rerun=1), 0.05, 0.95, (2, 1)),
+        (JudgeNoise.flip(0.08), "0.10", Policy(majority=3), 0.05, 0.95, (2, 1)),
+        (JudgeNoise.flip(0.15), "0.20", Policy(rerun=2), 0.01, 0.9, (3, 1)),
+        (JudgeNoise.flip(0.05, fpr=0.3), "0.25", Policy(), 0.05, 0.95, (2, 0)),
+        (JudgeNoise.flip(0.1, fpr=0.2, unparseable=0.02), "0.15", Policy(), 0.1, 0.8, (1, 0)),
+        (JudgeNoise.flip(0.05), "4", Policy(), 0.05, 0.95, (2, 1)),
+        (JudgeNoise.flip(0.03), "0.05", Policy(repeat=3, need=2), 0.05, 0.99, (2, 1)),
+        (JudgeNoise.flip(0.2), "0.3", Policy(rerun_failing=1), 0.02, 0.95, (1, 1)),
+        (JudgeNoise(fnr=0.03, fpr=0.03, icc=0.05), "0.25", Policy(majority=3), 0.05, 0.95, (2, 1)),
+        (JudgeNoise(fnr=0.02, fpr=0.02, icc=0.02), "0.3", Policy(), 0.05, 0.9, (1, 1)),
+    ],
+)
+def test_screened_search_equals_brute_force(noise, regression, policy, alpha, power, checks):
+    """The screen never hides a feasible size: the plan is the first size that the full
+    computation accepts, and every size the full computation accepts passes the screen."""
+    from gatecal._plan import _Bounds, _case_probabilities, _failing_counts, _screen, _Targets
+
+    top = 60 if noise.icc else 400
+    j, c = checks
+    feasible = _brute_force(noise, regression, policy, alpha, power, top, j, c)
+    plans = plan_suite(
+        noise=noise,
+        regression=regression,
+        false_alarm=alpha,
+        detection=power,
+        judge_checks=j,
+        code_checks=c,
+        policies=[policy],
+        max_cases=top,
+    )
+    got = plans.plans[0]
+    assert (got.cases if got else None) == (feasible[0] if feasible else None)
+    per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
+    q_pass, q_fail, _, ws = _case_probabilities(noise, policy, j, c, min(top * per_case, 4000))
+    ns = np.arange(1, top + 1)
+    bounds = _Bounds.of(noise, policy, j, c) if noise.icc else None
+    targets = _Targets(alpha=alpha, power=power, attempts=policy.rerun + 1)
+    maybe = _screen(
+        ns, _failing_counts(parse_regression(regression), ns), q_pass, q_fail, ws, targets, bounds
+    )
+    assert set(feasible) <= set(ns[maybe].tolist())
+    assert maybe.sum() < top  # and it rules sizes out, or it would not save anything
+
+
+def test_a_one_percent_regression_needs_no_cap():
+    # issue 13: 19,551 cases, k_min 16,465, found before only with --max-cases 20000 (70 s)
+    plan = _single(0.08, "0.01")
+    assert (plan.cases, plan.k_min, plan.failing) == (19551, 16465, 196)
+    assert plan.false_alarm <= 0.05 and plan.detection >= 0.95
+    # the size below has no feasible gate, computed in full
+    q = 0.92**2
+    n, f = 19550, 196
+    k = np.arange(n + 1)
+    below = np.concatenate(([0.0], np.cumsum(stats.binom.pmf(k, n, q))))
+    best = int(np.flatnonzero(below[: n + 1] <= 0.05)[-1])
+    assert stats.binom.cdf(best - 1, n - f, q) < 0.95
+
+
+def test_an_undetectable_count_regression_stops_with_a_proof():
+    """One failing case among thousands cannot be told apart: the search stops by the
+    total-variation bound instead of running on, and every size it skipped is infeasible."""
+    plans = plan_suite(noise=JudgeNoise.flip(0.08), regression="1", policies=[Policy()])
+    assert plans.plans == (None,) and plans.max_cases is None
+    assert _brute_force(JudgeNoise.flip(0.08), "1", Policy(), 0.05, 0.95, 60) == []
+
+
+def test_the_total_variation_bound_holds():
+    q, f = 0.92**2, 5
+    for n in (20, 50, 200, 1000):
+        a = stats.binom.pmf(np.arange(n - f + 1), n - f, q)
+        h = stats.binom.pmf(np.arange(n + 1), n, q)
+        r = np.concatenate((a, np.zeros(f)))
+        gap = np.max(np.cumsum(r) - np.cumsum(h))  # the best gate's detection - false alarm
+        assert gap <= f * a.max() + 1e-12
+
+
+def test_failing_cases_that_pass_more_often_are_never_detected():
+    plans = plan_suite(
+        noise=JudgeNoise.flip(0.3, fpr=0.95), regression="0.5", code_checks=0, policies=[Policy()]
+    )
+    assert plans.plans == (None,) and plans.max_cases is None
+
+
+def test_no_false_alarm_at_all_is_proved_impossible_at_once():
+    plans = plan_suite(noise=JudgeNoise.flip(0.08), regression="0.10", false_alarm=0.0)
+    assert plans.plans == (None, None, None) and plans.max_cases is None
+    assert _brute_force(JudgeNoise.flip(0.08), "0.10", Policy(), 0.0, 0.95, 100) == []

@@ -170,3 +170,22 @@ def test_parse_policy(text, policy):
 def test_bad_policies(text):
     with pytest.raises(ParameterError, match="`policy`"):
         parse_policy(text)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [Policy(), Policy(majority=3), Policy(repeat=3, need=2), Policy(rerun_failing=1, rerun=1)],
+)
+def test_correlated_policies_by_groups_equal_the_recursion(policy, monkeypatch):
+    """Above GROUP_ABOVE cases each icc node multiplies binomials of alike cases instead
+    of running the recursion; on the same 120-case suite both give the same rates."""
+    from gatecal import _policies
+
+    suite = Suite.uniform(cases=120, judge_checks=2, code_checks=0, failing=30)
+    noise = JudgeNoise(fnr=0.05, fpr=0.05, icc=0.05)
+    slow = policy_rates(suite, noise, "all,0.9,0.8,0.5", policy)
+    monkeypatch.setattr(_policies, "GROUP_ABOVE", 10)
+    fast = policy_rates(suite, noise, "all,0.9,0.8,0.5", policy)
+    for a, b in zip(slow.rows, fast.rows, strict=True):
+        assert b.failure_probability == pytest.approx(a.failure_probability, rel=1e-10, abs=1e-300)
+        assert b.judge_calls == pytest.approx(a.judge_calls, rel=1e-12)

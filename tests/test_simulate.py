@@ -1,7 +1,11 @@
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 from scipy import stats
 
@@ -70,6 +74,56 @@ def test_interval_is_the_central_binomial_interval(n, p):
     assert dist.cdf(iv.low - 1) <= 0.005 if iv.low > 0 else True
     assert dist.sf(iv.high) <= 0.005
     assert dist.cdf(iv.high) - dist.cdf(iv.low - 1) >= 0.99
+
+
+_PPF_NS = [1, 2, 3, 12, 199, 200, 201, 1000, 20_000, 10**6, 10**9]
+_PPF_PS = [
+    *np.random.default_rng(13).random(12).tolist(),
+    *(10 ** np.random.default_rng(14).uniform(-12, -1, 6)).tolist(),
+    *(1 - 10 ** np.random.default_rng(15).uniform(-12, -1, 6)).tolist(),
+    0.0,
+    1.0,
+    0.5,
+    0.03,
+    0.5185827780882762,
+    1e-300,
+    1 - 1e-16,
+]
+
+
+@pytest.mark.parametrize("n", _PPF_NS)
+def test_interval_is_scipys_binomial_ppf_without_importing_it(n):
+    """binomial_interval computes its quantiles itself; they are scipy.stats.binom.ppf's."""
+    for p in _PPF_PS:
+        for level in (0.99, 0.95, 0.999, 0.9999999, 0.5, 0.0, 1.0):
+            tail = (1 - level) / 2
+            iv = binomial_interval(n, p, level)
+            ref = (int(stats.binom.ppf(tail, n, p)), int(stats.binom.ppf(1 - tail, n, p)))
+            assert (iv.low, iv.high) == ref, (n, p, level)
+
+
+@given(
+    n=st.integers(min_value=0, max_value=5000),
+    p=st.floats(min_value=0.0, max_value=1.0),
+    level=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_interval_matches_scipy_ppf_everywhere(n, p, level):
+    tail = (1 - level) / 2
+    iv = binomial_interval(n, p, level)
+    assert (iv.low, iv.high) == (
+        int(stats.binom.ppf(tail, n, p)),
+        int(stats.binom.ppf(1 - tail, n, p)),
+    )
+
+
+def test_simulate_does_not_import_scipy_stats():
+    """The headline command's path stays light: scipy.stats takes about a second to import."""
+    code = (
+        "import sys, gatecal; gatecal.simulate_gates(gatecal.Suite.uniform(), n_runs=50); "
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_interval_of_the_article_all_pass_gate():
