@@ -533,8 +533,14 @@ def check_gate(
     flaky = check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
     chosen = parse_check_policy(policy)
+    # detection=0: check never needs recommend's fallback plans (which can be slow), and
+    # its table's false-alarm column does not depend on the detection target
     rec = recommend_gate(
-        baseline, false_alarm=target, confidence_level=confidence_level, method=method
+        baseline,
+        false_alarm=target,
+        detection=0.0,
+        confidence_level=confidence_level,
+        method=method,
     )
     n = rec.cases
     short = baseline.short_names()
