@@ -5,6 +5,10 @@ regressed one? Exactly (Poisson-binomial) and by seeded Monte Carlo, side by sid
 
 The public names load lazily (PEP 562): ``import gatecal`` costs nothing until a name
 is used, and ``import gatecal.evaluators`` never pulls in numpy.
+
+PYTEST_DONT_REWRITE: gatecal ships a pytest plugin, so pytest would rewrite the asserts
+of this package, and warn (an error under ``-W error``) when gatecal was imported before
+pytest started, as in ``pytest.main()`` or pytester; the library's asserts are not tests.
 """
 
 from __future__ import annotations
