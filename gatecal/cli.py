@@ -1296,11 +1296,19 @@ def check(
     except ParameterError as exc:
         option = _CHECK_OPTION.get(exc.name, exc.name)
         raise CliError(f"{option} {exc.rule} (got {exc.value!r})") from None
-    options = {"input_format": input_format, "attempts": attempts,
-               "junit_repeats": junit_repeats, "target": target, "threshold": threshold,
-               "partial": partial}  # fmt: skip
-    base = _read_runs("--baseline", baseline, **options)
-    current = _read_runs("CURRENT", paths, **options)
+    base, current = (
+        _read_runs(
+            option,
+            files,
+            input_format=input_format,
+            attempts=attempts,
+            junit_repeats=junit_repeats,
+            target=target,
+            threshold=threshold,
+            partial=partial,
+        )  # fmt: skip
+        for option, files in (("--baseline", baseline), ("CURRENT", paths))
+    )
     try:
         result = gatecal.check_gate(
             current, base, gate=chosen, policy=policy,

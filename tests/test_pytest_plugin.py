@@ -266,7 +266,7 @@ def test_a_rerun_hides_no_failure(pytester, tmp_path):
     assert result.parseoutcomes() == {"passed": 2, "rerun": 1}
     assert result.ret == 1  # pytest would say 0: the first attempt failed
     assert gate_line(result).startswith("gatecal: gate FAILED (all: at least 2 of 2")
-    a = [v for v in gatecal.read_runs([runs]).verdicts if v.case.endswith("[a]")][0]
+    a = next(v for v in gatecal.read_runs([runs]).verdicts if v.case.endswith("[a]"))
     assert a.passed is False and a.attempts == 2
 
 
