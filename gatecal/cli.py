@@ -1306,7 +1306,7 @@ def check(
             target=target,
             threshold=threshold,
             partial=partial,
-        )  # fmt: skip
+        )
         for option, files in (("--baseline", baseline), ("CURRENT", paths))
     )
     try:
