@@ -47,8 +47,9 @@ from gatecal import evaluators as ev
 
 CASES = ev.load_golden()
 JUDGE = ev.FlakyJudge(ev.RuleBasedJudge(), float(os.environ["FLIP"]), seed=int(os.environ["SEED"]))
-RUNNER = ev.EvalRunner(ev.SupportAssistant(ev.ScriptedModel.for_build(os.environ["BUILD"], CASES)),
-                       JUDGE)
+RUNNER = ev.EvalRunner(
+    ev.SupportAssistant(ev.ScriptedModel.for_build(os.environ["BUILD"], CASES)), JUDGE
+)
 
 
 @pytest.mark.gatecal
