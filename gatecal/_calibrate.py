@@ -15,6 +15,7 @@ share varies less than a single verdict with the same mean).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -329,8 +330,14 @@ def _verdict(value: object, column: str, where: str) -> bool | None:
 
 
 def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
+    from gatecal._text import TextError, read_text
+
     suffix = path.suffix.lower()
-    with path.open(encoding="utf-8-sig", newline="" if suffix == ".csv" else None) as handle:
+    try:
+        text = read_text(path)
+    except TextError as exc:
+        raise LabelsError(str(exc)) from None
+    with io.StringIO(text, newline="" if suffix == ".csv" else None) as handle:
         if suffix == ".jsonl":
             for number, line in enumerate(handle, start=1):
                 if not line.strip():

@@ -7,6 +7,7 @@ from typing import Any
 
 from gatecal._calibrate import Calibration, CheckCalibration, Estimate
 from gatecal._render import FORMATS, _csv_text, _table_lines
+from gatecal._validate import ParameterError
 
 __all__ = ["render_calibration"]
 
@@ -105,7 +106,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     if fmt == "csv":
         return _csv_text(_csv_rows(cal))
     if fmt not in ("table", "markdown"):
-        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     level = f"{100 * cal.confidence_level:g}%"
     p = cal.pooled
     checks = (

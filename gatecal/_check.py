@@ -202,9 +202,8 @@ class GateCheck:
     passed : int
         Baseline cases that passed the current run (after the policy).
     false_alarm : float
-        P(a healthy build fails this gate) under the baseline's noise at its upper
-        confidence bound (beta-binomial when the baseline is overdispersed), under
-        `policy`: the same model as ``recommend``.
+        P(a healthy build fails this gate) under `policy`, the largest over the
+        baseline's (rate, icc) confidence region: the same model as ``recommend``.
     false_alarm_target : float
         The budget the default gate was chosen within.
     p_value : float or None
@@ -225,7 +224,10 @@ class GateCheck:
     current_runs : tuple of str
     baseline_runs : int
     noise_for_gate : RateEstimate
-        The baseline's pooled case failure rate, as the gate's model uses it.
+        The baseline's pooled case failure rate over its confidence region, as the
+        gate's model uses it (recommend's).
+    icc_for_gate : float
+        The largest run-to-run correlation in that region.
     overdispersion : Overdispersion
     correlated : bool
     flaky_rate : float
@@ -254,6 +256,7 @@ class GateCheck:
     current_runs: tuple[str, ...]
     baseline_runs: int
     noise_for_gate: RateEstimate
+    icc_for_gate: float
     overdispersion: Overdispersion
     correlated: bool
     flaky_rate: float
@@ -304,6 +307,7 @@ class GateCheck:
             "baseline": {
                 "runs": self.baseline_runs,
                 "noise_for_gate": self.noise_for_gate.to_dict(),
+                "icc_for_gate": self.icc_for_gate,
                 "overdispersion": self.overdispersion.to_dict(),
                 "correlated": self.correlated,
             },
@@ -428,24 +432,43 @@ def _combine(
     return _Combined({c: s[c] for c in cases}, {c for c in cases if s[c] == _ERROR}, reasons, 0)
 
 
-def _false_alarms(rec: Recommendation, policy: Policy) -> list[float]:
-    """False alarm of "at least k pass" for k = 0..n, under `policy`, at the gate's noise."""
+def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int], list[int]]:
+    """Failures and observed cases per known-good run, as recommend counts them."""
+    short = baseline.short_names()
+    keep = set(rec.case_order)
+    _, cases, matrix = baseline.case_outcomes("healthy")
+    cols = [j for j, c in enumerate(cases) if short[c] in keep]
+    rows = [[row[j] for j in cols] for row in matrix]
+    rows = [r for r in rows if any(x >= 0 for x in r)]
+    return [sum(x == 0 for x in r) for r in rows], [sum(x >= 0 for x in r) for r in rows]
+
+
+def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> list[float]:
+    """False alarm of "at least k pass" for k = 0..n under `policy`: recommend's model.
+
+    For one run this is recommend's own table. Under a policy it is
+    :func:`gatecal.policy_rates` at every point of the baseline's (rate, icc) confidence
+    region that recommend traces (:func:`gatecal._recommend.noise_bounds`), the largest per gate:
+    every case fails at the region's rate, with its run-level correlation.
+    """
     n = rec.cases
     if policy == _single():
         return [fa for fa, _ in rec.table]  # exactly what recommend says
     from gatecal._policies import policy_rates
+    from gatecal._recommend import noise_bounds
     from gatecal._suite import JudgeNoise, Suite
 
-    # the model recommend uses: every case fails at the upper bound of the pooled rate,
-    # independently or, when overdispersed, with the run-level correlation it fitted
-    p = rec.noise_for_gate.high
-    icc = rec.overdispersion.icc if rec.correlated else 0.0
+    failures, observed = _baseline_counts(baseline, rec)
+    bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
     suite = Suite.uniform(cases=n, judge_checks=1, code_checks=0, failing=1)
-    noise = JudgeNoise(fnr=p, fpr=p, icc=min(icc, 0.999) if 0 < p < 1 else 0.0)
     gates = [Gate(text=f"fails<={n - k}", kind="fails", max_failures=n - k) for k in range(n + 1)]
-    rates = policy_rates(suite, noise, gates, policy)
-    by_gate = {r.gate: r.failure_probability for r in rates.rows if r.build == "healthy"}
-    return [by_gate[g.text] for g in gates]
+    worst = [0.0] * (n + 1)
+    for icc, high in zip(bounds.iccs, bounds.highs, strict=True):
+        rho = min(icc, 0.999) if 0 < high < 1 else 0.0
+        rows = policy_rates(suite, JudgeNoise(fnr=high, fpr=high, icc=rho), gates, policy).rows
+        by_gate = {r.gate: r.failure_probability for r in rows if r.build == "healthy"}
+        worst = [max(w, by_gate[g.text]) for w, g in zip(worst, gates, strict=True)]
+    return worst
 
 
 def _single() -> Policy:
@@ -546,7 +569,7 @@ def check_gate(
     short = baseline.short_names()
     full_of = {short[c]: c for c in baseline.cases()}
     order = [full_of[name] for name in rec.case_order]  # the baseline's cases, full ids
-    fas = _false_alarms(rec, chosen)
+    fas = _false_alarms(rec, chosen, baseline)
     if isinstance(gate, RecommendedGate):
         if gate.cases != n:
             raise ParameterError(
@@ -650,6 +673,7 @@ def check_gate(
         current_runs=tuple(runs),
         baseline_runs=rec.runs,
         noise_for_gate=rec.noise_for_gate,
+        icc_for_gate=rec.icc_for_gate,
         overdispersion=rec.overdispersion,
         correlated=rec.correlated,
         flaky_rate=flaky,

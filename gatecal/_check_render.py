@@ -71,9 +71,8 @@ def _table(res: GateCheck) -> str:
     lines += [
         f"passed: {res.passed} of {res.cases} cases (k_min {res.k_min})",
         f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, at the "
-        f"baseline's case failure rate {noise.high:.4f}, the {level} upper bound from "
-        f"{res.baseline_runs} known-good runs"
-        + (f", overdispersed: icc {res.overdispersion.icc:.3f})" if res.correlated else ")"),
+        f"worst point of the {level} region of {res.baseline_runs} known-good runs: case "
+        f"failure rate up to {noise.high:.4f}, run-to-run icc up to {res.icc_for_gate:.3f})",
     ]
     if res.p_value is not None:
         lines.append(
@@ -116,9 +115,9 @@ def _markdown(res: GateCheck) -> str:
         f"| passed | {res.passed} of {res.cases} (k_min {res.k_min}) |",
         f"| false alarm of this gate | {_p(res.false_alarm)} |",
         f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
-        f"| baseline | {res.baseline_runs} known-good runs; case failure rate <= "
-        f"{res.noise_for_gate.high:.4f} ({level} upper bound"
-        + (f", overdispersed: icc {res.overdispersion.icc:.3f}) |" if res.correlated else ") |"),
+        f"| baseline | {res.baseline_runs} known-good runs; at the worst of their {level} "
+        f"region: case failure rate <= {res.noise_for_gate.high:.4f}, icc <= "
+        f"{res.icc_for_gate:.3f} |",
         f"| errors | {len(res.error_cases)} (at most {res.max_errors}) |",
     ]
     if res.policy != "single":

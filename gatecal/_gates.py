@@ -98,7 +98,7 @@ def parse_gate(text: str) -> Gate:
     fails = _FAILS.match(low)
     if fails:
         raw = fails.group("f")
-        if not raw.isdigit():
+        if not (raw.isascii() and raw.isdecimal()):
             raise ParameterError("gate", "fails<=F needs a whole number F >= 0", text)
         return Gate(text=rule, kind="fails", max_failures=int(raw))
     rate = _RATE.match(low)

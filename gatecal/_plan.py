@@ -77,7 +77,7 @@ def parse_regression(text: str) -> Regression:
     ``3.0`` (a share above 1: write ``3`` for three cases) or ``0`` (no regression).
     """
     raw = str(text).strip()
-    if raw.isdigit():
+    if raw.isascii() and raw.isdecimal():  # '²'.isdigit() is true, int('²') fails
         count = int(raw)
         if count < 1:
             raise ParameterError("regression", "must be at least 1 case or a share in (0, 1]", text)

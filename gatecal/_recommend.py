@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._plan import Regression, SuitePlans, parse_regression, plan_suite
+from gatecal._plan import Regression, SuitePlan, SuitePlans, parse_regression
 from gatecal._policies import Policy
 from gatecal._suite import JudgeNoise, beta_shape
 from gatecal._validate import ParameterError, check_probability
@@ -18,13 +18,18 @@ from gatecal.readers import RunsData
 
 __all__ = [
     "CI_METHODS",
+    "ICC_MAX",
+    "PLAN_MAX_CASES",
     "CaseNoise",
+    "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
     "Recommendation",
     "fit_overdispersion",
+    "noise_bounds",
     "proportion_interval",
     "recommend_gate",
+    "would_work",
 ]
 
 CI_METHODS = ("wilson", "clopper-pearson", "jeffreys")
@@ -82,7 +87,9 @@ def proportion_interval(
         z = float(stats.norm.isf(alpha / 2))
         center = (k + z * z / 2) / (n + z * z)
         half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
-        low, high = max(0.0, center - half), min(1.0, center + half)
+        # the bounds at 0 (or all) failures are exactly 0 (or 1), not a rounding residue
+        low = 0.0 if k == 0 else max(0.0, center - half)
+        high = 1.0 if k == n else min(1.0, center + half)
     elif method == "clopper-pearson":
         low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
         high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
@@ -93,6 +100,14 @@ def proportion_interval(
                         method=method, confidence_level=level)  # fmt: skip
 
 
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+#: The largest icc the fit and its bounds consider: at 0.999 a run's failure rate is
+#: Beta with a + b = 1/999, so runs nearly all pass or nearly all fail.
+ICC_MAX = 0.999
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Overdispersion:
     """Run-to-run correlation of failures: a beta-binomial fit against the binomial.
@@ -100,16 +115,27 @@ class Overdispersion:
     Attributes
     ----------
     icc : float
-        Maximum-likelihood intra-run correlation rho (0 = independent runs).
+        Maximum-likelihood intra-run correlation rho (0 = independent runs), in
+        ``[0, ICC_MAX]``; exactly 0 when the binomial fits at least as well.
     mean : float
         Maximum-likelihood mean failure rate per case.
     moment_icc : float
         Method-of-moments estimate, for comparison.
     statistic, p_value : float
         Likelihood-ratio test of rho = 0; the null sits on the boundary, so the
-        p-value uses the 1/2 chi2(0) + 1/2 chi2(1) mixture.
+        p-value uses the 1/2 chi2(0) + 1/2 chi2(1) mixture. At the boundary
+        (``icc == 0``) the statistic is 0 and the p-value 1.
     design_effect : float
-        ``1 + (m - 1) icc`` (Kish), m cases per run.
+        ``1 + (m - 1) icc`` (Kish), m cases per run (with runs of different sizes,
+        m is their size-weighted mean ``sum m_r^2 / sum m_r``).
+    icc_upper : float
+        One-sided upper confidence bound of rho at level ``(1 + confidence_level) / 2``
+        from the profile likelihood (the largest rho whose profile log-likelihood is
+        within ``z^2 / 2`` of the maximum). ``ICC_MAX`` when the runs cannot bound
+        the correlation (no failures at all, or every case failing).
+    confidence_level : float
+        The two-sided level the bound belongs to (its one-sided level is
+        ``(1 + confidence_level) / 2``, as for the upper end of a rate's interval).
     """
 
     icc: float
@@ -118,62 +144,196 @@ class Overdispersion:
     statistic: float
     p_value: float
     design_effect: float
+    icc_upper: float
+    confidence_level: float
 
     def to_dict(self) -> dict[str, Any]:
         return {"icc": self.icc, "p_value": self.p_value, "mean": self.mean,
                 "moment_icc": self.moment_icc, "statistic": self.statistic,
-                "design_effect": self.design_effect}  # fmt: skip
+                "design_effect": self.design_effect, "icc_upper": self.icc_upper,
+                "confidence_level": self.confidence_level}  # fmt: skip
 
 
-def fit_overdispersion(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> Overdispersion:
+def _run_counts(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> tuple[Ints, Ints]:
+    """Failures and observed cases per run as two int arrays (runs with no cases dropped)."""
+    x = np.atleast_1d(np.asarray(failures, dtype=np.float64))
+    m = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
+    if x.ndim != 1 or x.size == 0:
+        raise ParameterError("failures", "must be a non-empty list of counts per run", failures)
+    for name, v in (("failures", x), ("cases", m)):
+        if not (np.isfinite(v).all() and (v == np.round(v)).all() and (v >= 0).all()):
+            raise ParameterError(name, "must be whole numbers >= 0", v.tolist())
+    if (x > m).any():
+        raise ParameterError("failures", "must not exceed the cases of their run", x.tolist())
+    keep = m > 0
+    if not keep.any():
+        raise ParameterError("cases", "must include a run with at least one case", m.tolist())
+    return x[keep].astype(np.int64), m[keep].astype(np.int64)
+
+
+def _prefix(terms: Floats) -> Floats:
+    """``out[i] = terms[0] + ... + terms[i - 1]`` (``out[0] = 0``)."""
+    return np.concatenate(([0.0], np.cumsum(terms)))
+
+
+class _Likelihood:
+    """The beta-binomial log-likelihood of runs, relative to the binomial at its MLE.
+
+    With theta = rho / (1 - rho), ``B(x + a, m - x + b) / B(a, b)`` is
+    ``prod_{j<x} (mu + j theta) prod_{j<m-x} (1 - mu + j theta) / prod_{j<m} (1 + j theta)``,
+    so the log-likelihood minus the binomial's at the same mu is a sum of
+    ``log1p(j theta / mu)`` terms: no cancellation as theta -> 0, and exactly 0 at theta = 0.
+    Identical (failures, cases) runs are grouped.
+    """
+
+    def __init__(self, x: Ints, m: Ints) -> None:
+        pairs, counts = np.unique(np.stack([x, m], axis=1), axis=0, return_counts=True)
+        self.x, self.m = pairs[:, 0], pairs[:, 1]
+        self.y = self.m - self.x
+        self.c = counts.astype(np.float64)
+        self.total_x, self.total_m = int(x.sum()), int(m.sum())
+        self.p = self.total_x / self.total_m
+        self.j = np.arange(int(self.m.max()), dtype=np.float64)
+
+    def excess(self, mu: float, theta: float) -> float:
+        """log L(mu, theta) - log L_binomial(p_hat) (p_hat may be 0 or 1: no failures or
+        no passes, where the binomial's maximum log-likelihood is 0)."""
+        p, c = self.p, self.c
+        has_x, has_y = self.total_x > 0, self.total_x < self.total_m
+        if (has_x and mu <= 0) or (has_y and mu >= 1):
+            return -math.inf
+        base = 0.0  # the binomial's log-likelihood at mu, minus at p_hat
+        if has_x:
+            base += float(c @ (self.x * math.log1p((mu - p) / p)))
+        if has_y:
+            base += float(c @ (self.y * math.log1p((p - mu) / (1 - p))))
+        if theta == 0:
+            return base
+        j = self.j
+        a = _prefix(np.log1p(j * (theta / mu)))[self.x] if has_x else 0.0
+        b = _prefix(np.log1p(j * (theta / (1 - mu))))[self.y] if has_y else 0.0
+        d = _prefix(np.log1p(j * theta))[self.m]
+        return base + float(c @ (a + b - d))
+
+    def score_mu(self, mu: float, theta: float) -> float:
+        """d/dmu of the log-likelihood (decreasing in mu: the likelihood is concave in mu)."""
+        j = self.j
+        a = _prefix(1.0 / (mu + j * theta))[self.x]
+        b = _prefix(1.0 / (1.0 - mu + j * theta))[self.y]
+        return float(self.c @ (a - b))
+
+    def score_theta_at_zero(self) -> Fraction:
+        """d/dtheta of the log-likelihood at theta = 0, mu = p_hat, exactly (its sign decides
+        whether the maximum can leave the boundary)."""
+        p = Fraction(self.total_x, self.total_m)
+        total = Fraction(0)
+        for x, y, m, c in zip(self.x.tolist(), self.y.tolist(), self.m.tolist(),
+                              self.c.tolist(), strict=True):  # fmt: skip
+            total += int(c) * (
+                Fraction(x * (x - 1)) / p + Fraction(y * (y - 1)) / (1 - p) - m * (m - 1)
+            )
+        return total / 2
+
+    def profile(self, rho: float) -> tuple[float, float]:
+        """(mu maximising the likelihood at this rho, the excess log-likelihood there)."""
+        from scipy import optimize
+
+        if rho == 0 or self.total_x in (0, self.total_m):
+            return self.p, 0.0  # with no failures (passes) mu = 0 (1) at every rho
+        theta = rho / (1.0 - rho)
+        lo, hi = self.p / 2, (1 + self.p) / 2
+        while self.score_mu(lo, theta) <= 0 and lo > 1e-300:
+            lo *= 1e-3
+        while self.score_mu(hi, theta) >= 0 and 1 - hi > 1e-15:
+            hi = 1 - (1 - hi) * 1e-3
+        mu = float(optimize.brentq(self.score_mu, lo, hi, args=(theta,), xtol=1e-300, rtol=1e-15))
+        return mu, self.excess(mu, theta)
+
+
+def _moment_icc(x: Ints, m: Ints, p: float) -> float:
+    """Method of moments: ``E (x_r - m_r p)^2 = m_r p (1 - p) (1 + (m_r - 1) rho)``."""
+    pairs = float((m * (m - 1)).sum())
+    if x.size < 2 or not 0 < p < 1 or pairs == 0:
+        return 0.0
+    spread = x.size / (x.size - 1) * float(((x - m * p) ** 2).sum()) / (p * (1 - p))
+    return min(max((spread - float(m.sum())) / pairs, 0.0), ICC_MAX)
+
+
+def _profile_bound(
+    lik: _Likelihood, rho: float, target: float, grid: Floats, values: list[float]
+) -> float:
+    """The first rho above `rho` where the profile log-likelihood falls to `target`
+    (bracketed on `grid`, where it takes `values`); ``ICC_MAX`` if it never does."""
+    from scipy import optimize
+
+    above = [i for i in range(grid.size) if grid[i] > rho and values[i] < target]
+    if not above:
+        return ICC_MAX
+    i = above[0]
+    start = max(rho, float(grid[i - 1]))
+    return float(optimize.brentq(lambda r: lik.profile(r)[1] - target, start, float(grid[i]),
+                                 xtol=1e-14, rtol=1e-12))  # fmt: skip
+
+
+#: Where the profile likelihood of rho is evaluated before Brent's method refines it.
+_RHO_GRID = np.concatenate(([0.0], np.geomspace(1e-5, ICC_MAX, 40)))
+
+
+def fit_overdispersion(
+    failures: npt.ArrayLike, cases: int | npt.ArrayLike, confidence_level: float = 0.95
+) -> Overdispersion:
     """Fit failures per run (out of `cases`) by beta-binomial maximum likelihood.
 
-    `cases` is the number of cases per run, or one number per run when some cases
-    are missing from some runs. Parametrised by mean mu and icc rho = 1 / (a + b + 1);
+    `cases` is the suite size, or one count per run (runs of different sizes, e.g.
+    a case skipped in some runs). Parametrised by mean mu and icc rho = 1 / (a + b + 1),
     tested against rho = 0 by a likelihood ratio with the boundary-corrected p-value
-    (Self & Liang 1987).
+    (Self & Liang 1987), with a profile-likelihood upper confidence bound of rho.
+
+    The likelihood is computed as sums of ``log1p`` terms (see :class:`_Likelihood`),
+    which are exact to rounding at every rho including 0; the maximum over rho is
+    found on a grid, refined by Brent's method, and is exactly 0 when the exact score
+    at rho = 0 is not positive and no grid point beats the binomial.
     """
     from scipy import optimize, stats  # deferred: `import gatecal` stays light
-    from scipy.special import betaln, gammaln
 
-    x = np.asarray(failures, dtype=np.float64)
-    sizes: npt.NDArray[np.float64] = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
-    m = float(sizes.max()) if sizes.size else 0.0
-    p = float(x.sum() / sizes.sum()) if sizes.sum() > 0 else 0.0
-    moment = 0.0
-    if 0 < p < 1 and m > 1 and x.size > 1:
-        # the moment estimator for equal sizes; with unequal sizes, at their mean
-        mean_m = float(sizes.mean())
-        var = float((x - p * sizes).var(ddof=1))
-        moment = min(max((var / (mean_m * p * (1 - p)) - 1) / max(mean_m - 1, 1e-12), 0.0),
-                     0.999)  # fmt: skip
-    if p in (0.0, 1.0) or x.size < 2:
-        return Overdispersion(icc=0.0, mean=p, moment_icc=0.0, statistic=0.0, p_value=1.0,
-                              design_effect=1.0)  # fmt: skip
-    ll_binomial = float(np.sum(stats.binom.logpmf(x, sizes, p)))
-    # the likelihood only needs a histogram of (failures, size) pairs
-    pairs, counts = np.unique(np.stack([x, sizes]), axis=1, return_counts=True)
-    values, n_of = pairs[0], pairs[1]
-    log_choose = gammaln(n_of + 1) - gammaln(values + 1) - gammaln(n_of - values + 1)
-
-    def negative_ll(theta: npt.NDArray[np.float64]) -> float:
-        mu = 1 / (1 + math.exp(-theta[0]))
-        rho = 1 / (1 + math.exp(-theta[1]))
-        a, b = beta_shape(mu, rho)
-        terms = log_choose + betaln(values + a, n_of - values + b) - betaln(a, b)
-        return -float(counts @ terms)
-
-    start = np.array([math.log(p / (1 - p)), math.log(max(moment, 1e-3) / (1 - max(moment, 1e-3)))])
-    best = optimize.minimize(negative_ll, start, method="Nelder-Mead",
-                             options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 2000})  # fmt: skip
-    mu = 1 / (1 + math.exp(-best.x[0]))
-    rho = 1 / (1 + math.exp(-best.x[1]))
-    statistic = max(0.0, 2 * (-best.fun - ll_binomial))
-    if statistic < 1e-9:  # the binomial is the best fit: rho at its boundary
-        mu, rho, statistic = p, 0.0, 0.0
+    level = check_probability("confidence_level", confidence_level)
+    x, m = _run_counts(failures, cases)
+    lik = _Likelihood(x, m)
+    p = lik.p
+    size = float((m * m).sum() / m.sum())  # size-weighted mean run size
+    moment = _moment_icc(x, m, p)
+    if lik.total_x in (0, lik.total_m):  # no failure (or no pass) at all: rho not identified
+        return Overdispersion(icc=0.0, mean=p, moment_icc=moment, statistic=0.0, p_value=1.0,
+                              design_effect=1.0, icc_upper=ICC_MAX,
+                              confidence_level=level)  # fmt: skip
+    grid = _RHO_GRID
+    values = [lik.profile(float(r))[1] for r in grid]
+    best = int(np.argmax(values))
+    if best == 0 and lik.score_theta_at_zero() <= 0:
+        rho, value = 0.0, 0.0
+    else:
+        low, high = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, grid.size - 1)])
+        found = optimize.minimize_scalar(
+            lambda r: -lik.profile(r)[1], bounds=(low, high), method="bounded",
+            options={"xatol": 1e-10 * high},
+        )  # fmt: skip
+        rho, value = float(found.x), -float(found.fun)
+        if values[best] > value:
+            rho, value = float(grid[best]), values[best]
+    if value <= 0 or rho <= 0:  # the binomial is the best fit: rho at its boundary
+        rho, value = 0.0, 0.0
+    mu = lik.profile(rho)[0]
+    statistic = 2 * value
     p_value = 1.0 if statistic == 0 else 0.5 * float(stats.chi2.sf(statistic, 1))
+    # profile-likelihood upper bound: the first rho above the MLE that falls z^2/2 short
+    z = float(stats.norm.isf((1 - level) / 2))
+    upper = _profile_bound(lik, rho, value - z * z / 2, grid, values)
+    for v in (mu, rho, statistic, p_value, upper):
+        if not math.isfinite(v):  # a bug, never the user's input: say so plainly
+            raise FloatingPointError(f"beta-binomial fit gave a non-finite value {v}")
     return Overdispersion(icc=rho, mean=mu, moment_icc=moment, statistic=statistic,
-                          p_value=p_value, design_effect=1 + (m - 1) * rho)  # fmt: skip
+                          p_value=p_value, design_effect=1 + (size - 1) * rho,
+                          icc_upper=upper, confidence_level=level)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,6 +369,7 @@ class Recommendation:
     method: str
     noise: RateEstimate
     noise_for_gate: RateEstimate
+    icc_for_gate: float
     judge_noise: RateEstimate | None
     per_case: tuple[CaseNoise, ...]
     overdispersion: Overdispersion
@@ -285,6 +446,7 @@ class Recommendation:
             "sources": list(self.sources),
             "noise": self.noise.to_dict(),
             "noise_for_gate": self.noise_for_gate.to_dict(),
+            "icc_for_gate": self.icc_for_gate,
             "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
             "overdispersion": self.overdispersion.to_dict(),
             "correlated": self.correlated,
@@ -303,14 +465,235 @@ class Recommendation:
         }
 
 
-def _failure_pmf(n: int, mean: float, icc: float) -> npt.NDArray[np.float64]:
-    """PMF of failing cases out of n: binomial, or beta-binomial with correlation."""
-    from scipy import stats
+def _failure_pmf(n: int, mean: float, icc: float) -> Floats:
+    """PMF of failing cases out of n: binomial, or beta-binomial with correlation.
+
+    Computed as the products in :class:`_Likelihood` (log-sums of ``log1p`` terms),
+    so it is accurate at every icc, including tiny ones where ``betaln`` differences
+    (scipy's betabinom) cancel; at icc 0 it is the binomial.
+    """
+    from scipy.special import gammaln
 
     f = np.arange(n + 1)
-    if icc <= 0 or mean in (0.0, 1.0):
-        return np.asarray(stats.binom.pmf(f, n, mean))
-    return np.asarray(stats.betabinom.pmf(f, n, *beta_shape(mean, icc)))
+    if mean <= 0 or mean >= 1:
+        return np.asarray(f == (n if mean >= 1 else 0), dtype=np.float64)
+    theta = icc / (1.0 - icc)
+    j = np.arange(n, dtype=np.float64)
+    fail = _prefix(math.log(mean) + np.log1p(j * (theta / mean)))
+    ok = _prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))
+    norm = float(np.log1p(j * theta).sum())
+    log_choose = gammaln(n + 1) - gammaln(f + 1) - gammaln(n - f + 1)
+    return np.asarray(np.exp(log_choose + fail[f] + ok[n - f] - norm))
+
+
+def _below(pass_pmf: Floats) -> Floats:
+    """``P(K < k)`` for k = 0..n from the pass-count pmf: exactly 0 at k = 0 and exactly 1
+    where no mass is left at or above k."""
+    lo = _prefix(pass_pmf)[:-1]
+    hi = np.cumsum(pass_pmf[::-1])[::-1]
+    return np.asarray(lo / (lo + hi))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoiseBounds:
+    """What the known-good runs allow: a joint confidence region of (rate, icc).
+
+    The region holds every (mu, rho) whose log-likelihood is within ``q / 2`` of the
+    maximum, q the ``(1 + confidence_level) / 2`` quantile of chi-square with 2 degrees
+    of freedom (7.38 at 95%, the one-sided level of the upper end of a 95% interval): a
+    joint likelihood-ratio confidence region, so with that confidence the truth lies in
+    it and every gate's false alarm is at most its largest value over it,
+    simultaneously for all gates. (At the `confidence_level` quantile itself, 5.99, the
+    coverage study measured up to 2% of gates over budget near icc 0.03.) It is traced
+    at `iccs` (a grid from 0 to the region's largest icc, `icc_top`); at each the rate
+    runs from `lows` to `highs`. At any icc the false alarm rises with the rate, so its
+    largest value over the region is the largest at the `highs`.
+
+    Attributes
+    ----------
+    overdispersion : Overdispersion
+    icc_top : float
+        The largest icc in the region (``ICC_MAX`` when the runs cannot bound it).
+    iccs, lows, highs : tuple of float
+    rate : RateEstimate
+        The rate's range over the whole region (method ``profile likelihood``).
+    """
+
+    overdispersion: Overdispersion
+    icc_top: float
+    iccs: tuple[float, ...]
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+    rate: RateEstimate
+
+    def false_alarms(self, n: int) -> Floats:
+        """P(a healthy run of n cases fails "at least k pass"), k = 0..n: the largest over
+        the region."""
+        below = [_below(_failure_pmf(n, hi, icc)[::-1])
+                 for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
+        return np.asarray(np.max(below, axis=0))
+
+    def worst_point(self, n: int, failing: int) -> tuple[float, float]:
+        """(rate, icc) of the region where "at most ``failing - 1`` of n fail" has its
+        largest false alarm."""
+        tails = [_below(_failure_pmf(n, hi, icc)[::-1])[n - failing + 1]
+                 for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
+        i = int(np.argmax(tails))
+        return self.highs[i], self.iccs[i]
+
+    def detections(self, n: int, failing: int) -> Floats:
+        """P(a run with `failing` cases failing a code check fails "at least k pass"):
+        the smallest over the region (the other cases at the lowest rate)."""
+        out = []
+        for icc, lo in zip(self.iccs, self.lows, strict=True):
+            rest = _failure_pmf(n - failing, lo, icc)[::-1]  # passes among the others
+            out.append(_below(np.concatenate((rest, np.zeros(failing)))))
+        return np.asarray(np.min(out, axis=0))
+
+
+def noise_bounds(
+    failures: npt.ArrayLike,
+    cases: int | npt.ArrayLike,
+    *,
+    confidence_level: float = 0.95,
+    grid: int = 24,
+) -> NoiseBounds:
+    """The joint (rate, icc) confidence region the gate is computed over (see
+    :class:`NoiseBounds`), from the failures and the observed cases of each run.
+
+    The icc is carried up to the region's largest value whatever the test of rho = 0
+    says (a test that fails to reject is no evidence of independence). The region is
+    traced at `grid` + 1 iccs evenly spaced in ``[0, icc_top]`` plus the fitted icc;
+    at each, the rate's range solves ``log L(mu, rho) = max log L - q / 2`` by Brent's
+    method (the log-likelihood is concave in mu).
+    """
+    from scipy import optimize, stats
+
+    level = check_probability("confidence_level", confidence_level)
+    x, m = _run_counts(failures, cases)
+    over = fit_overdispersion(x, m, level)
+    lik = _Likelihood(x, m)
+    floor = over.statistic / 2 - float(stats.chi2.ppf((1 + level) / 2, 2)) / 2
+    values = [lik.profile(float(r))[1] for r in _RHO_GRID]
+    top = _profile_bound(lik, over.icc, floor, _RHO_GRID, values)
+    iccs = sorted({top * i / grid for i in range(grid + 1)} | {over.icc})
+    lows, highs = [], []
+    for icc in iccs:
+        theta = icc / (1 - icc)
+        mu, value = lik.profile(icc)
+        if value <= floor:  # the region's tip (icc_upper), up to rounding
+            lows.append(mu)
+            highs.append(mu)
+            continue
+
+        def gap(r: float, theta: float = theta) -> float:
+            return lik.excess(r, theta) - floor
+
+        lo = 0.0 if gap(0.0) >= 0 else optimize.brentq(gap, 0.0, mu, xtol=1e-300, rtol=1e-13)
+        hi = 1.0 if gap(1.0) >= 0 else optimize.brentq(gap, mu, 1.0, xtol=1e-300, rtol=1e-13)
+        lows.append(float(lo))
+        highs.append(float(hi))
+    total, trials = float(x.sum()), float(m.sum())
+    rate = RateEstimate(failures=total, trials=trials, estimate=total / trials, low=min(lows),
+                        high=max(highs), method="profile likelihood",
+                        confidence_level=level)  # fmt: skip
+    return NoiseBounds(overdispersion=over, icc_top=top, iccs=tuple(iccs), lows=tuple(lows),
+                       highs=tuple(highs), rate=rate)  # fmt: skip
+
+
+#: The fallback "what would work" search tries every suite size up to this.
+PLAN_MAX_CASES = 500
+
+
+def _beta_rule(a: float, b: float, nodes: int) -> tuple[Floats, Floats]:
+    """Gauss rule for ``E f(X)``, X ~ Beta(a, b): exact for polynomials of degree below
+    ``2 * nodes``. Built from the Jacobi matrix (Golub & Welsch 1969), which stays
+    accurate for the large a + b of a small icc (scipy's roots_jacobi returns NaN there).
+    """
+    from scipy.linalg import eigh_tridiagonal
+
+    al, be = b - 1.0, a - 1.0  # weight (1 - t)^al (1 + t)^be on [-1, 1], x = (1 + t) / 2
+    k = np.arange(nodes, dtype=np.float64)
+    s = 2 * k + al + be
+    diag = np.empty(nodes)
+    diag[0] = (be - al) / (al + be + 2)
+    diag[1:] = (be - al) * (be + al) / (s[1:] * (s[1:] + 2))
+    kk, ss = k[2:], s[2:]
+    off = np.empty(max(nodes - 1, 0))
+    if nodes > 1:  # k = 1 with the common factor (1 + al + be) cancelled
+        off[0] = 4 * (1 + al) * (1 + be) / ((2 + al + be) ** 2 * (3 + al + be))
+    off[1:] = 4 * kk * (kk + al) * (kk + be) * (kk + al + be) / (ss**2 * (ss + 1) * (ss - 1))
+    t, vectors = eigh_tridiagonal(diag, np.sqrt(off))
+    w = vectors[0] ** 2
+    return np.clip((1 + t) / 2, 0.0, 1.0), w / w.sum()
+
+
+def would_work(
+    *,
+    rate: float,
+    icc: float,
+    regression: Regression,
+    false_alarm: float,
+    detection: float,
+    max_cases: int = PLAN_MAX_CASES,
+) -> SuitePlans:
+    """The smallest suite meeting both targets, one judge check and one code check per
+    case, the regression failing the code check: one judge call per check, and a
+    majority of 3. What :func:`gatecal.plan_suite` answers for this suite shape, here
+    exact and in well under a second at any icc:
+
+    - one call: the failing count is beta-binomial, evaluated in closed form;
+    - majority of 3: a case fails with ``g(x) = 3 x^2 - 2 x^3`` at run rate x, so the
+      count is a Beta mixture of binomials of degree 3n in x; a Gauss rule with
+      ``3 max_cases / 2 + 1`` nodes is exact for every n searched.
+
+    Every n is tried in turn (feasibility is not monotone), but the most sensitive
+    admissible gate moves by at most one failure from n - 1 to n (one more case adds
+    at most one failure), so each n costs two or three tail probabilities.
+    """
+    from scipy.special import betainc
+
+    noise = JudgeNoise(fnr=rate, fpr=rate, icc=icc)
+    policies = (Policy(), Policy(majority=3))
+    cache: dict[int, Floats] = {}
+
+    def single(n: int, f: int) -> float:  # P(more than f of n cases fail), one call
+        if f >= n:
+            return 0.0
+        if n not in cache:
+            cache[n] = _failure_pmf(n, rate, icc)
+        return math.fsum(cache[n][f + 1 :])
+
+    if icc > 0:
+        xs, ws = _beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
+    else:
+        xs, ws = np.array([rate]), np.ones(1)
+    g = xs * xs * (3 - 2 * xs)
+
+    def majority(n: int, f: int) -> float:
+        return 0.0 if f >= n else float(ws @ betainc(f + 1, n - f, g))
+
+    plans: list[SuitePlan | None] = []
+    for policy, tail in zip(policies, (single, majority), strict=True):
+        found, most = None, 0  # most: failures the best admissible gate allows at n - 1
+        for n in range(1, max_cases + 1):
+            fa = tail(n, most)
+            if fa > false_alarm:
+                most += 1
+                fa = tail(n, most)
+            failing = regression.failing(n)
+            if not 1 <= failing <= n:
+                continue
+            det = 1.0 if most < failing else tail(n - failing, most - failing)
+            if det >= detection:
+                found = SuitePlan(policy=policy, cases=n, k_min=n - most, failing=failing,
+                                  false_alarm=fa, detection=det,
+                                  judge_calls=float(n * policy.majority))  # fmt: skip
+                break
+        plans.append(found)
+    return SuitePlans(noise=noise, regression=regression, false_alarm=false_alarm,
+                      detection=detection, judge_checks=1, code_checks=1, max_cases=max_cases,
+                      policies=policies, plans=tuple(plans))  # fmt: skip
 
 
 def recommend_gate(
@@ -325,21 +708,25 @@ def recommend_gate(
 ) -> Recommendation:
     """Measure the judge's noise from known-good runs and recommend the gate.
 
-    The healthy build's failing-case count is modelled as binomial with the *upper*
-    confidence bound of the pooled case failure rate, or, when the runs are
-    overdispersed (likelihood-ratio p-value below `significance`), as beta-binomial
-    with the fitted icc and the upper bound of a design-effect-widened interval: a
-    conservative false alarm. The regressed build is either the measured regressed
+    The healthy build's failing-case count is modelled as beta-binomial with the icc
+    anywhere from 0 to its profile-likelihood upper bound and, at each icc, the
+    pooled rate at the upper end of its design-effect-widened interval; the false
+    alarm of a gate is the largest over these: conservative whether or not the runs
+    are correlated, and whatever the test of rho = 0 says (`significance` only labels
+    the runs ``correlated``). The regressed build is either the measured regressed
     runs (each case failing at its observed rate in them) or `regression` cases
-    failing a code check with the rest at the lower noise bound: a conservative
-    detection. The recommended gate is the largest k_min whose false alarm is at most
-    `false_alarm`, provided its detection is at least `detection`.
+    failing a code check with the rest at the lower rate bound, the smallest detection
+    over the icc range: a conservative detection. The recommended gate is the largest
+    k_min whose false alarm is at most `false_alarm`, provided its detection is at
+    least `detection`; otherwise `plans` says what suite would work (searched up to
+    :data:`PLAN_MAX_CASES` cases, at the point of the region worst for this suite).
     """
     from gatecal._exact import pass_count_pmf
 
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     level = check_probability("confidence_level", confidence_level)
+    significance = check_probability("significance", significance)
     if "healthy" not in data.builds():
         raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
     runs, cases, matrix = data.case_outcomes("healthy")
@@ -358,23 +745,15 @@ def recommend_gate(
     observed = outcome >= 0
     failed = outcome == 0
     failures_per_run = failed.sum(axis=1)
-    cases_per_run = observed.sum(axis=1)
+    cases_per_run = observed.sum(axis=1)  # cases observed in each run
     failures_per_case = failed.sum(axis=0)
     runs_per_case = observed.sum(axis=0)
-    total = float(failures_per_run.sum())
     total_trials = float(observed.sum())
     missing = int(r * n - total_trials)
-    noise = proportion_interval(total, total_trials, level, method)
-    over = fit_overdispersion(failures_per_run, cases_per_run)
-    correlated = over.p_value < significance
-    icc = over.icc if correlated else 0.0
-    gate_noise = noise
-    if correlated:
-        trials = total_trials / over.design_effect
-        widened = proportion_interval(total / total_trials * trials, trials, level, method)
-        gate_noise = RateEstimate(failures=widened.failures, trials=trials,
-                                  estimate=noise.estimate, low=widened.low, high=widened.high,
-                                  method=f"{method}+deff", confidence_level=level)  # fmt: skip
+    noise = proportion_interval(float(failures_per_run.sum()), total_trials, level, method)
+    bounds = noise_bounds(failures_per_run, cases_per_run, confidence_level=level)
+    gate_noise = bounds.rate
+    over = bounds.overdispersion
     per_case = sorted(
         (CaseNoise(case=c, rate=proportion_interval(float(f), float(t), level, method))
          for c, f, t in zip(cases, failures_per_case, runs_per_case, strict=True)),
@@ -384,9 +763,7 @@ def recommend_gate(
     judge_noise = (proportion_interval(judge_failed, judge_total, level, method)
                    if judge_total else None)  # fmt: skip
 
-    # false alarm: failing cases ~ Bin / BetaBin(n, upper bound)
-    fail_pmf_h = _failure_pmf(n, gate_noise.high, icc)
-    pass_pmf_h = fail_pmf_h[::-1]  # K = n - F
+    false_alarms = bounds.false_alarms(n)
     regressed_runs = len(data.runs("regressed")) if "regressed" in data.builds() else 0
     if regressed_runs:
         _, reg_cases, reg_matrix = data.case_outcomes("regressed")
@@ -400,7 +777,7 @@ def recommend_gate(
         # failed never pass); the noise of the rest is what those runs showed; a case
         # never observed there passes as often as the healthy build's lower bound allows
         reg_rate = np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), gate_noise.low)
-        pass_pmf_r = pass_count_pmf(1.0 - reg_rate)
+        detections = _below(pass_count_pmf(1.0 - reg_rate))
         regression_text = f"measured: {regressed_runs} regressed runs"
         failing_cases = float(np.sum(reg_rate > 0.5))
         majority_failing = max(1, int(failing_cases))
@@ -415,33 +792,22 @@ def recommend_gate(
         f = reg.failing(n)
         if f < 1 or f > n:
             raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
-        rest = _failure_pmf(n - f, gate_noise.low, icc)[::-1]  # passes among the others
-        pass_pmf_r = np.concatenate((rest, np.zeros(f)))  # the f failing cases never pass
+        detections = bounds.detections(n, f)
         regression_text = f"{reg.describe()} ({f} of {n}, a code check)"
         failing_cases = float(f)
         # a bigger suite keeps the regression's share of the cases, not its count
         plan_regression = Regression(text=f"{f}/{n}", share=Fraction(f, n))
-    table = []
-    for k in range(n + 1):
-        lo_h, hi_h = math.fsum(pass_pmf_h[:k]), math.fsum(pass_pmf_h[k:])
-        lo_r, hi_r = math.fsum(pass_pmf_r[:k]), math.fsum(pass_pmf_r[k:])
-        table.append((lo_h / (lo_h + hi_h), lo_r / (lo_r + hi_r)))
+    table = [(float(fa), float(det)) for fa, det in zip(false_alarms, detections, strict=True)]
     admissible = [k for k, (fa, _) in enumerate(table) if fa <= alpha]
     best = max(admissible)  # k = 0 never fails, so there is always one
     recommended = best if table[best][1] >= power else None
     plans = None
     if recommended is None:
-        p_case = gate_noise.high
-        plans = plan_suite(
-            noise=JudgeNoise(fnr=p_case, fpr=p_case, icc=min(icc, 0.999)),
-            regression=plan_regression,
-            false_alarm=alpha,
-            detection=power,
-            judge_checks=1,
-            code_checks=1,
-            policies=[Policy(), Policy(majority=3)],
-            max_cases=2000,
-        )
+        # planned at the point of the region worst for this suite's gate "fewer failing
+        # than the regression" (a bigger suite's worst point may differ a little)
+        worst = bounds.worst_point(n, max(1, round(failing_cases)))
+        plans = would_work(rate=worst[0], icc=worst[1], regression=plan_regression,
+                           false_alarm=alpha, detection=power)  # fmt: skip
     return Recommendation(
         runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
         missing=missing, errors=data.errors + data.unscored, reruns=data.reruns,
@@ -450,8 +816,9 @@ def recommend_gate(
         case_order=tuple(cases),
         failures_per_run=tuple(int(f) for f in failures_per_run),
         sources=data.sources, confidence_level=level, method=method, noise=noise,
-        noise_for_gate=gate_noise, judge_noise=judge_noise, per_case=tuple(per_case),
-        overdispersion=over, correlated=correlated, regression=regression_text,
-        regression_failing=failing_cases, false_alarm_target=alpha, detection_target=power,
-        table=tuple(table), recommended=recommended, plans=plans,
+        noise_for_gate=gate_noise, icc_for_gate=bounds.icc_top, judge_noise=judge_noise,
+        per_case=tuple(per_case), overdispersion=over, correlated=over.p_value < significance,
+        regression=regression_text, regression_failing=failing_cases,
+        false_alarm_target=alpha, detection_target=power, table=tuple(table),
+        recommended=recommended, plans=plans,
     )  # fmt: skip

@@ -15,6 +15,7 @@ from gatecal._policies import PolicyComparisonRow, PolicyReport
 from gatecal._recommend import RateEstimate, Recommendation
 from gatecal._simulate import GateRow, SimulationReport
 from gatecal._suite import BUILDS, JudgeNoise
+from gatecal._validate import ParameterError
 
 __all__ = [
     "FORMATS",
@@ -43,6 +44,23 @@ def _percent(p: float) -> str:
     return f"{100 * p:.10g}%"
 
 
+def _md_text(text: str) -> str:
+    """A user's text (a case name) inside markdown: no HTML, no table breaks, no emphasis."""
+    import html
+
+    escaped = html.escape(text, quote=False)
+    return "".join("\\" + ch if ch in "\\`*_[]|#" else ch for ch in escaped)
+
+
+def safe_terminal(text: str) -> str:
+    """`text` with control characters (other than newline and tab) shown as escapes, so a
+    case name cannot move the cursor, clear the screen or retitle a terminal."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and not 0x80 <= ord(ch) < 0xA0) else ascii(ch)[1:-1]
+        for ch in text
+    )
+
+
 def _plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
@@ -60,9 +78,14 @@ def _suite_lines(report: SimulationReport) -> list[str]:
     s = report.suite
     checks = f"{_plural(s.judge_checks, 'judge check')} and {_plural(s.code_checks, 'code check')}"
     code, judge_only = s.failing_by_kind("regressed")
-    parts = [f"{_plural(code, 'case')} fail a code check"] if code or not judge_only else []
+    verb = {True: "fails", False: "fail"}
+    parts = (
+        [f"{_plural(code, 'case')} {verb[code == 1]} a code check"]
+        if code or not judge_only
+        else []
+    )
     if judge_only:
-        parts.append(f"{_plural(judge_only, 'case')} fail only a judge check")
+        parts.append(f"{_plural(judge_only, 'case')} {verb[judge_only == 1]} only a judge check")
     nf = {b: f"{report.noise_free_pass_rate(b):.2f}" for b in BUILDS}
     extra = []
     nz = report.noise
@@ -88,7 +111,16 @@ def _suite_lines(report: SimulationReport) -> list[str]:
     ]
 
 
+def _flip_unused(report: SimulationReport) -> bool:
+    """Every judge verdict has its own rate from the suite spec, so the flip rate is unused."""
+    nz, s = report.noise, report.suite
+    judge_checks = {c.name for c in s.checks if c.kind == "judge"}
+    return set(s.cases) <= set(nz.per_case) or judge_checks <= set(nz.per_check)
+
+
 def _block_title(report: SimulationReport, p: float) -> str:
+    if _flip_unused(report):
+        return f"judge rates from the suite spec (--flip {p:g} does not apply: each has its own)"
     if report.fixed_fpr:
         return f'{_percent(p)} of passing judge verdicts flipped to "no"'
     return f"{_percent(p)} of judge verdicts flipped"
@@ -196,7 +228,7 @@ def render(report: SimulationReport, fmt: str = "table") -> str:
         return _csv(report.rows)
     if fmt == "json":
         return _json(report)
-    raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+    raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
 
 
 def _table_lines(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
@@ -283,7 +315,7 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
             ]
         )
     if fmt not in ("table", "markdown"):
-        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     checks = f"{_plural(plans.judge_checks, 'judge check')} and "
     checks += _plural(plans.code_checks, "code check")
     kind = "a code check" if plans.code_checks else "a judge check"
@@ -342,7 +374,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
     if fmt == "csv":
         return _csv_text(dicts)
     if fmt not in ("table", "markdown"):
-        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     lines = [
         f"judge: {_noise_words(report.noise)}; {_plural(report.suite.n_cases, 'case')}",
         f"P exact; counts from {report.n_runs} CI runs simulated call by call (seed "
@@ -408,7 +440,7 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         return _csv_text([{"k_min": k, "false_alarm": fa, "detection": det}
                           for k, (fa, det) in enumerate(rec.table)])  # fmt: skip
     if fmt not in ("table", "markdown"):
-        raise ValueError(f"`fmt` must be one of {FORMATS} (got {fmt!r})")
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     level = f"{100 * rec.confidence_level:g}%"
     builds = _plural(rec.runs, "known-good run")
     if rec.regressed_runs:
@@ -449,18 +481,29 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         f"design effect {od.design_effect:.2f}, LR test p = {format_probability(od.p_value)}: "
         f"{verdict}",
     ]
-    if rec.correlated:
-        lines.append(f"  rate for the gate, widened for correlation: {_rate(rec.noise_for_gate)}")
+    if rec.sessions < rec.runs:
+        lines.append(
+            f"  (the test compares {_plural(rec.runs, 'run')} from "
+            f"{_plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
+            "and a time window, so drift between invocations shows only across sessions)"
+        )
+    if rec.icc_for_gate > 0:
+        lines.append(
+            f"  the gate allows for an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
+            f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
+        )
     lines += ["", f"flakiest cases (failures in {_plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
-        lines.append(f"  {c.case:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
+        name = _md_text(c.case) if fmt == "markdown" else c.case
+        lines.append(f"  {name:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
     if len(rec.per_case) > top:
         lines.append(f"  ... {len(rec.per_case) - top} more")
     lines += [
         "",
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
-        f"{rec.detection_target:g}; false alarm at the upper noise bound, detection at the lower",
+        f"{rec.detection_target:g}; false alarm the largest and detection the smallest over "
+        "that (rate, icc) region",
         "",
     ]
     if rec.recommended is not None:
@@ -487,7 +530,10 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
                         f"{format_probability(plan.false_alarm)}, detection "
                         f"{format_probability(plan.detection)})"
                     )
-            lines.append("  (each case treated as one judge verdict at the measured rate)")
+            lines.append(
+                f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
+                f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
+            )
     lines += ["", "operating table:"]
     rows = [[str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
             for k, (fa, det) in enumerate(rec.table)]  # fmt: skip

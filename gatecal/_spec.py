@@ -85,7 +85,9 @@ def spec_from_data(data: Any, source: str = "suite spec") -> SuiteSpec:
     if not isinstance(cases, list) or not cases or not all(isinstance(c, str) and c for c in cases):
         raise fail("cases", "must be a non-empty list of case ids", cases)
     if len(set(cases)) != len(cases):
-        raise fail("cases", "must be unique", next(c for c in cases if cases.count(c) > 1))
+        from collections import Counter
+
+        raise fail("cases", "must be unique", next(c for c, n in Counter(cases).items() if n > 1))
     checks = data.get("checks")
     if not isinstance(checks, list) or not checks:
         raise fail("checks", "must be a non-empty list of {name, kind}", checks)
@@ -157,10 +159,14 @@ def load_suite(path: str | Path) -> Suite:
 def load_spec(path: str | Path) -> SuiteSpec:
     """Read a suite spec, with any per-check and per-case rates, from ``.json`` or ``.toml``."""
     file = Path(path)
+    from gatecal._text import TextError, read_text
+
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_text(file)
     except OSError as exc:
         raise SpecError(f"{file}: cannot read the suite spec ({exc.strerror})") from None
+    except TextError as exc:
+        raise SpecError(str(exc)) from None
     try:
         data = tomllib.loads(text) if file.suffix.lower() == ".toml" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

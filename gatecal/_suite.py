@@ -178,7 +178,9 @@ class Suite:
         if not cases:
             raise ParameterError("cases", "must name at least one case", self.cases)
         if len(set(cases)) != len(cases):
-            dup = next(c for c in cases if cases.count(c) > 1)
+            from collections import Counter  # linear, where list.count per case was quadratic
+
+            dup = next(c for c, n in Counter(cases).items() if n > 1)
             raise ParameterError("cases", "must be unique", dup)
         if not checks:
             raise ParameterError("checks", "must hold at least one check", self.checks)

@@ -27,6 +27,7 @@ from gatecal._simulate import SimulationReport
 
 __all__ = [
     "COLORS",
+    "chart_bytes",
     "plot_calibration",
     "plot_cases_needed",
     "plot_false_alarm_heatmap",
@@ -346,15 +347,28 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
     return left
 
 
+def chart_bytes(ax: Axes, suffix: str, **kwargs: Any) -> bytes:
+    """The figure of `ax` as PNG or SVG bytes (`suffix` ``.png`` or ``.svg``)."""
+    import io
+
+    suffix = suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise ValueError(f"`suffix` must be .png or .svg (got {suffix!r})")
+    figure = ax.get_figure()
+    assert isinstance(figure, Figure)
+    metadata = {"Date": None, "Creator": "gatecal"} if suffix == ".svg" else {"Software": "gatecal"}
+    buffer = io.BytesIO()
+    with mpl.rc_context(_STYLE):
+        figure.savefig(buffer, format=suffix[1:], dpi=kwargs.pop("dpi", 150), metadata=metadata,
+                       **kwargs)  # fmt: skip
+    return buffer.getvalue()
+
+
 def save_chart(ax: Axes, path: str | Path, **kwargs: Any) -> Path:
     """Save the figure of `ax` as PNG or SVG (by suffix); SVG is byte-for-byte reproducible."""
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in (".png", ".svg"):
         raise ValueError(f"`path` must end in .png or .svg (got {str(path)!r})")
-    figure = ax.get_figure()
-    assert isinstance(figure, Figure)
-    metadata = {"Date": None, "Creator": "gatecal"} if suffix == ".svg" else {"Software": "gatecal"}
-    with mpl.rc_context(_STYLE):
-        figure.savefig(target, dpi=kwargs.pop("dpi", 150), metadata=metadata, **kwargs)
+    target.write_bytes(chart_bytes(ax, suffix, **kwargs))
     return target

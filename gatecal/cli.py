@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +26,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+#: The largest suite the command line builds: exact maths is quadratic in the cases, so a
+#: typo like --cases 100000000 is refused at once instead of exhausting memory.
+MAX_CASES = 50_000
 
 #: Library parameter -> the option that sets it, so errors name what the user typed.
 _OPTION = {
@@ -79,7 +83,9 @@ class CliError(typer.TyperException):
 
 def _from_library(exc: ParameterError) -> CliError:
     option = _OPTION.get(exc.name, exc.name)
-    return CliError(f"{option} {exc.rule} (got {exc.value!r})")
+    # a rule that names another library parameter names its option too
+    rule = re.sub(r"`(\w+)`", lambda m: _OPTION.get(m.group(1), m.group(0)), exc.rule)
+    return CliError(f"{option} {rule} (got {exc.value!r})")
 
 
 def _load_spec(path: Path) -> gatecal.SuiteSpec:
@@ -119,8 +125,11 @@ def _suite_and_rates(
             raise CliError(f"{given} can't be combined with --suite (got {shape[given]!r})")
         spec = _load_spec(suite_file)
         return spec.suite, spec.per_check, spec.per_case
+    n_cases = 12 if cases is None else _whole("--cases", cases)
+    if n_cases > MAX_CASES:
+        raise CliError(f"--cases must be at most {MAX_CASES:,} on the command line (got {cases!r})")
     suite = gatecal.Suite.uniform(
-        cases=12 if cases is None else _whole("--cases", cases),
+        cases=n_cases,
         judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
         code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
         failing=None if failing is None else _whole("--failing", failing),
@@ -137,18 +146,38 @@ def _noise(
         fnr=fnr,
         fpr=_probability("--fpr", fpr, fnr),
         unparseable=_probability("--unparseable", unparseable),
-        icc=_probability("--icc", icc),
+        icc=_open_unit("--icc", icc, low_open=False, high_open=True) if icc is not None else 0.0,
         per_check=per_check,
         per_case=per_case,
     )
 
 
 def _whole(option: str, text: str) -> int:
-    """Parse a whole number; the library checks its range."""
+    """Parse a whole number of ASCII digits (int() also takes '٣' and '1_0'); the library
+    checks its range."""
+    raw = text.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", raw):
+        raise CliError(f"{option} must be a whole number (got {text!r})")
+    return int(raw)
+
+
+def _seed(text: str) -> int:
+    seed = _whole("--seed", text)
+    if seed < 0:
+        raise CliError(f"--seed must be a whole number >= 0 (got {text!r})")
+    return seed
+
+
+def _open_unit(option: str, text: str | None, *, low_open: bool, high_open: bool) -> float:
+    """A number in [0, 1] with either end excluded, e.g. a confidence level in (0, 1)."""
+    interval = ("(" if low_open else "[") + "0, 1" + (")" if high_open else "]")
     try:
-        return int(text.strip())
-    except ValueError:
-        raise CliError(f"{option} must be a whole number (got {text!r})") from None
+        value = _probability(option, text)
+    except CliError:
+        raise CliError(f"{option} must be a number in {interval} (got {text!r})") from None
+    if (low_open and value == 0.0) or (high_open and value == 1.0):
+        raise CliError(f"{option} must be a number in {interval} (got {text!r})")
+    return value
 
 
 def _parse_flips(text: str) -> list[float]:
@@ -164,47 +193,88 @@ def _parse_flips(text: str) -> list[float]:
 
 def _check_out(out: Path | None, option: str = "--out") -> None:
     """Refuse an output path that cannot be written, before any work is done."""
-    if out is None:
-        return
-    parent = out.parent if str(out.parent) else Path(".")
-    if out.is_dir():
-        raise CliError(f"{option} must be a file path, not a directory (got {str(out)!r})")
-    if not parent.is_dir():
-        raise CliError(f"{option} must be in an existing directory (got {str(out)!r})")
-    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
-        raise CliError(f"{option} must be a writable path (got {str(out)!r})")
+    _Outputs((option, out))
 
 
 def _write_atomically(out: Path, text: str, option: str = "--out") -> None:
-    """Write `text` to a temporary file beside `out`, then move it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, _file_mode(out))  # mkstemp makes 0600; give the usual mode
-        os.replace(tmp, out)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise CliError(
-            f"{option} could not be written (got {str(out)!r}: {exc.strerror})"
-        ) from None
+    """Write `text` to `out` by gatecal's output rules (see gatecal/_output.py)."""
+    outputs = _Outputs((option, out))
+    outputs.put(option, text)
+    outputs.commit()
 
 
 def _emit(text: str, out: Path | None) -> None:
-    """Print `text`, or write it to `out` atomically."""
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        _write_atomically(out, text)
+    """Print `text`, or write it to `out` by gatecal's output rules."""
+    outputs = _Outputs(("--out", out))
+    outputs.put("--out", text)
+    outputs.commit()
 
 
-def _file_mode(path: Path) -> int:
-    """The mode `path` has, or the one a new file gets under the current umask."""
-    if path.exists():
-        return path.stat().st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+class _Outputs:
+    """A command's outputs: all checked before any work, all written together or none.
+
+    ``--out`` not given means standard output, printed only after every file is written.
+    """
+
+    def __init__(self, *pairs: tuple[str, Path | None], inputs: Sequence[str | Path] = ()) -> None:
+        from gatecal._output import OutputError, check_outputs
+
+        for option, path in pairs:
+            if (
+                option == "--chart"
+                and path is not None
+                and path.suffix.lower() not in (".png", ".svg")
+            ):
+                raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
+        try:
+            planned = check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        self.planned = {p.option: p for p in planned}
+        self.items: list[tuple[Any, bytes]] = []
+        self.stdout: str | None = None
+
+    def wants(self, option: str) -> bool:
+        return option in self.planned
+
+    def refuse_inputs(self, inputs: Sequence[str | Path]) -> None:
+        """Check again once the inputs are known file by file (folders and globs read)."""
+        from gatecal._output import OutputError, check_outputs
+
+        pairs = [(p.option, p.path) for p in self.planned.values()]
+        try:
+            check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+
+    def put(self, option: str, data: str | bytes) -> None:
+        if option in self.planned:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            self.items.append((self.planned[option], raw))
+        elif option == "--out":
+            self.stdout = data if isinstance(data, str) else data.decode("utf-8")
+
+    def chart(self, draw: Any, option: str = "--chart") -> None:
+        """Draw with `draw(charts)`, if the chart was asked for."""
+        if option in self.planned:
+            from gatecal import charts
+
+            self.put(option, charts.chart_bytes(draw(charts), self.planned[option].path.suffix))
+
+    def commit(self) -> None:
+        from gatecal._output import OutputError, write_outputs
+
+        try:
+            write_outputs(self.items)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        if self.stdout is not None:
+            if sys.stdout.isatty():
+                from gatecal._render import safe_terminal
+
+                sys.stdout.write(safe_terminal(self.stdout))
+            else:
+                sys.stdout.write(self.stdout)
 
 
 class _ProgressBar:
@@ -453,8 +523,9 @@ def simulate(
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
     _check_format(fmt)
-    _check_out(out)
-    _check_chart(chart)
+    outputs = _Outputs(
+        ("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else []
+    )
     flips = _parse_flips(flip)
     n_runs = _whole("--runs", runs)
     try:
@@ -472,7 +543,7 @@ def simulate(
                 fixed_fpr=fpr is not None,
                 gates=rules,
                 n_runs=n_runs,
-                seed=_whole("--seed", seed),
+                seed=_seed(seed),
                 workers=_whole("--workers", workers),
                 progress=bar,
             )
@@ -480,8 +551,9 @@ def simulate(
             bar.close()
     except ParameterError as exc:
         raise _from_library(exc) from None
-    _emit(gatecal.render(report, fmt), out)
-    _save_chart(chart, lambda charts: charts.plot_gate_chart(report))
+    outputs.put("--out", gatecal.render(report, fmt))
+    outputs.chart(lambda charts: charts.plot_gate_chart(report))
+    outputs.commit()
 
 
 @app.command()
@@ -511,6 +583,13 @@ def golden(
         str | None,
         typer.Option(metavar="URL", help="Any OpenAI-compatible endpoint for --judge openai."),
     ] = None,
+    timeout: Annotated[
+        str,
+        typer.Option(
+            metavar="SECONDS",
+            help="--judge openai: give up on a judge call after this long (one retry).",
+        ),
+    ] = "20",
     fmt: Annotated[
         str, typer.Option("--format", metavar="FORMAT", help="table or json.")
     ] = "table",
@@ -546,9 +625,14 @@ def golden(
         rate = gatecal._validate.check_probability("threshold", threshold.strip())
     except ParameterError:
         raise CliError(f"--threshold must be a number in [0, 1] (got {threshold!r})") from None
-    _check_out(out)
-    if export_suite is not None:
-        _check_out(export_suite, "--export-suite")
+    outputs = _Outputs(("--out", out), ("--export-suite", export_suite),
+                       inputs=[dataset] if dataset else [])  # fmt: skip
+    try:
+        seconds = float(timeout)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 3600:
+        raise CliError(f"--timeout must be a number of seconds in (0, 3600] (got {timeout!r})")
     try:
         cases = ev.load_golden(dataset)
     except ev.GoldenDataError as exc:
@@ -558,7 +642,9 @@ def golden(
         if not os.environ.get("OPENAI_API_KEY") and base_url is None:
             raise CliError("--judge openai needs OPENAI_API_KEY in the environment (got none)")
         try:
-            the_judge = ev.VerdictNormalizingJudge(ev.OpenAIJudge(model, base_url=base_url))
+            the_judge = ev.VerdictNormalizingJudge(
+                ev.OpenAIJudge(model, base_url=base_url, timeout=seconds, max_retries=1)
+            )
         except ImportError as exc:
             raise CliError(f"--judge openai: {exc}") from None
     else:
@@ -571,8 +657,9 @@ def golden(
     text = ev.render_golden({b: reports[b] for b in builds[build]}, rate, fmt)
     if export_suite is not None:
         spec = ev.suite_spec(reports["healthy"], reports["regressed"])
-        _write_atomically(export_suite, json.dumps(spec, indent=2) + "\n", "--export-suite")
-    _emit(text, out)
+        outputs.put("--export-suite", json.dumps(spec, indent=2) + "\n")
+    outputs.put("--out", text)
+    outputs.commit()
 
 
 _REGRESSION_OPTION = typer.Option(
@@ -594,7 +681,7 @@ def _regression(text: str) -> gatecal.Regression:
 def _policies(text: str, tie: str, call_icc: str | None) -> list[gatecal.Policy]:
     if tie not in ("fail", "pass"):
         raise CliError(f"--tie must be fail or pass (got {tie!r})")
-    level = _probability("--call-icc", call_icc)
+    level = _open_unit("--call-icc", call_icc, low_open=False, high_open=True) if call_icc else 0.0
     out = []
     for part in text.split(","):
         try:
@@ -705,7 +792,7 @@ def policies(
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
     _check_format(fmt)
-    _check_out(out)
+    _Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
     p = _probability("--flip", flip)
     try:
         suite, per_check, per_case = _suite_and_rates(
@@ -718,7 +805,7 @@ def policies(
             gatecal.parse_gates(gates),
             _policies(policies, tie, call_icc),
             n_runs=_whole("--runs", runs),
-            seed=_whole("--seed", seed),
+            seed=_seed(seed),
         )
     except ParameterError as exc:
         raise _from_library(exc) from None
@@ -787,32 +874,33 @@ def recommend(
     if interval not in gatecal.CI_METHODS:
         methods = ", ".join(gatecal.CI_METHODS)
         raise CliError(f"--interval must be one of {methods} (got {interval!r})")
-    _check_out(out)
-    _check_chart(chart)
-    _check_out(export_suite, "--export-suite")
+    outputs = _Outputs(("--out", out), ("--chart", chart), ("--export-suite", export_suite),
+                       inputs=[*paths, *(regressed or ())])  # fmt: skip
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
     reg = None if regression is None else _regression(regression)
+    budget = _probability("--false-alarm", false_alarm)
+    power = _probability("--detection", detection)
+    level = _open_unit("--confidence", confidence, low_open=True, high_open=True)
     data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
+    outputs.refuse_inputs(data.sources)
     try:
         rec = gatecal.recommend_gate(
             data,
-            false_alarm=_probability("--false-alarm", false_alarm),
-            detection=_probability("--detection", detection),
+            false_alarm=budget,
+            detection=power,
             regression=reg,
-            confidence_level=_probability("--confidence", confidence),
+            confidence_level=level,
             method=interval,
         )
     except ParameterError as exc:
         raise _from_library(exc) from None
-    _emit(gatecal.render_recommendation(rec, fmt), out)
+    outputs.put("--out", gatecal.render_recommendation(rec, fmt))
     if export_suite is not None:
-        spec = json.dumps(rec.suite_spec(), indent=2) + "\n"
-        _write_atomically(export_suite, spec, "--export-suite")
-    _save_chart(
-        chart,
+        outputs.put("--export-suite", json.dumps(rec.suite_spec(), indent=2) + "\n")
+    outputs.chart(
         lambda charts: charts.plot_operating_curves(
             rec.table,
             recommended=rec.recommended,
@@ -820,26 +908,7 @@ def recommend(
             detection_target=rec.detection_target,
         ),
     )
-
-
-def _save_chart(path: Path | None, draw: Any) -> None:
-    """Draw with `draw(charts)` and save to `path` (PNG or SVG), if a path was given."""
-    if path is None:
-        return
-    from gatecal import charts
-
-    try:
-        charts.save_chart(draw(charts), path)
-    except OSError as exc:
-        raise CliError(
-            f"--chart could not be written (got {str(path)!r}: {exc.strerror})"
-        ) from None
-
-
-def _check_chart(path: Path | None) -> None:
-    if path is not None and path.suffix.lower() not in (".png", ".svg"):
-        raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
-    _check_out(path, "--chart")
+    outputs.commit()
 
 
 @app.command()
@@ -902,6 +971,15 @@ def report(
         raise CliError(f"--out must be in an existing, writable folder (got {str(out)!r})")
     flips = _parse_flips(flip)
     budget = _probability("--false-alarm", false_alarm)
+    power = _probability("--detection", detection)
+    # every option is checked before any work, also those only --runs-file uses
+    reg = None if regression is None else _regression(regression)
+    if regressed and not runs_file:
+        raise CliError(f"--regressed needs --runs-file (got {regressed[0]!r})")
+    if regressed and regression is not None:
+        raise CliError(f"--regression can't be combined with --regressed (got {regression!r})")
+    if observed is not None and labels is None:
+        raise CliError(f"--observed needs --labels (got {observed!r})")
     try:
         suite, per_check, per_case = _suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
@@ -914,7 +992,7 @@ def report(
             fixed_fpr=fpr is not None,
             gates=gatecal.parse_gates(gates),
             n_runs=_whole("--runs", runs),
-            seed=_whole("--seed", seed),
+            seed=_seed(seed),
         )
         recommendation = None
         if runs_file:
@@ -923,10 +1001,7 @@ def report(
                               junit_repeats=junit_repeats, target=target,
                               threshold=threshold, partial=partial)  # fmt: skip
             recommendation = gatecal.recommend_gate(
-                data,
-                false_alarm=budget,
-                detection=_probability("--detection", detection),
-                regression=None if regression is None else _regression(regression),
+                data, false_alarm=budget, detection=power, regression=reg
             )
     except ParameterError as exc:
         raise _from_library(exc) from None
@@ -939,7 +1014,7 @@ def report(
             simulation,
             recommendation=recommendation,
             false_alarm=budget,
-            detection=_probability("--detection", detection),
+            detection=power,
             calibration=calibration,
         )
     except OSError as exc:
@@ -990,11 +1065,13 @@ def runs(
     from gatecal.readers._summary import RUNS_FORMATS, render_runs
 
     _check_format(fmt, RUNS_FORMATS)
-    _check_out(out)
+    outputs = _Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
     data = _read_runs("RUNS", paths, regressed or (), input_format=input_format,
                       attempts=attempts, junit_repeats=junit_repeats, target=target,
                       threshold=threshold, partial=partial)  # fmt: skip
-    _emit(render_runs(data, fmt), out)
+    outputs.refuse_inputs(data.sources)
+    outputs.put("--out", render_runs(data, fmt))
+    outputs.commit()
 
 
 # -- gatecal calibrate -------------------------------------------------------------------
@@ -1115,9 +1192,9 @@ def calibrate(
     Example: gatecal calibrate labels.csv --observed 452/500 --export-suite judge.json
     """
     _check_format(fmt)
-    _check_out(out)
-    _check_chart(chart)
-    _check_out(export_suite, "--export-suite")
+    inputs = [labels, *(runs or ()), *([suite_file] if suite_file else [])]
+    outputs = _Outputs(("--out", out), ("--chart", chart), ("--export-suite", export_suite),
+                       inputs=inputs)  # fmt: skip
     if observed is not None and runs:
         raise CliError(f"--observed can't be combined with --runs (got {observed!r})")
     if (conservative or suite_file is not None) and export_suite is None:
@@ -1134,6 +1211,7 @@ def calibrate(
         pair = _observed_pair(observed)
     elif runs:
         data = _read_runs("--runs", runs)
+        outputs.refuse_inputs(data.sources)
         try:
             pair = gatecal.observed_from_runs(data, check)
         except ParameterError as exc:
@@ -1143,11 +1221,11 @@ def calibrate(
     try:
         result = gatecal.calibrate_judge(
             table,
-            confidence_level=_probability("--confidence", confidence),
+            confidence_level=_open_unit("--confidence", confidence, low_open=True, high_open=True),
             observed=pair,
             observed_source=source,
             check=check,
-            width=_probability("--width", width),
+            width=_open_unit("--width", width, low_open=True, high_open=False),
             source=str(labels),
         )
     except gatecal.LabelsError as exc:
@@ -1162,10 +1240,11 @@ def calibrate(
         except gatecal.SpecError as exc:
             raise CliError(str(exc)) from None
         spec_text = json.dumps(spec, indent=2) + "\n"
-    _emit(gatecal.render_calibration(result, fmt), out)
-    if export_suite is not None and spec_text is not None:
-        _write_atomically(export_suite, spec_text, "--export-suite")
-    _save_chart(chart, lambda charts: charts.plot_calibration(result))
+    outputs.put("--out", gatecal.render_calibration(result, fmt))
+    if spec_text is not None:
+        outputs.put("--export-suite", spec_text)
+    outputs.chart(lambda charts: charts.plot_calibration(result))
+    outputs.commit()
 
 
 # -- gatecal check -----------------------------------------------------------------------
@@ -1354,7 +1433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gatecal`: the help, not an error
             sys.stdout.write(exc.format_message().rstrip() + "\n")
             return 0
-        message = " ".join(exc.format_message().split())
+        from gatecal._render import safe_terminal
+
+        message = safe_terminal(" ".join(exc.format_message().split()))
         sys.stderr.write(f"gatecal: error: {message}\n")
         return getattr(exc, "exit_code", 2)
     except BrokenPipeError:

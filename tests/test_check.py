@@ -1,15 +1,15 @@
 """gatecal check: the gate on a CI run, its evidence, incomplete evidence, and the CLI."""
 
 import json
-import math
-from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gatecal
+from gatecal import _check
 from gatecal._check import _false_alarms
 from gatecal.cli import main
 
@@ -61,10 +61,31 @@ def decide(tmp_path, baseline, **kwargs):
     return gatecal.check_gate(cur, gatecal.read_runs([baseline]), **options)
 
 
-def binomial_below(n, p, k):
-    """P(K < k) for K ~ Bin(n, 1 - p): exact rationals of the float p, then one rounding."""
-    q = Fraction(p)
-    return float(sum(math.comb(n, j) * (1 - q) ** j * q ** (n - j) for j in range(k)))
+def region_below(data, k, n=12, tries=1, attempts=1):
+    """P(fewer than k of n pass) at the worst point of recommend's (rate, icc) region,
+    computed here with scipy alone: each case fails a try with the run's rate x (x the
+    region's rate, or Beta-distributed with that mean and icc), `tries` tries per case
+    (rerun-failing), and the build fails only if all `attempts` whole attempts fail."""
+    from scipy import special, stats
+
+    from gatecal._recommend import noise_bounds
+
+    rec = gatecal.recommend_gate(data, detection=0.0)
+    failures, observed = _check._baseline_counts(data, rec)
+    bounds = noise_bounds(failures, observed)
+    worst = 0.0
+    for icc, hi in zip(bounds.iccs, bounds.highs, strict=True):
+        x = np.array([hi])
+        weights = np.ones(1)
+        if icc > 0 and 0 < hi < 1:
+            # Gauss-Jacobi: exact for the polynomial in x below (degree n * tries < 80)
+            a, b = hi * (1 - icc) / icc, (1 - hi) * (1 - icc) / icc
+            t, weights = special.roots_jacobi(40, b - 1, a - 1)
+            x = (1 + t) / 2
+        below = stats.binom.cdf(k - 1, n, 1 - x**tries) if k > 0 else np.zeros_like(x)
+        value = float(weights @ below / weights.sum())
+        worst = max(worst, value**attempts)
+    return worst
 
 
 def test_default_gate_is_recommends_strictest_within_budget(tmp_path, baseline):
@@ -75,10 +96,9 @@ def test_default_gate_is_recommends_strictest_within_budget(tmp_path, baseline):
     assert res.k_min == max(admissible)
     assert res.false_alarm == rec.table[res.k_min][0]
     assert res.gate == f"fails<={12 - res.k_min}" and res.cases == 12
-    # and the number is the binomial tail at the upper noise bound, computed independently
-    p = rec.noise_for_gate.high
-    assert res.false_alarm == pytest.approx(binomial_below(12, p, res.k_min), rel=1e-12)
-    assert binomial_below(12, p, res.k_min + 1) > 0.05  # the next stricter gate is over budget
+    # and the number is the worst tail over recommend's region, computed with scipy alone
+    assert res.false_alarm == pytest.approx(region_below(data, res.k_min), rel=1e-6)
+    assert region_below(data, res.k_min + 1) > 0.05  # the next stricter gate is over budget
 
 
 def test_pass_with_known_flaky_failures_and_the_p_value(tmp_path, baseline):
@@ -86,23 +106,25 @@ def test_pass_with_known_flaky_failures_and_the_p_value(tmp_path, baseline):
     assert res.decision == "pass" and res.exit_code == 0
     assert res.passed == 10 and res.k_min <= 10
     assert res.known_flaky == ["case-01", "case-00"] and res.new_failures == []
-    p = res.noise_for_gate.high
-    # P(K <= 10) = P(K < 11), K ~ Bin(12, 1 - p)
-    assert res.p_value == pytest.approx(binomial_below(12, p, 11), rel=1e-12)
+    # P(K <= 10) = P(K < 11) at the worst point of the region
+    assert res.p_value == pytest.approx(region_below(gatecal.read_runs([baseline]), 11), rel=1e-6)
     flaky = {f.case: f for f in res.failing}
     assert flaky["case-00"].baseline.failures == 10 and flaky["case-00"].baseline.trials == 30
     assert flaky["case-01"].baseline.failures == 6
 
 
 def test_fail_names_new_failures_with_their_own_probability(tmp_path, baseline):
-    res = decide(tmp_path, baseline, failing=["case-05", "case-06", "case-07", "case-00"])
+    res = decide(
+        tmp_path, baseline, failing=["case-05", "case-06", "case-07", "case-08", "case-00"]
+    )
     assert res.decision == "fail" and res.exit_code == 1
-    assert res.new_failures == ["case-05", "case-06", "case-07"]
+    assert res.new_failures == ["case-05", "case-06", "case-07", "case-08"]
     assert res.known_flaky == ["case-00"]
     new = res.failing[0]
     ref = gatecal.proportion_interval(0, 30)  # never failed in 30 known-good runs
     assert new.baseline.failures == 0 and new.probability == ref.high
-    assert res.p_value == pytest.approx(binomial_below(12, res.noise_for_gate.high, 9), rel=1e-12)
+    assert res.passed == 7
+    assert res.p_value == pytest.approx(region_below(gatecal.read_runs([baseline]), 8), rel=1e-6)
     assert res.p_value < res.false_alarm  # failing the gate is the rarer event
 
 
@@ -146,7 +168,8 @@ def test_a_failing_case_the_baseline_never_saw_fails_the_run(tmp_path, baseline)
 def test_gate_rule_and_recommended_gate(tmp_path, baseline, capsys):
     assert decide(tmp_path, baseline, failing=["case-00"], gate="all").decision == "fail"
     rec_file = tmp_path / "rec.json"
-    assert main(["recommend", str(baseline), "--format", "json", "--out", str(rec_file)]) == 0
+    assert main(["recommend", str(baseline), "--regression", "5", "--format", "json",
+                 "--out", str(rec_file)]) == 0  # fmt: skip
     rec = json.loads(rec_file.read_text())
     gate = gatecal.load_recommended_gate(rec_file)
     assert gate.k_min == rec["recommended"]["k_min"] and gate.cases == 12
@@ -166,48 +189,34 @@ def test_recommended_gate_for_another_suite_is_refused(tmp_path, baseline):
                        {r: {c: o for c, o in row.items() if c != "case-11"}
                         for r, row in baseline_runs().items()})  # fmt: skip
     rec_file = tmp_path / "rec.json"
-    assert main(["recommend", str(small), "--format", "json", "--out", str(rec_file)]) == 0
+    assert main(["recommend", str(small), "--regression", "5", "--format", "json",
+                 "--out", str(rec_file)]) == 0  # fmt: skip
     with pytest.raises(gatecal.ParameterError, match="for 11 cases; the baseline has 12"):
         decide(tmp_path, baseline, gate=gatecal.load_recommended_gate(rec_file))
 
 
-def test_policy_false_alarm_is_policy_rates_on_the_baseline_noise(tmp_path, baseline):
-    data = gatecal.read_runs([baseline])
-    rec = gatecal.recommend_gate(data)
-    p = rec.noise_for_gate.high
-    # rerun-failing-1: a case fails only if both tries fail, so K ~ Bin(12, 1 - p^2)
-    fas = _false_alarms(rec, gatecal.Policy(rerun_failing=1))
-    for k in range(13):
-        assert fas[k] == pytest.approx(binomial_below(12, p * p, k), rel=1e-9, abs=1e-300)
-    # rerun-1: the build fails only if both whole attempts fail
-    fas = _false_alarms(rec, gatecal.Policy(rerun=1))
-    for k in range(13):
-        assert fas[k] == pytest.approx(binomial_below(12, p, k) ** 2, rel=1e-9, abs=1e-300)
-    # the single policy through policy_rates is recommend's table (a second method)
-    suite = gatecal.Suite.uniform(cases=12, judge_checks=1, code_checks=0, failing=1)
-    gates = [gatecal.Gate(text=f"fails<={12 - k}", kind="fails", max_failures=12 - k)
-             for k in range(13)]  # fmt: skip
-    rows = gatecal.policy_rates(suite, gatecal.JudgeNoise(fnr=p, fpr=p), gates).rows
-    single = [r.failure_probability for r in rows if r.build == "healthy"]
-    assert single == pytest.approx([fa for fa, _ in rec.table], rel=1e-12, abs=1e-300)
-
-
-def test_overdispersed_baseline_widens_the_gate_in_both_models(tmp_path):
-    # whole runs go bad together: 4 of 40 runs fail 6 cases, the others none
-    runs = {f"n{r:02d}": {c: "fail" if r % 10 == 0 and i < 6 else "pass"
+def overdispersed_runs():
+    """Whole runs go bad together: 4 of 40 runs fail 6 cases, the others none."""
+    return {f"n{r:02d}": {c: "fail" if r % 10 == 0 and i < 6 else "pass"
                           for i, c in enumerate(CASES)} for r in range(40)}  # fmt: skip
-    base = gatecal.read_runs([write_runs(tmp_path / "b.jsonl", runs)])
-    rec = gatecal.recommend_gate(base, detection=0.0)  # (no fallback plans: they are slow here)
-    assert rec.correlated and rec.overdispersion.icc > 0.1
-    # policy_rates' quadrature over the run-level Beta agrees with recommend's beta-binomial
-    suite = gatecal.Suite.uniform(cases=12, judge_checks=1, code_checks=0, failing=1)
-    noise = gatecal.JudgeNoise(fnr=rec.noise_for_gate.high, fpr=rec.noise_for_gate.high,
-                               icc=rec.overdispersion.icc)  # fmt: skip
-    gates = [gatecal.Gate(text=f"fails<={12 - k}", kind="fails", max_failures=12 - k)
-             for k in range(13)]  # fmt: skip
-    rows = gatecal.policy_rates(suite, noise, gates).rows
-    single = [r.failure_probability for r in rows if r.build == "healthy"]
-    assert single == pytest.approx([fa for fa, _ in rec.table], rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "runs", [baseline_runs(), overdispersed_runs()], ids=["quiet", "overdispersed"]
+)
+def test_policy_false_alarm_is_the_worst_over_recommends_region(tmp_path, runs):
+    data = gatecal.read_runs([write_runs(tmp_path / "b.jsonl", runs)])
+    rec = gatecal.recommend_gate(data, detection=0.0)
+    # rerun-failing-1: a case fails only if both tries fail; rerun-1: both attempts fail
+    for policy, kw in ((gatecal.Policy(rerun_failing=1), {"tries": 2}),
+                       (gatecal.Policy(rerun=1), {"attempts": 2})):  # fmt: skip
+        fas = _false_alarms(rec, policy, data)
+        for k in (1, 6, 9, 10, 11, 12):
+            assert fas[k] == pytest.approx(region_below(data, k, **kw), rel=1e-6, abs=1e-14)
+    # the single policy is recommend's own table, and that is the same worst-case tail
+    assert _false_alarms(rec, gatecal.Policy(), data) == [fa for fa, _ in rec.table]
+    for k in (1, 9, 10, 11, 12):
+        assert rec.table[k][0] == pytest.approx(region_below(data, k), rel=1e-6, abs=1e-14)
 
 
 def test_several_runs_need_a_policy_and_the_policy_combines_them(tmp_path, baseline):
@@ -220,8 +229,8 @@ def test_several_runs_need_a_policy_and_the_policy_combines_them(tmp_path, basel
     assert res.decision == "incomplete" and "no policy" in res.reasons[1]
     res = gatecal.check_gate(cur, base, policy="rerun-failing-1")
     assert res.decision == "pass" and res.passed == 11 and res.new_failures == ["case-06"]
-    assert res.false_alarm == _false_alarms(gatecal.recommend_gate(base),
-                                            gatecal.Policy(rerun_failing=1))[res.k_min]  # fmt: skip
+    assert res.false_alarm == _false_alarms(gatecal.recommend_gate(base, detection=0.0),
+                                            gatecal.Policy(rerun_failing=1), base)[res.k_min]  # fmt: skip
     # rerun-failing-2 allows another rerun of case-06: without it the evidence is incomplete
     res = gatecal.check_gate(cur, base, policy="rerun-failing-2")
     assert res.decision == "incomplete" and "case-06 did not pass in 2 attempt(s)" in res.reasons[1]
@@ -246,7 +255,7 @@ def test_the_gate_passes_exactly_when_the_p_value_reaches_its_false_alarm(failin
     assert (res.decision == "pass") == (res.passed >= res.k_min)
     if res.decision == "pass":
         assert res.p_value >= res.false_alarm
-    else:
+    else:  # equal when one case short of k_min
         assert res.p_value <= res.false_alarm
 
 
@@ -268,12 +277,14 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     assert list(data)[:10] == ["decision", "gate", "k_min", "cases", "passed", "false_alarm",
                                "p_value", "new_failures", "known_flaky", "errors"]  # fmt: skip
     assert data["decision"] == "pass" and data["known_flaky"] == ["case-00"]
-    bad = current(tmp_path, failing=["case-05", "case-06", "case-07"], name="bad.jsonl")
+    bad = current(
+        tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"], name="bad.jsonl"
+    )
     code, out, _ = cli(capsys, "check", bad, "--baseline", baseline)
     assert code == 1
     assert out.startswith("gatecal check: FAIL (exit 1)\n")
     assert "new failures (failed in at most 0.02 of known-good runs)" in out
-    assert "looks like a regression" in out and "case-05, case-06, case-07" in out
+    assert "looks like a regression" in out and "case-05, case-06, case-07, case-08" in out
     gap = current(tmp_path, skipped=["case-02"], name="gap.jsonl")
     code, out, _ = cli(capsys, "check", gap, "--baseline", baseline)
     assert code == 1 and "INCOMPLETE" in out and "1 of 12 baseline cases have no verdict" in out
@@ -283,7 +294,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
     step = tmp_path / "step.md"
     step.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
-    bad = current(tmp_path, failing=["case-05", "case-06", "case-07"])
+    bad = current(tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"])
     summary = tmp_path / "summary.md"
     code, _, _ = cli(capsys, "check", bad, "--baseline", baseline, "--summary", summary)
     assert code == 1

@@ -438,6 +438,8 @@ CONVERTIBLE = [
     [JUNIT / "rerunfailures" / "v16.7"],
     [INSPECT / "graded.json"],
     [next((DEEPEVAL / "repeat3-ignore-errors").glob("test_run_*.json"))],
+    [PROMPTFOO / "single_target.json"],
+    [PROMPTFOO / "edge_cases.json"],
 ]
 
 
@@ -508,3 +510,117 @@ def test_input_format_overrides_detection(tmp_path):
     assert detect_format(path, path.read_bytes()) == "jsonl"
     code, _, err = _cli(["runs", str(path), "--input-format", "junit"])
     assert code == 2 and "not well-formed XML" in err
+
+
+# -- promptfoo -------------------------------------------------------------------------
+
+
+def _promptfoo_rows(name):
+    return json.loads((PROMPTFOO / name).read_text())["results"]["results"]
+
+
+@pytest.mark.parametrize("target", ["concise", "careful"])
+def test_promptfoo_rows_agree_with_promptfoos_own_outcomes(target):
+    """Each row's success / failureReason, as promptfoo wrote it, against our verdicts."""
+    data = read_runs([PROMPTFOO / "main.json"], target=target)
+    assert data.runs("healthy") == ["main#1", "main#2", "main#3"]
+    assert len(data.cases()) == 6 and data.sessions() == ["main"]
+    by_cell: dict = {}
+    for v in data.verdicts:
+        by_cell.setdefault((v.run, v.case), []).append(v)
+    rows = [r for r in _promptfoo_rows("main.json") if r["prompt"]["label"] == target]
+    seen: dict = {}
+    for row in sorted(rows, key=lambda r: r["testIdx"]):
+        case = row["testCase"].get("description") or json.dumps(row["testCase"]["vars"])
+        seen[case] = seen.get(case, 0) + 1
+        verdicts = by_cell[(f"main#{seen[case]}", case)]
+        if row["failureReason"] == 2:
+            assert {v.status for v in verdicts} == {"error"}
+        else:
+            assert all(v.status == "ok" for v in verdicts)
+            assert all(v.passed for v in verdicts) == row["success"]
+    assert set(seen.values()) == {3}
+
+
+def test_promptfoo_totals_match_its_stats():
+    stats = json.loads((PROMPTFOO / "main.json").read_text())["results"]["stats"]
+    passed = failed = errored = 0
+    for target in ("concise", "careful"):
+        _, _, matrix = read_runs([PROMPTFOO / "main.json"], target=target).case_outcomes("healthy")
+        cells = [c for row in matrix for c in row]
+        passed, failed, errored = (
+            passed + cells.count(1),
+            failed + cells.count(0),
+            errored + cells.count(-1),
+        )
+    assert (passed, failed, errored) == (stats["successes"], stats["failures"], stats["errors"])
+
+
+def test_promptfoo_checks_kinds_and_metric_names():
+    data = read_runs([PROMPTFOO / "main.json"], target="sut-python concise")
+    kinds = {v.check: v.kind for v in data.verdicts}
+    assert kinds["llm-rubric"] == "judge" and kinds["politeness"] == "judge"
+    assert {kinds[c] for c in ("contains", "icontains", "javascript", "python")} == {"code"}
+    assert any('"question": "How do you say hello in Spanish?"' in c for c in data.cases())
+
+
+def test_promptfoo_several_targets_need_a_choice():
+    code, out, err = _cli(["recommend", str(PROMPTFOO / "main.json")])
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert (
+        "2 systems under test (provider prompt): sut-python 'concise'; sut-python 'careful'; choose one with --target"
+        in err
+    )
+    code, _, err = _cli(["runs", str(PROMPTFOO / "main.json"), "--target", "gpt-9"])
+    assert code == 2 and "no target 'gpt-9'" in err
+
+
+def test_promptfoo_judge_trouble_is_never_a_verdict():
+    data = read_runs([PROMPTFOO / "edge_cases.json"])
+    status = {v.case: (v.status, v.passed) for v in data.verdicts if v.check == "llm-rubric"}
+    # README table: prose instead of JSON and a failing judge are failureReason 1 in
+    # promptfoo, marked only by metadata.graderError
+    assert status["judge replies with prose, not JSON"] == ("unscored", None)
+    assert status["judge provider returns an error"] == ("error", None)
+    assert status['judge JSON has pass as the string "no"'] == ("ok", False)
+    assert status["judge JSON lacks the pass field"] == ("ok", True)  # promptfoo's default
+    provider_error = [v for v in data.verdicts if v.case == "provider returns an error object"]
+    assert [v.status for v in provider_error] == ["error"]
+
+
+def test_a_cached_rerun_is_flagged():
+    first = read_runs([PROMPTFOO / "cached_run1.json"], target="careful")
+    assert first.cached == 0 and first.warnings == ()
+    both = read_runs(
+        [PROMPTFOO / "cached_run1.json", PROMPTFOO / "cached_run2.json"], target="careful"
+    )
+    assert both.cached > 0
+    (warning,) = both.warnings
+    assert "replayed from a cache: a cached re-run measures nothing" in warning
+    rec_text = _cli(
+        [
+            "recommend",
+            str(PROMPTFOO / "cached_run2.json"),
+            "--target",
+            "careful",
+            "--regression",
+            "1",
+        ]
+    )[1]
+    assert "warning:" in rec_text and "cached re-run measures nothing" in rec_text
+
+
+def test_promptfoo_jsonl_and_json_read_the_same():
+    a = read_runs([PROMPTFOO / "single_target.json"])
+    b = read_runs([PROMPTFOO / "single_target.jsonl"])
+    assert _verdict_keys(a) == _verdict_keys(b)
+    assert {f.format for f in b.files} == {"promptfoo"} and len(a.runs("healthy")) == 3
+
+
+def test_promptfoo_results_version_2():
+    data = read_runs([PROMPTFOO / "v2_small.json"], target="careful")
+    assert data.files[0].detail == "results v2"
+    assert len(data.runs("healthy")) == 2 and len(data.cases()) == 4
+    assert "capital of France" in data.cases()  # the description, from the v2 table
+    errors = {v.case for v in data.verdicts if v.status == "error"}
+    assert errors == {"live data lookup (provider errors)"}

@@ -98,7 +98,7 @@ def test_readme_recommend_examples_are_real_output():
     os.chdir(ROOT)
     try:
         actual = _cli(
-            ["recommend", "reports/nightly-junit", "--regression", "3", "--false-alarm", "0.12"]
+            ["recommend", "reports/nightly-junit", "--regression", "3", "--false-alarm", "0.2"]
         )
     finally:
         os.chdir(cwd)
@@ -151,3 +151,20 @@ def test_plugin_loop_gatecal_outputs_regenerate(block, monkeypatch, capsys):
     finally:
         for leftover in LOOP.glob(".regen-*"):
             leftover.unlink()
+
+
+def test_readme_runs_example_is_real_output():
+    import os
+
+    quoted = re.search(
+        r"<!-- runs-artefacts:start -->\n```text\n(.*?)```\n<!-- runs-artefacts:end -->",
+        README,
+        re.S,
+    )
+    cwd = os.getcwd()
+    os.chdir(ROOT / "tests" / "fixtures" / "junit")
+    try:
+        actual = _cli(["runs", "artefacts"])
+    finally:
+        os.chdir(cwd)
+    assert quoted.group(1) == actual

@@ -71,10 +71,16 @@ def load_golden(path: str | Path | None = None) -> tuple[GoldenCase, ...]:
     error naming the row; an empty dataset and duplicate ids are errors too.
     """
     name = "support-golden.json" if path is None else str(path)
+    from gatecal._text import TextError, read_text
+
     try:
-        text = _data_file(name) if path is None else Path(path).read_text("utf-8")
+        text = _data_file(name) if path is None else read_text(path)
         rows = json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
+    except TextError as exc:
+        raise GoldenDataError(str(exc)) from None
+    except OSError as exc:
+        raise GoldenDataError(f"{name}: cannot read a JSON dataset ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
         raise GoldenDataError(f"{name}: cannot read a JSON dataset ({exc})") from None
     if not isinstance(rows, list) or not rows:
         raise GoldenDataError(f"{name}: must be a non-empty JSON list of rows")

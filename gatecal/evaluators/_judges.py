@@ -154,7 +154,9 @@ class OpenAIJudge:
     Works with any OpenAI-compatible endpoint through `base_url` (a local server,
     a gateway, another provider). Needs the optional extra: ``pip install
     'gatecal[live]'``. The prompt is sent as the one user message, after an
-    optional system message; the reply is the first choice's text.
+    optional system message; the reply is the first choice's text. A call gives up after
+    `timeout` seconds (20 by default) and is retried `max_retries` times (once), so an
+    endpoint that accepts and never answers costs at most about 40 seconds per call.
     """
 
     def __init__(
@@ -165,8 +167,8 @@ class OpenAIJudge:
         api_key: str | None = None,
         temperature: float = 0.0,
         system: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 2,
+        timeout: float = 20.0,
+        max_retries: int = 1,
     ) -> None:
         try:
             from openai import OpenAI

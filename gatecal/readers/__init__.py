@@ -17,6 +17,7 @@ deepeval   DeepEval test-run JSON (``.deepeval/.latest_test_run.json``)
 from __future__ import annotations
 
 import glob
+import json
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -80,6 +81,14 @@ def _json_format(document: object) -> str | None:
     return None
 
 
+def _promptfoo_line(line: str) -> bool:
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(item, dict) and "gradingResult" in item and "provider" in item
+
+
 def detect_format(path: Path | str, raw: bytes) -> str:
     """The format of a file, by its content (the name only breaks a tie)."""
     from gatecal.readers.table import sniff_jsonl
@@ -93,6 +102,8 @@ def detect_format(path: Path | str, raw: bytes) -> str:
     if head.startswith(("{", "[")):
         if sniff_jsonl(head):
             return "jsonl"
+        if _promptfoo_line(head.split("\n", 1)[0]):
+            return "promptfoo"  # promptfoo eval -o results.jsonl: one result per line
         found = _json_format(load_json(raw, path))
         if found is None:
             raise RunsError(

@@ -87,18 +87,12 @@ class Batch:
 
 def decode(raw: bytes, path: Path | str) -> str:
     """Text of a file: UTF-8 (a BOM allowed) or UTF-16 with its BOM; else one clear error."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return raw.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise RunsError(f"{path}: not UTF-16 text (byte offset {exc.start})") from None
+    from gatecal._text import TextError, decode_text
+
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        bad = raw[exc.start : exc.start + 1]
-        raise RunsError(
-            f"{path}: not UTF-8 text (byte offset {exc.start}: {bad!r}); save it as UTF-8"
-        ) from None
+        return decode_text(raw, path)
+    except TextError as exc:
+        raise RunsError(str(exc)) from None
 
 
 def load_json(raw: bytes, path: Path | str) -> Any:

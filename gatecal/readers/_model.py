@@ -273,7 +273,8 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
     """Shorten full test ids for display: the first level that keeps every id distinct.
 
     Levels: the parameter in brackets (``refund-annual`` of ``m.test_x[refund-annual]``),
-    the test name (``test_x[refund-annual]``), class and name, then the full id.
+    the test name (``test_x[refund-annual]``), class and name, then the full id. Ids with
+    spaces outside brackets are free text (a promptfoo description) and stay whole.
     """
 
     def name_of(case: str) -> str:
@@ -289,6 +290,8 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
         match = _PARAM.search(case)
         return match.group(1) if match and match.group(1) else name_of(case)
 
+    if any(re.search(r"\s", c.partition("[")[0]) for c in cases):
+        return {c: c for c in cases}  # free text (a description), not a test id
     for level in (param, name_of, class_and_name):
         names = [level(c) for c in cases]
         if len(set(names)) == len(names):

@@ -7,6 +7,7 @@ import io
 import json
 from typing import Any
 
+from gatecal._validate import ParameterError
 from gatecal.readers._model import LONG_COLUMNS, RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
@@ -99,7 +100,7 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         writer.writerows(data.to_rows())
         return buffer.getvalue()
     if fmt not in ("table", "markdown"):
-        raise ValueError(f"`fmt` must be one of {RUNS_FORMATS} (got {fmt!r})")
+        raise ParameterError("fmt", f"must be one of {RUNS_FORMATS}", fmt)
     s = runs_summary(data)
     fence = ["```text"] if fmt == "markdown" else []
     lines = [f"read {_plural(len(data.files), 'file')}:", *fence]

@@ -1,0 +1,37 @@
+"""Reading text a user brings: UTF-8 with or without a BOM, or UTF-16 with its BOM.
+
+Every input file of gatecal is read through here, so a file saved by Excel (a UTF-8 BOM) or as
+"Unicode text" (UTF-16) just works, and anything else is one error naming the file and the
+first byte that is not text, never a traceback. No numpy: the evaluators use it too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["TextError", "decode_text", "read_text"]
+
+
+class TextError(ValueError):
+    """A file that is not text in an encoding gatecal reads; the message names the byte."""
+
+
+def decode_text(raw: bytes, where: str | Path) -> str:
+    """Decode `raw`: UTF-16 when it starts with a UTF-16 BOM, else UTF-8 (BOM allowed)."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise TextError(f"{where}: not UTF-16 text (byte offset {exc.start})") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start : exc.start + 1]
+        raise TextError(
+            f"{where}: not UTF-8 text (byte offset {exc.start}: {bad!r}); save it as UTF-8"
+        ) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a file (see :func:`decode_text`); OSError passes through."""
+    return decode_text(Path(path).read_bytes(), path)

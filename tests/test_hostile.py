@@ -1,0 +1,414 @@
+"""Hostile and unusual input: one line and exit 2, never a traceback, never a silent pass.
+
+Each class of defect found in the hostile-input pass has a test that tries many members of the
+class; the last test is the standing guard, a Hypothesis fuzzer of every command's arguments.
+"""
+
+import contextlib
+import io
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gatecal
+from gatecal.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+NIGHTLY = ROOT / "reports" / "nightly-junit"
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _one_error(args, message=None):
+    code, out, err = _cli(args)
+    assert code == 2 and out == "", (args, code, err)
+    assert err.startswith("gatecal: error: ") and err.count("\n") == 1, (args, err)
+    assert "Traceback" not in err
+    if message is not None:
+        assert message in err, (args, err)
+    return err
+
+
+# -- class 4: encodings ----------------------------------------------------------------
+
+SPEC = {"format": "gatecal-suite/1", "cases": ["a", "b"],
+        "checks": [{"name": "j", "kind": "judge"}],
+        "truth": {"healthy": [[True], [True]], "regressed": [[True], [False]]}}  # fmt: skip
+
+ENCODINGS = [
+    ("utf-8", b""),
+    ("utf-8", b"\xef\xbb\xbf"),
+    ("utf-16", b""),  # Python's utf-16 codec writes the BOM itself
+]
+
+
+@pytest.mark.parametrize(("encoding", "prefix"), ENCODINGS)
+def test_suite_specs_in_every_unicode_encoding_users_save(tmp_path, encoding, prefix):
+    path = tmp_path / "spec.json"
+    path.write_bytes(prefix + json.dumps(SPEC).encode(encoding))
+    code, out, err = _cli(["simulate", "--suite", path, "--runs", "10"])
+    assert code == 0, err
+    assert "suite: 2 cases" in out
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "make"),
+    [
+        (["simulate", "--suite"], "spec.json", lambda: '{"cases": ["café"]}'.encode("latin-1")),
+        (["golden", "--dataset"], "golden.json", lambda: '[{"id": "café"}]'.encode("cp1252")),
+        (
+            ["calibrate"],
+            "labels.csv",
+            lambda: "item,human,judge\ncafé,pass,pass\n".encode("latin-1"),
+        ),
+        (["recommend"], "runs.csv", lambda: "run,case,passed\nr1,café,true\n".encode("latin-1")),
+        (["runs"], "runs.jsonl", lambda: b'{"run": "r1", "case": "\xff", "passed": true}\n'),
+        (
+            ["recommend"],
+            "junit.xml",
+            lambda: '<testsuite><testcase name="café"/></testsuite>'.encode("latin-1"),
+        ),
+    ],
+)
+def test_text_that_is_not_utf8_is_one_line_naming_the_byte(tmp_path, command, name, make):
+    path = tmp_path / name
+    path.write_bytes(make())
+    err = _one_error([*command, path])
+    assert name in err and ("byte offset" in err or "not well-formed" in err or "invalid" in err)
+
+
+# -- class 5: options validated up front, in the CLI's words ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["report", "--out", "{tmp}/r", "--regression", "bogus"], "--regression must be"),
+        (
+            ["report", "--out", "{tmp}/r", "--regressed", "missing.csv"],
+            "--regressed needs --runs-file",
+        ),
+        (["report", "--out", "{tmp}/r", "--observed", "3/4"], "--observed needs --labels"),
+        (["plan", "--call-icc", "1"], "--call-icc must be a number in [0, 1)"),
+        (["policies", "--seed", "-1"], "--seed must be a whole number >= 0 (got '-1')"),
+        (["simulate", "--seed", "-5"], "--seed must be a whole number >= 0"),
+        (
+            ["simulate", "--judge-checks", "0", "--code-checks", "0"],
+            "--judge-checks and --code-checks can't both be 0",
+        ),
+        (["simulate", "--icc", "1"], "--icc must be a number in [0, 1) (got '1')"),
+        (["simulate", "--icc", "-0.1"], "--icc must be a number in [0, 1) (got '-0.1')"),
+        (["recommend", NIGHTLY, "--confidence", "0"], "--confidence must be a number in (0, 1)"),
+        (["recommend", NIGHTLY, "--confidence", "1"], "--confidence must be a number in (0, 1)"),
+        (["recommend", NIGHTLY, "--confidence", "nan"], "--confidence must be a number in (0, 1)"),
+        (["simulate", "--cases", "100000000"], "--cases must be at most 50,000"),
+    ],
+)
+def test_options_are_checked_in_the_clis_words(tmp_path, args, message):
+    args = [str(a).replace("{tmp}", str(tmp_path)) for a in args]
+    _one_error(args, message)
+    assert not (tmp_path / "r").exists()
+
+
+# -- class 6: odd but legal-looking text ----------------------------------------------
+
+# superscript two, Arabic-Indic three, fullwidth twelve, a minus sign, a no-break space
+ODD = ["²", "٣", "1_000", "\uff11\uff12", "3.0", "0x10", "1e3", "\u22121", "\u00a05", "", " ", "NaN",
+       "inf"]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", ODD)
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["simulate", "--cases"],
+        ["simulate", "--runs"],
+        ["simulate", "--gates"],
+        ["plan", "--regression"],
+        ["simulate", "--flip"],
+        ["policies", "--policies"],
+        ["simulate", "--gates", "0.8,fails<="],
+    ],
+)
+def test_odd_numbers_never_trace_back(option, value):
+    args = [*option[:-1], option[-1] + value] if option[-1].endswith("<=") else [*option, value]
+    code, _, err = _cli([*args, "--runs", "10"] if "--runs" not in args else args)
+    assert code in (0, 2) and "Traceback" not in err
+    if code == 2:
+        assert err.count("\n") == 1
+    if code == 0:
+        assert value.strip() not in ODD[:2] + ODD[3:4]  # no Unicode digit is taken as a number
+
+
+# -- class 8: misleading output --------------------------------------------------------
+
+
+def test_case_names_cannot_inject_markup_or_control_the_terminal(tmp_path):
+    runs = tmp_path / "runs.csv"
+    names = ["<script>alert(1)</script>", "evil\x1b[2J", "a|b", "ok"]
+    rows = [f"r{r},{json.dumps(n)},{'false' if (7 * r + i) % 11 == 0 else 'true'}"
+            for r in range(20) for i, n in enumerate(names)]  # fmt: skip
+    runs.write_text("run,case,passed\n" + "\n".join(rows) + "\n")
+    code, out, _ = _cli(["recommend", runs, "--format", "markdown", "--regression", "1"])
+    assert code == 0
+    assert "<script>" not in out and "&lt;script&gt;" in out and "a\\|b" in out
+    report = tmp_path / "report"
+    code, _, err = _cli(["report", "--out", report, "--runs-file", runs, "--regression", "1",
+                         "--runs", "20"])  # fmt: skip
+    assert code == 0, err
+    assert "<script>" not in (report / "index.md").read_text()
+    assert "<script>alert" not in (report / "index.html").read_text()
+    from gatecal._render import safe_terminal
+
+    assert safe_terminal("evil\x1b[2J\u202e") == "evil\\x1b[2J\\u202e"
+    err = _one_error(["simulate", "--gates", "0.5,\x1b[31mred"])
+    assert "\x1b" not in err and "\\x1b" in err
+
+
+def test_a_measured_suite_does_not_claim_a_flip_rate(tmp_path):
+    spec = tmp_path / "measured.json"
+    code, _, _ = _cli(["recommend", NIGHTLY, "--regression", "3", "--export-suite", spec,
+                       "--out", tmp_path / "rec.txt"])  # fmt: skip
+    assert code == 0
+    code, out, _ = _cli(["simulate", "--suite", spec, "--flip", "0.5", "--runs", "20"])
+    assert code == 0 and "50% of judge verdicts flipped" not in out
+    assert "--flip 0.5 does not apply" in out
+
+
+def test_grammar_of_one():
+    code, out, _ = _cli(["simulate", "--cases", "4", "--failing", "1", "--runs", "10"])
+    assert code == 0 and "1 case fails a code check" in out
+    text = gatecal.render_recommendation(
+        gatecal.recommend_gate(gatecal.read_runs([NIGHTLY / "night-00.xml"]), regression="3")
+    )
+    assert "1 known-good run of" in text and "1 known-good runs" not in text
+
+
+# -- class 9: the API's promise --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: gatecal.render(
+            gatecal.simulate_gates(gatecal.Suite.uniform(cases=3), n_runs=5), "xml"
+        ),
+        lambda: gatecal.render_runs if False else gatecal.read_runs([NIGHTLY], attempts="all"),
+        lambda: gatecal.proportion_interval(3, 10, 1.5),
+        lambda: gatecal.parse_regression("²"),
+        lambda: gatecal.parse_gate("fails<=²"),
+    ],
+)
+def test_public_functions_refuse_bad_arguments_with_their_own_errors(call):
+    with pytest.raises((gatecal.ParameterError, gatecal.RunsError)):
+        call()
+
+
+# -- the standing guard: a fuzzer of every command -------------------------------------
+
+VALUES = {
+    "number": [
+        "0",
+        "1",
+        "0.5",
+        "0.03,0.08",
+        "-1",
+        "1e-300",
+        "1.5",
+        "nan",
+        "inf",
+        "²",
+        "٣",
+        "abc",
+        "",
+        " ",
+        "1" * 40,
+        "0x1",
+        "12abc",
+        "3/4",
+        "%",
+        "∞",
+    ],
+    "count": ["0", "1", "2", "12", "-3", "1.5", "²", "1_0", "", "abc", "9" * 30, "100000000"],
+    "text": [
+        "all",
+        "0.90",
+        "fails<=2",
+        "rate>=0.8",
+        "majority-3",
+        "single",
+        "repeat-2-of-3",
+        "csv",
+        "json",
+        "table",
+        "markdown",
+        "first",
+        "last",
+        "auto",
+        "none",
+        "\x00",
+        "\x1b[2J",
+        "<script>",
+        "é" * 300,
+        "../../etc/passwd",
+        "-",
+        "--",
+        "'",
+        '"',
+    ],
+}
+OPTIONS = {
+    "simulate": {"--cases": "count", "--flip": "number", "--runs": "count", "--seed": "count",
+                 "--gates": "text", "--judge-checks": "count", "--code-checks": "count",
+                 "--failing": "count", "--format": "text", "--icc": "number", "--fpr": "number",
+                 "--unparseable": "number"},
+    "plan": {"--flip": "number", "--regression": "number", "--false-alarm": "number",
+             "--detection": "number", "--max-cases": "count", "--policies": "text",
+             "--format": "text", "--call-icc": "number"},
+    "policies": {"--flip": "number", "--gates": "text", "--policies": "text", "--runs": "count",
+                 "--seed": "count", "--format": "text", "--cases": "count"},
+    "recommend": {"--regression": "number", "--false-alarm": "number", "--detection": "number",
+                  "--confidence": "number", "--interval": "text", "--format": "text",
+                  "--attempts": "text", "--junit-repeats": "text", "--partial": "text",
+                  "--input-format": "text", "--threshold": "text", "--target": "text"},
+    "runs": {"--format": "text", "--attempts": "text", "--input-format": "text",
+             "--junit-repeats": "text", "--threshold": "text"},
+    "golden": {"--build": "text", "--threshold": "number", "--format": "text", "--judge": "text"},
+}  # fmt: skip
+PATHS = ["new", "regular", "devnull", "directory", "missing-dir", "symlink", "input", "proc"]
+SMALL = {"simulate": ["--runs", "30"], "policies": ["--runs", "30"], "plan": ["--max-cases", "60"]}
+
+
+@st.composite
+def _argv(draw):
+    command = draw(st.sampled_from(sorted(OPTIONS)))
+    argv = [command]
+    if command in ("recommend", "runs"):
+        argv.append("{runs}")
+    argv += SMALL.get(command, [])
+    for option in draw(
+        st.lists(st.sampled_from(sorted(OPTIONS[command])), max_size=4, unique=True)
+    ):
+        argv += [option, draw(st.sampled_from(VALUES[OPTIONS[command][option]]))]
+    if draw(st.booleans()):
+        argv += ["--out", "{path:" + draw(st.sampled_from(PATHS)) + "}"]
+    return argv
+
+
+def _place(kind: str, folder: Path) -> str:
+    path = folder / "out.txt"
+    if kind == "regular":
+        path.write_text("precious")
+    elif kind == "devnull":
+        return "/dev/null"
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "missing-dir":
+        return str(folder / "no" / "out.txt")
+    elif kind == "symlink":
+        (folder / "real.txt").write_text("precious")
+        path.symlink_to(folder / "real.txt")
+    elif kind == "input":
+        return str(folder / "runs" / "night-00.xml")
+    elif kind == "proc":
+        return "/proc/self/status"
+    return str(path)
+
+
+def _state(folder: Path) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for p in sorted(folder.rglob("*")):
+        kind = "link" if p.is_symlink() else "dir" if p.is_dir() else "file"
+        out[str(p.relative_to(folder))] = (kind, p.read_bytes() if kind == "file" else None)
+    return out
+
+
+@settings(max_examples=int(os.environ.get("GATECAL_FUZZ_EXAMPLES", "120")), deadline=None,
+          derandomize=not os.environ.get("GATECAL_FUZZ_RANDOM"),
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+@given(argv=_argv())
+def test_fuzz_every_command_keeps_the_contract(tmp_path_factory, argv):
+    """Exit 0 or 2; on 2 one stderr line, no traceback; nothing written but the declared
+    output; no path turned into something it was not. GATECAL_FUZZ_EXAMPLES=5000
+    GATECAL_FUZZ_RANDOM=1 runs a longer, random search on demand."""
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "runs").mkdir()
+    for night in sorted(NIGHTLY.iterdir())[:8]:
+        (folder / "runs" / night.name).write_bytes(night.read_bytes())
+    out_path = None
+    resolved = []
+    for arg in argv:
+        if arg.startswith("{path:"):
+            out_path = _place(arg[6:-1], folder)
+            arg = out_path
+        resolved.append(arg.replace("{runs}", str(folder / "runs")))
+    before = _state(folder)
+    null_mode = os.stat("/dev/null").st_mode
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        code, _, err = _cli(resolved)
+    finally:
+        os.chdir(cwd)
+    assert code in (0, 2), (resolved, code, err)
+    assert "Traceback" not in err, (resolved, err)
+    assert os.stat("/dev/null").st_mode == null_mode and stat.S_ISCHR(null_mode)
+    after = _state(folder)
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    if code == 2:
+        assert err.count("\n") == 1, (resolved, err)
+        assert changed == set(), (resolved, changed)
+        return
+    allowed = set()
+    if out_path is not None and out_path.startswith(str(folder)):
+        allowed = {str(Path(os.path.realpath(out_path)).relative_to(folder))}
+    assert changed <= allowed, (resolved, changed)
+    for key in changed:  # the output kept its kind (a symlink's target is what changed)
+        assert before.get(key, ("file", None))[0] == after[key][0]
+
+
+# -- class 7: a judge endpoint that accepts and never answers --------------------------
+
+
+def test_a_silent_judge_endpoint_is_one_error_within_the_timeout():
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept_and_say_nothing():
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept_and_say_nothing, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        err = _one_error(["golden", "--judge", "openai", "--base-url", url, "--timeout", "0.3"])
+        assert "golden run failed" in err
+        assert len(held) == 2  # the call and its one retry, each given up after 0.3 s
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    _one_error(["golden", "--timeout", "0"], "--timeout must be a number of seconds in (0, 3600]")
