@@ -11,6 +11,7 @@ SCRIPTS = [
     "simulate_article.py",
     "article_transcripts.py",
     "nightly_junit.py",
+    "plugin_loop.py",
     "report_charts.py",
     "calibrate_example.py",
     "calibrate_coverage.py",

@@ -5,6 +5,10 @@ regressed one? Exactly (Poisson-binomial) and by seeded Monte Carlo, side by sid
 
 The public names load lazily (PEP 562): ``import gatecal`` costs nothing until a name
 is used, and ``import gatecal.evaluators`` never pulls in numpy.
+
+PYTEST_DONT_REWRITE: gatecal ships a pytest plugin, so pytest would rewrite the asserts
+of this package, and warn (an error under ``-W error``) when gatecal was imported before
+pytest started, as in ``pytest.main()`` or pytester; the library's asserts are not tests.
 """
 
 from __future__ import annotations
@@ -30,6 +34,17 @@ if TYPE_CHECKING:
         read_labels,
     )
     from gatecal._calibrate_render import render_calibration
+    from gatecal._check import (
+        CHECK_POLICIES,
+        FailingCase,
+        GateCheck,
+        RecommendedGate,
+        check_gate,
+        load_recommended_gate,
+        parse_check_policy,
+        recommended_gate_from,
+    )
+    from gatecal._check_render import CHECK_FORMATS, render_check
     from gatecal._correct import (
         CORRECTION_METHODS,
         TOO_WIDE,
@@ -151,6 +166,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BUILDS",
+    "CHECK_FORMATS",
+    "CHECK_POLICIES",
     "CHUNK_VERDICTS",
     "CI_METHODS",
     "CORRECTION_METHODS",
@@ -173,8 +190,10 @@ __all__ = [
     "ConfusionMatrix",
     "CorrectedRate",
     "Estimate",
+    "FailingCase",
     "FileRead",
     "Gate",
+    "GateCheck",
     "GateRow",
     "Interval",
     "JudgeNoise",
@@ -194,6 +213,7 @@ __all__ = [
     "RateEstimate",
     "ReadOptions",
     "Recommendation",
+    "RecommendedGate",
     "Regression",
     "RunsData",
     "RunsError",
@@ -214,6 +234,7 @@ __all__ = [
     "calibrate_judge",
     "case_pass_probabilities",
     "cases_needed",
+    "check_gate",
     "compare_policies",
     "compare_samples",
     "correct_pass_rate",
@@ -225,12 +246,14 @@ __all__ = [
     "fit_overdispersion",
     "format_probability",
     "labels_for_width",
+    "load_recommended_gate",
     "load_spec",
     "load_suite",
     "majority_pass",
     "noise_at",
     "observed_from_runs",
     "operating_table",
+    "parse_check_policy",
     "parse_gate",
     "parse_gates",
     "parse_policy",
@@ -244,8 +267,10 @@ __all__ = [
     "read_labels",
     "read_runs",
     "recommend_gate",
+    "recommended_gate_from",
     "render",
     "render_calibration",
+    "render_check",
     "render_plans",
     "render_policies",
     "render_recommendation",
@@ -291,6 +316,17 @@ _MODULES = {
         "pass_count_pmf",
         "pass_count_pmfs",
     ),
+    "gatecal._check": (
+        "CHECK_POLICIES",
+        "FailingCase",
+        "GateCheck",
+        "RecommendedGate",
+        "check_gate",
+        "load_recommended_gate",
+        "parse_check_policy",
+        "recommended_gate_from",
+    ),
+    "gatecal._check_render": ("CHECK_FORMATS", "render_check"),
     "gatecal._gates": (
         "Gate",
         "as_gates",

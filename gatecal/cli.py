@@ -1254,6 +1254,176 @@ def calibrate(
     outputs.commit()
 
 
+# -- gatecal check -----------------------------------------------------------------------
+
+_CHECK_OPTION = {"gate": "--gate", "gate_from": "--gate-from", "policy": "--policy",
+                 "max_errors": "--max-errors", "flaky_rate": "--flaky-rate",
+                 "false_alarm": "--false-alarm", "current": "CURRENT",
+                 "confidence_level": "--confidence", "method": "--interval"}  # fmt: skip
+
+
+@app.command()
+def check(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="CURRENT...",
+            help="The CI run to decide, in any format recommend reads (several files are "
+            "one run unless they are reruns: then name the --policy).",
+            show_default=False,
+        ),
+    ],
+    baseline: Annotated[
+        list[str],
+        typer.Option(
+            metavar="RUNS",
+            help="Known-good runs, as for recommend (repeatable; folders and globs work).",
+            show_default=False,
+        ),
+    ],
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            metavar="RULE",
+            help="The gate: 'all', a pass rate such as 0.90, or "
+            "'fails<=F'. Default: the strictest gate whose false alarm stays within "
+            "--false-alarm at the baseline's noise (what recommend calls it).",
+        ),
+    ] = None,
+    gate_from: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Use the gate a 'gatecal recommend --format json' output recommends.",
+        ),
+    ] = None,
+    false_alarm: Annotated[
+        str, typer.Option(metavar="A", help="False-alarm budget of the default gate.")
+    ] = "0.05",
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            metavar="POLICY",
+            help="How several current runs combine, in the order "
+            "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
+            "p-value are that policy's.",
+        ),
+    ] = None,
+    max_errors: Annotated[
+        str,
+        typer.Option(
+            metavar="N",
+            help="Error or unscored verdicts tolerated (each "
+            "counts as a failure); more makes the evidence incomplete.",
+        ),
+    ] = "0",
+    flaky_rate: Annotated[
+        str,
+        typer.Option(
+            metavar="R",
+            help="A failing case that failed in at most this share "
+            "of known-good runs is a new failure; above it, known flaky.",
+        ),
+    ] = "0.02",
+    confidence: Annotated[
+        str, typer.Option(metavar="LEVEL", help="Confidence level of the intervals.")
+    ] = "0.95",
+    interval: Annotated[
+        str, typer.Option(metavar="METHOD", help="wilson, clopper-pearson or jeffreys.")
+    ] = "wilson",
+    fmt: Annotated[
+        str, typer.Option("--format", metavar="FORMAT", help="table, markdown or json.")
+    ] = "table",
+    out: OutOpt = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write a markdown summary to FILE. When "
+            "GITHUB_STEP_SUMMARY is set, the summary is appended there too.",
+        ),
+    ] = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> None:
+    """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
+
+    Reads the current run and known-good baseline runs, applies the gate, and gives the
+    evidence: passing cases against k_min, the gate's false alarm under the baseline's
+    noise, the p-value of today's result, and each failing case split into new failures
+    (never or almost never failed in the baseline) and known flaky ones, with their
+    baseline rates. A baseline case missing from the current run, more errors than
+    --max-errors, or an empty run is incomplete evidence: exit 1, naming what is missing.
+
+    Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
+    """
+    from gatecal._check_render import CHECK_FORMATS, render_check
+
+    _check_format(fmt, CHECK_FORMATS)
+    if gate is not None and gate_from is not None:
+        raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
+    if interval not in gatecal.CI_METHODS:
+        methods = ", ".join(gatecal.CI_METHODS)
+        raise CliError(f"--interval must be one of {methods} (got {interval!r})")
+    outputs = _Outputs(("--out", out), ("--summary", summary),
+                       inputs=[*paths, *baseline, *([gate_from] if gate_from else [])])  # fmt: skip
+    budget = _probability("--false-alarm", false_alarm)
+    errors_allowed = _whole("--max-errors", max_errors)
+    flaky = _probability("--flaky-rate", flaky_rate)
+    level = _open_unit("--confidence", confidence, low_open=True, high_open=True)
+    try:
+        chosen: str | gatecal.RecommendedGate | None = gate
+        if gate is not None:
+            gatecal.parse_gate(gate)
+        if gate_from is not None:
+            chosen = gatecal.load_recommended_gate(gate_from)
+        if policy is not None:
+            gatecal.parse_check_policy(policy)
+    except ParameterError as exc:
+        option = _CHECK_OPTION.get(exc.name, exc.name)
+        raise CliError(f"{option} {exc.rule} (got {exc.value!r})") from None
+    base, current = (
+        _read_runs(
+            option,
+            files,
+            input_format=input_format,
+            attempts=attempts,
+            junit_repeats=junit_repeats,
+            target=target,
+            threshold=threshold,
+            partial=partial,
+        )
+        for option, files in (("--baseline", baseline), ("CURRENT", paths))
+    )
+    outputs.refuse_inputs([*base.sources, *current.sources])
+    try:
+        result = gatecal.check_gate(
+            current, base, gate=chosen, policy=policy, false_alarm=budget,
+            max_errors=errors_allowed, flaky_rate=flaky, confidence_level=level, method=interval,
+        )  # fmt: skip
+    except ParameterError as exc:
+        option = _CHECK_OPTION.get(exc.name, exc.name)
+        raise CliError(f"{option} {exc.rule} (got {exc.value!r})") from None
+    markdown = render_check(result, "markdown")
+    outputs.put("--out", render_check(result, fmt))
+    outputs.put("--summary", markdown)
+    outputs.commit()
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        try:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+        except OSError as exc:
+            sys.stderr.write(f"gatecal: warning: GITHUB_STEP_SUMMARY could not be appended "
+                             f"to ({step_summary!r}: {exc.strerror})\n")  # fmt: skip
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
     command = typer.main.get_command(app)

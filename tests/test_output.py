@@ -258,3 +258,25 @@ def test_a_runs_file_cannot_be_overwritten_by_its_own_reading(tmp_path):
         code, _, err = _cli(args)
         assert code == 2 and "--out must not be one of the inputs" in err
         assert data.read_text().startswith("run,case,passed\nr1,a,true")
+
+
+def test_the_plugins_runs_file_and_checks_outputs_follow_the_same_rules(tmp_path):
+    import subprocess
+    import sys
+
+    test = tmp_path / "test_x.py"
+    test.write_text("import pytest\n\n@pytest.mark.gatecal\ndef test_a():\n    pass\n")
+    (tmp_path / "folder").mkdir()
+    run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)]
+    refused = subprocess.run([*run, f"--gatecal-runs-out={tmp_path / 'folder'}"],
+                             capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert refused.returncode == 4
+    assert "--gatecal-runs-out must be a file path, not a directory" in refused.stderr
+    link = tmp_path / "runs.jsonl"
+    link.symlink_to(tmp_path / "real.jsonl")
+    written = subprocess.run([*run, f"--gatecal-runs-out={link}"], capture_output=True,
+                             text=True, cwd=tmp_path)  # fmt: skip
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert link.is_symlink() and '"case"' in (tmp_path / "real.jsonl").read_text()
+    code, _, err = _cli(["check", link, "--baseline", link, "--gate", "all", "--out", link])
+    assert code == 2 and "--out must not be one of the inputs" in err

@@ -106,6 +106,53 @@ def test_readme_recommend_examples_are_real_output():
     assert "recommended gate: at least 10 of 12 cases pass" in loose.group(1)
 
 
+LOOP = ROOT / "reports" / "plugin-loop"
+
+
+def _loop_blocks():
+    text = (LOOP / "loop.txt").read_text()
+    return ["$ " + b.removeprefix("$ ") for b in text.strip("\n").split("\n\n$ ")]
+
+
+def test_readme_plugin_loop_quotes_the_real_transcript():
+    quoted = re.search(r"<!-- plugin-loop:start -->\n(.*?)<!-- plugin-loop:end -->", README, re.S)
+    assert quoted, "README lost its plugin loop"
+    blocks = [b.strip("\n") for b in re.findall(r"```text\n(.*?)```", quoted.group(1), re.S)]
+    loop = (LOOP / "loop.txt").read_text()
+    for block in blocks:
+        for part in block.split("\n\n"):
+            if part.startswith("$ ") and "\n...\n" in part:  # abridged: each line is real
+                assert all(line in loop for line in part.splitlines() if line != "...")
+            elif part.startswith("$ "):
+                assert part in loop, part.splitlines()[0]
+    assert "new failures: api-rate-limit, extra-seat, refund-annual." in quoted.group(1)
+    assert "gatecal check: PASS (exit 0)" in quoted.group(1)
+
+
+@pytest.mark.parametrize(
+    "block", [b for b in _loop_blocks() if b.startswith(("$ gatecal check", "$ gatecal recommend"))]
+)
+def test_plugin_loop_gatecal_outputs_regenerate(block, monkeypatch, capsys):
+    command, *lines = block.splitlines()
+    code = int(lines[-1].removeprefix("[exit ").removesuffix("]"))
+    args = command.removeprefix("$ gatecal ").split()
+    if "--out" in args:  # the JSON went to a file: compare the file
+        out = args[args.index("--out") + 1]
+        args[args.index("--out") + 1] = str(LOOP / f".regen-{out}")
+    monkeypatch.chdir(LOOP)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    try:
+        assert main(args) == code
+        printed = capsys.readouterr().out
+        if "--out" in args:
+            assert (LOOP / f".regen-{out}").read_text() == (LOOP / out).read_text()
+        else:
+            assert printed.rstrip("\n") == "\n".join(lines[:-1])
+    finally:
+        for leftover in LOOP.glob(".regen-*"):
+            leftover.unlink()
+
+
 def test_readme_runs_example_is_real_output():
     import os
 

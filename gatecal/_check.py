@@ -1,0 +1,682 @@
+"""Decide one CI run against measured known-good runs: the gate, and the evidence.
+
+:func:`check_gate` is what ``gatecal check`` calls. The baseline (known-good runs) is
+measured exactly as :func:`gatecal.recommend_gate` measures it, so the default gate
+here is the one ``recommend`` calls the strictest within the false-alarm budget, and
+the false alarm quoted is the one ``recommend`` quotes for it.
+
+This module imports nothing heavy at import time: :func:`load_recommended_gate` and
+:class:`RecommendedGate` are what the pytest plugin uses, before it has decided
+anything, and they need only the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from gatecal._gates import Gate, parse_gate
+from gatecal._validate import ParameterError, check_count, check_probability
+
+if TYPE_CHECKING:
+    from gatecal._policies import Policy
+    from gatecal._recommend import Overdispersion, RateEstimate, Recommendation
+    from gatecal.readers import RunsData
+
+__all__ = [
+    "CHECK_POLICIES",
+    "DECISIONS",
+    "FailingCase",
+    "GateCheck",
+    "RecommendedGate",
+    "check_gate",
+    "load_recommended_gate",
+    "parse_check_policy",
+    "recommended_gate_from",
+]
+
+DECISIONS = ("pass", "fail", "incomplete")
+Decision = Literal["pass", "fail", "incomplete"]
+#: The policies whose attempts are runs gatecal check can read (majority votes happen
+#: inside one verdict, so no run file shows them).
+CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
+
+
+# -- a gate recommended earlier: `gatecal recommend --format json` --------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecommendedGate:
+    """The gate a ``gatecal recommend --format json`` output recommends.
+
+    Attributes
+    ----------
+    k_min, cases : int
+        At least `k_min` of `cases` cases must pass.
+    false_alarm : float
+        The false alarm ``recommend`` computed for it (at the upper noise bound).
+    false_alarms : tuple of float
+        ``false_alarms[k]``: the false alarm of "at least k pass", for k in 0..cases,
+        so a p-value can be read without recomputing anything.
+    source : str
+        Where it was read from.
+    """
+
+    k_min: int
+    cases: int
+    false_alarm: float
+    false_alarms: tuple[float, ...]
+    source: str
+
+    @property
+    def text(self) -> str:
+        """The gate as a rule the gate vocabulary reads: ``fails<=F``."""
+        return f"fails<={self.cases - self.k_min}"
+
+    def p_value(self, passed: int) -> float:
+        """P(a healthy build passes `passed` cases or fewer), as ``recommend`` modelled it."""
+        return 1.0 if passed >= self.cases else self.false_alarms[passed + 1]
+
+
+def recommended_gate_from(document: object, source: str = "recommendation") -> RecommendedGate:
+    """Read the recommended gate out of a parsed ``gatecal recommend --format json`` output.
+
+    Raises
+    ------
+    ParameterError
+        Named ``gate_from``: not a recommend output, or one that recommends no gate.
+    """
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError("gate_from", rule, source)
+
+    if not isinstance(document, Mapping) or "recommended" not in document:
+        raise bad("must be a 'gatecal recommend --format json' output")
+    rec = document["recommended"]
+    if rec is None:
+        raise bad(
+            "recommends no gate (none met both targets there): pass a gate rule instead, "
+            "or rerun recommend with other targets"
+        )
+    cases, table = document.get("cases"), document.get("table")
+    try:
+        k = rec["k_min"]
+        if isinstance(k, bool) or isinstance(cases, bool) or not isinstance(table, list):
+            raise TypeError
+        n = check_count("cases", cases, low=1)
+        k = check_count("k_min", k, low=0, high=n)
+        rates = [check_probability("false_alarm", row["false_alarm"]) for row in table]
+        if len(rates) != n + 1 or [row["k_min"] for row in table] != list(range(n + 1)):
+            raise TypeError
+    except (TypeError, KeyError, ParameterError):
+        raise bad(
+            "must be a 'gatecal recommend --format json' output (recommended.k_min, "
+            "cases and the operating table)"
+        ) from None
+    return RecommendedGate(
+        k_min=k, cases=n, false_alarm=rates[k], false_alarms=tuple(rates), source=source
+    )
+
+
+def load_recommended_gate(path: str | Path) -> RecommendedGate:
+    """:func:`recommended_gate_from` on a file; unreadable or non-JSON files are refused."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise ParameterError(
+            "gate_from", f"could not be read ({exc.strerror})", str(path)
+        ) from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise ParameterError(
+            "gate_from", "must be a 'gatecal recommend --format json' output", str(path)
+        ) from None
+    return recommended_gate_from(document, str(path))
+
+
+# -- the result ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailingCase:
+    """A baseline case that did not pass the current run, with its baseline record.
+
+    Attributes
+    ----------
+    case : str
+        The case as the baseline names it (shortened for display the way ``recommend``
+        shortens it); `case_id` is the full id.
+    status : {'failed', 'error'}
+        It failed, or it errored (counted as a failure within ``max_errors``).
+    baseline : RateEstimate
+        Its failure rate in the known-good runs, with the confidence interval.
+    new : bool
+        It failed in at most ``flaky_rate`` of the known-good runs: a new failure.
+        Otherwise it is known flaky.
+    """
+
+    case: str
+    case_id: str
+    status: str
+    baseline: RateEstimate
+    new: bool
+
+    @property
+    def probability(self) -> float:
+        """How often a healthy build fails this case, at most: its upper confidence bound."""
+        return self.baseline.high
+
+    def to_dict(self) -> dict[str, Any]:
+        b = self.baseline
+        return {
+            "case": self.case,
+            "case_id": self.case_id,
+            "status": self.status,
+            "new": self.new,
+            "baseline_failures": int(b.failures),
+            "baseline_runs": int(b.trials),
+            "baseline_rate": b.estimate,
+            "low": b.low,
+            "high": b.high,
+            "probability": self.probability,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateCheck:
+    """The decision on one CI run and the evidence for it; see :func:`check_gate`.
+
+    Attributes
+    ----------
+    decision : {'pass', 'fail', 'incomplete'}
+        ``incomplete`` when the evidence is: a baseline case missing, more errors than
+        allowed, or an empty run. Incomplete evidence never passes.
+    reasons : tuple of str
+        Why the decision is what it is, one sentence each.
+    gate, gate_rule, gate_source : str
+        The gate as a rule (``fails<=2``, ``0.90``), in words, and where it came from.
+    k_min, cases : int
+        At least `k_min` of the baseline's `cases` must pass.
+    passed : int
+        Baseline cases that passed the current run (after the policy).
+    false_alarm : float
+        P(a healthy build fails this gate) under `policy`, the largest over the
+        baseline's (rate, icc) confidence region: the same model as ``recommend``.
+    false_alarm_target : float
+        The budget the default gate was chosen within.
+    p_value : float or None
+        P(a healthy build passes `passed` cases or fewer) under the same conservative
+        model; None when the evidence is incomplete.
+    failing : tuple of FailingCase
+        Every baseline case that did not pass, new failures first.
+    error_cases : tuple of str
+        Cases whose verdict was an error or unscored (never a pass).
+    max_errors : int
+    missing : tuple of str
+        Baseline cases with no verdict in the current run.
+    uncalibrated : tuple of str
+        Cases of the current run that the baseline never saw; a failing one fails the run.
+    uncalibrated_failures : tuple of str
+    policy : str
+        How several current runs combine (``single`` for one run).
+    current_runs : tuple of str
+    baseline_runs : int
+    noise_for_gate : RateEstimate
+        The baseline's pooled case failure rate over its confidence region, as the
+        gate's model uses it (recommend's).
+    icc_for_gate : float
+        The largest run-to-run correlation in that region.
+    overdispersion : Overdispersion
+    correlated : bool
+    flaky_rate : float
+    confidence_level : float
+    warnings : tuple of str
+    """
+
+    decision: Decision
+    reasons: tuple[str, ...]
+    gate: str
+    gate_rule: str
+    gate_source: str
+    k_min: int
+    cases: int
+    passed: int
+    false_alarm: float
+    false_alarm_target: float
+    p_value: float | None
+    failing: tuple[FailingCase, ...]
+    error_cases: tuple[str, ...]
+    max_errors: int
+    missing: tuple[str, ...]
+    uncalibrated: tuple[str, ...]
+    uncalibrated_failures: tuple[str, ...]
+    policy: str
+    current_runs: tuple[str, ...]
+    baseline_runs: int
+    noise_for_gate: RateEstimate
+    icc_for_gate: float
+    overdispersion: Overdispersion
+    correlated: bool
+    flaky_rate: float
+    confidence_level: float
+    warnings: tuple[str, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the gate passes, 1 when it fails or the evidence is incomplete."""
+        return 0 if self.decision == "pass" else 1
+
+    @property
+    def new_failures(self) -> list[str]:
+        """Failing cases that never or almost never failed in the baseline."""
+        return [f.case for f in self.failing if f.new]
+
+    @property
+    def known_flaky(self) -> list[str]:
+        """Failing cases the baseline already saw fail."""
+        return [f.case for f in self.failing if not f.new]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract: the issue's keys first, then the details."""
+        return {
+            "decision": self.decision,
+            "gate": self.gate,
+            "k_min": self.k_min,
+            "cases": self.cases,
+            "passed": self.passed,
+            "false_alarm": self.false_alarm,
+            "p_value": self.p_value,
+            "new_failures": self.new_failures,
+            "known_flaky": self.known_flaky,
+            "errors": len(self.error_cases),
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "gate_rule": self.gate_rule,
+            "gate_source": self.gate_source,
+            "false_alarm_target": self.false_alarm_target,
+            "max_errors": self.max_errors,
+            "error_cases": list(self.error_cases),
+            "missing": list(self.missing),
+            "uncalibrated": list(self.uncalibrated),
+            "uncalibrated_failures": list(self.uncalibrated_failures),
+            "failing": [f.to_dict() for f in self.failing],
+            "policy": self.policy,
+            "current_runs": list(self.current_runs),
+            "baseline": {
+                "runs": self.baseline_runs,
+                "noise_for_gate": self.noise_for_gate.to_dict(),
+                "icc_for_gate": self.icc_for_gate,
+                "overdispersion": self.overdispersion.to_dict(),
+                "correlated": self.correlated,
+            },
+            "flaky_rate": self.flaky_rate,
+            "confidence_level": self.confidence_level,
+            "warnings": list(self.warnings),
+        }
+
+
+# -- the decision ----------------------------------------------------------------------------
+
+_PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
+
+
+def _states(data: RunsData, cases: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
+    """The current runs, and per run each case's state: passed, failed, error or missing."""
+    runs = data.runs("healthy")
+    table: dict[str, dict[str, str]] = {r: {} for r in runs}
+    for v in data.verdicts:
+        if v.build != "healthy":
+            continue
+        row = table[v.run]
+        if v.status != "ok":
+            if row.get(v.case) != _FAIL:
+                row[v.case] = _ERROR
+        elif not v.passed:
+            row[v.case] = _FAIL
+        else:
+            row.setdefault(v.case, _PASS)
+    return runs, [
+        {c: table[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table[r]])} for r in runs
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Combined:
+    final: dict[str, str]  # case -> passed / failed / error / missing
+    errors: set[str]  # cases with an error in an attempt that counted
+    reasons: list[str]  # incomplete evidence
+    attempt: int  # the attempt the decision rests on (rerun-R)
+
+
+def _combine(
+    policy: Policy,
+    runs: Sequence[str],
+    states: Sequence[dict[str, str]],
+    cases: Sequence[str],
+    k_min: int,
+) -> _Combined:
+    """Apply the policy to the current runs, in order; see :func:`check_gate`."""
+    reasons: list[str] = []
+    if policy.repeat > 1:
+        if len(runs) != policy.repeat:
+            reasons.append(
+                f"repeat-{policy.need}-of-{policy.repeat} needs {policy.repeat} "
+                f"current runs ({len(runs)} given)"
+            )
+        final, errors = {}, set()
+        for c in cases:
+            seen = [s[c] for s in states]
+            errors |= {c} if _ERROR in seen else set()
+            if _MISSING in seen:
+                final[c] = _MISSING
+            else:
+                final[c] = _PASS if seen.count(_PASS) >= policy.need else _FAIL
+        return _Combined(final, errors, reasons, 0)
+    if policy.rerun_failing:
+        limit = policy.rerun_failing + 1
+        name = f"rerun-failing-{policy.rerun_failing}"
+        if len(runs) > limit:
+            reasons.append(f"{name} allows {limit} attempts ({len(runs)} current runs given)")
+        final, errors = {}, set()
+        for c in cases:
+            state, tries = states[0][c], 1
+            errors |= {c} if state == _ERROR else set()
+            for s in states[1:]:
+                if state not in (_FAIL, _ERROR) or s[c] == _MISSING:
+                    break
+                state, tries = s[c], tries + 1
+                errors |= {c} if state == _ERROR else set()
+            if state in (_FAIL, _ERROR) and tries < min(limit, len(states)):
+                reasons.append(
+                    f"{c} did not pass attempt {tries} and is missing from "
+                    f"attempt {tries + 1} ({name} reruns what did not pass)"
+                )
+            elif state in (_FAIL, _ERROR) and tries < limit:
+                reasons.append(
+                    f"{c} did not pass in {tries} attempt(s) and {name} allows "
+                    f"{limit}: the rerun is missing"
+                )
+            final[c] = state
+        return _Combined(final, errors, reasons, 0)
+    if policy.rerun:
+        limit = policy.rerun + 1
+        if len(runs) > limit:
+            reasons.append(
+                f"rerun-{policy.rerun} allows {limit} attempts ({len(runs)} current runs given)"
+            )
+        best, best_k = 0, -1
+        for t, s in enumerate(states):
+            k = sum(s[c] == _PASS for c in cases)
+            if k > best_k:
+                best, best_k = t, k
+            if k >= k_min and all(s[c] != _MISSING for c in cases):
+                best = t
+                break
+        else:
+            if len(states) < limit:
+                reasons.append(
+                    f"every attempt given failed the gate, and rerun-{policy.rerun} "
+                    f"allows {limit} attempts ({len(states)} given)"
+                )
+        s = states[best]
+        used = states[: best + 1] if best_k < k_min else [s]
+        errors = {c for st in used for c in cases if st[c] == _ERROR}
+        return _Combined({c: s[c] for c in cases}, errors, reasons, best)
+    if len(runs) > 1:
+        reasons.append(
+            f"{len(runs)} current runs with no policy: name how they combine ({CHECK_POLICIES})"
+        )
+    s = states[0]
+    return _Combined({c: s[c] for c in cases}, {c for c in cases if s[c] == _ERROR}, reasons, 0)
+
+
+def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int], list[int]]:
+    """Failures and observed cases per known-good run, as recommend counts them."""
+    short = baseline.short_names()
+    keep = set(rec.case_order)
+    _, cases, matrix = baseline.case_outcomes("healthy")
+    cols = [j for j, c in enumerate(cases) if short[c] in keep]
+    rows = [[row[j] for j in cols] for row in matrix]
+    rows = [r for r in rows if any(x >= 0 for x in r)]
+    return [sum(x == 0 for x in r) for r in rows], [sum(x >= 0 for x in r) for r in rows]
+
+
+def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> list[float]:
+    """False alarm of "at least k pass" for k = 0..n under `policy`: recommend's model.
+
+    For one run this is recommend's own table. Under a policy it is
+    :func:`gatecal.policy_rates` at every point of the baseline's (rate, icc) confidence
+    region that recommend traces (:func:`gatecal._recommend.noise_bounds`), the largest per gate:
+    every case fails at the region's rate, with its run-level correlation.
+    """
+    n = rec.cases
+    if policy == _single():
+        return [fa for fa, _ in rec.table]  # exactly what recommend says
+    from gatecal._policies import policy_rates
+    from gatecal._recommend import noise_bounds
+    from gatecal._suite import JudgeNoise, Suite
+
+    failures, observed = _baseline_counts(baseline, rec)
+    bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
+    suite = Suite.uniform(cases=n, judge_checks=1, code_checks=0, failing=1)
+    gates = [Gate(text=f"fails<={n - k}", kind="fails", max_failures=n - k) for k in range(n + 1)]
+    worst = [0.0] * (n + 1)
+    for icc, high in zip(bounds.iccs, bounds.highs, strict=True):
+        rho = min(icc, 0.999) if 0 < high < 1 else 0.0
+        rows = policy_rates(suite, JudgeNoise(fnr=high, fpr=high, icc=rho), gates, policy).rows
+        by_gate = {r.gate: r.failure_probability for r in rows if r.build == "healthy"}
+        worst = [max(w, by_gate[g.text]) for w, g in zip(worst, gates, strict=True)]
+    return worst
+
+
+def _single() -> Policy:
+    from gatecal._policies import Policy
+
+    return Policy()
+
+
+def parse_check_policy(policy: Policy | str | None) -> Policy:
+    from gatecal._policies import Policy, parse_policy
+
+    if policy is None:
+        return Policy()
+    chosen = parse_policy(policy) if isinstance(policy, str) else policy
+    parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
+    if chosen.majority > 1 or sum(parts) > 1:
+        text = policy if isinstance(policy, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
+    return chosen
+
+
+def _policy_text(policy: Policy) -> str:
+    if policy.repeat > 1:
+        return f"repeat-{policy.need}-of-{policy.repeat}"
+    if policy.rerun_failing:
+        return f"rerun-failing-{policy.rerun_failing}"
+    if policy.rerun:
+        return f"rerun-{policy.rerun}"
+    return "single"
+
+
+def check_gate(
+    current: RunsData,
+    baseline: RunsData,
+    *,
+    gate: str | Gate | RecommendedGate | None = None,
+    false_alarm: float = 0.05,
+    policy: Policy | str | None = None,
+    max_errors: int = 0,
+    flaky_rate: float = 0.02,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+) -> GateCheck:
+    """Apply a gate to the current run(s) and weigh the result against the baseline.
+
+    Parameters
+    ----------
+    current : RunsData
+        The CI run to decide (its healthy build: as read without ``regressed``).
+        Several runs are attempts of the same build and need `policy`.
+    baseline : RunsData
+        Known-good runs, measured as :func:`gatecal.recommend_gate` measures them.
+    gate : str, Gate, RecommendedGate or None
+        A gate rule (``all``, ``0.90``, ``fails<=2``), the gate a ``recommend`` output
+        recommends (:func:`load_recommended_gate`; its case count must be the
+        baseline's), or None: the strictest gate whose false alarm under `policy` stays
+        within `false_alarm` (for a single run, exactly ``recommend``'s choice before
+        it looks at detection).
+    false_alarm : float
+        The false-alarm budget of the default gate.
+    policy : Policy or str, optional
+        How several current runs combine, in the order read: ``rerun-failing-R`` (the
+        first run is the whole suite, each later one reruns the cases that did not pass;
+        a case passes if any attempt passes), ``rerun-R`` (whole-suite attempts while
+        the gate fails; the first passing attempt decides), ``repeat-K-of-N`` (N whole
+        runs; a case passes if it passes K of them). The false alarm and p-value are
+        that policy's (:func:`gatecal.policy_rates` on the baseline's noise).
+    max_errors : int
+        Error or unscored case verdicts tolerated; each counts as a failure. More is
+        incomplete evidence.
+    flaky_rate : float
+        A failing case whose baseline failure rate is at most this is a *new failure*;
+        above it, *known flaky*.
+    confidence_level, method : float, str
+        The intervals, as in ``recommend``.
+
+    The decision is ``incomplete`` (never ``pass``) when a baseline case has no
+    verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
+    policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
+    baseline never saw fails; else ``pass``.
+    """
+    from gatecal._recommend import recommend_gate
+
+    max_errors = check_count("max_errors", max_errors, low=0)
+    flaky = check_probability("flaky_rate", flaky_rate)
+    target = check_probability("false_alarm", false_alarm)
+    chosen = parse_check_policy(policy)
+    # detection=0: check never needs recommend's fallback plans (which can be slow), and
+    # its table's false-alarm column does not depend on the detection target
+    rec = recommend_gate(
+        baseline,
+        false_alarm=target,
+        detection=0.0,
+        confidence_level=confidence_level,
+        method=method,
+    )
+    n = rec.cases
+    short = baseline.short_names()
+    full_of = {short[c]: c for c in baseline.cases()}
+    order = [full_of[name] for name in rec.case_order]  # the baseline's cases, full ids
+    fas = _false_alarms(rec, chosen, baseline)
+    if isinstance(gate, RecommendedGate):
+        if gate.cases != n:
+            raise ParameterError(
+                "gate_from",
+                f"recommends a gate for {gate.cases} cases; the baseline has {n}",
+                gate.source,
+            )
+        k_min, gate_text, source = gate.k_min, gate.text, f"recommended in {gate.source}"
+    elif gate is None:
+        k_min = max(k for k, fa in enumerate(fas) if fa <= target)  # k = 0 never fails
+        gate_text = f"fails<={n - k_min}"
+        source = (
+            f"default: the strictest gate whose false alarm is within {target:g} "
+            f"at the baseline's noise"
+        )
+    else:
+        rule = gate if isinstance(gate, Gate) else parse_gate(gate)
+        k_min, gate_text, source = rule.k_min(n), rule.text, "given"
+    words = f"at least {k_min} of {n} cases pass"
+
+    runs, states = _states(current, order)
+    reasons: list[str] = []
+    warnings = list(current.warnings)
+    extra = [c for c in current.cases() if c not in set(order)]
+    if "regressed" in current.builds():
+        raise ParameterError(
+            "current", "must not hold rows of the regressed build", "build=regressed"
+        )
+    if not runs or not any(st[c] != _MISSING for st in states for c in order):
+        reasons.append("the current run is empty: no verdict on any baseline case")
+        combined = _Combined(dict.fromkeys(order, _MISSING), set(), [], 0)
+    else:
+        combined = _combine(chosen, runs, states, order, k_min)
+        reasons += combined.reasons
+    final = combined.final
+    missing = [short[c] for c in order if final[c] == _MISSING]
+    if missing and runs and len(missing) < n:
+        shown = ", ".join(missing[:10]) + (
+            f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        )
+        reasons.append(f"{len(missing)} of {n} baseline cases have no verdict: {shown}")
+    errors = [short[c] for c in order if c in combined.errors]
+    if len(errors) > max_errors:
+        reasons.append(
+            f"{len(errors)} error or unscored verdicts (at most {max_errors} "
+            f"allowed; an error is never a pass): {', '.join(errors[:10])}"
+        )
+    passed = sum(final[c] == _PASS for c in order)
+    per_case = {c.case: c.rate for c in rec.per_case}
+    failing = [
+        FailingCase(
+            case=short[c],
+            case_id=c,
+            status=final[c],
+            baseline=per_case[short[c]],
+            new=per_case[short[c]].estimate <= flaky,
+        )
+        for c in order
+        if final[c] in (_FAIL, _ERROR)
+    ]
+    failing.sort(key=lambda f: (not f.new, f.baseline.estimate, order.index(f.case_id)))
+    attempt = states[combined.attempt] if states else {}
+    extra_failed = [c for c in extra if attempt.get(c) in (_FAIL, _ERROR)]
+    complete = not reasons
+    if not complete:
+        decision: Decision = "incomplete"
+        reasons.insert(0, "incomplete evidence never passes")
+    else:
+        reasons.append(f"{passed} of {n} cases passed; the gate needs {k_min}")
+        if extra_failed:
+            reasons.append(
+                f"{len(extra_failed)} failing case(s) are not in the baseline, so "
+                f"nothing says they are noise: {', '.join(extra_failed[:10])}"
+            )
+        decision = "pass" if passed >= k_min and not extra_failed else "fail"
+    p_value = (1.0 if passed >= n else fas[passed + 1]) if complete else None
+    if extra and not extra_failed:
+        warnings.append(
+            f"{len(extra)} case(s) of the current run are not in the baseline "
+            f"and are not gated: {', '.join(extra[:10])}"
+        )
+    return GateCheck(
+        decision=decision,
+        reasons=tuple(reasons),
+        gate=gate_text,
+        gate_rule=words,
+        gate_source=source,
+        k_min=k_min,
+        cases=n,
+        passed=passed,
+        false_alarm=fas[k_min],
+        false_alarm_target=target,
+        p_value=p_value,
+        failing=tuple(failing),
+        error_cases=tuple(errors),
+        max_errors=max_errors,
+        missing=tuple(missing),
+        uncalibrated=tuple(extra),
+        uncalibrated_failures=tuple(extra_failed),
+        policy=_policy_text(chosen),
+        current_runs=tuple(runs),
+        baseline_runs=rec.runs,
+        noise_for_gate=rec.noise_for_gate,
+        icc_for_gate=rec.icc_for_gate,
+        overdispersion=rec.overdispersion,
+        correlated=rec.correlated,
+        flaky_rate=flaky,
+        confidence_level=rec.confidence_level,
+        warnings=tuple(warnings),
+    )

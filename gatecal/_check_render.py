@@ -1,0 +1,157 @@
+"""``gatecal check`` in words a reviewer can act on: a plain table, markdown, JSON."""
+
+from __future__ import annotations
+
+import json
+
+from gatecal._check import FailingCase, GateCheck
+from gatecal._render import format_probability
+
+__all__ = ["CHECK_FORMATS", "render_check"]
+
+CHECK_FORMATS = ("table", "markdown", "json")
+_WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
+
+
+def _p(x: float) -> str:
+    return format_probability(x)
+
+
+def _headline(res: GateCheck) -> str:
+    return f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"
+
+
+def _verdict_sentence(res: GateCheck) -> str:
+    """One sentence: what the result means."""
+    if res.decision == "incomplete":
+        return "the evidence is incomplete, so the run does not pass: " + "; ".join(res.reasons[1:])
+    new = res.new_failures
+    if res.decision == "pass":
+        if not res.failing:
+            return "every baseline case passed."
+        return (
+            f"{len(res.failing)} failing case(s) are within what known-good runs do "
+            f"(p = {_p(res.p_value or 1.0)})."
+        )
+    if res.uncalibrated_failures and res.passed >= res.k_min:
+        return "cases the baseline never saw failed: " + ", ".join(res.uncalibrated_failures)
+    p = res.p_value if res.p_value is not None else 1.0
+    if new:
+        looks = "looks like a regression" if p < 0.05 else "may be noise"
+        return (
+            f"{looks}: a healthy build passes this few cases with probability "
+            f"{_p(p)} or less; new failures: {', '.join(new)}."
+        )
+    return (
+        f"only known-flaky cases failed; a healthy build passes this few cases with "
+        f"probability {_p(p)} or less."
+    )
+
+
+def _case_line(f: FailingCase, width: int) -> str:
+    b = f.baseline
+    record = f"{int(b.failures)} of {int(b.trials)}"
+    text = f"  {f.case:<{width}}  {record:>8}  {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}]" + (
+        "  (error)" if f.status == "error" else ""
+    )
+    if f.new:
+        text += f"  healthy builds fail it with p <= {_p(f.probability)}"
+    return text
+
+
+def _table(res: GateCheck) -> str:
+    level = f"{100 * res.confidence_level:g}%"
+    noise = res.noise_for_gate
+    lines = [
+        _headline(res),
+        f"gate: {res.gate} ({res.gate_rule}); {res.gate_source}",
+    ]
+    if res.policy != "single":
+        lines.append(f"policy: {res.policy} over {len(res.current_runs)} current runs")
+    lines += [
+        f"passed: {res.passed} of {res.cases} cases (k_min {res.k_min})",
+        f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, at the "
+        f"worst point of the {level} region of {res.baseline_runs} known-good runs: case "
+        f"failure rate up to {noise.high:.4f}, run-to-run icc up to {res.icc_for_gate:.3f})",
+    ]
+    if res.p_value is not None:
+        lines.append(
+            f"p-value: {_p(res.p_value)} (P(a healthy build passes {res.passed} cases "
+            "or fewer), conservatively)"
+        )
+    width = max([len(f.case) for f in res.failing] + [4])
+    for title, new in (("new failures", True), ("known flaky", False)):
+        group = [f for f in res.failing if f.new == new]
+        if group:
+            rule = (
+                f"failed in at most {res.flaky_rate:g} of known-good runs"
+                if new
+                else "failed before in known-good runs"
+            )
+            lines.append(f"{title} ({rule}): baseline failures, rate [{level} interval]")
+            lines += [_case_line(f, width) for f in group]
+    if res.uncalibrated_failures:
+        lines.append("failing, not in the baseline: " + ", ".join(res.uncalibrated_failures))
+    lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
+    if res.decision == "incomplete":
+        lines.append("incomplete evidence:")
+        lines += [f"  - {r}" for r in res.reasons[1:]]
+    lines += [f"warning: {w}" for w in res.warnings]
+    lines.append(_verdict_sentence(res))
+    return "\n".join(lines) + "\n"
+
+
+def _markdown(res: GateCheck) -> str:
+    icon = {"pass": "✅", "fail": "❌", "incomplete": "⚠️"}[res.decision]
+    level = f"{100 * res.confidence_level:g}%"
+    lines = [
+        f"### {icon} gatecal check: {_WORD[res.decision]}",
+        "",
+        _verdict_sentence(res),
+        "",
+        "| | |",
+        "|---|---|",
+        f"| gate | `{res.gate}`: {res.gate_rule} ({res.gate_source}) |",
+        f"| passed | {res.passed} of {res.cases} (k_min {res.k_min}) |",
+        f"| false alarm of this gate | {_p(res.false_alarm)} |",
+        f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
+        f"| baseline | {res.baseline_runs} known-good runs; at the worst of their {level} "
+        f"region: case failure rate <= {res.noise_for_gate.high:.4f}, icc <= "
+        f"{res.icc_for_gate:.3f} |",
+        f"| errors | {len(res.error_cases)} (at most {res.max_errors}) |",
+    ]
+    if res.policy != "single":
+        lines.append(f"| policy | {res.policy} over {len(res.current_runs)} runs |")
+    if res.failing:
+        lines += [
+            "",
+            f"| failing case | kind | baseline failures | rate [{level}] | P(fails "
+            "when healthy) <= |",
+            "|---|---|---|---|---|",
+        ]
+        for f in res.failing:
+            b = f.baseline
+            kind = "**new failure**" if f.new else "known flaky"
+            kind += " (error)" if f.status == "error" else ""
+            lines.append(
+                f"| {f.case} | {kind} | {int(b.failures)} of {int(b.trials)} | "
+                f"{b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] | "
+                f"{_p(f.probability)} |"
+            )
+    if res.decision == "incomplete":
+        lines += ["", "Incomplete evidence:", ""] + [f"- {r}" for r in res.reasons[1:]]
+    if res.uncalibrated_failures:
+        lines += ["", "Failing, not in the baseline: " + ", ".join(res.uncalibrated_failures)]
+    lines += [f"\n> warning: {w}" for w in res.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def render_check(res: GateCheck, fmt: str = "table") -> str:
+    """The result as ``table``, ``markdown`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(res.to_dict(), indent=2) + "\n"
+    if fmt == "markdown":
+        return _markdown(res)
+    if fmt == "table":
+        return _table(res)
+    raise ValueError(f"`fmt` must be one of {', '.join(CHECK_FORMATS)} (got {fmt!r})")
