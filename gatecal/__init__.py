@@ -145,6 +145,7 @@ if TYPE_CHECKING:
         JudgeNoise,
         Suite,
         beta_shape,
+        case_fail_probabilities,
         case_pass_probabilities,
     )
     from gatecal._validate import (
@@ -232,6 +233,7 @@ __all__ = [
     "beta_shape",
     "binomial_interval",
     "calibrate_judge",
+    "case_fail_probabilities",
     "case_pass_probabilities",
     "cases_needed",
     "check_gate",
@@ -422,6 +424,7 @@ _MODULES = {
         "JudgeNoise",
         "Suite",
         "beta_shape",
+        "case_fail_probabilities",
         "case_pass_probabilities",
     ),
     "gatecal._validate": ("ParameterError",),

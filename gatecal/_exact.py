@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._suite import JudgeNoise, Suite, case_pass_probabilities
+from gatecal._suite import JudgeNoise, Suite, case_fail_probabilities, case_pass_probabilities
 from gatecal._validate import ParameterError, check_count
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
+def pass_count_pmf(q: npt.ArrayLike, fail: npt.ArrayLike | None = None) -> npt.NDArray[np.float64]:
     r"""PMF of :math:`K = \sum_i X_i`, :math:`X_i \sim \mathrm{Bernoulli}(q_i)` independent.
 
     The O(n²) recursion of Biscarri, Zhao & Brunner (2018), eq. 2: adding case i
@@ -37,6 +37,10 @@ def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
     ----------
     q : array_like, shape (n,)
         Per-case pass probabilities in [0, 1].
+    fail : array_like, shape (n,), optional
+        The same cases' failure probabilities, when they are known more accurately
+        than ``1 - q`` (which is 0 for q within 1e-16 of 1): see
+        :func:`gatecal.case_fail_probabilities`.
 
     Returns
     -------
@@ -55,13 +59,16 @@ def pass_count_pmf(q: npt.ArrayLike) -> npt.NDArray[np.float64]:
     if not np.all((probs >= 0) & (probs <= 1)):  # NaN fails this too
         bad = probs[~((probs >= 0) & (probs <= 1))][0]
         raise ParameterError("q", "must hold probabilities in [0, 1]", float(bad))
+    fails = 1.0 - probs if fail is None else np.asarray(fail, dtype=np.float64)
+    if fails.shape != probs.shape or not np.all((fails >= 0) & (fails <= 1)):
+        raise ParameterError("fail", "must hold one probability in [0, 1] per case", fail)
     if probs.size > DIVIDE_ABOVE:
-        return _product_pmf(probs)
+        return _product_pmf(probs, fails)
     pmf = np.zeros(probs.size + 1)
     pmf[0] = 1.0
-    for i, qi in enumerate(probs):
+    for i, (qi, fi) in enumerate(zip(probs, fails, strict=True)):
         head = pmf[: i + 1] * qi  # mass that moves up by one passing case
-        pmf[: i + 1] *= 1.0 - qi
+        pmf[: i + 1] *= fi
         pmf[1 : i + 2] += head
     return pmf
 
@@ -81,7 +88,9 @@ def _trimmed(poly: npt.NDArray[np.float64], offset: int) -> tuple[npt.NDArray[np
     return poly[nonzero[0] : nonzero[-1] + 1], offset + int(nonzero[0])
 
 
-def _product_pmf(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def _product_pmf(
+    probs: npt.NDArray[np.float64], fails: npt.NDArray[np.float64] | None = None
+) -> npt.NDArray[np.float64]:
     r"""The Poisson-binomial pmf as the product :math:`\prod_i ((1 - q_i) + q_i z)`, divide
     and conquer.
 
@@ -101,7 +110,10 @@ def _product_pmf(probs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     blocks = -(-n // _LEAF)
     padded = np.zeros(blocks * _LEAF)  # a case with q = 0 multiplies by 1: padding is exact
     padded[:n] = probs
-    polys = [_trimmed(leaf, 0) for leaf in pass_count_pmfs(padded.reshape(blocks, _LEAF))]
+    padded_fail = np.ones(blocks * _LEAF)
+    padded_fail[:n] = 1.0 - probs if fails is None else fails
+    leaves = pass_count_pmfs(padded.reshape(blocks, _LEAF), padded_fail.reshape(blocks, _LEAF))
+    polys = [_trimmed(leaf, 0) for leaf in leaves]
     while len(polys) > 1:
         paired = [
             _trimmed(np.convolve(a, b), a_off + b_off)
@@ -159,14 +171,17 @@ class PassCountDistribution:
         return math.fsum(self.pmf[:k]), math.fsum(self.pmf[k:])
 
 
-def pass_count_pmfs(q: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def pass_count_pmfs(
+    q: npt.NDArray[np.float64], fail: npt.NDArray[np.float64] | None = None
+) -> npt.NDArray[np.float64]:
     """:func:`pass_count_pmf` of every row of `q` (shape (m, n)) at once: shape (m, n + 1)."""
+    fails = 1.0 - q if fail is None else fail
     pmf = np.zeros((q.shape[0], q.shape[1] + 1))
     pmf[:, 0] = 1.0
     for i in range(q.shape[1]):
         qi = q[:, i : i + 1]
         head = pmf[:, : i + 1] * qi
-        pmf[:, : i + 1] *= 1.0 - qi
+        pmf[:, : i + 1] *= fails[:, i : i + 1]
         pmf[:, 1 : i + 2] += head
     return pmf
 
@@ -180,12 +195,59 @@ def beta_nodes(
     rule with ``degree // 2 + 1`` nodes integrates such a polynomial against the
     Beta density exactly. Nodes lie in (0, 1); weights are positive and sum to 1.
     """
+    import warnings
+
     from scipy.special import roots_jacobi  # deferred: `import gatecal` stays light
 
-    nodes, weights = roots_jacobi(
-        degree // 2 + 1, b - 1.0, a - 1.0
-    )  # weight (1-t)^(b-1)(1+t)^(a-1)
-    return (nodes + 1.0) / 2.0, weights / weights.sum()
+    count = degree // 2 + 1
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            nodes, weights = roots_jacobi(count, b - 1.0, a - 1.0)  # (1-t)^(b-1)(1+t)^(a-1)
+            total = weights.sum()
+            usable = bool(np.all(np.isfinite(nodes)) and np.isfinite(total) and total > 0
+                          and np.all(weights >= 0))  # fmt: skip
+    except ValueError:  # a - 1 rounds to -1 for a below 1e-16
+        return beta_rule(a, b, count)
+    if usable:
+        return (nodes + 1.0) / 2.0, weights / total
+    # scipy's rule fails (NaN) for a + b near 1000 and up, i.e. a small icc, and for a
+    # or b near 0: the Jacobi matrix is stable there
+    return beta_rule(a, b, count)
+
+
+def beta_rule(
+    a: float, b: float, nodes: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Gauss rule for ``E f(X)``, X ~ Beta(a, b): exact for polynomials of degree below
+    ``2 * nodes``. Built from the Jacobi matrix (Golub & Welsch 1969), which stays
+    accurate for the large a + b of a small icc, where scipy's roots_jacobi returns NaN.
+
+    The recurrence of the Jacobi polynomials with alpha = b - 1, beta = a - 1 is written
+    in a and b themselves (``1 + beta`` is ``a``, not ``(a - 1) + 1``, which is 0 for a
+    below 1e-16) and its off-diagonal as a product of bounded ratios, so nothing cancels
+    or overflows for any a, b > 0 up to about 1e150.
+    """
+    from scipy.linalg import eigh_tridiagonal
+
+    k = np.arange(1, nodes, dtype=np.float64)
+    total = a + b
+    diag = np.empty(nodes)
+    diag[0] = (a - b) / total
+    two_k = 2 * k + total  # 2k + alpha + beta + 2
+    diag[1:] = (a - b) / two_k * ((total - 2) / (two_k - 2))
+    off = np.empty(max(nodes - 1, 0))
+    if nodes > 1:
+        off[0] = 4 * (a / total) * (b / total) / (total + 1)
+        kk = k[1:]
+        base = 2 * kk + total - 2  # 2k + alpha + beta
+        off[1:] = (
+            4 * kk * ((kk + b - 1) / base) * ((kk + a - 1) / base)
+            * ((kk + total - 2) / ((base + 1) * (base - 1)))
+        )  # fmt: skip
+    t, vectors = eigh_tridiagonal(diag, np.sqrt(np.maximum(off, 0.0)))
+    w = vectors[0] ** 2
+    return np.clip((1 + t) / 2, 0.0, 1.0), w / w.sum()
 
 
 #: Above this many cases the run-correlated (icc > 0) engine groups alike cases
@@ -275,9 +337,9 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
     number of judge verdicts per run, so Gauss-Jacobi quadrature with enough nodes
     gives the mixture exactly: no simulation.
     """
-    if noise.icc == 0:
+    if not noise.run_correlated:
         q = case_pass_probabilities(suite, build, noise)
-        pmf = pass_count_pmf(q)
+        pmf = pass_count_pmf(q, case_fail_probabilities(suite, build, noise))
     else:
         a, b = noise.beta_parameters()
         xs, ws = beta_nodes(a, b, degree=int(suite.judge_mask().sum()) * suite.n_cases)

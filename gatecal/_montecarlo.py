@@ -538,7 +538,7 @@ def _dense_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
     """Pass-count histogram of `runs` runs: one uniform per judge verdict (reference)."""
     n, j = plan.truth.shape
     rates: npt.NDArray[np.float64] = plan.rates
-    if plan.noise.icc > 0:  # each run draws its own flip rate x, then every verdict uses it
+    if plan.noise.run_correlated:  # each run draws its own flip rate x, then every verdict uses it
         x = gen.beta(*plan.noise.beta_parameters(), size=(runs, 1, 1))
         keep = 1.0 - plan.noise.unparseable
         rates = np.where(plan.truth, 1.0 - keep * (1.0 - x), keep * x)
@@ -720,8 +720,8 @@ def simulate_pass_counts(
     plan = _plan(suite, build, noise)
     if method == "auto":
         mean_rate = float(plan.rates.mean()) if plan.rates.size else 0.0
-        method = "skip" if mean_rate <= SKIP_BELOW and noise.icc == 0 else "dense"
-    if method == "skip" and noise.icc > 0:
+        method = "skip" if mean_rate <= SKIP_BELOW and not noise.run_correlated else "dense"
+    if method == "skip" and noise.run_correlated:
         raise ParameterError("method", "'skip' needs icc == 0; use 'dense' or 'auto'", method)
     per_chunk = max(1, CHUNK_VERDICTS // max(1, plan.verdicts_per_run))
     n_chunks = -(-runs_total // per_chunk)

@@ -198,7 +198,7 @@ def _case_probabilities(
     n x (judge calls per case), is at most `max_degree`.
     """
     one = Suite.uniform(cases=1, judge_checks=judge_checks, code_checks=code_checks, failing=1)
-    if noise.icc > 0:
+    if noise.run_correlated:
         a, b = noise.beta_parameters()
         xs, ws = beta_nodes(a, b, degree=max_degree)
         noises = [noise.at(float(x)) for x in xs]
@@ -268,7 +268,7 @@ def plan_suite(
     if j + c == 0:
         raise ParameterError("judge_checks", "and `code_checks` can't both be 0", 0)
     if max_cases is None:
-        top = ICC_MAX_CASES if noise.icc > 0 else None
+        top = ICC_MAX_CASES if noise.run_correlated else None
     else:
         top = check_count("max_cases", max_cases, low=1)
     bottom = check_count("min_cases", min_cases, low=1, high=top)
@@ -282,7 +282,7 @@ def plan_suite(
         degree = min((top or _MAX_DEGREE) * per_case, _MAX_DEGREE)
         q_pass, q_fail, calls, ws = _case_probabilities(noise, policy, j, c, degree)
         targets = _Targets(alpha=alpha, power=power, attempts=policy.rerun + 1)
-        bounds = _Bounds.of(noise, policy, j, c) if noise.icc > 0 else None
+        bounds = _Bounds.of(noise, policy, j, c) if noise.run_correlated else None
         found: SuitePlan | None = None
         start, block = bottom, _FIRST_BLOCK
         last = _UNCAPPED_LIMIT if top is None else top

@@ -201,7 +201,7 @@ def policy_rates(
     n = suite.n_cases
     rows = []
     for build in BUILDS:
-        if noise.icc > 0:
+        if noise.run_correlated:
             a, b = noise.beta_parameters()
             verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
             degree = verdicts * (policy.rerun_failing + 1)
@@ -287,7 +287,7 @@ def simulate_policy(
     for index, start in enumerate(range(0, total, chunk)):
         gen = _chunk_generator(root, index)
         runs = min(chunk, total - start)
-        if noise.icc > 0:  # one flip rate per attempt of each run
+        if noise.run_correlated:  # one flip rate per attempt of each run
             x = gen.beta(*noise.beta_parameters(), size=(runs, attempts))
             keep = 1.0 - noise.unparseable
             truth_j = truth[:, judge]

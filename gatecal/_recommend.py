@@ -605,29 +605,6 @@ def noise_bounds(
 PLAN_MAX_CASES = 500
 
 
-def _beta_rule(a: float, b: float, nodes: int) -> tuple[Floats, Floats]:
-    """Gauss rule for ``E f(X)``, X ~ Beta(a, b): exact for polynomials of degree below
-    ``2 * nodes``. Built from the Jacobi matrix (Golub & Welsch 1969), which stays
-    accurate for the large a + b of a small icc (scipy's roots_jacobi returns NaN there).
-    """
-    from scipy.linalg import eigh_tridiagonal
-
-    al, be = b - 1.0, a - 1.0  # weight (1 - t)^al (1 + t)^be on [-1, 1], x = (1 + t) / 2
-    k = np.arange(nodes, dtype=np.float64)
-    s = 2 * k + al + be
-    diag = np.empty(nodes)
-    diag[0] = (be - al) / (al + be + 2)
-    diag[1:] = (be - al) * (be + al) / (s[1:] * (s[1:] + 2))
-    kk, ss = k[2:], s[2:]
-    off = np.empty(max(nodes - 1, 0))
-    if nodes > 1:  # k = 1 with the common factor (1 + al + be) cancelled
-        off[0] = 4 * (1 + al) * (1 + be) / ((2 + al + be) ** 2 * (3 + al + be))
-    off[1:] = 4 * kk * (kk + al) * (kk + be) * (kk + al + be) / (ss**2 * (ss + 1) * (ss - 1))
-    t, vectors = eigh_tridiagonal(diag, np.sqrt(off))
-    w = vectors[0] ** 2
-    return np.clip((1 + t) / 2, 0.0, 1.0), w / w.sum()
-
-
 def would_work(
     *,
     rate: float,
@@ -665,7 +642,9 @@ def would_work(
         return math.fsum(cache[n][f + 1 :])
 
     if icc > 0:
-        xs, ws = _beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
+        from gatecal._exact import beta_rule
+
+        xs, ws = beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
     else:
         xs, ws = np.array([rate]), np.ones(1)
     g = xs * xs * (3 - 2 * xs)

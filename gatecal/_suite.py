@@ -11,7 +11,16 @@ import numpy.typing as npt
 
 from gatecal._validate import ParameterError, check_count, check_probability
 
-__all__ = ["BUILDS", "Check", "JudgeNoise", "Suite", "beta_shape", "case_pass_probabilities"]
+__all__ = [
+    "BUILDS",
+    "ICC_NEGLIGIBLE",
+    "Check",
+    "JudgeNoise",
+    "Suite",
+    "beta_shape",
+    "case_fail_probabilities",
+    "case_pass_probabilities",
+]
 
 CheckKind = Literal["judge", "code"]
 BUILDS = ("healthy", "regressed")
@@ -39,6 +48,12 @@ class Check:
 
 
 RatePair = tuple[float, float]
+
+
+#: An intra-run correlation below this is no correlation to double precision (see
+#: :attr:`JudgeNoise.run_correlated`); the Beta parameters ``(1 - icc) / icc`` would also
+#: overflow the quadrature's recurrences near 1e-154.
+ICC_NEGLIGIBLE = 1e-100
 
 
 def beta_shape(mean: Any, icc: Any) -> tuple[Any, Any]:
@@ -109,6 +124,16 @@ class JudgeNoise:
         """Every judge verdict flips with probability `p` (false "yes" at `fpr` if given)."""
         p = check_probability("flip", p)
         return cls(fnr=p, fpr=p if fpr is None else fpr, **kwargs)
+
+    @property
+    def run_correlated(self) -> bool:
+        """Do runs draw their own flip rate? Not when ``icc`` is 0, nor when the rate is 0
+        or 1 (a Beta with mean 0 or 1 is a point mass: every run has that rate), nor when
+        ``icc`` is below :data:`ICC_NEGLIGIBLE`: the mixture then moves a probability of
+        k of d verdicts failing by a relative ``(k^2 (1-p)/p + (d-k)^2 p/(1-p)) icc / 2``
+        at most (to second order), below double precision for any suite gatecal builds
+        unless the flip rate itself is below about 1e-80."""
+        return self.icc > ICC_NEGLIGIBLE and 0.0 < self.fnr < 1.0
 
     def beta_parameters(self) -> tuple[float, float]:
         """``(a, b)`` of the run-level Beta distribution of the flip rate (``icc > 0``)."""
@@ -307,3 +332,20 @@ def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
     code_ok = truth[:, ~judge].all(axis=1)
     judge_pass = noise.report_pass(suite, build)
     return np.asarray(np.prod(judge_pass, axis=1) * code_ok, dtype=np.float64)
+
+
+def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.NDArray[np.float64]:
+    r""":math:`1 - q_i` computed without cancellation: ``-expm1(sum log P(pass))``.
+
+    With a flip rate of 1e-17, :math:`q_i = (1 - 10^{-17})^2` rounds to 1 and ``1 - q_i``
+    to 0, although a case fails with probability 2e-17; summed ``log1p`` terms keep it.
+    """
+    truth = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    code_ok = truth[:, ~judge].all(axis=1)
+    fnr, fpr = noise.rates(suite)
+    passing = truth[:, judge]
+    with np.errstate(divide="ignore"):  # log(0) = -inf: a verdict that never passes
+        logs = np.log1p(-noise.unparseable) + np.where(passing, np.log1p(-fnr), np.log(fpr))
+    fail = -np.expm1(logs.sum(axis=1))
+    return np.asarray(np.where(code_ok, fail, 1.0), dtype=np.float64)

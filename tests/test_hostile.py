@@ -7,10 +7,12 @@ class; the last test is the standing guard, a Hypothesis fuzzer of every command
 import contextlib
 import io
 import json
+import math
 import os
 import stat
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -412,3 +414,89 @@ def test_a_silent_judge_endpoint_is_one_error_within_the_timeout():
             conn.close()
         listener.close()
     _one_error(["golden", "--timeout", "0"], "--timeout must be a number of seconds in (0, 3600]")
+
+
+# -- class 3: every engine exact and finite over the whole domain ----------------------
+
+FLIPS = [0.0, 1e-300, 1e-17, 0.03, 0.5, 1 - 1e-16, 1.0]
+ICCS = [0.0, 1e-300, 1e-120, 1e-60, 1e-6, 1e-4, 5e-4, 0.1, 0.5, 1 - 1e-9]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    flip=st.sampled_from(FLIPS),
+    icc=st.sampled_from(ICCS),
+    build=st.sampled_from(["healthy", "regressed"]),
+)
+def test_exact_engine_is_finite_and_a_distribution_everywhere(flip, icc, build):
+    suite = gatecal.Suite.uniform(cases=12)
+    noise = gatecal.JudgeNoise(fnr=flip, fpr=flip, icc=icc)
+    pmf = np.asarray(gatecal.exact_pass_counts(suite, build, noise).pmf)
+    assert np.all(np.isfinite(pmf)) and np.all(pmf >= 0)
+    assert abs(pmf.sum() - 1) < 1e-9
+    sample = gatecal.simulate_pass_counts(suite, build, noise, n_runs=200, rng=1)
+    assert sum(sample.counts) == 200
+
+
+def test_degenerate_rates_have_their_obvious_answers():
+    suite = gatecal.Suite.uniform(cases=12)
+    for icc in (0.0, 0.1):
+        never = gatecal.exact_pass_counts(
+            suite, "healthy", gatecal.JudgeNoise(fnr=0.0, fpr=0.0, icc=icc)
+        )
+        assert never.pmf[-1] == 1.0 and never.failure_probability(12) == 0.0
+        always = gatecal.exact_pass_counts(
+            suite, "healthy", gatecal.JudgeNoise(fnr=1.0, fpr=1.0, icc=icc)
+        )
+        assert always.pmf[0] == 1.0 and always.failure_probability(1) == 1.0
+
+
+def test_tiny_flip_rates_keep_their_tails():
+    from fractions import Fraction
+
+    suite = gatecal.Suite.uniform(cases=12)
+    dist = gatecal.exact_pass_counts(suite, "healthy", gatecal.JudgeNoise(fnr=1e-17, fpr=1e-17))
+    p = Fraction(1e-17)  # the float's exact value
+    reference = 1 - (1 - p) ** 24  # all 24 judge verdicts pass: python -c as here
+    assert dist.failure_probability(12) == pytest.approx(float(reference), rel=1e-12)
+    q = (1 - p) ** 2
+    two_fail = sum(Fraction(math.comb(12, k)) * q**k * (1 - q) ** (12 - k) for k in range(11))
+    assert dist.failure_probability(11) == pytest.approx(float(two_fail), rel=1e-9)
+
+
+@pytest.mark.parametrize("icc", [1e-6, 1e-4, 5e-4])
+def test_small_icc_moves_the_binomial_by_at_most_its_second_order_bound(icc):
+    """Where scipy's Gauss-Jacobi rule returns NaN (a + b near 1e3 and up), the Jacobi
+    matrix rule takes over; the mixture must sit next to the binomial, by O(d^2 icc)."""
+    suite = gatecal.Suite.uniform(cases=12)
+    plain = np.asarray(
+        gatecal.exact_pass_counts(suite, "healthy", gatecal.JudgeNoise.flip(0.03)).pmf
+    )
+    mixed = np.asarray(
+        gatecal.exact_pass_counts(
+            suite, "healthy", gatecal.JudgeNoise(fnr=0.03, fpr=0.03, icc=icc)
+        ).pmf
+    )
+    assert np.all(np.isfinite(mixed))
+    # relative change of P(k of 24 verdicts fail) is at most (k^2 (1-p)/p + (24-k)^2 p/(1-p)) icc/2
+    bound = (24**2 / 0.03 + 24**2) * icc
+    mask = plain > 1e-200
+    assert np.all(np.abs(mixed[mask] / plain[mask] - 1) <= bound)
+    assert np.any(mixed != plain)  # the correlation is not dropped at these sizes
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--flip", "0", "--icc", "0.1"],
+        ["--flip", "1", "--icc", "0.1"],
+        ["--icc", "0.0005"],
+        ["--icc", "1e-300"],
+        ["--icc", "0.5"],
+        ["--flip", "1e-17"],
+    ],
+)
+def test_degenerate_noise_on_the_command_line(args):
+    code, out, err = _cli(["simulate", *args, "--runs", "50"])
+    assert code == 0 and err == "", err
+    assert "nan" not in out.lower()

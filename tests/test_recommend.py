@@ -19,9 +19,9 @@ from scipy import stats
 
 import gatecal
 from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
+from gatecal._exact import beta_rule
 from gatecal._recommend import (
     ICC_MAX,
-    _beta_rule,
     _failure_pmf,
     _Likelihood,
     noise_bounds,
@@ -587,7 +587,7 @@ def test_beta_rule_integrates_polynomials_exactly(mean, icc):
     """Moments E X^k = prod (a + i) / (a + b + i), exact for k < 2 * nodes; scipy's
     roots_jacobi gives NaN at icc 1e-9 (a + b = 1e9)."""
     a, b = beta_shape(mean, icc)
-    xs, ws = _beta_rule(a, b, nodes=40)
+    xs, ws = beta_rule(a, b, nodes=40)
     for k in (1, 2, 7, 40, 79):
         exact = math.prod((a + i) / (a + b + i) for i in range(k))
         assert float(ws @ xs**k) == pytest.approx(exact, rel=1e-9)
