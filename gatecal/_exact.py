@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._suite import JudgeNoise, Suite, case_fail_probabilities, case_pass_probabilities
-from gatecal._validate import ParameterError, check_count
+from gatecal._validate import ParameterError, check_count, check_instance
 
 __all__ = [
     "PassCountDistribution",
@@ -337,6 +337,8 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
     number of judge verdicts per run, so Gauss-Jacobi quadrature with enough nodes
     gives the mixture exactly: no simulation.
     """
+    check_instance("suite", suite, Suite, "a gatecal.Suite")
+    check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
     if not noise.run_correlated:
         q = case_pass_probabilities(suite, build, noise)
         pmf = pass_count_pmf(q, case_fail_probabilities(suite, build, noise))

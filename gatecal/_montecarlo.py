@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._suite import JudgeNoise, Suite
-from gatecal._validate import ParameterError, check_count
+from gatecal._validate import ParameterError, check_count, check_instance
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -712,6 +712,8 @@ def simulate_pass_counts(
     PassCountSample
         The histogram of passing-case counts over the runs.
     """
+    check_instance("suite", suite, Suite, "a gatecal.Suite")
+    check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
     runs_total = check_count("n_runs", n_runs, low=1)
     n_workers = default_workers() if workers is None else check_count("workers", workers, low=1)
     if method not in ("auto", "skip", "dense"):

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from gatecal._exact import beta_nodes
 from gatecal._policies import Policy, _attempt
 from gatecal._suite import JudgeNoise, Suite
-from gatecal._validate import ParameterError, check_count, check_probability
+from gatecal._validate import ParameterError, check_count, check_instance, check_probability
 
 __all__ = [
     "REGRESSION_HELP",
@@ -260,6 +260,7 @@ def plan_suite(
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
         search stops at :data:`ICC_MAX_CASES`.
     """
+    check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
     reg = parse_regression(regression) if isinstance(regression, str) else regression
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)

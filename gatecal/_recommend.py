@@ -13,7 +13,7 @@ import numpy.typing as npt
 from gatecal._plan import Regression, SuitePlan, SuitePlans, parse_regression
 from gatecal._policies import Policy
 from gatecal._suite import JudgeNoise, beta_shape
-from gatecal._validate import ParameterError, check_probability
+from gatecal._validate import ParameterError, check_instance, check_probability
 from gatecal.readers import RunsData
 
 __all__ = [
@@ -702,6 +702,7 @@ def recommend_gate(
     """
     from gatecal._exact import pass_count_pmf
 
+    check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     level = check_probability("confidence_level", confidence_level)

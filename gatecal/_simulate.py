@@ -14,7 +14,13 @@ from gatecal._exact import PassCountDistribution, exact_pass_counts
 from gatecal._gates import Gate, as_gates, equivalent_gates
 from gatecal._montecarlo import PassCountSample, simulate_pass_counts
 from gatecal._suite import BUILDS, JudgeNoise, Suite
-from gatecal._validate import ParameterError, check_count, check_probability
+from gatecal._validate import (
+    ParameterError,
+    check_count,
+    check_instance,
+    check_level,
+    check_probability,
+)
 
 __all__ = [
     "DEFAULT_FLIPS",
@@ -60,7 +66,7 @@ def binomial_interval(n: int, p: float, confidence_level: float = 0.99) -> Inter
     """
     n = check_count("n", n, low=0)
     p = check_probability("p", p)
-    level = check_probability("confidence_level", confidence_level)
+    level = check_level("confidence_level", confidence_level)
     tail = (1.0 - level) / 2.0
     low, high = _binomial_quantiles(n, p, tail, 1.0 - tail)
     return Interval(low=low, high=high)
@@ -330,13 +336,16 @@ def simulate_gates(
     progress : callable, optional
         Called with each finished number of simulated runs.
     """
+    if isinstance(flips, str | bytes) or not isinstance(flips, Sequence):
+        raise ParameterError("flips", "must be a sequence of numbers in [0, 1]", flips)
+    check_instance("suite", suite, Suite, "a gatecal.Suite")
     flip_rates = tuple(check_probability("flip", p) for p in flips)
     if not flip_rates:
         raise ParameterError("flip", "must give at least one flip rate", list(flips))
     rules = as_gates(gates)
     n_runs = check_count("n_runs", n_runs, low=1)
     seed = check_count("seed", seed, low=0)
-    level = check_probability("confidence_level", confidence_level)
+    level = check_level("confidence_level", confidence_level)
     template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     samples: dict[tuple[float, str], PassCountSample] = {}
     for p in flip_rates:
@@ -375,7 +384,7 @@ def compare_samples(
     """
     template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     rules = as_gates(gates)
-    level = check_probability("confidence_level", confidence_level)
+    level = check_level("confidence_level", confidence_level)
     run_counts = {s.n_runs for s in samples.values()}
     if len(run_counts) != 1:
         raise ParameterError("samples", "must all have the same number of runs", sorted(run_counts))

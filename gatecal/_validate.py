@@ -6,7 +6,13 @@ import math
 import operator
 from typing import Any
 
-__all__ = ["ParameterError", "check_count", "check_probability"]
+__all__ = [
+    "ParameterError",
+    "check_count",
+    "check_instance",
+    "check_level",
+    "check_probability",
+]
 
 
 class ParameterError(ValueError):
@@ -55,3 +61,19 @@ def check_probability(name: str, value: Any) -> float:
     if isinstance(value, bool) or not math.isfinite(p) or not 0.0 <= p <= 1.0:
         raise ParameterError(name, "must be a number in [0, 1]", value)
     return p
+
+
+def check_level(name: str, value: Any) -> float:
+    """Return a confidence level: a float strictly between 0 and 1."""
+    level = check_probability(name, value)
+    if not 0.0 < level < 1.0:
+        raise ParameterError(name, "must be a number in (0, 1)", value)
+    return level
+
+
+def check_instance(name: str, value: Any, kind: type, what: str) -> Any:
+    """Return `value` if it is a `kind`; else a ParameterError saying `what` it must be
+    (the library's boundary: no AttributeError from deep inside on a wrong type)."""
+    if not isinstance(value, kind):
+        raise ParameterError(name, f"must be {what}", type(value).__name__)
+    return value

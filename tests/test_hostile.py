@@ -199,21 +199,65 @@ def test_grammar_of_one():
 # -- class 9: the API's promise --------------------------------------------------------
 
 
+SUITE = gatecal.Suite.uniform(cases=3)
+NOISE = gatecal.JudgeNoise.flip(0.1)
+
+
 @pytest.mark.parametrize(
-    "call",
+    ("call", "message"),
     [
-        lambda: gatecal.render(
-            gatecal.simulate_gates(gatecal.Suite.uniform(cases=3), n_runs=5), "xml"
+        (
+            lambda: gatecal.render(gatecal.simulate_gates(SUITE, n_runs=5), "xml"),
+            "`fmt` must be one of",
         ),
-        lambda: gatecal.render_runs if False else gatecal.read_runs([NIGHTLY], attempts="all"),
-        lambda: gatecal.proportion_interval(3, 10, 1.5),
-        lambda: gatecal.parse_regression("²"),
-        lambda: gatecal.parse_gate("fails<=²"),
+        (
+            lambda: gatecal.simulate_gates(SUITE, n_runs=5, confidence_level=1),
+            "`confidence_level` must be a number in (0, 1)",
+        ),
+        (
+            lambda: gatecal.binomial_interval(10, 0.5, 1.0),
+            "`confidence_level` must be a number in (0, 1)",
+        ),
+        (
+            lambda: gatecal.simulate_gates("suite", n_runs=5),
+            "`suite` must be a gatecal.Suite (got 'str')",
+        ),
+        (
+            lambda: gatecal.simulate_gates(SUITE, flips="0.1", n_runs=5),
+            "`flips` must be a sequence of numbers",
+        ),
+        (
+            lambda: gatecal.exact_pass_counts(SUITE, "healthy", "0.1"),
+            "`noise` must be a gatecal.JudgeNoise (got 'str')",
+        ),
+        (
+            lambda: gatecal.exact_pass_counts(None, "healthy", NOISE),
+            "`suite` must be a gatecal.Suite (got 'NoneType')",
+        ),
+        (
+            lambda: gatecal.simulate_pass_counts(SUITE, "healthy", {"fnr": 0.1}, n_runs=5),
+            "`noise` must be a gatecal.JudgeNoise",
+        ),
+        (
+            lambda: gatecal.plan_suite(noise=0.1, regression="0.1"),
+            "`noise` must be a gatecal.JudgeNoise (got 'float')",
+        ),
+        (lambda: gatecal.recommend_gate("runs.csv"), "`data` must be a gatecal.RunsData"),
+        (lambda: gatecal.read_runs("runs.csv"), "`paths` must be a list of files"),
+        (lambda: gatecal.read_runs([NIGHTLY], attempts="all"), "attempts must be first or last"),
+        (
+            lambda: gatecal.proportion_interval(3, 10, 1.5),
+            "`confidence_level` must be a number in [0, 1]",
+        ),
+        (lambda: gatecal.parse_regression("²"), "`regression` must be"),
+        (lambda: gatecal.parse_gate("fails<=²"), "fails<=F needs a whole number"),
+        (lambda: gatecal.JudgeNoise(fnr=float("nan"), fpr=0.1), "`fnr` must be a number in [0, 1]"),
     ],
 )
-def test_public_functions_refuse_bad_arguments_with_their_own_errors(call):
-    with pytest.raises((gatecal.ParameterError, gatecal.RunsError)):
+def test_public_functions_refuse_bad_arguments_with_their_own_errors(call, message):
+    with pytest.raises((gatecal.ParameterError, gatecal.RunsError)) as caught:
         call()
+    assert message in str(caught.value)
 
 
 # -- the standing guard: a fuzzer of every command -------------------------------------

@@ -229,6 +229,10 @@ def read_runs(
         value, a duplicate verdict, unreadable text, input that is not what its name
         claims, or no verdict at all.
     """
+    for name, group in (("paths", paths), ("regressed", regressed)):
+        if isinstance(group, str | bytes | Path) or not isinstance(group, Sequence):
+            rule = "must be a list of files, folders or glob patterns"
+            raise RunsError(f"`{name}` {rule} (got {type(group).__name__})")
     options = ReadOptions(attempts=attempts, junit_repeats=junit_repeats, target=target,
                           thresholds=dict(thresholds or {}), partial=partial)  # fmt: skip
     _check_options(options, input_format)
