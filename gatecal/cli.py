@@ -30,6 +30,8 @@ app = typer.Typer(
 #: The largest suite the command line builds: exact maths is quadratic in the cases, so a
 #: typo like --cases 100000000 is refused at once instead of exhausting memory.
 MAX_CASES = 50_000
+MAX_CHECKS = 1_000
+MAX_RUNS = 10**10
 
 #: Library parameter -> the option that sets it, so errors name what the user typed.
 _OPTION = {
@@ -130,8 +132,8 @@ def _suite_and_rates(
         raise CliError(f"--cases must be at most {MAX_CASES:,} on the command line (got {cases!r})")
     suite = gatecal.Suite.uniform(
         cases=n_cases,
-        judge_checks=2 if judge_checks is None else _whole("--judge-checks", judge_checks),
-        code_checks=1 if code_checks is None else _whole("--code-checks", code_checks),
+        judge_checks=2 if judge_checks is None else _checks("--judge-checks", judge_checks),
+        code_checks=1 if code_checks is None else _checks("--code-checks", code_checks),
         failing=None if failing is None else _whole("--failing", failing),
     )
     return suite, {}, {}
@@ -159,6 +161,22 @@ def _whole(option: str, text: str) -> int:
     if not re.fullmatch(r"[+-]?[0-9]+", raw):
         raise CliError(f"{option} must be a whole number (got {text!r})")
     return int(raw)
+
+
+def _bounded(option: str, text: str, limit: int, why: str) -> int:
+    """A whole number with a command-line limit, so a typo cannot run for hours."""
+    value = _whole(option, text)
+    if value > limit:
+        raise CliError(f"{option} must be at most {limit:,} ({why}) (got {text!r})")
+    return value
+
+
+def _checks(option: str, text: str) -> int:
+    return _bounded(option, text, MAX_CHECKS, "checks per case on the command line")
+
+
+def _runs(text: str) -> int:
+    return _bounded("--runs", text, MAX_RUNS, "10^10 runs take about ten minutes")
 
 
 def _seed(text: str) -> int:
@@ -531,7 +549,7 @@ def simulate(
         ("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else []
     )
     flips = _parse_flips(flip)
-    n_runs = _whole("--runs", runs)
+    n_runs = _runs(runs)
     try:
         suite, per_check, per_case = _suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
@@ -753,8 +771,8 @@ def plan(
             regression=reg,
             false_alarm=_probability("--false-alarm", false_alarm),
             detection=_probability("--detection", detection),
-            judge_checks=_whole("--judge-checks", judge_checks),
-            code_checks=_whole("--code-checks", code_checks),
+            judge_checks=_checks("--judge-checks", judge_checks),
+            code_checks=_checks("--code-checks", code_checks),
             policies=_policies(policies, tie, call_icc),
             max_cases=None if max_cases is None else _whole("--max-cases", max_cases),
         )
@@ -811,7 +829,7 @@ def policies(
             noise,
             gatecal.parse_gates(gates),
             _policies(policies, tie, call_icc),
-            n_runs=_whole("--runs", runs),
+            n_runs=_runs(runs),
             seed=_seed(seed),
         )
     except ParameterError as exc:
@@ -998,7 +1016,7 @@ def report(
             noise=noise,
             fixed_fpr=fpr is not None,
             gates=gatecal.parse_gates(gates),
-            n_runs=_whole("--runs", runs),
+            n_runs=_runs(runs),
             seed=_seed(seed),
         )
         recommendation = None

@@ -286,6 +286,9 @@ VALUES = {
         "∞",
     ],
     "count": ["0", "1", "2", "12", "-3", "1.5", "²", "1_0", "", "abc", "9" * 30, "100000000"],
+    # run counts that are quick to simulate, or refused at once (legal but long work is
+    # the benchmarks' business, not the fuzzer's)
+    "runs": ["0", "1", "30", "-3", "1.5", "²", "", "abc", "9" * 30, "10000000001"],
     "text": [
         "all",
         "0.90",
@@ -314,14 +317,14 @@ VALUES = {
     ],
 }
 OPTIONS = {
-    "simulate": {"--cases": "count", "--flip": "number", "--runs": "count", "--seed": "count",
+    "simulate": {"--cases": "count", "--flip": "number", "--runs": "runs", "--seed": "count",
                  "--gates": "text", "--judge-checks": "count", "--code-checks": "count",
                  "--failing": "count", "--format": "text", "--icc": "number", "--fpr": "number",
                  "--unparseable": "number"},
     "plan": {"--flip": "number", "--regression": "number", "--false-alarm": "number",
-             "--detection": "number", "--max-cases": "count", "--policies": "text",
+             "--detection": "number", "--max-cases": "runs", "--policies": "text",
              "--format": "text", "--call-icc": "number"},
-    "policies": {"--flip": "number", "--gates": "text", "--policies": "text", "--runs": "count",
+    "policies": {"--flip": "number", "--gates": "text", "--policies": "text", "--runs": "runs",
                  "--seed": "count", "--format": "text", "--cases": "count"},
     "recommend": {"--regression": "number", "--false-alarm": "number", "--detection": "number",
                   "--confidence": "number", "--interval": "text", "--format": "text",
@@ -399,6 +402,9 @@ def test_fuzz_every_command_keeps_the_contract(tmp_path_factory, argv):
             arg = out_path
         resolved.append(arg.replace("{runs}", str(folder / "runs")))
     before = _state(folder)
+    if os.environ.get("GATECAL_FUZZ_LOG"):  # the argument vector, before it runs
+        with open(os.environ["GATECAL_FUZZ_LOG"], "a", encoding="utf-8") as log:
+            log.write(repr(resolved) + "\n")
     null_mode = os.stat("/dev/null").st_mode
     cwd = os.getcwd()
     os.chdir(folder)
