@@ -27,7 +27,6 @@ Cache
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,18 +68,6 @@ def _results(document: Any, path: Path) -> tuple[list[dict[str, Any]], str, str]
         raise RunsError(f"{path}: promptfoo results without a `results.results` list")
     version = inner.get("version")
     return results, f"results v{version}", str(document.get("evalId") or "")
-
-
-def _lines(text: str, path: Path) -> Iterator[dict[str, Any]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RunsError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
-            if not isinstance(item, dict):
-                raise RunsError(f"{path}:{number}: not a JSON object")
-            yield item
 
 
 def _target(result: dict[str, Any]) -> tuple[str, str]:
@@ -144,7 +131,9 @@ def read_promptfoo(
         else None
     )  # fmt: skip
     if document is None or (isinstance(document, dict) and "results" not in document):
-        document = list(_lines(text, path))
+        from gatecal.readers.table import jsonl_rows
+
+        document = [row for _, row in jsonl_rows(text, path)]
     results, version, eval_id = _results(document, path)
     described = _descriptions(document)
     results = [r for r in results if isinstance(r, dict)]

@@ -20,7 +20,7 @@ from pathlib import Path
 from gatecal.readers._base import Batch, ReadOptions, decode
 from gatecal.readers._model import BUILDS, FileRead, RunsError, Skip, Verdict
 
-__all__ = ["read_table", "sniff_jsonl"]
+__all__ = ["jsonl_rows", "read_table", "sniff_jsonl"]
 
 _TRUE = {"true", "1", "pass", "passed", "yes"}
 _FALSE = {"false", "0", "fail", "failed", "no"}
@@ -51,7 +51,8 @@ def _passed(value: object, where: str) -> bool | None:
     raise RunsError(f"{where}: `passed` must be true/false, 1/0 or pass/fail (got {value!r})")
 
 
-def _jsonl_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+def jsonl_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
+    """(``file:line``, object) for each non-empty line; anything but an object is one error."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -158,5 +159,5 @@ def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOption
     """Read one long table (``fmt`` is ``csv`` or ``jsonl``)."""
     del options  # the long table leaves nothing open
     text = decode(raw, path)
-    rows = _jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
+    rows = jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
     return _rows_to_batch(rows, path, build, fmt)
