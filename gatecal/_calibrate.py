@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -339,16 +338,9 @@ def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
         raise LabelsError(str(exc)) from None
     with io.StringIO(text, newline="" if suffix == ".csv" else None) as handle:
         if suffix == ".jsonl":
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise LabelsError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise LabelsError(f"{path}:{number}: not a JSON object (got {row!r})")
-                yield f"{path}:{number}", row
+            from gatecal.readers.table import jsonl_rows  # one JSONL reader for every table
+
+            yield from jsonl_rows(text, path, LabelsError)
             return
         if suffix != ".csv":
             raise LabelsError(f"{path}: a label table must be .csv or .jsonl")

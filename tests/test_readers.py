@@ -624,3 +624,17 @@ def test_promptfoo_results_version_2():
     assert "capital of France" in data.cases()  # the description, from the v2 table
     errors = {v.case for v in data.verdicts if v.status == "error"}
     assert errors == {"live data lookup (provider errors)"}
+
+
+def test_a_big_file_is_sniffed_whole_and_jsonl_lines_end_only_at_newlines(tmp_path):
+    # "é" straddles byte 65,536: a sniffer that decoded a 64 KiB slice called this file
+    # "not UTF-8"; and a case name with a raw U+2028 is one JSON line, not two
+    padding = "x" * (65_536 - len("run,case,passed\nr1,") - 1)
+    path = tmp_path / "big.csv"
+    path.write_text(f"run,case,passed\nr1,{padding}é,true\nr2,{padding}é,false\n", encoding="utf-8")
+    assert path.read_bytes()[65_535:65_537] == "é".encode()
+    assert _grid(read_runs([path])) == {f"{padding}é": ".x"}
+    lines = tmp_path / "runs.jsonl"
+    rows = [{"run": r, "case": "a\u2028b", "passed": ok} for r, ok in (("r1", True), ("r2", False))]
+    lines.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    assert _grid(read_runs([lines])) == {"a\u2028b": ".x"}

@@ -95,8 +95,7 @@ def detect_format(path: Path | str, raw: bytes) -> str:
 
     if raw.startswith(_ZIP):
         return "inspect"
-    text = decode(raw[: 1 << 16], path) if len(raw) > 1 << 16 else decode(raw, path)
-    head = text.lstrip()
+    head = decode(raw, path).lstrip()  # whole: a slice could cut a UTF-8 character in two
     if head.startswith("<"):
         return "junit"  # its reader parses safely and names what is wrong
     if head.startswith(("{", "[")):

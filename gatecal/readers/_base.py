@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -108,10 +107,6 @@ def as_float(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def finite(value: float | None) -> bool:
-    return value is not None and math.isfinite(value)
 
 
 _REPEAT = re.compile(r"^(?P<base>.*)\[(?:(?P<param>.*)-)?(?P<i>\d+)-(?P<n>\d+)\]$")

@@ -77,6 +77,11 @@ class Verdict:
     cached: bool = False
     source: str = ""
 
+    def to_record(self) -> dict[str, Any]:
+        """The verdict as a row of the long table with typed values (JSONL, pandas)."""
+        return {**self.to_row(), "passed": self.passed, "score": self.score,
+                "cached": self.cached}  # fmt: skip
+
     def to_row(self) -> dict[str, Any]:
         """The verdict as a row of the long table (see LONG_COLUMNS)."""
         return {
@@ -256,14 +261,7 @@ class RunsData:
         """The long table as a pandas DataFrame (columns LONG_COLUMNS)."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        frame = pd.DataFrame(
-            [
-                {**v.to_row(), "passed": v.passed, "score": v.score, "cached": v.cached}
-                for v in self.verdicts
-            ],
-            columns=list(LONG_COLUMNS),
-        )
-        return frame
+        return pd.DataFrame([v.to_record() for v in self.verdicts], columns=list(LONG_COLUMNS))
 
 
 _PARAM = re.compile(r"\[(.*)\]$")
@@ -340,8 +338,3 @@ def duplicate_runs(verdicts: Iterable[Verdict]) -> list[tuple[str, list[str], in
             if pairs * chance < 0.01:
                 out.append((members[0], members[1:], len(pattern), pairs * chance))
     return out
-
-
-def count_by(values: Iterable[str]) -> dict[str, int]:
-    """A plain dict of counts, in order of first appearance."""
-    return dict(Counter(values))

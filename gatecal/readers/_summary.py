@@ -7,6 +7,7 @@ import io
 import json
 from typing import Any
 
+from gatecal._render import _plural
 from gatecal._validate import ParameterError
 from gatecal.readers._model import LONG_COLUMNS, RunsData
 
@@ -15,10 +16,6 @@ __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
 RUNS_FORMATS = ("table", "markdown", "json", "csv", "jsonl")
 GRID_MAX_RUNS = 60
 GRID_MAX_CASES = 200
-
-
-def _plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
 
 
 def runs_summary(data: RunsData) -> dict[str, Any]:
@@ -88,8 +85,7 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
     if fmt == "jsonl":
         lines = []
         for v in data.verdicts:
-            lines.append(json.dumps({**v.to_row(), "passed": v.passed, "score": v.score,
-                                     "cached": v.cached}))  # fmt: skip
+            lines.append(json.dumps(v.to_record()))
         for row in data.to_rows()[len(data.verdicts) :]:
             lines.append(json.dumps({**row, "passed": None, "score": None, "cached": False}))
         return "".join(line + "\n" for line in lines)

@@ -23,7 +23,6 @@ Outcomes
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -295,8 +294,3 @@ def _verdict(
         else None,
         session=session, attempts=tries, source=str(path),
     )  # fmt: skip
-
-
-def dumps_verdicts(items: Sequence[dict[str, Any]]) -> str:
-    """The ``gatecal.verdicts`` property value our pytest plugin writes."""
-    return json.dumps(list(items), separators=(",", ":"), sort_keys=True)

@@ -30,7 +30,7 @@ _REQUIRED = ("run", "case", "passed")
 
 def sniff_jsonl(text: str) -> bool:
     """Is the first non-empty line a JSON object with run, case and passed?"""
-    for line in text.splitlines():
+    for line in text.split("\n"):  # JSON Lines end at "\n" only (see jsonl_rows)
         if line.strip():
             try:
                 row = json.loads(line)
@@ -51,17 +51,22 @@ def _passed(value: object, where: str) -> bool | None:
     raise RunsError(f"{where}: `passed` must be true/false, 1/0 or pass/fail (got {value!r})")
 
 
-def jsonl_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
-    """(``file:line``, object) for each non-empty line; anything but an object is one error."""
-    for number, line in enumerate(text.splitlines(), start=1):
+def jsonl_rows(
+    text: str, path: Path, error: type[ValueError] = RunsError
+) -> Iterator[tuple[str, dict[str, object]]]:
+    """(``file:line``, object) for each non-empty line; anything but an object is one
+    `error` naming the line."""
+    # JSON Lines are separated by "\n" alone: str.splitlines would also cut at U+2028,
+    # which JSON allows unescaped inside a string
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RunsError(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+            raise error(f"{path}:{number}: not a JSON object ({exc.msg})") from None
         if not isinstance(row, dict):
-            raise RunsError(f"{path}:{number}: not a JSON object (got {row!r})")
+            raise error(f"{path}:{number}: not a JSON object (got {row!r})")
         yield f"{path}:{number}", row
 
 
