@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 from collections import deque
@@ -95,6 +96,7 @@ class _Plan:
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
     noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
     closed: bool = False  # every case's flipping verdicts lie in one group
+    banded: bool = False  # closed, several groups below rate 1, one slot per case each
 
     @property
     def verdicts_per_run(self) -> int:
@@ -147,6 +149,11 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     for g in kept:
         groups_of_case += np.bincount(g.slot_case, minlength=n) > 0
     closed = int(groups_of_case.max(initial=0)) <= 1
+    banded = (
+        closed
+        and len(kept) > 1
+        and all(g.simple and g.case_slots == 1 and _skips_by_gaps(g.rate) for g in kept)
+    )
     return _Plan(
         n_cases=n,
         code_ok=code_ok,
@@ -158,6 +165,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
         rates=rates,
         noise=noise,
         closed=closed,
+        banded=banded,
     )
 
 
@@ -218,6 +226,7 @@ class _Buffers:
 
     def __init__(self) -> None:
         self._store: dict[str, npt.NDArray[Any]] = {}
+        self._layouts: tuple[_Plan, dict[int, _BandLayout]] | None = None
 
     def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
         buf = self._store.get(name)
@@ -225,6 +234,16 @@ class _Buffers:
             buf = np.empty(size + size // 4 + 64, dtype=dtype)
             self._store[name] = buf
         return buf[:size]
+
+    def band_layout(self, plan: _Plan, runs: int) -> _BandLayout:
+        """The :class:`_BandLayout` of `plan` and `runs`, kept for the last plan used
+        (a simulation has two run counts at most: full chunks and the last one)."""
+        if self._layouts is None or self._layouts[0] is not plan:
+            self._layouts = (plan, {})
+        layouts = self._layouts[1]
+        if runs not in layouts:
+            layouts[runs] = _BandLayout(plan, runs)
+        return layouts[runs]
 
     def arange(self, size: int) -> IntArray:
         """``np.arange(size)``, kept between calls."""
@@ -249,6 +268,13 @@ def _bernoulli_positions(
     return _skips(gen, p, length, buffers, fractions=False)[0]
 
 
+def _draw_sizes(mean: float) -> tuple[int, int]:
+    """Exponentials :func:`_skips` draws for `mean` expected flips: first, and then again
+    each time the gaps fall short of the end (about six standard deviations: rarely)."""
+    margin = int(6.0 * math.sqrt(mean) + 16.0)
+    return int(mean) + margin, margin
+
+
 def _skips(
     gen: np.random.Generator,
     p: float,
@@ -268,8 +294,7 @@ def _skips(
         return np.empty(0, dtype=np.int64), no_fractions
     buffers = buffers if buffers is not None else _Buffers()
     mean = length * p
-    margin = int(6.0 * math.sqrt(mean) + 16.0)
-    draw = int(mean) + margin
+    draw, margin = _draw_sizes(mean)
     pieces: list[IntArray] = []
     parts: list[npt.NDArray[np.float64]] = []
     last = -1
@@ -297,6 +322,11 @@ def _skips(
         return out[:end], no_fractions
     fraction = parts[0] if len(parts) == 1 else np.concatenate(parts)
     return out[:end], fraction[:end]
+
+
+def _skips_by_gaps(p: float) -> bool:
+    """Whether :func:`_skips` draws gaps at rate p (not at 1, nor below ~1e-308)."""
+    return p < 1.0 and math.isfinite(-1.0 / math.log1p(-p))
 
 
 def _thinning_threshold(rate: float, accept: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -446,6 +476,118 @@ def _skip_chunk_by_groups(
     return hist
 
 
+#: Largest value :meth:`numpy.random.Generator.standard_exponential` can return, with
+#: room to spare (its ziggurat tail is -log of a double in (0, 1]: at most about 745).
+_EXPONENTIAL_MAX = 1024.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Band:
+    """One rate band of a :class:`_BandLayout`: its scalars and its views of the arrays."""
+
+    scale: float  # gap = exponential * scale
+    cap: float | None  # gaps are capped at the chunk's length where they could overflow
+    length: int  # slots in the chunk: runs x the band's slots per run
+    size: int  # the band's slots per run
+    threshold: npt.NDArray[np.float64] | None  # thinning, see _thinning_threshold
+    gaps: npt.NDArray[np.float64]
+    steps: IntArray  # skip + 1, then the positions of the candidate flips
+    run: IntArray
+    slot: IntArray
+    limit: npt.NDArray[np.float64]
+
+
+class _BandLayout:
+    """Arrays and per-band views of :func:`_skip_chunk_banded` for one plan and run
+    count, made once and reused by every chunk of that size (a dozen Python-level
+    slices and buffer look-ups per band and chunk cost more than the band's arithmetic)."""
+
+    def __init__(self, plan: _Plan, runs: int) -> None:
+        draws = [_draw_sizes(runs * g.slot_case.size * g.rate)[0] for g in plan.groups]
+        total = sum(draws)
+        self.gaps = np.empty(total, dtype=np.float64)
+        self.frac = np.empty(total, dtype=np.float64)
+        self.steps = np.empty(total, dtype=np.int64)
+        self.run = np.empty(total, dtype=np.int64)
+        self.slot = np.empty(total, dtype=np.int64)
+        self.limit = np.full(total, 2.0)  # fractional parts are below 1: every candidate stays
+        self.dropped = np.empty(total, dtype=np.int64)
+        stops = list(itertools.accumulate(draws))
+        self.first = np.array([stop - d for d, stop in zip(draws, stops, strict=True)])
+        bands = []
+        for group, draw, stop in zip(plan.groups, draws, stops, strict=True):
+            size = group.slot_case.size
+            scale = -1.0 / math.log1p(-group.rate)
+            length = runs * size
+            # Uncapped, a gap's floor and the cumulative sums stay below 2^62; capping
+            # changes only gaps that end past the chunk, which count for nothing.
+            safe = scale * _EXPONENTIAL_MAX * draw + draw < 2.0**62
+            span = slice(stop - draw, stop)
+            bands.append(
+                _Band(
+                    scale,
+                    None if safe else float(length),
+                    length,
+                    size,
+                    group.threshold,
+                    self.gaps[span],
+                    self.steps[span],
+                    self.run[span],
+                    self.slot[span],
+                    self.limit[span],
+                )
+            )
+        self.bands = tuple(bands)
+
+
+def _skip_chunk_banded(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
+) -> IntArray | None:
+    """:func:`_skip_chunk_by_groups` for rate bands (several groups, one verdict slot per
+    case, rates in (0, 1)): every band's exponentials in one draw, then whole-chunk
+    array operations, so that a band costs a few numpy calls instead of two dozen.
+
+    The same random numbers and the same histogram as :func:`_skip_chunk_by_groups`:
+    that draws band after band from `gen`, ``int(mean) + margin`` exponentials each, and
+    more only if a band's gaps do not reach the end of the chunk (six standard
+    deviations short: practically never). Here the bands' first draws are one call; if
+    a band fell short, the generator is put back and None returned, for the band-by-band
+    path to draw exactly as it always did.
+    """
+    layout = buffers.band_layout(plan, runs)
+    state = gen.bit_generator.state
+    gen.standard_exponential(out=layout.gaps)
+    for band in layout.bands:
+        np.multiply(band.gaps, band.scale, out=band.gaps)
+        if band.cap is not None:
+            np.minimum(band.gaps, band.cap, out=band.gaps)
+    whole = np.floor(layout.gaps, out=layout.frac)
+    steps = layout.steps
+    np.copyto(steps, whole, casting="unsafe")
+    frac = np.subtract(layout.gaps, whole, out=layout.frac)  # = gaps - steps: exact below 2^53
+    steps += 1
+    steps[layout.first] -= 1  # a band's positions: the sums of its (skip + 1), less 1
+    for band in layout.bands:
+        positions = np.cumsum(band.steps, out=band.steps)
+        if positions[-1] < band.length:  # this band needs more gaps: draw as _skips does
+            gen.bit_generator.state = state
+            return None
+        np.floor_divide(positions, band.size, out=band.run)
+        if band.threshold is not None:
+            slot = np.multiply(band.run, band.size, out=band.slot)
+            np.subtract(positions, slot, out=slot)
+            np.take(band.threshold, slot, out=band.limit, mode="clip")
+    # a dropped candidate's run, and that of every position past the chunk's end, becomes
+    # the spare bin `runs`, which the count below leaves out
+    run = layout.run
+    dropped = np.greater_equal(frac, layout.limit, out=layout.dropped)
+    dropped *= runs
+    run += dropped
+    np.minimum(run, runs, out=run)
+    per_run = np.bincount(run, minlength=runs + 1)[:runs]
+    return np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1).astype(np.int64)
+
+
 def _skip_chunk(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers | None = None
 ) -> IntArray:
@@ -453,6 +595,10 @@ def _skip_chunk(
     buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
     if plan.closed and plan.groups and all(g.simple and g.case_slots for g in plan.groups):
+        if plan.banded:
+            hist = _skip_chunk_banded(gen, plan, runs, buffers)
+            if hist is not None:
+                return hist
         return _skip_chunk_by_groups(gen, plan, runs, buffers)
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []

@@ -367,3 +367,75 @@ def test_a_group_without_a_flip_in_a_chunk_changes_nothing():
             counts += np.asarray(sample.counts, dtype=float)
         se = np.sqrt(exact * (1 - exact) / 3000)
         assert np.all(np.abs(counts / 3000 - exact) <= 5 * se + 1e-12), build
+
+
+def _per_case_with_bands(n=300):
+    """The benchmark's suite: 300 cases, one judge check each, Beta(2, 38) rates."""
+    rates = np.random.default_rng(7).beta(2, 38, n)
+    suite = _per_case_suite(n=n, failing=30, judge_failing=0)
+    noise = JudgeNoise(
+        fnr=0.05,
+        fpr=0.05,
+        per_case={f"case-{i:02d}": (float(r), float(r)) for i, r in enumerate(rates)},
+    )
+    return suite, noise
+
+
+_BENCH_SUITE, _BENCH_NOISE = _per_case_with_bands()
+BANDED = [
+    (_BENCH_SUITE, "healthy", _BENCH_NOISE),
+    (_BENCH_SUITE, "regressed", _BENCH_NOISE),  # cases failing a code check are not drawn
+    CONFIGS[9],
+]
+
+
+def _without_banded_path(monkeypatch):
+    from gatecal import _montecarlo
+
+    original = _montecarlo._Plan
+
+    def band_by_band(*args, **kwargs):
+        return original(*args, **{**kwargs, "banded": False})
+
+    monkeypatch.setattr(_montecarlo, "_Plan", band_by_band)
+
+
+@pytest.mark.parametrize(("suite", "build", "noise"), BANDED)
+def test_bands_drawn_at_once_give_the_same_bytes_as_band_by_band(suite, build, noise, monkeypatch):
+    """The banded path (every band's exponentials in one draw) counts what the band-by-band
+    path counts from the same random numbers, for full chunks and a short last one."""
+    from gatecal._montecarlo import _plan
+
+    plan = _plan(suite, build, noise)
+    assert plan.banded
+    runs = 3 * (gatecal.CHUNK_VERDICTS // plan.verdicts_per_run) + 17
+    fast = simulate_pass_counts(suite, build, noise, n_runs=runs, rng=11, method="skip")
+    _without_banded_path(monkeypatch)
+    assert not _plan(suite, build, noise).banded
+    slow = simulate_pass_counts(suite, build, noise, n_runs=runs, rng=11, method="skip")
+    assert fast == slow
+
+
+def test_a_band_that_falls_short_is_drawn_again_band_by_band(monkeypatch):
+    """When a band's first draw does not reach the end of the chunk (rare: six standard
+    deviations), the banded path puts the generator back and the band-by-band path draws,
+    so the bytes stay those of the band-by-band path."""
+    from gatecal import _montecarlo
+
+    suite, build, noise = BANDED[0]
+    monkeypatch.setattr(  # first draws of a third of the mean: every band falls short
+        _montecarlo, "_draw_sizes", lambda mean: (int(mean) // 3 + 1, int(mean) // 3 + 1)
+    )
+    calls = []
+    banded = _montecarlo._skip_chunk_banded
+
+    def counting(*args):
+        calls.append(result := banded(*args))
+        return result
+
+    monkeypatch.setattr(_montecarlo, "_skip_chunk_banded", counting)
+    fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
+    assert calls and all(result is None for result in calls)
+    _without_banded_path(monkeypatch)
+    slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
+    assert fast == slow
