@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -1442,15 +1443,89 @@ def check(
         raise typer.Exit(result.exit_code)
 
 
+#: Commands that :func:`main` calls directly when every argument is a plain ``--option
+#: value`` pair (the headline ``gatecal simulate --cases 12 --flip 0.03,0.08``): option ->
+#: parameter. Every one is a text or path option with no callback, flag, envvar or
+#: prompt, so typer would pass the same values (tests/test_cli.py checks this table
+#: against the command typer builds, and the outputs of both ways).
+_DIRECT: dict[str, dict[str, str]] = {
+    "simulate": {
+        "--cases": "cases",
+        "--flip": "flip",
+        "--runs": "runs",
+        "--seed": "seed",
+        "--judge-checks": "judge_checks",
+        "--code-checks": "code_checks",
+        "--failing": "failing",
+        "--suite": "suite_file",
+        "--fpr": "fpr",
+        "--unparseable": "unparseable",
+        "--icc": "icc",
+        "--gates": "gates",
+        "--format": "fmt",
+        "--out": "out",
+        "--workers": "workers",
+        "--chart": "chart",
+    }
+}
+_PATH_PARAMETERS = frozenset({"suite_file", "out", "chart"})
+
+
+def _direct_call(args: Sequence[str]) -> dict[str, Any] | None:
+    """The keyword arguments typer would pass to the command `args` name, when it can
+    be called without building the command line (typer builds every command and a
+    pydantic validator per option first: a third of a second, more than the command);
+    None when typer must parse: help, an unknown, repeated or ``--opt=value`` option, a
+    value that starts with '-', text that is not valid Unicode, shell completion."""
+    if not args or args[0] not in _DIRECT or len(args) % 2 == 0:
+        return None
+    if "_GATECAL_COMPLETE" in os.environ:
+        return None
+    options = _DIRECT[args[0]]
+    kwargs: dict[str, Any] = {}
+    for option, value in zip(args[1::2], args[2::2], strict=True):
+        name = options.get(option)
+        if name is None or name in kwargs or value.startswith("-"):
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # surrogates from undecodable bytes: typer's rules
+            return None
+        kwargs[name] = Path(value) if name in _PATH_PARAMETERS else value
+    return kwargs
+
+
+def _call(name: str, kwargs: dict[str, Any]) -> Any:
+    """Call command `name` as typer's main loop would, without a click context."""
+    command = {"simulate": simulate}[name]
+    try:
+        return command(**kwargs)
+    except EOFError as exc:  # as click: a new line on stderr, then "aborted"
+        sys.stderr.write("\n")
+        raise typer.Abort() from exc
+    except KeyboardInterrupt as exc:
+        raise typer.Exit(130) from exc
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        # as click: exit 1 on a closed pipe, and no second error while flushing at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, sys.stderr.fileno())
+        raise SystemExit(1) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
-    command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = command.main(
-            args=list(sys.argv[1:] if argv is None else argv),
-            prog_name="gatecal",
-            standalone_mode=False,
-        )
+        direct = _direct_call(args)
+        if direct is not None:
+            result = _call(args[0], direct)
+        else:
+            result = typer.main.get_command(app).main(
+                args=args, prog_name="gatecal", standalone_mode=False
+            )
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort:

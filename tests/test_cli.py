@@ -254,3 +254,74 @@ def test_bare_command_prints_help_and_version(capsys):
     assert "Commands:" in out and "simulate" in out and "recommend" in out
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out == f"gatecal {gatecal.__version__}\n"
+
+
+def test_direct_call_table_is_what_typer_builds():
+    """The options `main` reads itself are exactly the command's options as typer builds
+    them, each a single text or path value with no callback, flag, envvar or prompt."""
+    import typer
+
+    from gatecal import cli
+
+    group = typer.main.get_command(cli.app)
+    for name, options in cli._DIRECT.items():
+        command = group.commands[name]
+        assert {p.opts[0]: p.name for p in command.params} == options
+        for p in command.params:
+            assert len(p.opts) == 1 and not p.secondary_opts, p.name
+            assert p.nargs == 1 and not p.multiple and not p.is_flag, p.name
+            assert p.callback is None and not p.envvar and not p.prompt, p.name
+            assert not p.is_eager and not p.required, p.name
+            assert (p.name in cli._PATH_PARAMETERS) == ("Path" in str(p.type_descriptor.annotation))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("simulate", "--cases", "12", "--flip", "0.03,0.08"),
+        ("simulate",),
+        ("simulate", "--format", "json", "--runs", "500", "--seed", "4", "--workers", "2"),
+        ("simulate", "--format", "csv", "--gates", "all,0.9,fails<=2", "--fpr", "0.1"),
+        ("simulate", "--icc", "0.1", "--cases", "30", "--runs", "300"),
+        ("simulate", "--flip", "7"),
+        ("simulate", "--flip", "0.1", "--format", "yaml"),
+        ("simulate", "--runs", "ten"),
+        ("simulate", "--cases", "0"),
+        ("simulate", "--chart", "gates.pdf"),
+        ("simulate", "--suite", "no-such-file.json"),
+        ("simulate", "--unparseable", "0.5", "--judge-checks", "3", "--code-checks", "0"),
+        ("simulate", "--failing", "20", "--cases", "12"),
+        ("simulate", "--flip", "0,05"),
+        ("simulate", "--seed", "١٢"),  # Arabic-Indic digits: text, as typer passes it
+    ],
+)
+def test_direct_call_prints_what_typer_prints(capsys, monkeypatch, args):
+    """`gatecal simulate --option value ...` skips typer (a third of a second of building
+    the command line) and must print, and exit with, exactly what typer's way does."""
+    from gatecal import cli
+
+    assert cli._direct_call(list(args)) is not None
+    direct = run(capsys, *args)
+    monkeypatch.setattr(cli, "_direct_call", lambda args: None)
+    assert run(capsys, *args) == direct
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["simulate", "--help"],
+        ["simulate", "--cases", "12", "--cases", "13"],
+        ["simulate", "--cases=12"],
+        ["simulate", "--seed", "-1"],
+        ["simulate", "--cases"],
+        ["simulate", "--case", "12"],
+        ["simulate", "--flip", "0.1\udcff"],
+        ["--version", "simulate"],
+        ["plan", "--flip", "0.08"],
+    ],
+)
+def test_anything_else_goes_through_typer(args):
+    from gatecal import cli
+
+    assert cli._direct_call(args) is None
