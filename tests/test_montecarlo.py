@@ -193,6 +193,41 @@ def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
     assert other != one
 
 
+@pytest.mark.parametrize("caller_works", [True, False])
+def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works, monkeypatch):
+    """The calling process takes blocks too while its workers start; with it idle, the
+    workers compute every block. Either way the histogram is that of one process, and a
+    progress callback sees every run once."""
+    from gatecal import _montecarlo
+
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+    noise = JudgeNoise.flip(0.05)
+    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
+    n_runs = 40 * (gatecal.CHUNK_VERDICTS // 60) + 17  # 41 chunks: blocks of 1 chunk
+    one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=5, workers=1)
+    monkeypatch.setattr(_montecarlo, "_CALLER_WORKS", caller_works)
+    seen = []
+    got = simulate_pass_counts(
+        suite, "healthy", noise, n_runs=n_runs, rng=5, workers=2, progress=seen.append
+    )
+    assert got == one and sum(seen) == n_runs and len(seen) == 41
+
+
+def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
+    from gatecal import _montecarlo
+
+    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+
+    def stop(runs):
+        raise KeyError("stop")
+
+    with pytest.raises(KeyError, match="stop"):
+        simulate_pass_counts(
+            suite, "healthy", JudgeNoise.flip(0.05), n_runs=10**6, rng=5, workers=2, progress=stop
+        )
+
+
 def test_seed_forms_follow_spec7():
     noise = JudgeNoise.flip(0.1)
     a = simulate_pass_counts(ARTICLE, "healthy", noise, n_runs=5000, rng=3)
