@@ -452,7 +452,11 @@ def _skip_chunk_by_groups(
             else:
                 np.floor_divide(idx, per, out=key)
             new = np.not_equal(key[1:], key[:-1], out=buffers("change", idx.size - 1, np.bool_))
-            idx = np.concatenate((key[:1], key[1:][new]))
+            unique = buffers("case_unique", idx.size, np.int64)  # kept between chunks, as
+            unique[0] = key[0]  # every array of ~10^5 here: fresh ones cost page faults
+            m = int(np.count_nonzero(new))
+            np.compress(new, key[1:], out=unique[1 : m + 1])
+            idx = unique[: m + 1]
         hit_runs.append(
             np.floor_divide(idx, size // per, out=buffers(f"hit{g}", idx.size, np.int64))
         )
@@ -465,14 +469,14 @@ def _skip_chunk_by_groups(
     if run.size == 0:
         hist[plan.base_k] = runs
         return hist
-    ends = np.flatnonzero(run[1:] != run[:-1])  # last hit of each run with hits, but the last
-    hits = np.empty(ends.size + 1, dtype=np.int64)
-    hits[:-1] = ends
-    hits[-1] = run.size - 1
-    hits[1:] -= hits[:-1].copy()
-    hits[0] += 1  # cases hit in each run that has any
-    hist += np.bincount(plan.base_k - hits, minlength=plan.n_cases + 1)
-    hist[plan.base_k] += runs - hits.size
+    first = _starts(run, buffers, "first")  # first hit of each run that has any
+    hits = buffers("hits", first.size, np.int64)
+    hits[:-1] = first[1:]
+    hits[-1] = run.size
+    hits -= first  # cases hit in each run that has any
+    k = np.subtract(plan.base_k, hits, out=hits)
+    hist += np.bincount(k, minlength=plan.n_cases + 1)
+    hist[plan.base_k] += runs - first.size
     return hist
 
 
