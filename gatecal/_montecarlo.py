@@ -603,11 +603,10 @@ def _skip_chunk(
     """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
     buffers = buffers if buffers is not None else _Buffers()
     n = plan.n_cases
+    if plan.banded and plan.closed:  # (banded implies the test below: skip its loop)
+        hist = _skip_chunk_banded(gen, plan, runs, buffers)
+        return hist if hist is not None else _skip_chunk_by_groups(gen, plan, runs, buffers)
     if plan.closed and plan.groups and all(g.simple and g.case_slots for g in plan.groups):
-        if plan.banded:
-            hist = _skip_chunk_banded(gen, plan, runs, buffers)
-            if hist is not None:
-                return hist
         return _skip_chunk_by_groups(gen, plan, runs, buffers)
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
