@@ -226,7 +226,7 @@ class _Buffers:
 
     def __init__(self) -> None:
         self._store: dict[str, npt.NDArray[Any]] = {}
-        self._layouts: tuple[_Plan, dict[int, _BandLayout]] | None = None
+        self._layout: tuple[_Plan, int, _BandLayout] | None = None
 
     def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
         buf = self._store.get(name)
@@ -236,14 +236,12 @@ class _Buffers:
         return buf[:size]
 
     def band_layout(self, plan: _Plan, runs: int) -> _BandLayout:
-        """The :class:`_BandLayout` of `plan` and `runs`, kept for the last plan used
-        (a simulation has two run counts at most: full chunks and the last one)."""
-        if self._layouts is None or self._layouts[0] is not plan:
-            self._layouts = (plan, {})
-        layouts = self._layouts[1]
-        if runs not in layouts:
-            layouts[runs] = _BandLayout(plan, runs)
-        return layouts[runs]
+        """The :class:`_BandLayout` of `plan` and `runs`, kept until another is asked for
+        (one at a time, so memory stays that of one chunk: a simulation asks for a
+        second only for its last, shorter chunk)."""
+        if self._layout is None or self._layout[0] is not plan or self._layout[1] != runs:
+            self._layout = (plan, runs, _BandLayout(plan, runs))
+        return self._layout[2]
 
     def arange(self, size: int) -> IntArray:
         """``np.arange(size)``, kept between calls."""
