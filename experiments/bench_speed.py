@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 import gatecal
+import gatecal._montecarlo  # section 4 reads default_workers(), whichever sections run
 from gatecal._exact import _product_pmf
 
 PY = sys.executable
