@@ -25,7 +25,8 @@ CLI builds them. Per grid point the study reports:
 Seeded: one root seed, one spawned stream per grid point; the same seed and
 replicate count give the same table (the wall times vary with the machine).
 
-Usage: python experiments/recommend_coverage.py [--reps 400] [--seed 20261214]
+Usage: python experiments/recommend_coverage.py [--reps 300] [--seed 20261214]
+(about 20 minutes on a 2-core machine at 300 replicates)
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ def render(points: list[Point], reps: int, seed: int, elapsed: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--reps", type=int, default=300)
     parser.add_argument("--seed", type=int, default=20261214)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
