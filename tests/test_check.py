@@ -344,5 +344,5 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
     capsys.readouterr()
     code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
                        "--gate-from", rec)  # fmt: skip
-    hint = f"within the false-alarm budget is --gate 'fails<={within['max_failures']}'"
+    hint = f"within the false-alarm budget is the rule 'fails<={within['max_failures']}'"
     assert code == 2 and hint in err and err.count("\n") == 1
