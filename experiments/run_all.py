@@ -1,4 +1,8 @@
-"""Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark]."""
+"""Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark].
+
+``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``) and the recommend
+coverage study (about 20 minutes): their reports carry this machine's timings.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ SCRIPTS = [
     "report_charts.py",
     "calibrate_example.py",
     "calibrate_coverage.py",
+    "recommend_coverage.py",
+    "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
 ]
@@ -23,7 +29,7 @@ SCRIPTS = [
 def main() -> None:
     skip_bench = "--skip-benchmark" in sys.argv[1:]
     for script in SCRIPTS:
-        if skip_bench and script.startswith("bench_"):
+        if skip_bench and (script.startswith("bench_") or script == "recommend_coverage.py"):
             continue
         print(f"== {script}", flush=True)
         subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE.parent)

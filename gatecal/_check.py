@@ -97,9 +97,14 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
         raise bad("must be a 'gatecal recommend --format json' output")
     rec = document["recommended"]
     if rec is None:
+        within = document.get("within_budget")
+        hint = ""
+        if isinstance(within, Mapping) and isinstance(within.get("max_failures"), int):
+            hint = (f"; its strictest gate within the false-alarm budget is the rule "
+                    f"'fails<={within['max_failures']}'")  # fmt: skip
         raise bad(
             "recommends no gate (none met both targets there): pass a gate rule instead, "
-            "or rerun recommend with other targets"
+            f"or rerun recommend with other targets{hint}"
         )
     cases, table = document.get("cases"), document.get("table")
     try:

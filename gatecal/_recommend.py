@@ -349,7 +349,10 @@ class Recommendation:
     """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
 
     ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
-    pass" under the conservative models; `recommended` is the chosen k_min or None.
+    pass" under the conservative models. `within_budget` is the strictest gate whose
+    false alarm is within the budget (the largest such k_min, at least 1: a gate that
+    can fail), or None when not even "at least 1 passes" is; `recommended` is that
+    gate when its detection also meets the target, else None.
     """
 
     runs: int
@@ -379,6 +382,7 @@ class Recommendation:
     false_alarm_target: float
     detection_target: float
     table: tuple[tuple[float, float], ...]
+    within_budget: int | None
     recommended: int | None
     plans: SuitePlans | None
 
@@ -424,14 +428,15 @@ class Recommendation:
         n = self.cases
         return Fraction(max(k_min - 1, 0), n), Fraction(k_min, n)
 
+    def _gate(self, k: int | None) -> dict[str, Any] | None:
+        if k is None:
+            return None
+        low, high = self.threshold_range(k)
+        return {"k_min": k, "max_failures": self.cases - k,
+                "false_alarm": self.table[k][0], "detection": self.table[k][1],
+                "threshold_above": float(low), "threshold_at_most": float(high)}  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
-        rec = None
-        if self.recommended is not None:
-            k = self.recommended
-            low, high = self.threshold_range(k)
-            rec = {"k_min": k, "max_failures": self.cases - k,
-                   "false_alarm": self.table[k][0], "detection": self.table[k][1],
-                   "threshold_above": float(low), "threshold_at_most": float(high)}  # fmt: skip
         return {
             "runs": self.runs,
             "regressed_runs": self.regressed_runs,
@@ -454,7 +459,8 @@ class Recommendation:
             "regression": self.regression,
             "regression_failing": self.regression_failing,
             "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
-            "recommended": rec,
+            "recommended": self._gate(self.recommended),
+            "within_budget": self._gate(self.within_budget),
             "table": [
                 {"k_min": k, "false_alarm": fa, "detection": det}
                 for k, (fa, det) in enumerate(self.table)
@@ -699,6 +705,8 @@ def recommend_gate(
     k_min whose false alarm is at most `false_alarm`, provided its detection is at
     least `detection`; otherwise `plans` says what suite would work (searched up to
     :data:`PLAN_MAX_CASES` cases, at the point of the region worst for this suite).
+    Either way `within_budget` is that largest k_min (when it is at least 1): the
+    strictest gate the false-alarm budget allows, whatever its detection.
     """
     from gatecal._exact import pass_count_pmf
 
@@ -780,7 +788,8 @@ def recommend_gate(
     table = [(float(fa), float(det)) for fa, det in zip(false_alarms, detections, strict=True)]
     admissible = [k for k, (fa, _) in enumerate(table) if fa <= alpha]
     best = max(admissible)  # k = 0 never fails, so there is always one
-    recommended = best if table[best][1] >= power else None
+    within_budget = best if best >= 1 else None
+    recommended = within_budget if table[best][1] >= power else None
     plans = None
     if recommended is None:
         # planned at the point of the region worst for this suite's gate "fewer failing
@@ -800,5 +809,5 @@ def recommend_gate(
         per_case=tuple(per_case), overdispersion=over, correlated=over.p_value < significance,
         regression=regression_text, regression_failing=failing_cases,
         false_alarm_target=alpha, detection_target=power, table=tuple(table),
-        recommended=recommended, plans=plans,
+        within_budget=within_budget, recommended=recommended, plans=plans,
     )  # fmt: skip

@@ -521,6 +521,17 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
     else:
         lines.append("no gate meets both targets with this suite.")
+        within = rec.within_budget
+        if within is None:
+            lines.append("  not even 'at least 1 passes' keeps the false alarm within budget")
+        else:
+            fa, det = rec.table[within]
+            lines.append(
+                f"  strictest gate within the false-alarm budget: at least {within} of "
+                f"{rec.cases} pass (at most {rec.cases - within} failing): false alarm "
+                f"{format_probability(fa)}, "
+                f"detection {format_probability(det)} (short of {rec.detection_target:g})"
+            )
         if rec.plans is not None:
             for plan, policy in zip(rec.plans.plans, rec.plans.policies, strict=True):
                 if plan is None:

@@ -334,3 +334,15 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
     code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
                        "--gate-from", rec)  # fmt: skip
     assert code == 2 and "--gate-from recommends no gate" in err
+    assert json.loads(rec.read_text())["within_budget"] is None and "strictest" not in err
+    # one broken case is too small a regression to catch here: the budget's gate is named
+    assert main(["recommend", str(baseline), "--regression", "1", "--format", "json",
+                 "--out", str(rec)]) == 0  # fmt: skip
+    document = json.loads(rec.read_text())
+    within = document["within_budget"]
+    assert document["recommended"] is None and within is not None
+    capsys.readouterr()
+    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
+                       "--gate-from", rec)  # fmt: skip
+    hint = f"within the false-alarm budget is the rule 'fails<={within['max_failures']}'"
+    assert code == 2 and hint in err and err.count("\n") == 1

@@ -197,7 +197,7 @@ def test_recommendation_is_the_worst_case_over_the_likelihood_region(tmp_path):
         assert worst <= rec.table[k][0] * (1 + 1e-3)  # the grid's rho steps: within 0.1%
     best_k = max(k for k in range(n + 1) if rec.table[k][0] <= 0.05)
     assert rec.recommended == (best_k if rec.table[best_k][1] >= 0.95 else None)
-    assert rec.recommended is not None
+    assert rec.recommended is not None and rec.within_budget == rec.recommended
 
 
 def test_measured_regressed_runs_and_the_json_contract(tmp_path):
@@ -237,7 +237,29 @@ def test_when_no_gate_fits_it_says_what_would(tmp_path):
     assert rec.plans is not None and rec.plans.plans[0] is not None
     text = gatecal.render_recommendation(rec)
     assert "no gate meets both targets" in text and "cases with at most" in text
-    assert json.loads(gatecal.render_recommendation(rec, "json"))["recommended"] is None
+    document = json.loads(gatecal.render_recommendation(rec, "json"))
+    assert document["recommended"] is None
+    # the strictest gate the false-alarm budget still allows, with the detection it has
+    k = rec.within_budget
+    assert k is not None and rec.table[k][0] <= 0.05 < rec.table[k + 1][0]
+    assert rec.table[k][1] < 0.95
+    assert document["within_budget"] == {
+        "k_min": k,
+        "max_failures": rec.cases - k,
+        "false_alarm": rec.table[k][0],
+        "detection": rec.table[k][1],
+        "threshold_above": (k - 1) / rec.cases,
+        "threshold_at_most": k / rec.cases,
+    }
+    assert f"strictest gate within the false-alarm budget: at least {k} of {rec.cases}" in text
+
+
+def test_no_gate_within_budget_when_even_one_pass_is_too_strict(tmp_path):
+    _write_csv(tmp_path / "runs.csv", _runs(8, 30, 0.15))
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), false_alarm=1e-30)
+    assert rec.table[1][0] > 1e-30 and rec.within_budget is None and rec.recommended is None
+    assert json.loads(gatecal.render_recommendation(rec, "json"))["within_budget"] is None
+    assert "not even 'at least 1 passes'" in gatecal.render_recommendation(rec)
 
 
 def test_correlated_runs_widen_the_interval(tmp_path):
