@@ -210,10 +210,14 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
 
     exe = Path(sys.executable).parent / "gatecal"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "gatecal"]
+    # the bar shows after a second: 2 x 1e8 runs in one process take 5 s here (30M
+    # runs did once, until the engine got faster and the bar never came)
     args = [
         "simulate",
+        "--workers",
+        "1",
         "--runs",
-        "30000000",
+        "100000000",
         "--flip",
         "0.03",
         "--gates",
