@@ -420,6 +420,7 @@ class Recommendation:
                 "false_alarm": [fa for fa, _ in self.table],
                 "detection": [det for _, det in self.table],
                 "recommended": [k == self.recommended for k in range(n + 1)],
+                "within_budget": [k == self.within_budget for k in range(n + 1)],
             }
         )
 

@@ -432,6 +432,7 @@ def test_recommendation_to_frame(tmp_path):
     frame = rec.to_frame()
     assert frame["false_alarm"].tolist() == [fa for fa, _ in rec.table]
     assert frame.loc[frame["recommended"], "k_min"].tolist() == [rec.recommended]
+    assert frame.loc[frame["within_budget"], "k_min"].tolist() == [rec.within_budget]
 
 
 def test_measured_rates_feed_the_engines(tmp_path):
