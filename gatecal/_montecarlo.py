@@ -428,7 +428,8 @@ def _skip_chunk_by_groups(
     dense = len(plan.groups) > 1  # hits per run are counted densely, with a spare bin
     for g, group in enumerate(plan.groups):
         size = group.slot_case.size
-        idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=True)
+        thinned = group.accept is not None  # only thinning reads the gaps' fractions
+        idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=thinned)
         if dense and group.threshold is not None and group.case_slots == 1:
             # thinning as in _kept, without filtering: a dropped candidate's run becomes
             # the spare bin `runs`, which the count below leaves out
@@ -609,7 +610,9 @@ def _skip_chunk(
     keys: list[IntArray] = []
     weights: list[IntArray | int] = []
     for group in plan.groups:
-        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers, fractions=True)
+        thinned = group.accept is not None  # only thinning reads the gaps' fractions
+        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers,
+                           fractions=thinned)  # fmt: skip
         if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
             keep = _kept(gen, group, idx, frac, buffers)
             run, slot = np.divmod(idx[keep], group.slot_case.size)
