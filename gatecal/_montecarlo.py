@@ -81,7 +81,8 @@ class _Group:
     accept: npt.NDArray[np.float64] | None = None  # per slot: its rate / `rate` (thinning)
     threshold: npt.NDArray[np.float64] | None = None  # per slot, see _thinning_threshold
     case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
-    simple: bool = False  # its cases pass iff none of their verdicts flips
+    simple: bool = False  # its cases pass iff none of their verdicts flips, or never (`dead`)
+    dead: npt.NDArray[np.bool_] | None = None  # per case of the group: a code check fails
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +132,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
         slots_of_case = np.bincount(slot_case, minlength=n)  # (np.unique costs 9 ms at first use)
         members = np.flatnonzero(slots_of_case)
         per = slots_of_case[members]
+        alive = code_ok[members]  # a case that fails a code check never passes, flips or not
         groups.append(
             _Group(
                 rate,
@@ -141,7 +143,8 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
                 thin,
                 None if thin is None or rate >= 1.0 else _thinning_threshold(rate, thin),
                 case_slots=int(per[0]) if np.all(per == per[0]) else 0,
-                simple=bool(np.all(need[members] == 0) and np.all(code_ok[members])),
+                simple=bool(np.all(need[members][alive] == 0)),
+                dead=None if alive.all() else ~alive,
             )
         )
     kept = tuple(g for g in groups if g.rate > 0.0)
@@ -152,7 +155,10 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
     banded = (
         closed
         and len(kept) > 1
-        and all(g.simple and g.case_slots == 1 and _skips_by_gaps(g.rate) for g in kept)
+        and all(
+            g.simple and g.dead is None and g.case_slots == 1 and _skips_by_gaps(g.rate)
+            for g in kept
+        )
     )
     return _Plan(
         n_cases=n,
@@ -419,10 +425,10 @@ def _skip_chunk_by_groups(
 ) -> IntArray:
     """:func:`_skip_chunk` when each case's verdicts lie in one group, the same number in
     each of its cases, and a case passes iff none of its verdicts flips (the healthy
-    build, and the cases of a regressed one that no code check fails). Each group
-    then only lists the distinct cases it hits, and a run's K is the base count less
-    its hit cases: no merge of the groups' flips, no per-case lookups, and the same
-    random numbers as the general path.
+    build, and the cases of a regressed one that no code check fails) or never passes
+    (a code check fails: its hits are dropped). Each group then only lists the distinct
+    cases it hits, and a run's K is the base count less its hit cases: no merge of the
+    groups' flips, few per-case lookups, and the same random numbers as the general path.
     """
     hit_runs: list[IntArray] = []
     dense = len(plan.groups) > 1  # hits per run are counted densely, with a spare bin
@@ -430,7 +436,7 @@ def _skip_chunk_by_groups(
         size = group.slot_case.size
         thinned = group.accept is not None  # only thinning reads the gaps' fractions
         idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=thinned)
-        if dense and group.threshold is not None and group.case_slots == 1:
+        if dense and group.threshold is not None and group.case_slots == 1 and group.dead is None:
             # thinning as in _kept, without filtering: a dropped candidate's run becomes
             # the spare bin `runs`, which the count below leaves out
             run = np.floor_divide(idx, size, out=buffers(f"hit{g}", idx.size, np.int64))
@@ -455,9 +461,13 @@ def _skip_chunk_by_groups(
             idx = buffers("case_unique", later.size + 1, np.int64)
             idx[0] = key[0]
             idx[1:] = later
-        hit_runs.append(
-            np.floor_divide(idx, size // per, out=buffers(f"hit{g}", idx.size, np.int64))
-        )
+        cases = size // per
+        run = np.floor_divide(idx, cases, out=buffers(f"hit{g}", idx.size, np.int64))
+        if group.dead is not None and run.size:  # hits of cases that never pass count for none
+            case = np.multiply(run, cases, out=buffers("case", run.size, np.int64))
+            np.subtract(idx, case, out=case)  # idx = run * cases + the case's index in the group
+            run = run[~group.dead[case]]  # (still sorted)
+        hit_runs.append(run)
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
     if dense:  # runs of several groups: count hits per run densely
         per_run = np.bincount(np.concatenate(hit_runs), minlength=runs + 1)[:runs]

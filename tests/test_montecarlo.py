@@ -306,10 +306,41 @@ def test_per_case_rates_are_banded_and_thinned(suite, build, noise):
             assert g.accept.max() == 1.0
 
 
-@pytest.mark.parametrize(("suite", "build", "noise"), [CONFIGS[0], *CONFIGS[5:]])
+#: The article's regressed build (3 cases fail a code check) with two flip rates by case:
+#: two rate groups, each holding cases that never pass.
+TWO_RATES_DEAD = (
+    ARTICLE,
+    "regressed",
+    JudgeNoise(
+        fnr=0.05,
+        fpr=0.05,
+        per_case={f"case-{i:02d}": (0.02, 0.02) if i % 2 else (0.09, 0.09) for i in range(1, 13)},
+    ),
+)
+
+
+def test_cases_that_fail_a_code_check_leave_the_short_path_open():
+    """Their verdicts still flip (same random numbers as ever) but change nothing, so a
+    group holding them still settles its own cases: the short path, hits dropped."""
+    from gatecal._montecarlo import _plan
+
+    for suite, build, noise, groups in ((*CONFIGS[1], 1), (*TWO_RATES_DEAD, 2)):
+        plan = _plan(suite, build, noise)
+        assert plan.closed and len(plan.groups) == groups
+        assert all(g.simple and g.dead is not None for g in plan.groups)
+        assert sum(int(g.dead.sum()) for g in plan.groups) == 3  # failing cases of 12
+        assert not plan.banded
+    assert not _plan(*CONFIGS[2]).groups[0].simple  # truly failing judge verdicts: a merge
+
+
+@pytest.mark.parametrize(
+    ("suite", "build", "noise"), [CONFIGS[0], CONFIGS[1], TWO_RATES_DEAD, *CONFIGS[5:]]
+)
 def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, monkeypatch):
     """The short path (groups that settle their own cases) and the general one (merge
-    all flips by run and case) count the same histogram from the same random numbers."""
+    all flips by run and case) count the same histogram from the same random numbers.
+    CONFIGS[1] (the article's regressed build: 3 cases fail a code check) takes the short
+    path since those cases' hits are dropped there."""
     from gatecal import _montecarlo
 
     fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
