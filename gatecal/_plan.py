@@ -253,12 +253,13 @@ def plan_suite(
     policies : sequence of Policy, optional
         Default: one call per check; a majority of 3; a rerun of the suite.
     max_cases, min_cases : int
-        Largest and smallest suite to try. Without `max_cases` there is no cap when
-        runs are independent: the search goes on until a size works, or until no
-        larger size can (proved by :func:`_never_after`), with a safety stop at
+        Largest and smallest suite to try, at most 2,000,000. Without `max_cases` there is
+        no cap when runs are independent: the search goes on until a size works, or until
+        no larger size can (proved by :func:`_never_after`), with a safety stop at
         2,000,000 cases (then ``max_cases`` of the result says so); with run-level correlation
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
-        search stops at :data:`ICC_MAX_CASES`.
+        search stops at :data:`ICC_MAX_CASES`. A regression of a number of cases starts
+        the search at that many (a smaller suite cannot hold it).
     """
     check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
     reg = parse_regression(regression) if isinstance(regression, str) else regression
@@ -270,9 +271,9 @@ def plan_suite(
         raise ParameterError("judge_checks", "and `code_checks` can't both be 0", 0)
     if max_cases is None:
         top = ICC_MAX_CASES if noise.run_correlated else None
-    else:
-        top = check_count("max_cases", max_cases, low=1)
-    bottom = check_count("min_cases", min_cases, low=1, high=top)
+    else:  # (each size tried costs a pmf of that many cases: a typo must not run for days)
+        top = check_count("max_cases", max_cases, low=1, high=_UNCAPPED_LIMIT)
+    bottom = check_count("min_cases", min_cases, low=1, high=top or _UNCAPPED_LIMIT)
     chosen = (
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
@@ -286,7 +287,11 @@ def plan_suite(
         bounds = _Bounds.of(noise, policy, j, c) if noise.run_correlated else None
         found: SuitePlan | None = None
         start, block = bottom, _FIRST_BLOCK
+        if reg.count is not None:  # fewer cases than the regression's: none can hold it
+            start = max(start, reg.count)
         last = _UNCAPPED_LIMIT if top is None else top
+        if start > last and top is None:  # as if every size had been tried up to the stop
+            searched = _UNCAPPED_LIMIT
         while found is None and start <= last:
             stop = min(last, start + block - 1)
             ns = np.arange(start, stop + 1, dtype=np.int64)
@@ -348,8 +353,8 @@ class _Targets:
 def _failing_counts(reg: Regression, ns: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """``reg.failing(n)`` for every n in `ns`, in exact integer arithmetic."""
     if reg.share is None:
-        assert reg.count is not None
-        return np.full(ns.shape, reg.count, dtype=np.int64)
+        assert reg.count is not None  # (above the sizes, any count rules them all out)
+        return np.full(ns.shape, min(reg.count, int(ns[-1]) + 1), dtype=np.int64)
     num, den = reg.share.numerator, reg.share.denominator
     if 2 * num * int(ns[-1]) + den < 2**62:  # floor(share n + 1/2) = (2 num n + den) // 2 den
         return np.minimum(ns, (2 * num * ns + den) // (2 * den))

@@ -747,7 +747,7 @@ def plan(
     ] = None,
     max_cases: Annotated[
         str | None,
-        _int_option("Largest suite to try.  [default: no cap; 5000 with --icc]"),
+        _int_option("Largest suite to try, at most 2000000.  [default: no cap; 5000 with --icc]"),
     ] = None,
     fmt: FormatOpt = "table",
     out: OutOpt = None,

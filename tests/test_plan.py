@@ -179,7 +179,11 @@ def test_plan_command_json_contract():
         (["plan", "--flip", "2"], "--flip must be a number in [0, 1] (got '2')"),
         (["plan", "--detection", "x"], "--detection must be a number in [0, 1] (got 'x')"),
         (["plan", "--policies", "vote-3"], "--policies must be single, majority-M"),
-        (["plan", "--max-cases", "0"], "--max-cases must be an integer >= 1 (got 0)"),
+        (["plan", "--max-cases", "0"], "--max-cases must be an integer in [1, 2000000] (got 0)"),
+        (
+            ["plan", "--max-cases", "2000001"],
+            "--max-cases must be an integer in [1, 2000000] (got 2000001)",
+        ),
         (["plan", "--tie", "maybe"], "--tie must be fail or pass (got 'maybe')"),
         (["policies", "--icc", "0.1", "--fpr", "0.2"], "--icc needs one symmetric flip rate"),
         (["policies", "--runs", "0"], "--runs must be an integer >= 1 (got 0)"),
@@ -296,6 +300,28 @@ def test_a_one_percent_regression_needs_no_cap():
     below = np.concatenate(([0.0], np.cumsum(stats.binom.pmf(k, n, q))))
     best = int(np.flatnonzero(below[: n + 1] <= 0.05)[-1])
     assert stats.binom.cdf(best - 1, n - f, q) < 0.95
+
+
+def test_a_count_regression_starts_the_search_at_its_size():
+    """A suite smaller than the regression cannot hold it: the search starts there, and
+    finds the size that trying every size from 1 finds (brute force up to 60)."""
+    noise = JudgeNoise.flip(0.03)
+    feasible = _brute_force(noise, "9", Policy(), 0.05, 0.95, 60)
+    assert feasible and feasible[0] >= 9
+    assert _single(0.03, "9", max_cases=60).cases == feasible[0]
+
+
+def test_a_count_regression_larger_than_any_suite_answers_at_once():
+    """Found by the fuzzer: `plan --regression 1111...1` (40 digits) overflowed int64, and
+    `--regression 2000001` screened two million sizes for 103 s before saying none."""
+    huge = "1" * 40
+    plans = plan_suite(noise=JudgeNoise.flip(0.08), regression=huge, max_cases=60)
+    assert plans.plans == (None, None, None) and plans.max_cases == 60
+    for count in (huge, "2000001"):  # past the safety stop: as if it had been searched
+        plans = plan_suite(noise=JudgeNoise.flip(0.08), regression=count)
+        assert plans.plans == (None, None, None) and plans.max_cases == 2_000_000
+    code, out, err = _cli(["plan", "--max-cases", "60", "--regression", huge])
+    assert (code, err) == (0, "") and "none meets both" in out
 
 
 def test_an_undetectable_count_regression_stops_with_a_proof():
