@@ -484,20 +484,49 @@ def _screen(
         assert bounds is not None
         q_big, q_small, w = bounds.q_left, bounds.q_right, bounds.weights
 
-    def lower_fh(k: npt.NDArray[np.int64]) -> Floats:  # <= P(K_h < k)
-        return np.asarray(_cdf(k[:, None] - 1, ns[:, None], q_big[None, :]) @ w)
+    sizes = ns[ok]  # (the others are ruled out already)
+    failing = f[ok]
 
-    def upper_fr(k: npt.NDArray[np.int64]) -> Floats:  # >= P(K_r < k)
-        return np.asarray(_cdf(k[:, None] - 1, (ns - f)[:, None], q_small[None, :]) @ w)
+    def admissible(k: npt.NDArray[np.int64], at: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+        lower_fh = _cdf(k[:, None] - 1, sizes[at, None], q_big[None, :]) @ w  # <= P(K_h < k)
+        return np.asarray(lower_fh <= targets.alpha_loose)
 
-    lo = np.zeros_like(ns)  # k = 0: never fails, always admissible
-    hi = ns + 1  # past the largest k
-    while np.any(hi - lo > 1):
-        mid = (lo + hi) // 2
-        admissible = lower_fh(mid) <= targets.alpha_loose
-        lo = np.where(admissible, mid, lo)
-        hi = np.where(admissible, hi, mid)
-    return ok & (upper_fr(lo) >= targets.power_loose)
+    def detects(k: npt.NDArray[np.int64], at: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+        upper_fr = _cdf(k[:, None] - 1, (sizes - failing)[at, None], q_small[None, :]) @ w
+        return np.asarray(upper_fr >= targets.power_loose)  # (upper_fr >= P(K_r < k))
+
+    every = np.arange(sizes.size)
+    lo = np.zeros_like(sizes)  # k = 0: never fails, always admissible
+    hi = sizes + 1  # past the largest k
+    if len(ws) == 1 and sizes.size and 0.0 < targets.alpha_loose < 1.0:
+        # The boundary is below hi, so U(boundary) <= U(hi - 1): most sizes are ruled out by
+        # an upper end near it (a normal approximation, checked) before any bisection.
+        guess = _boundary_guess(sizes, float(q_big[0]), targets.alpha_loose)
+        near = np.clip(guess + 17, 1, sizes + 1).astype(np.int64)
+        inside = np.flatnonzero(near <= sizes)
+        closed = inside[~admissible(near[inside], inside)]
+        hi[closed] = near[closed]
+        every = every[detects(hi - 1, every)]  # the rest can't meet the detection target
+        start = np.clip(guess[every] - 16, 0, sizes[every]).astype(np.int64)
+        lo[every] = np.where(admissible(start, every) | (start == 0), start, 0)
+    while (at := every[hi[every] - lo[every] > 1]).size:  # bisection, where still open
+        mid = (lo[at] + hi[at]) // 2
+        yes = admissible(mid, at)
+        lo[at] = np.where(yes, mid, lo[at])
+        hi[at] = np.where(yes, hi[at], mid)
+    meets = np.zeros(sizes.size, dtype=np.bool_)
+    meets[every] = detects(lo[every], every)
+    ok[ok] = meets
+    return ok
+
+
+def _boundary_guess(sizes: npt.NDArray[np.int64], q: float, alpha: float) -> Floats:
+    """Normal approximation of the largest k with P(Bin(n, q) < k) <= alpha, for where
+    :func:`_screen` looks first (every use is checked there)."""
+    from scipy import special  # deferred: `import gatecal` stays light
+
+    sd = np.sqrt(sizes * (q * (1.0 - q)))
+    return np.asarray(np.floor(sizes * q + float(special.ndtri(alpha)) * sd + 0.5))
 
 
 def _never_after(

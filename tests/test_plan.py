@@ -353,3 +353,64 @@ def test_no_false_alarm_at_all_is_proved_impossible_at_once():
     plans = plan_suite(noise=JudgeNoise.flip(0.08), regression="0.10", false_alarm=0.0)
     assert plans.plans == (None, None, None) and plans.max_cases is None
     assert _brute_force(JudgeNoise.flip(0.08), "0.10", Policy(), 0.0, 0.95, 100) == []
+
+
+def _detection_bound_by_bisection(ns, f, q, alpha):
+    """U at the boundary of each size, as the screen was first written: bisection over the
+    whole range 0..n+1, with scipy.stats instead of scipy.special (a second
+    implementation); NaN where the size cannot hold the regression."""
+    out = []
+    for n, fn in zip(ns.tolist(), f.tolist(), strict=True):
+        if not 1 <= fn <= n:
+            out.append(np.nan)
+            continue
+        lo, hi = 0, n + 1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if stats.binom.cdf(mid - 1, n, q) <= alpha:
+                lo = mid
+            else:
+                hi = mid
+        out.append(float(stats.binom.cdf(lo - 1, n - fn, q)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shift", [0, -300, 300, "noise"])
+@pytest.mark.parametrize("seed", range(8))
+def test_the_screen_starting_near_the_boundary_decides_as_a_whole_bisection(
+    seed, shift, monkeypatch
+):
+    """_screen looks first at a normal approximation of each size's boundary (checked
+    there) and rules most sizes out from it; it decides as a bisection over the whole
+    range, size by size, for small and large suites, skewed rates, tiny budgets, shares
+    and counts. The detection target is set at the median of the sizes' bounds, so about
+    half are kept and any other boundary would show. A guess moved far off (`shift`)
+    must change nothing: the screen checks where it starts."""
+    from gatecal import _plan
+    from gatecal._plan import _failing_counts, _screen, _Targets
+
+    if shift != 0:
+        guess = _plan._boundary_guess
+        wild = np.random.default_rng(99)
+
+        def moved(sizes, q, alpha):
+            off = wild.integers(-40, 40, sizes.size) if shift == "noise" else shift
+            return guess(sizes, q, alpha) + off
+
+        monkeypatch.setattr(_plan, "_boundary_guess", moved)
+    rng = np.random.default_rng(seed)
+    q = float(rng.choice([0.5, 0.85, 0.92**2, 0.99, 0.999, rng.uniform(0.3, 1.0)]))
+    alpha = float(rng.choice([0.05, 0.001, 0.3, 1e-9]))
+    attempts = int(rng.integers(1, 3))
+    start = int(rng.choice([1, 150, 5_000, 200_000]))
+    ns = np.arange(start, start + 300, dtype=np.int64)
+    f = _failing_counts(parse_regression(str(rng.choice(["0.1", "0.02", "3", "40"]))), ns)
+    loose = _Targets(alpha=alpha, power=0.5, attempts=attempts).alpha_loose
+    bound = _detection_bound_by_bisection(ns, f, q, loose)
+    middle = float(np.nanmedian(bound))
+    targets = _Targets(alpha=alpha, power=middle**attempts, attempts=attempts)
+    got = _screen(ns, f, np.array([q]), np.array([q * 0.5]), np.ones(1), targets, None)
+    want = np.nan_to_num(bound, nan=-1.0) >= targets.power_loose
+    assert np.array_equal(got, want)
+    if np.nanmax(bound) - np.nanmin(bound) > 1e-3:  # (half of the draws)
+        assert got.any() and not got.all()
