@@ -296,6 +296,9 @@ def plan_suite(
             stop = min(last, start + block - 1)
             ns = np.arange(start, stop + 1, dtype=np.int64)
             f = _failing_counts(reg, ns)
+            if len(ws) == 1:  # whole runs of sizes too small to tell the builds apart
+                kept = _shift_bound_allows(ns, f, float(q_pass[0]), targets)
+                ns, f = ns[kept], f[kept]
             maybe = _screen(ns, f, q_pass, q_fail, ws, targets, bounds)
             for n in ns[maybe].tolist():
                 found = _exact_plan(int(n), policy, reg, q_pass, q_fail, calls, ws, targets)
@@ -527,6 +530,54 @@ def _boundary_guess(sizes: npt.NDArray[np.int64], q: float, alpha: float) -> Flo
 
     sd = np.sqrt(sizes * (q * (1.0 - q)))
     return np.asarray(np.floor(sizes * q + float(special.ndtri(alpha)) * sd + 0.5))
+
+
+#: Sizes per run that :func:`_shift_bound_allows` rules out with one bound.
+_SHIFT_RUN = 512
+
+
+def _shift_bound_allows(
+    ns: npt.NDArray[np.int64], f: npt.NDArray[np.int64], q: float, targets: _Targets
+) -> npt.NDArray[np.bool_]:
+    """False for sizes (consecutive, increasing `ns`) where no gate can meet both targets.
+
+    Detection minus false alarm per attempt is at most f max_k P(A = k), A ~ Bin(n - f,
+    q) (see :func:`_never_after`). Over a run of sizes a..b, f(n) <= f(b) and n - f(n) >=
+    a - f(a) (f grows by at most one case per case), and the largest pmf value does not
+    grow with the count, so ``f(b) max_k P(Bin(a - f(a), q) = k)`` below the targets'
+    gap rules the whole run out. The pmf comes from log-gamma (relative error about
+    1e-8 at two million cases, inside the margin :data:`_MARGIN`).
+    """
+    keep = np.ones(ns.size, dtype=np.bool_)
+    gap = float(targets.power ** (1.0 / targets.attempts)) - float(
+        targets.alpha ** (1.0 / targets.attempts)
+    )
+    if ns.size == 0 or gap <= 0 or not 0.0 < q < 1.0:
+        return keep
+    first = np.arange(0, ns.size, _SHIFT_RUN)
+    last = np.minimum(first + _SHIFT_RUN - 1, ns.size - 1)
+    m = ns[first] - f[first]
+    fits = m >= 0  # (a size below the regression's count: the screen rules it out)
+    top = _largest_pmf(np.where(fits, m, 0), q)
+    possible = ~fits | (f[last] * top * (1.0 + _MARGIN) >= gap)
+    return np.repeat(possible, last - first + 1)
+
+
+def _largest_pmf(m: npt.NDArray[np.int64], q: float) -> Floats:
+    """``max_k P(Bin(m, q) = k)`` for each m, q in (0, 1), from log-gamma (at the mode
+    floor((m + 1) q) or the count below it)."""
+    from scipy import special  # deferred: `import gatecal` stays light
+
+    count = m.astype(np.float64)
+    mode = np.minimum(count, np.floor((count + 1.0) * q))
+    top = np.zeros(count.size)
+    for k in (np.maximum(mode - 1.0, 0.0), mode):
+        log_pmf = (
+            special.gammaln(count + 1.0) - special.gammaln(k + 1.0)
+            - special.gammaln(count - k + 1.0) + k * math.log(q) + (count - k) * math.log1p(-q)
+        )  # fmt: skip
+        top = np.maximum(top, np.exp(log_pmf))
+    return top
 
 
 def _never_after(

@@ -414,3 +414,39 @@ def test_the_screen_starting_near_the_boundary_decides_as_a_whole_bisection(
     assert np.array_equal(got, want)
     if np.nanmax(bound) - np.nanmin(bound) > 1e-3:  # (half of the draws)
         assert got.any() and not got.all()
+
+
+@pytest.mark.parametrize(
+    ("q", "regression", "start", "removed"),
+    [
+        (0.92**2, "0.0001", 1_000_000, 512),  # (every run: no size up to 2e6 can work)
+        (0.92**2, "0.001", 300_000, 512),
+        (0.92**2, "0.001", 1_900_000, 0),  # (where 0.1% becomes feasible: kept)
+        (0.99, "3", 2_000, 512),
+        (0.5, "0.02", 1, 0),
+    ],
+)
+def test_the_shift_bound_removes_only_sizes_the_screen_rules_out(q, regression, start, removed):
+    """Runs of sizes ruled out at once by the total-variation bound: each of them is one
+    the screen (the exact boundary) rules out as well, and the bound is not vacuous."""
+    from gatecal._plan import _failing_counts, _screen, _shift_bound_allows, _Targets
+
+    targets = _Targets(alpha=0.05, power=0.95, attempts=1)
+    ns = np.arange(start, start + 512, dtype=np.int64)
+    f = _failing_counts(parse_regression(regression), ns)
+    allowed = _shift_bound_allows(ns, f, q, targets)
+    screened = _screen(ns, f, np.array([q]), np.array([0.0]), np.ones(1), targets, None)
+    assert not (screened & ~allowed).any()
+    assert int((~allowed).sum()) == removed
+
+
+def test_the_shift_bound_pmf_from_log_gamma_is_accurate():
+    """Its largest pmf value, from log-gamma, against scipy.stats's pmf at every count
+    within 1e-7 relative (the bound carries a 1e-6 margin)."""
+    from gatecal._plan import _largest_pmf
+
+    for m, q in ((0, 0.3), (1, 0.3), (10, 0.3), (1_000, 0.8464), (2_000_000, 0.8464),
+                 (1_999_000, 0.999), (5_000, 1e-4)):  # fmt: skip
+        want = stats.binom.pmf(np.arange(m + 1), m, q).max()
+        got = float(_largest_pmf(np.array([m]), q)[0])
+        assert abs(got / want - 1) < 1e-7, (m, q, got, want)
