@@ -348,6 +348,13 @@ class _Targets:
         return float(self.alpha ** (1.0 / self.attempts)) * (1.0 + _MARGIN) + 1e-12
 
     @property
+    def gap(self) -> float:
+        """Detection less false alarm that a gate needs in one attempt, at the least."""
+        return float(self.power ** (1.0 / self.attempts)) - float(
+            self.alpha ** (1.0 / self.attempts)
+        )
+
+    @property
     def power_loose(self) -> float:
         """Below every single-attempt detection the exact path can accept."""
         return float(self.power ** (1.0 / self.attempts)) * (1.0 - _MARGIN) - 1e-12
@@ -549,9 +556,7 @@ def _shift_bound_allows(
     1e-8 at two million cases, inside the margin :data:`_MARGIN`).
     """
     keep = np.ones(ns.size, dtype=np.bool_)
-    gap = float(targets.power ** (1.0 / targets.attempts)) - float(
-        targets.alpha ** (1.0 / targets.attempts)
-    )
+    gap = targets.gap
     if ns.size == 0 or gap <= 0 or not 0.0 < q < 1.0:
         return keep
     first = np.arange(0, ns.size, _SHIFT_RUN)
@@ -600,9 +605,7 @@ def _never_after(
     """
     if len(q_pass) != 1:
         return False
-    gap = float(targets.power ** (1.0 / targets.attempts)) - float(
-        targets.alpha ** (1.0 / targets.attempts)
-    )
+    gap = targets.gap
     if gap <= 0:
         return False
     if q_fail[0] >= q_pass[0]:
