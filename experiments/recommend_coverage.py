@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import parse_regression, recommend_gate
-from gatecal._recommend import _below, _failure_pmf
+from gatecal._analyses.recommend import _below, _failure_pmf
 from gatecal.readers import RunsData, Verdict
 
 MEAN = 0.03

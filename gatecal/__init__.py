@@ -17,7 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gatecal._calibrate import (
+    from gatecal._analyses.calibrate import (
         UNPARSEABLE_VALUES,
         Calibration,
         CheckCalibration,
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
         plan_labels,
         read_labels,
     )
-    from gatecal._calibrate_render import render_calibration
-    from gatecal._check import (
+    from gatecal._analyses.check import (
         CHECK_POLICIES,
         FailingCase,
         GateCheck,
@@ -44,38 +43,14 @@ if TYPE_CHECKING:
         parse_check_policy,
         recommended_gate_from,
     )
-    from gatecal._check_render import CHECK_FORMATS, render_check
-    from gatecal._correct import (
+    from gatecal._analyses.correct import (
         CORRECTION_METHODS,
         TOO_WIDE,
         CorrectedRate,
         correct_pass_rate,
         corrected_intervals,
     )
-    from gatecal._exact import (
-        PassCountDistribution,
-        beta_nodes,
-        exact_pass_counts,
-        false_alarm_grid,
-        operating_table,
-        pass_count_pmf,
-        pass_count_pmfs,
-    )
-    from gatecal._gates import (
-        Gate,
-        as_gates,
-        equivalent_gates,
-        parse_gate,
-        parse_gates,
-    )
-    from gatecal._montecarlo import (
-        CHUNK_VERDICTS,
-        SKIP_BELOW,
-        PassCountSample,
-        SeedLike,
-        simulate_pass_counts,
-    )
-    from gatecal._plan import (
+    from gatecal._analyses.plan import (
         REGRESSION_HELP,
         Regression,
         SuitePlan,
@@ -84,7 +59,7 @@ if TYPE_CHECKING:
         parse_regression,
         plan_suite,
     )
-    from gatecal._policies import (
+    from gatecal._analyses.policies import (
         Policy,
         PolicyComparisonRow,
         PolicyRates,
@@ -97,7 +72,7 @@ if TYPE_CHECKING:
         policy_rates,
         simulate_policy,
     )
-    from gatecal._recommend import (
+    from gatecal._analyses.recommend import (
         CI_METHODS,
         CaseNoise,
         Overdispersion,
@@ -107,15 +82,7 @@ if TYPE_CHECKING:
         proportion_interval,
         recommend_gate,
     )
-    from gatecal._render import (
-        FORMATS,
-        format_probability,
-        render,
-        render_plans,
-        render_policies,
-        render_recommendation,
-    )
-    from gatecal._simulate import (
+    from gatecal._analyses.simulate import (
         DEFAULT_FLIPS,
         DEFAULT_GATES,
         DEFAULT_RUNS,
@@ -129,7 +96,33 @@ if TYPE_CHECKING:
         noise_at,
         simulate_gates,
     )
-    from gatecal._spec import (
+    from gatecal._common.validate import (
+        ParameterError,
+    )
+    from gatecal._engines.exact import (
+        PassCountDistribution,
+        beta_nodes,
+        exact_pass_counts,
+        false_alarm_grid,
+        operating_table,
+        pass_count_pmf,
+        pass_count_pmfs,
+    )
+    from gatecal._engines.montecarlo import (
+        CHUNK_VERDICTS,
+        SKIP_BELOW,
+        PassCountSample,
+        SeedLike,
+        simulate_pass_counts,
+    )
+    from gatecal._model.gates import (
+        Gate,
+        as_gates,
+        equivalent_gates,
+        parse_gate,
+        parse_gates,
+    )
+    from gatecal._model.spec import (
         SPEC_FORMAT,
         SpecError,
         SuiteSpec,
@@ -139,7 +132,7 @@ if TYPE_CHECKING:
         suite_from_spec,
         suite_to_spec,
     )
-    from gatecal._suite import (
+    from gatecal._model.suite import (
         BUILDS,
         Check,
         JudgeNoise,
@@ -148,8 +141,15 @@ if TYPE_CHECKING:
         case_fail_probabilities,
         case_pass_probabilities,
     )
-    from gatecal._validate import (
-        ParameterError,
+    from gatecal._render.calibrate import render_calibration
+    from gatecal._render.check import CHECK_FORMATS, render_check
+    from gatecal._render.simulate import (
+        FORMATS,
+        format_probability,
+        render,
+        render_plans,
+        render_policies,
+        render_recommendation,
     )
     from gatecal.readers import (
         INPUT_FORMATS,
@@ -285,7 +285,7 @@ __all__ = [
 ]
 
 _MODULES = {
-    "gatecal._calibrate": (
+    "gatecal._analyses.calibrate": (
         "UNPARSEABLE_VALUES",
         "Calibration",
         "CheckCalibration",
@@ -301,15 +301,15 @@ _MODULES = {
         "plan_labels",
         "read_labels",
     ),
-    "gatecal._calibrate_render": ("render_calibration",),
-    "gatecal._correct": (
+    "gatecal._render.calibrate": ("render_calibration",),
+    "gatecal._analyses.correct": (
         "CORRECTION_METHODS",
         "TOO_WIDE",
         "CorrectedRate",
         "correct_pass_rate",
         "corrected_intervals",
     ),
-    "gatecal._exact": (
+    "gatecal._engines.exact": (
         "PassCountDistribution",
         "beta_nodes",
         "exact_pass_counts",
@@ -318,7 +318,7 @@ _MODULES = {
         "pass_count_pmf",
         "pass_count_pmfs",
     ),
-    "gatecal._check": (
+    "gatecal._analyses.check": (
         "CHECK_POLICIES",
         "FailingCase",
         "GateCheck",
@@ -328,22 +328,22 @@ _MODULES = {
         "parse_check_policy",
         "recommended_gate_from",
     ),
-    "gatecal._check_render": ("CHECK_FORMATS", "render_check"),
-    "gatecal._gates": (
+    "gatecal._render.check": ("CHECK_FORMATS", "render_check"),
+    "gatecal._model.gates": (
         "Gate",
         "as_gates",
         "equivalent_gates",
         "parse_gate",
         "parse_gates",
     ),
-    "gatecal._montecarlo": (
+    "gatecal._engines.montecarlo": (
         "CHUNK_VERDICTS",
         "SKIP_BELOW",
         "PassCountSample",
         "SeedLike",
         "simulate_pass_counts",
     ),
-    "gatecal._plan": (
+    "gatecal._analyses.plan": (
         "REGRESSION_HELP",
         "Regression",
         "SuitePlan",
@@ -352,7 +352,7 @@ _MODULES = {
         "parse_regression",
         "plan_suite",
     ),
-    "gatecal._policies": (
+    "gatecal._analyses.policies": (
         "Policy",
         "PolicyComparisonRow",
         "PolicyRates",
@@ -365,7 +365,7 @@ _MODULES = {
         "policy_rates",
         "simulate_policy",
     ),
-    "gatecal._recommend": (
+    "gatecal._analyses.recommend": (
         "CI_METHODS",
         "CaseNoise",
         "Overdispersion",
@@ -375,7 +375,7 @@ _MODULES = {
         "proportion_interval",
         "recommend_gate",
     ),
-    "gatecal._render": (
+    "gatecal._render.simulate": (
         "FORMATS",
         "format_probability",
         "render",
@@ -394,7 +394,7 @@ _MODULES = {
         "detect_format",
         "read_runs",
     ),
-    "gatecal._simulate": (
+    "gatecal._analyses.simulate": (
         "DEFAULT_FLIPS",
         "DEFAULT_GATES",
         "DEFAULT_RUNS",
@@ -408,7 +408,7 @@ _MODULES = {
         "noise_at",
         "simulate_gates",
     ),
-    "gatecal._spec": (
+    "gatecal._model.spec": (
         "SPEC_FORMAT",
         "SpecError",
         "SuiteSpec",
@@ -418,7 +418,7 @@ _MODULES = {
         "suite_from_spec",
         "suite_to_spec",
     ),
-    "gatecal._suite": (
+    "gatecal._model.suite": (
         "BUILDS",
         "Check",
         "JudgeNoise",
@@ -427,7 +427,7 @@ _MODULES = {
         "case_fail_probabilities",
         "case_pass_probabilities",
     ),
-    "gatecal._validate": ("ParameterError",),
+    "gatecal._common.validate": ("ParameterError",),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 

@@ -19,11 +19,11 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from gatecal._calibrate import Calibration
-from gatecal._exact import PassCountDistribution
-from gatecal._plan import SuitePlan
-from gatecal._recommend import Recommendation, _failure_pmf
-from gatecal._simulate import SimulationReport
+from gatecal._analyses.calibrate import Calibration
+from gatecal._analyses.plan import SuitePlan
+from gatecal._analyses.recommend import Recommendation, _failure_pmf
+from gatecal._analyses.simulate import SimulationReport
+from gatecal._engines.exact import PassCountDistribution
 
 __all__ = [
     "COLORS",
@@ -322,7 +322,7 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
         ]  # fmt: skip
         r = cal.corrected
         if r is not None and cal.observed is not None:
-            from gatecal._calibrate import _clopper_pearson
+            from gatecal._analyses.calibrate import _clopper_pearson
 
             k, n = cal.observed
             obs = _clopper_pearson(k, n, cal.confidence_level)

@@ -173,7 +173,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @dataclass(frozen=True, slots=True)
 class _Settings:
-    gate: Any  # gatecal._gates.Gate, gatecal._check.RecommendedGate or None
+    gate: Any  # gatecal._model.gates.Gate, gatecal._analyses.check.RecommendedGate or None
     repeat: int
     runs_out: Path | None
     run: str
@@ -185,7 +185,7 @@ class _Settings:
 
 def _settings(config: pytest.Config) -> _Settings:
     """Read and check the options; a bad one is a usage error (exit 4) naming it."""
-    from gatecal._validate import ParameterError
+    from gatecal._common.validate import ParameterError
 
     rule = config.getoption("gatecal_gate")
     rule_option = "--gatecal-gate"
@@ -204,11 +204,11 @@ def _settings(config: pytest.Config) -> _Settings:
     gate: Any = None
     try:
         if rule is not None:
-            from gatecal._gates import parse_gate
+            from gatecal._model.gates import parse_gate
 
             gate = parse_gate(str(rule))
         elif source is not None:
-            from gatecal._check import load_recommended_gate
+            from gatecal._analyses.check import load_recommended_gate
 
             gate = load_recommended_gate(source)
     except ParameterError as exc:
@@ -230,7 +230,7 @@ def _settings(config: pytest.Config) -> _Settings:
     out = config.getoption("gatecal_runs_out")
     runs_out = None if out is None else Path(out)
     if runs_out is not None:
-        from gatecal._output import OutputError, check_outputs  # stdlib only: still light
+        from gatecal._common.output import OutputError, check_outputs  # stdlib only: still light
 
         try:
             check_outputs([("--gatecal-runs-out", runs_out)])
@@ -452,7 +452,7 @@ class _Session:
         notes = []
         if self.settings.runs_out is not None:
             if status in (0, 1):
-                from gatecal._output import OutputError
+                from gatecal._common.output import OutputError
 
                 try:
                     rows = self._write_runs(self.settings.runs_out)
@@ -595,7 +595,7 @@ class _Session:
                     }
                 )
         text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-        from gatecal._output import check_outputs, write_outputs  # stdlib only: still light
+        from gatecal._common.output import check_outputs, write_outputs  # stdlib only: still light
 
         # gatecal's output rules: a regular file replaced atomically, a symlink followed,
         # a device or FIFO written through, never a directory (OutputError names the option)

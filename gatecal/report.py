@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import charts
-from gatecal._calibrate import Calibration
-from gatecal._calibrate_render import render_calibration
-from gatecal._exact import exact_pass_counts, false_alarm_grid, operating_table
-from gatecal._plan import cases_needed, parse_regression
-from gatecal._recommend import Recommendation
-from gatecal._render import format_probability, render, render_recommendation
-from gatecal._simulate import SimulationReport
+from gatecal._analyses.calibrate import Calibration
+from gatecal._analyses.plan import cases_needed, parse_regression
+from gatecal._analyses.recommend import Recommendation
+from gatecal._analyses.simulate import SimulationReport
+from gatecal._engines.exact import exact_pass_counts, false_alarm_grid, operating_table
+from gatecal._render.calibrate import render_calibration
+from gatecal._render.simulate import format_probability, render, render_recommendation
 
 __all__ = ["ReportFiles", "write_report"]
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gatecal
-from gatecal import _check
-from gatecal._check import _false_alarms
+from gatecal._analyses import check as _check
+from gatecal._analyses.check import _false_alarms
 from gatecal.cli import main
 
 CASES = [f"case-{i:02d}" for i in range(12)]
@@ -68,7 +68,7 @@ def region_below(data, k, n=12, tries=1, attempts=1):
     (rerun-failing), and the build fails only if all `attempts` whole attempts fail."""
     from scipy import special, stats
 
-    from gatecal._recommend import noise_bounds
+    from gatecal._analyses.recommend import noise_bounds
 
     rec = gatecal.recommend_gate(data, detection=0.0)
     failures, observed = _check._baseline_counts(data, rec)

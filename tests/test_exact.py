@@ -210,7 +210,7 @@ def _fraction_pmf(q):
 def test_divide_and_conquer_keeps_relative_accuracy_in_both_tails():
     # 200 cases at rates 0.9..0.999 in thousandths: every coefficient down to 1e-290,
     # far tails included (P(K = 0) ~ 1e-300 and below), against exact Fractions.
-    from gatecal._exact import _product_pmf
+    from gatecal._engines.exact import _product_pmf
 
     rng = np.random.default_rng(13)
     q = [Fraction(int(v), 1000) for v in rng.integers(900, 1000, size=200)]
@@ -226,7 +226,7 @@ def test_divide_and_conquer_keeps_relative_accuracy_in_both_tails():
 @settings(max_examples=30, deadline=None)
 @given(q=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=400))
 def test_divide_and_conquer_equals_the_recursion(q):
-    from gatecal._exact import _product_pmf
+    from gatecal._engines.exact import _product_pmf
 
     probs = np.array(q)
     ref = pass_count_pmf(probs)  # the recursion (<= DIVIDE_ABOVE cases)
@@ -239,7 +239,7 @@ def test_divide_and_conquer_equals_the_recursion(q):
 def test_ten_thousand_cases_keep_a_1e_minus_23_tail():
     """pass_count_pmf switches to divide and conquer above DIVIDE_ABOVE cases; the
     gate probabilities of 10,000 cases, down to a 1e-23 tail, agree with the recursion."""
-    from gatecal._exact import DIVIDE_ABOVE, PassCountDistribution
+    from gatecal._engines.exact import DIVIDE_ABOVE, PassCountDistribution
 
     rng = np.random.default_rng(20261130)
     q = rng.uniform(0.9, 1.0, size=10_000)
@@ -273,7 +273,7 @@ def test_correlated_engine_by_groups_equals_the_per_node_recursion(
 ):
     """Above GROUP_ABOVE cases the Beta mixture groups alike cases (binomials per node);
     below it, every node runs the recursion. Both, on the same suites, agree."""
-    from gatecal import _exact
+    from gatecal._engines import exact as _exact
 
     suite = Suite.uniform(
         cases=cases, judge_checks=judge_checks, code_checks=code_checks, failing=failing
@@ -294,7 +294,7 @@ def test_correlated_engine_by_groups_equals_the_per_node_recursion(
 
 @pytest.mark.parametrize("values", [(0.9,), (0.97, 0.0), (0.5, 0.99, 1.0), (0.2, 0.8, 0.001)])
 def test_grouped_pmf_equals_the_recursion(values):
-    from gatecal._exact import grouped_pass_count_pmf
+    from gatecal._engines.exact import grouped_pass_count_pmf
 
     rng = np.random.default_rng(len(values))
     q = rng.choice(values, size=300)

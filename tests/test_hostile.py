@@ -170,7 +170,7 @@ def test_case_names_cannot_inject_markup_or_control_the_terminal(tmp_path):
     assert code == 0, err
     assert "<script>" not in (report / "index.md").read_text()
     assert "<script>alert" not in (report / "index.html").read_text()
-    from gatecal._render import safe_terminal
+    from gatecal._render.simulate import safe_terminal
 
     assert safe_terminal("evil\x1b[2J\u202e") == "evil\\x1b[2J\\u202e"
     err = _one_error(["simulate", "--gates", "0.5,\x1b[31mred"])

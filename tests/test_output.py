@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatecal._output import OutputError, check_outputs, write_outputs
+from gatecal._common.output import OutputError, check_outputs, write_outputs
 from gatecal.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

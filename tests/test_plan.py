@@ -211,7 +211,7 @@ def test_policies_command():
 
 def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, code_checks=1):
     """Every size from 1 to `top` computed in full (the search before screening), in turn."""
-    from gatecal._plan import _case_probabilities
+    from gatecal._analyses.plan import _case_probabilities
 
     reg = parse_regression(regression)
     per_case = judge_checks * policy.majority * policy.repeat * (policy.rerun_failing + 1)
@@ -259,7 +259,13 @@ def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, c
 def test_screened_search_equals_brute_force(noise, regression, policy, alpha, power, checks):
     """The screen never hides a feasible size: the plan is the first size that the full
     computation accepts, and every size the full computation accepts passes the screen."""
-    from gatecal._plan import _Bounds, _case_probabilities, _failing_counts, _screen, _Targets
+    from gatecal._analyses.plan import (
+        _Bounds,
+        _case_probabilities,
+        _failing_counts,
+        _screen,
+        _Targets,
+    )
 
     top = 60 if noise.icc else 400
     j, c = checks
@@ -386,8 +392,8 @@ def test_the_screen_starting_near_the_boundary_decides_as_a_whole_bisection(
     and counts. The detection target is set at the median of the sizes' bounds, so about
     half are kept and any other boundary would show. A guess moved far off (`shift`)
     must change nothing: the screen checks where it starts."""
-    from gatecal import _plan
-    from gatecal._plan import _failing_counts, _screen, _Targets
+    from gatecal._analyses import plan as _plan
+    from gatecal._analyses.plan import _failing_counts, _screen, _Targets
 
     if shift != 0:
         guess = _plan._boundary_guess
@@ -429,7 +435,7 @@ def test_the_screen_starting_near_the_boundary_decides_as_a_whole_bisection(
 def test_the_shift_bound_removes_only_sizes_the_screen_rules_out(q, regression, start, removed):
     """Runs of sizes ruled out at once by the total-variation bound: each of them is one
     the screen (the exact boundary) rules out as well, and the bound is not vacuous."""
-    from gatecal._plan import _failing_counts, _screen, _shift_bound_allows, _Targets
+    from gatecal._analyses.plan import _failing_counts, _screen, _shift_bound_allows, _Targets
 
     targets = _Targets(alpha=0.05, power=0.95, attempts=1)
     ns = np.arange(start, start + 512, dtype=np.int64)
@@ -443,7 +449,7 @@ def test_the_shift_bound_removes_only_sizes_the_screen_rules_out(q, regression, 
 def test_the_shift_bound_pmf_from_log_gamma_is_accurate():
     """Its largest pmf value, from log-gamma, against scipy.stats's pmf at every count
     within 1e-7 relative (the bound carries a 1e-6 margin)."""
-    from gatecal._plan import _largest_pmf
+    from gatecal._analyses.plan import _largest_pmf
 
     for m, q in ((0, 0.3), (1, 0.3), (10, 0.3), (1_000, 0.8464), (2_000_000, 0.8464),
                  (1_999_000, 0.999), (5_000, 1e-4)):  # fmt: skip

@@ -179,7 +179,7 @@ def test_bad_policies(text):
 def test_correlated_policies_by_groups_equal_the_recursion(policy, monkeypatch):
     """Above GROUP_ABOVE cases each icc node multiplies binomials of alike cases instead
     of running the recursion; on the same 120-case suite both give the same rates."""
-    from gatecal import _policies
+    from gatecal._analyses import policies as _policies
 
     suite = Suite.uniform(cases=120, judge_checks=2, code_checks=0, failing=30)
     noise = JudgeNoise(fnr=0.05, fpr=0.05, icc=0.05)

@@ -19,15 +19,15 @@ from scipy import stats
 
 import gatecal
 from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
-from gatecal._exact import beta_rule
-from gatecal._recommend import (
+from gatecal._analyses.recommend import (
     ICC_MAX,
     _failure_pmf,
     _Likelihood,
     noise_bounds,
     would_work,
 )
-from gatecal._suite import beta_shape
+from gatecal._engines.exact import beta_rule
+from gatecal._model.suite import beta_shape
 from gatecal.cli import main
 
 CASES = [f"case-{i:02d}" for i in range(16)]
@@ -618,9 +618,9 @@ def test_beta_rule_integrates_polynomials_exactly(mean, icc):
 
 @pytest.mark.parametrize(("rate", "icc"), [(0.07, 0.1), (0.1, 0.05), (0.03, 0.02), (0.08, 0.0)])
 def test_fallback_search_agrees_with_plan_suite(rate, icc):
-    from gatecal._plan import Regression, plan_suite
-    from gatecal._policies import Policy
-    from gatecal._suite import JudgeNoise
+    from gatecal._analyses.plan import Regression, plan_suite
+    from gatecal._analyses.policies import Policy
+    from gatecal._model.suite import JudgeNoise
 
     reg = Regression(text="4/16", share=Fraction(1, 4))
     ours = would_work(rate=rate, icc=icc, regression=reg, false_alarm=0.05, detection=0.95,
@@ -645,7 +645,7 @@ def test_fallback_search_agrees_with_plan_suite(rate, icc):
 
 
 def test_fallback_at_a_hopeless_icc_is_bounded_and_says_so():
-    from gatecal._plan import Regression
+    from gatecal._analyses.plan import Regression
 
     reg = Regression(text="4/16", share=Fraction(1, 4))
     plans = would_work(rate=0.15, icc=0.5, regression=reg, false_alarm=0.05, detection=0.95)

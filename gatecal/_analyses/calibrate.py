@@ -23,10 +23,10 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from gatecal._correct import CORRECTION_METHODS, CorrectedRate, correct_pass_rate
-from gatecal._spec import SpecError, SuiteSpec, suite_to_spec
-from gatecal._suite import Suite
-from gatecal._validate import ParameterError, check_probability
+from gatecal._analyses.correct import CORRECTION_METHODS, CorrectedRate, correct_pass_rate
+from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
+from gatecal._model.suite import Suite
 from gatecal.readers import RunsData
 
 __all__ = [
@@ -329,7 +329,7 @@ def _verdict(value: object, column: str, where: str) -> bool | None:
 
 
 def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
-    from gatecal._text import TextError, read_text
+    from gatecal._common.text import TextError, read_text
 
     suffix = path.suffix.lower()
     try:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from gatecal._gates import Gate, parse_gate
-from gatecal._validate import ParameterError, check_count, check_probability
+from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.gates import Gate, parse_gate
 
 if TYPE_CHECKING:
-    from gatecal._policies import Policy
-    from gatecal._recommend import Overdispersion, RateEstimate, Recommendation
+    from gatecal._analyses.policies import Policy
+    from gatecal._analyses.recommend import Overdispersion, RateEstimate, Recommendation
     from gatecal.readers import RunsData
 
 __all__ = [
@@ -453,15 +453,15 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
 
     For one run this is recommend's own table. Under a policy it is
     :func:`gatecal.policy_rates` at every point of the baseline's (rate, icc) confidence
-    region that recommend traces (:func:`gatecal._recommend.noise_bounds`), the largest per gate:
-    every case fails at the region's rate, with its run-level correlation.
+    region that recommend traces (:func:`gatecal._analyses.recommend.noise_bounds`), the
+    largest per gate: every case fails at the region's rate, with its run-level correlation.
     """
     n = rec.cases
     if policy == _single():
         return [fa for fa, _ in rec.table]  # exactly what recommend says
-    from gatecal._policies import policy_rates
-    from gatecal._recommend import noise_bounds
-    from gatecal._suite import JudgeNoise, Suite
+    from gatecal._analyses.policies import policy_rates
+    from gatecal._analyses.recommend import noise_bounds
+    from gatecal._model.suite import JudgeNoise, Suite
 
     failures, observed = _baseline_counts(baseline, rec)
     bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
@@ -477,13 +477,13 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
 
 
 def _single() -> Policy:
-    from gatecal._policies import Policy
+    from gatecal._analyses.policies import Policy
 
     return Policy()
 
 
 def parse_check_policy(policy: Policy | str | None) -> Policy:
-    from gatecal._policies import Policy, parse_policy
+    from gatecal._analyses.policies import Policy, parse_policy
 
     if policy is None:
         return Policy()
@@ -555,7 +555,7 @@ def check_gate(
     policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
     baseline never saw fails; else ``pass``.
     """
-    from gatecal._recommend import recommend_gate
+    from gatecal._analyses.recommend import recommend_gate
 
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = check_probability("flaky_rate", flaky_rate)

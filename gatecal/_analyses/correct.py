@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._validate import ParameterError, check_probability
+from gatecal._common.validate import ParameterError, check_probability
 
 __all__ = [
     "CORRECTION_METHODS",

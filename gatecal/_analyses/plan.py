@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._exact import beta_nodes
-from gatecal._policies import Policy, _attempt
-from gatecal._suite import JudgeNoise, Suite
-from gatecal._validate import ParameterError, check_count, check_instance, check_probability
+from gatecal._analyses.policies import Policy, _attempt
+from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
+from gatecal._engines.exact import beta_nodes
+from gatecal._model.suite import JudgeNoise, Suite
 
 __all__ = [
     "REGRESSION_HELP",

@@ -10,10 +10,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._exact import GROUP_ABOVE, beta_nodes, grouped_pass_count_pmf, pass_count_pmfs
-from gatecal._gates import Gate, as_gates
-from gatecal._suite import BUILDS, JudgeNoise, Suite, beta_shape
-from gatecal._validate import ParameterError, check_count, check_probability
+from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._engines.exact import GROUP_ABOVE, beta_nodes, grouped_pass_count_pmf, pass_count_pmfs
+from gatecal._model.gates import Gate, as_gates
+from gatecal._model.suite import BUILDS, JudgeNoise, Suite, beta_shape
 
 __all__ = [
     "Policy",
@@ -267,7 +267,7 @@ def simulate_policy(
     attempt draws its own flip rate, with ``policy.call_icc`` each check its own
     latent pass rate for its votes. Runs are cut into chunks with spawned streams.
     """
-    from gatecal._montecarlo import _chunk_generator, _root_seed
+    from gatecal._engines.montecarlo import _chunk_generator, _root_seed
 
     policy = Policy() if policy is None else policy
     rules = as_gates(gates)
@@ -408,7 +408,7 @@ def compare_policies(
     confidence_level: float = 0.99,
 ) -> PolicyReport:
     """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs."""
-    from gatecal._simulate import binomial_interval
+    from gatecal._analyses.simulate import binomial_interval
 
     if not policies:
         raise ParameterError("policies", "must hold at least one policy", list(policies))

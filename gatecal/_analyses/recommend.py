@@ -10,10 +10,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._plan import Regression, SuitePlan, SuitePlans, parse_regression
-from gatecal._policies import Policy
-from gatecal._suite import JudgeNoise, beta_shape
-from gatecal._validate import ParameterError, check_instance, check_probability
+from gatecal._analyses.plan import Regression, SuitePlan, SuitePlans, parse_regression
+from gatecal._analyses.policies import Policy
+from gatecal._common.validate import ParameterError, check_instance, check_probability
+from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
 
 __all__ = [
@@ -649,7 +649,7 @@ def would_work(
         return math.fsum(cache[n][f + 1 :])
 
     if icc > 0:
-        from gatecal._exact import beta_rule
+        from gatecal._engines.exact import beta_rule
 
         xs, ws = beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
     else:
@@ -709,7 +709,7 @@ def recommend_gate(
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
     """
-    from gatecal._exact import pass_count_pmf
+    from gatecal._engines.exact import pass_count_pmf
 
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)

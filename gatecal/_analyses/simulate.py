@@ -10,17 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from gatecal._exact import PassCountDistribution, exact_pass_counts
-from gatecal._gates import Gate, as_gates, equivalent_gates
-from gatecal._montecarlo import PassCountSample, simulate_pass_counts
-from gatecal._suite import BUILDS, JudgeNoise, Suite
-from gatecal._validate import (
+from gatecal._common.validate import (
     ParameterError,
     check_count,
     check_instance,
     check_level,
     check_probability,
 )
+from gatecal._engines.exact import PassCountDistribution, exact_pass_counts
+from gatecal._engines.montecarlo import PassCountSample, simulate_pass_counts
+from gatecal._model.gates import Gate, as_gates, equivalent_gates
+from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
 __all__ = [
     "DEFAULT_FLIPS",

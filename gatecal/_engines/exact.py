@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._suite import JudgeNoise, Suite, case_fail_probabilities, case_pass_probabilities
-from gatecal._validate import ParameterError, check_count, check_instance
+from gatecal._common.validate import ParameterError, check_count, check_instance
+from gatecal._model.suite import JudgeNoise, Suite, case_fail_probabilities, case_pass_probabilities
 
 __all__ = [
     "PassCountDistribution",

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._suite import JudgeNoise, Suite
-from gatecal._validate import ParameterError, check_count, check_instance
+from gatecal._common.validate import ParameterError, check_count, check_instance
+from gatecal._model.suite import JudgeNoise, Suite
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -808,7 +808,7 @@ def _process_pool(
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
-        ctx.set_forkserver_preload(["gatecal._montecarlo"])
+        ctx.set_forkserver_preload(["gatecal._engines.montecarlo"])
     if task is None:
         return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     return ProcessPoolExecutor(

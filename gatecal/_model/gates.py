@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from gatecal._validate import ParameterError, check_count
+from gatecal._common.validate import ParameterError, check_count
 
 __all__ = ["Gate", "as_gates", "equivalent_gates", "parse_gate", "parse_gates"]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gatecal._suite import BUILDS, Check, Suite
+from gatecal._model.suite import BUILDS, Check, Suite
 
 __all__ = [
     "SPEC_FORMAT",
@@ -159,7 +159,7 @@ def load_suite(path: str | Path) -> Suite:
 def load_spec(path: str | Path) -> SuiteSpec:
     """Read a suite spec, with any per-check and per-case rates, from ``.json`` or ``.toml``."""
     file = Path(path)
-    from gatecal._text import TextError, read_text
+    from gatecal._common.text import TextError, read_text
 
     try:
         text = read_text(file)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._validate import ParameterError, check_count, check_probability
+from gatecal._common.validate import ParameterError, check_count, check_probability
 
 __all__ = [
     "BUILDS",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gatecal._calibrate import Calibration, CheckCalibration, Estimate
-from gatecal._render import FORMATS, _csv_text, _table_lines
-from gatecal._validate import ParameterError
+from gatecal._analyses.calibrate import Calibration, CheckCalibration, Estimate
+from gatecal._common.validate import ParameterError
+from gatecal._render.simulate import FORMATS, _csv_text, _table_lines
 
 __all__ = ["render_calibration"]
 

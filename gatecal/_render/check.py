@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gatecal._check import FailingCase, GateCheck
-from gatecal._render import format_probability
+from gatecal._analyses.check import FailingCase, GateCheck
+from gatecal._render.simulate import format_probability
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 

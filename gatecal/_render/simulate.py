@@ -10,14 +10,14 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gatecal._simulate import GateRow, SimulationReport
-from gatecal._suite import BUILDS, JudgeNoise
-from gatecal._validate import ParameterError
+from gatecal._analyses.simulate import GateRow, SimulationReport
+from gatecal._common.validate import ParameterError
+from gatecal._model.suite import BUILDS, JudgeNoise
 
 if TYPE_CHECKING:  # annotations only: the simulate command need not import these modules
-    from gatecal._plan import SuitePlans
-    from gatecal._policies import PolicyComparisonRow, PolicyReport
-    from gatecal._recommend import RateEstimate, Recommendation
+    from gatecal._analyses.plan import SuitePlans
+    from gatecal._analyses.policies import PolicyComparisonRow, PolicyReport
+    from gatecal._analyses.recommend import RateEstimate, Recommendation
 
 __all__ = [
     "FORMATS",

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 import gatecal
-from gatecal._validate import ParameterError
+from gatecal._common.validate import ParameterError, check_probability
 
 __all__ = ["app", "main"]
 
@@ -103,7 +103,7 @@ def _probability(option: str, text: str | None, default: float = 0.0) -> float:
     if text is None:
         return default
     try:
-        return gatecal._validate.check_probability(option, text.strip())
+        return check_probability(option, text.strip())
     except ParameterError:
         raise CliError(f"{option} must be a number in [0, 1] (got {text!r})") from None
 
@@ -203,7 +203,7 @@ def _parse_flips(text: str) -> list[float]:
     flips = []
     for part in text.split(","):
         try:
-            flips.append(gatecal._validate.check_probability("flip", part.strip()))
+            flips.append(check_probability("flip", part.strip()))
         except ParameterError:
             rule = "must be a comma-separated list of numbers in [0, 1]"
             raise CliError(f"--flip {rule} (got {part.strip()!r})") from None
@@ -216,7 +216,7 @@ def _check_out(out: Path | None, option: str = "--out") -> None:
 
 
 def _write_atomically(out: Path, text: str, option: str = "--out") -> None:
-    """Write `text` to `out` by gatecal's output rules (see gatecal/_output.py)."""
+    """Write `text` to `out` by gatecal's output rules (see gatecal/_common/output.py)."""
     outputs = _Outputs((option, out))
     outputs.put(option, text)
     outputs.commit()
@@ -236,7 +236,7 @@ class _Outputs:
     """
 
     def __init__(self, *pairs: tuple[str, Path | None], inputs: Sequence[str | Path] = ()) -> None:
-        from gatecal._output import OutputError, check_outputs
+        from gatecal._common.output import OutputError, check_outputs
 
         for option, path in pairs:
             if (
@@ -258,7 +258,7 @@ class _Outputs:
 
     def refuse_inputs(self, inputs: Sequence[str | Path]) -> None:
         """Check again once the inputs are known file by file (folders and globs read)."""
-        from gatecal._output import OutputError, check_outputs
+        from gatecal._common.output import OutputError, check_outputs
 
         pairs = [(p.option, p.path) for p in self.planned.values()]
         try:
@@ -281,7 +281,7 @@ class _Outputs:
             self.put(option, charts.chart_bytes(draw(charts), self.planned[option].path.suffix))
 
     def commit(self) -> None:
-        from gatecal._output import OutputError, write_outputs
+        from gatecal._common.output import OutputError, write_outputs
 
         try:
             write_outputs(self.items)
@@ -289,7 +289,7 @@ class _Outputs:
             raise CliError(str(exc)) from None
         if self.stdout is not None:
             if sys.stdout.isatty():
-                from gatecal._render import safe_terminal
+                from gatecal._render.simulate import safe_terminal
 
                 sys.stdout.write(safe_terminal(self.stdout))
             else:
@@ -645,7 +645,7 @@ def golden(
     if judge not in ("rule-based", "openai"):
         raise CliError(f"--judge must be rule-based or openai (got {judge!r})")
     try:
-        rate = gatecal._validate.check_probability("threshold", threshold.strip())
+        rate = check_probability("threshold", threshold.strip())
     except ParameterError:
         raise CliError(f"--threshold must be a number in [0, 1] (got {threshold!r})") from None
     outputs = _Outputs(("--out", out), ("--export-suite", export_suite),
@@ -1380,7 +1380,7 @@ def check(
 
     Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
     """
-    from gatecal._check_render import CHECK_FORMATS, render_check
+    from gatecal._render.check import CHECK_FORMATS, render_check
 
     _check_format(fmt, CHECK_FORMATS)
     if gate is not None and gate_from is not None:
@@ -1535,7 +1535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":  # plain `gatecal`: the help, not an error
             sys.stdout.write(exc.format_message().rstrip() + "\n")
             return 0
-        from gatecal._render import safe_terminal
+        from gatecal._render.simulate import safe_terminal
 
         message = safe_terminal(" ".join(exc.format_message().split()))
         sys.stderr.write(f"gatecal: error: {message}\n")

@@ -71,7 +71,7 @@ def load_golden(path: str | Path | None = None) -> tuple[GoldenCase, ...]:
     error naming the row; an empty dataset and duplicate ids are errors too.
     """
     name = "support-golden.json" if path is None else str(path)
-    from gatecal._text import TextError, read_text
+    from gatecal._common.text import TextError, read_text
 
     try:
         text = _data_file(name) if path is None else read_text(path)

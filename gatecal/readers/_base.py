@@ -86,7 +86,7 @@ class Batch:
 
 def decode(raw: bytes, path: Path | str) -> str:
     """Text of a file: UTF-8 (a BOM allowed) or UTF-16 with its BOM; else one clear error."""
-    from gatecal._text import TextError, decode_text
+    from gatecal._common.text import TextError, decode_text
 
     try:
         return decode_text(raw, path)

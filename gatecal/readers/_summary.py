@@ -7,8 +7,8 @@ import io
 import json
 from typing import Any
 
-from gatecal._render import _plural
-from gatecal._validate import ParameterError
+from gatecal._common.validate import ParameterError
+from gatecal._render.simulate import _plural
 from gatecal.readers._model import LONG_COLUMNS, RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]

@@ -1,0 +1,1 @@
+"""Shared pieces every layer uses: validation, text files, atomic outputs."""

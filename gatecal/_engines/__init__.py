@@ -1,0 +1,1 @@
+"""The two engines: exact (Poisson-binomial, beta mixtures) and Monte Carlo."""

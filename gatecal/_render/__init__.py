@@ -1,0 +1,1 @@
+"""Text renderings of the result objects: table, markdown, csv, json."""
