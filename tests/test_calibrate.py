@@ -19,6 +19,7 @@ import gatecal
 from experiments import calibrate_coverage as study
 from experiments import calibrate_example
 from gatecal.cli import main
+from tests.regen import assert_same
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -618,10 +619,10 @@ def test_worked_example_regenerates(tmp_path):
     args = calibrate_example.command(calibrate_example.observed())
     args[args.index("--export-suite") + 1] = str(tmp_path / "judge-suite.json")  # not into reports/
     text = calibrate_example.run(args)
-    assert (tmp_path / "judge-suite.json").read_text() == (
-        committed / "judge-suite.json"
-    ).read_text()
-    assert text == (ROOT / "reports" / "calibrate-example.txt").read_text()
+    assert_same(
+        (tmp_path / "judge-suite.json").read_text(), (committed / "judge-suite.json").read_text()
+    )
+    assert_same(text, (ROOT / "reports" / "calibrate-example.txt").read_text())
     readme = (ROOT / "README.md").read_text()
     quoted = re.search(
         r"<!-- calibrate-example:start -->\n```text\n(.*?)```\n<!-- calibrate-example:end -->",

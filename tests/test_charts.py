@@ -20,6 +20,7 @@ from matplotlib.patches import StepPatch
 import gatecal
 from gatecal import charts
 from gatecal.cli import main
+from tests.regen import assert_same
 
 ARTICLE = gatecal.Suite.uniform()
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,4 +246,4 @@ def test_committed_report_regenerates(tmp_path, monkeypatch):
     assert names == sorted(p.name for p in out.iterdir())
     for name in names:
         if name.endswith((".md", ".csv", ".json", ".svg")):
-            assert (out / name).read_bytes() == (committed / name).read_bytes(), name
+            assert_same((out / name).read_text(), (committed / name).read_text(), name)

@@ -10,6 +10,7 @@ import pytest
 import gatecal
 from experiments import simulate_article
 from gatecal.cli import main
+from tests.regen import assert_same
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -45,7 +46,7 @@ def test_readme_commands_are_what_ci_runs():
 
 @pytest.mark.parametrize("name", list(simulate_article.COMMANDS))
 def test_reports_regenerate_byte_for_byte(name):
-    assert simulate_article.render(name) == (ROOT / "reports" / name).read_text()
+    assert_same(simulate_article.render(name), (ROOT / "reports" / name).read_text(), name)
 
 
 def test_readme_python_example_runs():
@@ -145,7 +146,7 @@ def test_plugin_loop_gatecal_outputs_regenerate(block, monkeypatch, capsys):
         assert main(args) == code
         printed = capsys.readouterr().out
         if "--out" in args:
-            assert (LOOP / f".regen-{out}").read_text() == (LOOP / out).read_text()
+            assert_same((LOOP / f".regen-{out}").read_text(), (LOOP / out).read_text(), out)
         else:
             assert printed.rstrip("\n") == "\n".join(lines[:-1])
     finally:

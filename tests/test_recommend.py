@@ -29,6 +29,7 @@ from gatecal._analyses.recommend import (
 from gatecal._engines.exact import beta_rule
 from gatecal._model.suite import beta_shape
 from gatecal.cli import main
+from tests.regen import assert_same
 
 CASES = [f"case-{i:02d}" for i in range(16)]
 
@@ -419,7 +420,7 @@ def test_nightly_report_regenerates_from_the_committed_junit_files(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     root = Path(__file__).resolve().parent.parent
     committed = (root / "reports" / "recommend-nightly.txt").read_text()
-    assert nightly_junit.recommend_text(root) == committed
+    assert_same(nightly_junit.recommend_text(root), committed)
     assert (
         "30 known-good runs of 12 cases from 30 files\n  left out as missing data: 30 skipped"
         in committed
