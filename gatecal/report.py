@@ -22,9 +22,11 @@ from gatecal._analyses.calibrate import Calibration
 from gatecal._analyses.plan import cases_needed, parse_regression
 from gatecal._analyses.recommend import Recommendation
 from gatecal._analyses.simulate import SimulationReport
+from gatecal._common.tables import format_probability
 from gatecal._engines.exact import exact_pass_counts, false_alarm_grid, operating_table
 from gatecal._render.calibrate import render_calibration
-from gatecal._render.simulate import format_probability, render, render_recommendation
+from gatecal._render.recommend import render_recommendation
+from gatecal._render.simulate import render
 
 __all__ = ["ReportFiles", "write_report"]
 

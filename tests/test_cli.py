@@ -1,3 +1,4 @@
+import contextlib
 import json
 import os
 import subprocess
@@ -260,23 +261,26 @@ def test_bare_command_prints_help_and_version(capsys):
     assert code == 0 and out == f"gatecal {gatecal.__version__}\n"
 
 
-def test_direct_call_table_is_what_typer_builds():
-    """The options `main` reads itself are exactly the command's options as typer builds
-    them, each a single text or path value with no callback, flag, envvar or prompt."""
+def test_fast_options_are_what_typer_builds():
+    """The options the fast path reads are exactly the command's options as typer builds
+    them, each a single text or path value with no callback, flag, envvar or prompt, and
+    each with the parser typer uses."""
     import typer
 
-    from gatecal import cli
+    from gatecal.cli import _fast, app
 
-    group = typer.main.get_command(cli.app)
-    for name, options in cli._DIRECT.items():
+    group = typer.main.get_command(app)
+    for name in _fast.FAST:
         command = group.commands[name]
-        assert {p.opts[0]: p.name for p in command.params} == options
+        options = _fast.fast_options(_fast._commands()[name])
+        assert {p.opts[0]: p.name for p in command.params} == {
+            option: parameter for option, (parameter, _) in options.items()
+        }
         for p in command.params:
             assert len(p.opts) == 1 and not p.secondary_opts, p.name
             assert p.nargs == 1 and not p.multiple and not p.is_flag, p.name
             assert p.callback is None and not p.envvar and not p.prompt, p.name
             assert not p.is_eager and not p.required, p.name
-            assert (p.name in cli._PATH_PARAMETERS) == ("Path" in str(p.type_descriptor.annotation))
 
 
 @pytest.mark.parametrize(
@@ -303,10 +307,12 @@ def test_direct_call_prints_what_typer_prints(capsys, monkeypatch, args):
     """`gatecal simulate --option value ...` skips typer (a third of a second of building
     the command line) and must print, and exit with, exactly what typer's way does."""
     from gatecal import cli
+    from gatecal.cli import CliError, _fast
 
-    assert cli._direct_call(list(args)) is not None
+    with contextlib.suppress(CliError):  # the fast path reads the values, or refuses one
+        assert _fast.fast_arguments(list(args)) is not None
     direct = run(capsys, *args)
-    monkeypatch.setattr(cli, "_direct_call", lambda args: None)
+    monkeypatch.setattr(cli, "fast_arguments", lambda args: None)
     assert run(capsys, *args) == direct
 
 
@@ -326,6 +332,49 @@ def test_direct_call_prints_what_typer_prints(capsys, monkeypatch, args):
     ],
 )
 def test_anything_else_goes_through_typer(args):
-    from gatecal import cli
+    from gatecal.cli import _fast
 
-    assert cli._direct_call(args) is None
+    assert _fast.fast_arguments(args) is None
+
+
+# Every kind of value is read by one parser: ASCII digits only, no "_" separators, no nan or
+# inf (int() and float() accept all of these), whichever option and command it is.
+NUMBER_OPTIONS = [
+    ["simulate", "--cases"],
+    ["simulate", "--runs"],
+    ["simulate", "--seed"],
+    ["simulate", "--workers"],
+    ["simulate", "--fpr"],
+    ["simulate", "--icc"],
+    ["plan", "--flip"],
+    ["plan", "--max-cases"],
+    ["plan", "--false-alarm"],
+    ["policies", "--call-icc"],
+    ["golden", "--pass-rate"],
+    ["golden", "--timeout"],
+    ["check", "x.xml", "--baseline", "y", "--max-errors"],
+    ["check", "x.xml", "--baseline", "y", "--flaky-rate"],
+    ["calibrate", "labels.csv", "--width"],
+]
+
+
+@pytest.mark.parametrize("command", NUMBER_OPTIONS, ids=lambda c: " ".join(c))
+@pytest.mark.parametrize("value", ["\u0663", "1_0", "nan", "inf", "1e999", "0x1", ""])
+def test_every_number_option_reads_numbers_one_way(capsys, command, value):
+    code, out, err = run(capsys, *command, value)
+    option = command[-1]
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"gatecal: error: {option} must be ") and f"(got {value!r})" in err
+
+
+@pytest.mark.parametrize("value", ["\u0663/5", "1_0/20", "3/5/7", "nan/5", "3/0"])
+def test_observed_reads_ascii_whole_numbers(capsys, value):
+    code, _, err = run(capsys, "calibrate", "labels.csv", "--observed", value)
+    assert code == 2 and err.startswith("gatecal: error: --observed must be K/N"), err
+
+
+def test_old_spellings_still_work_with_a_note(capsys):
+    code, out, err = run(capsys, "golden", "--threshold", "0.8", "--build", "healthy")
+    assert code == 0 and "0.80" in out
+    assert err == "gatecal: note: golden --threshold is now --pass-rate (the old spelling works)\n"
+    assert run(capsys, "golden", "--pass-rate", "0.8", "--build", "healthy")[1] == out

@@ -218,7 +218,8 @@ def test_golden_command_and_the_bridge_to_simulate(tmp_path):
             ["golden", "--build", "staging"],
             "--build must be healthy, regressed or both (got 'staging')",
         ),
-        (["golden", "--threshold", "1.5"], "--threshold must be a number in [0, 1] (got '1.5')"),
+        (["golden", "--pass-rate", "1.5"], "--pass-rate must be a number in [0, 1] (got '1.5')"),
+        (["golden", "--threshold", "1.5"], "--pass-rate must be a number in [0, 1] (got '1.5')"),
         (["golden", "--judge", "gpt"], "--judge must be rule-based or openai (got 'gpt')"),
         (["golden", "--format", "csv"], "--format must be table or json (got 'csv')"),
         (

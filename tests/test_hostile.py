@@ -170,7 +170,7 @@ def test_case_names_cannot_inject_markup_or_control_the_terminal(tmp_path):
     assert code == 0, err
     assert "<script>" not in (report / "index.md").read_text()
     assert "<script>alert" not in (report / "index.html").read_text()
-    from gatecal._render.simulate import safe_terminal
+    from gatecal._common.tables import safe_terminal
 
     assert safe_terminal("evil\x1b[2J\u202e") == "evil\\x1b[2J\\u202e"
     err = _one_error(["simulate", "--gates", "0.5,\x1b[31mred"])
@@ -329,10 +329,12 @@ OPTIONS = {
     "recommend": {"--regression": "number", "--false-alarm": "number", "--detection": "number",
                   "--confidence": "number", "--interval": "text", "--format": "text",
                   "--attempts": "text", "--junit-repeats": "text", "--partial": "text",
-                  "--input-format": "text", "--threshold": "text", "--target": "text"},
+                  "--input-format": "text", "--threshold": "text", "--target": "text",
+                  "--score-threshold": "text"},
     "runs": {"--format": "text", "--attempts": "text", "--input-format": "text",
-             "--junit-repeats": "text", "--threshold": "text"},
-    "golden": {"--build": "text", "--threshold": "number", "--format": "text", "--judge": "text"},
+             "--junit-repeats": "text", "--threshold": "text", "--score-threshold": "text"},
+    "golden": {"--build": "text", "--threshold": "number", "--pass-rate": "number",
+               "--format": "text", "--judge": "text"},
 }  # fmt: skip
 PATHS = ["new", "regular", "devnull", "directory", "missing-dir", "symlink", "input", "proc"]
 SMALL = {"simulate": ["--runs", "30"], "policies": ["--runs", "30"], "plan": ["--max-cases", "60"]}

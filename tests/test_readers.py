@@ -256,7 +256,7 @@ def test_inspect_partial_policy():
 def test_inspect_numbers_are_verdicts_only_with_a_threshold():
     bare = read_runs([INSPECT / "numeric.json"])
     assert bare.unscored == len(bare.verdicts) and any(
-        "--threshold similarity=T" in w for w in bare.warnings
+        "--score-threshold similarity=T" in w for w in bare.warnings
     )
     data = read_runs([INSPECT / "numeric.json"], thresholds={"similarity": 0.5})
     assert data.unscored == 0
@@ -493,8 +493,15 @@ def test_runs_table_shows_the_grid_and_the_skips():
         (["--attempts", "all"], "--attempts must be one of first, last (got 'all')"),
         (["--junit-repeats", "maybe"], "--junit-repeats must be one of auto, flakefinder, none"),
         (["--partial", "half"], "--partial must be one of fail, pass, unscored"),
-        (["--threshold", "similarity"], "--threshold must be CHECK=T with a finite number T"),
-        (["--threshold", "s=nan"], "--threshold must be CHECK=T with a finite number T"),
+        (["--threshold", "similarity"], "--score-threshold must be CHECK=T with a finite number T"),
+        (
+            ["--score-threshold", "s=nan"],
+            "--score-threshold must be CHECK=T with a finite number T",
+        ),
+        (
+            ["--score-threshold", "s=1_0"],
+            "--score-threshold must be CHECK=T with a finite number T",
+        ),
         (["--format", "xml"], "--format must be one of table, markdown, json, csv, jsonl"),
     ],
 )

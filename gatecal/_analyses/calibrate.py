@@ -24,6 +24,7 @@ from statistics import NormalDist
 from typing import Any
 
 from gatecal._analyses.correct import CORRECTION_METHODS, CorrectedRate, correct_pass_rate
+from gatecal._common.intervals import clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
@@ -414,11 +415,7 @@ def read_labels(path: str | Path) -> tuple[Label, ...]:
 
 def _clopper_pearson(k: float, n: float, level: float) -> Estimate:
     """Exact (Clopper-Pearson) interval; fractional counts use the same beta quantiles."""
-    from scipy import stats  # deferred: `import gatecal` stays light
-
-    alpha = 1.0 - level
-    low = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low, high = clopper_pearson(k, n, level)
     return Estimate(estimate=k / n, low=low, high=high, method="clopper-pearson")
 
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -15,6 +13,7 @@ import numpy.typing as npt
 from gatecal._analyses.policies import Policy, _attempt
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
 from gatecal._engines.exact import beta_nodes
+from gatecal._model.regression import REGRESSION_HELP, Regression, parse_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
 __all__ = [
@@ -26,73 +25,6 @@ __all__ = [
     "parse_regression",
     "plan_suite",
 ]
-
-REGRESSION_HELP = (
-    "a share of the cases written with a decimal point or a percent sign (0.10, 10%), "
-    "rounded half up to whole cases; or a whole number of cases (3)"
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Regression:
-    """How big the regression to detect is: a share of the cases, or a number of them.
-
-    Attributes
-    ----------
-    text : str
-        As the user wrote it.
-    share : Fraction or None
-        Exact share in (0, 1] (``"0.10"`` -> 1/10).
-    count : int or None
-        Number of failing cases, at least 1.
-    """
-
-    text: str
-    share: Fraction | None = None
-    count: int | None = None
-
-    def failing(self, n: int) -> int:
-        """Failing cases in a suite of `n`: ``floor(share * n + 1/2)``, or `count`."""
-        if self.share is not None:
-            return min(n, math.floor(self.share * n + Fraction(1, 2)))
-        assert self.count is not None
-        return self.count
-
-    def describe(self) -> str:
-        """In words."""
-        if self.share is not None:
-            return f"{float(self.share) * 100:g}% of the cases fail"
-        return f"{self.count} case{'s' if self.count != 1 else ''} fail"
-
-
-_SHARE = re.compile(r"^(\d*\.\d+|\d+\.\d*)$")
-_PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
-
-
-def parse_regression(text: str) -> Regression:
-    """Read ``--regression``: a share (``0.10``, ``10%``) or a whole number of cases (``3``).
-
-    A decimal point or a percent sign means a share, which must lie in (0, 1]; a plain
-    whole number means cases. Anything else is refused rather than guessed, e.g.
-    ``3.0`` (a share above 1: write ``3`` for three cases) or ``0`` (no regression).
-    """
-    raw = str(text).strip()
-    if raw.isascii() and raw.isdecimal():  # '²'.isdigit() is true, int('²') fails
-        count = int(raw)
-        if count < 1:
-            raise ParameterError("regression", "must be at least 1 case or a share in (0, 1]", text)
-        return Regression(text=raw, count=count)
-    share: Fraction | None = None
-    if _SHARE.match(raw):
-        share = Fraction(raw)
-    elif (match := _PERCENT.match(raw)) is not None:
-        share = Fraction(match.group(1)) / 100
-    if share is None:
-        raise ParameterError("regression", f"must be {REGRESSION_HELP}", text)
-    if not 0 < share <= 1:
-        rule = "as a share must lie in (0, 1]; for a number of cases write a whole number"
-        raise ParameterError("regression", rule, text)
-    return Regression(text=raw, share=share)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.plan import Regression, SuitePlan, SuitePlans, parse_regression
 from gatecal._analyses.policies import Policy
+from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
@@ -31,74 +32,6 @@ __all__ = [
     "recommend_gate",
     "would_work",
 ]
-
-CI_METHODS = ("wilson", "clopper-pearson", "jeffreys")
-CiMethod = Literal["wilson", "clopper-pearson", "jeffreys"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RateEstimate:
-    """A failure rate with its confidence interval.
-
-    Attributes
-    ----------
-    failures, trials : float
-        The counts (trials may be an effective, design-effect-adjusted count).
-    estimate, low, high : float
-    method : str
-        ``wilson``, ``clopper-pearson`` or ``jeffreys``; ``+deff`` when widened for
-        run-to-run correlation.
-    confidence_level : float
-    """
-
-    failures: float
-    trials: float
-    estimate: float
-    low: float
-    high: float
-    method: str
-    confidence_level: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "method": self.method, "confidence_level": self.confidence_level,
-                "failures": self.failures, "trials": self.trials}  # fmt: skip
-
-
-def proportion_interval(
-    failures: float, trials: float, confidence_level: float = 0.95, method: str = "wilson"
-) -> RateEstimate:
-    """Confidence interval of a proportion: Wilson (default), Clopper-Pearson or Jeffreys.
-
-    References: Brown, Cai & DasGupta (2001), Statistical Science 16(2):101-133.
-    Fractional counts are allowed (an effective sample size).
-    """
-    from scipy import stats  # deferred: `import gatecal` stays light
-
-    if method not in CI_METHODS:
-        raise ParameterError("method", f"must be one of {', '.join(CI_METHODS)}", method)
-    level = check_probability("confidence_level", confidence_level)
-    if not trials > 0 or not 0 <= failures <= trials:
-        raise ParameterError("failures", f"must lie in [0, trials = {trials}]", failures)
-    k, n = float(failures), float(trials)
-    p = k / n
-    alpha = 1.0 - level
-    if method == "wilson":
-        z = float(stats.norm.isf(alpha / 2))
-        center = (k + z * z / 2) / (n + z * z)
-        half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
-        # the bounds at 0 (or all) failures are exactly 0 (or 1), not a rounding residue
-        low = 0.0 if k == 0 else max(0.0, center - half)
-        high = 1.0 if k == n else min(1.0, center + half)
-    elif method == "clopper-pearson":
-        low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-        high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-    else:
-        low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k + 0.5, n - k + 0.5))
-        high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 0.5, n - k + 0.5))
-    return RateEstimate(failures=k, trials=n, estimate=p, low=low, high=high,
-                        method=method, confidence_level=level)  # fmt: skip
-
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]

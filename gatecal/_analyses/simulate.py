@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.intervals import Interval, binomial_interval
 from gatecal._common.validate import (
     ParameterError,
     check_count,
@@ -35,87 +34,6 @@ __all__ = [
     "compare_samples",
     "simulate_gates",
 ]
-
-#: The seed article's setting: flip rates, gates and runs per build.
-DEFAULT_FLIPS = (0.03, 0.08)
-DEFAULT_GATES = "all,0.90,0.85,0.80"
-DEFAULT_RUNS = 200
-#: The documented default root seed, so the default output can be quoted and rerun.
-DEFAULT_SEED = 20261130
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Interval:
-    """A closed interval ``[low, high]``."""
-
-    low: int
-    high: int
-
-    def __contains__(self, value: object) -> bool:
-        return isinstance(value, int) and self.low <= value <= self.high
-
-
-def binomial_interval(n: int, p: float, confidence_level: float = 0.99) -> Interval:
-    """Central interval of Binomial(`n`, `p`) holding at least `confidence_level` of it.
-
-    ``[ppf(a/2), ppf(1 - a/2)]`` with ``a = 1 - confidence_level``: a count below
-    `low` or above `high` each has probability at most ``a/2``. The quantiles are
-    those of ``scipy.stats.binom.ppf`` (the tests pin them to it), computed here
-    from the exact binomial pmf so that the hot path does not import scipy.stats
-    (about a second).
-    """
-    n = check_count("n", n, low=0)
-    p = check_probability("p", p)
-    level = check_level("confidence_level", confidence_level)
-    tail = (1.0 - level) / 2.0
-    low, high = _binomial_quantiles(n, p, tail, 1.0 - tail)
-    return Interval(low=low, high=high)
-
-
-def _binomial_quantiles(n: int, p: float, q_low: float, q_high: float) -> tuple[int, int]:
-    """``ppf(q_low)`` and ``ppf(q_high)`` of Binomial(n, p): the smallest k with cdf(k) >= q.
-
-    As scipy defines them: ``ppf(0) = -1`` and ``ppf(1) = n``. The pmf is summed over
-    the support within ``40 sd + 40`` of the mode (Bernstein's inequality puts less
-    than 1e-26 of the mass outside), from its ratios ``pmf(k + 1) / pmf(k) =
-    (n - k) p / ((k + 1)(1 - p))`` taken in logarithms, so nothing over- or underflows
-    at any n; the lower quantile uses the cdf, the upper one the survival function,
-    each summed from its own tail so that a small tail keeps its relative accuracy.
-    """
-    if n == 0 or p == 0.0 or p == 1.0:  # a point mass at 0 or n
-        point = n if p == 1.0 else 0
-
-        def at(q: float) -> int:
-            return -1 if q <= 0.0 else (n if q >= 1.0 else point)
-
-        return at(q_low), at(q_high)
-    mode = min(n, math.floor((n + 1) * p))
-    width = math.ceil(40.0 * math.sqrt(n * p * (1.0 - p)) + 40.0)
-    lo, hi = max(0, mode - width), min(n, mode + width)
-    ks = np.arange(lo, hi, dtype=np.float64)  # ratio k -> k + 1 for k = lo..hi-1
-    log_ratio = np.log((n - ks) / (ks + 1.0)) + (math.log(p) - math.log1p(-p))
-    log_w = np.empty(hi - lo + 1)
-    at_mode = mode - lo
-    log_w[at_mode] = 0.0
-    np.cumsum(log_ratio[at_mode:], out=log_w[at_mode + 1 :])  # up from the mode
-    np.cumsum(-log_ratio[:at_mode][::-1], out=log_w[:at_mode][::-1])  # down from it
-    w = np.exp(log_w)
-    total = float(w.sum())
-    cdf = np.cumsum(w) / total
-    sf = np.cumsum(w[::-1])[::-1] / total  # sf[i] = P(K >= lo + i)
-
-    def ppf(q: float) -> int:
-        if q <= 0.0:
-            return -1
-        if q >= 1.0:
-            return n
-        if q < 0.5:
-            return lo + int(np.searchsorted(cdf, q))  # first k with cdf(k) >= q
-        # cdf(k) >= q  <=>  P(K > k) <= 1 - q: the first k whose upper tail is that small
-        above = np.append(sf[1:], 0.0)  # P(K > lo + i)
-        return lo + int(np.argmax(above <= 1.0 - q))
-
-    return ppf(q_low), ppf(q_high)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,14 +6,10 @@ import json
 from typing import Any
 
 from gatecal._analyses.calibrate import Calibration, CheckCalibration, Estimate
+from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
 from gatecal._common.validate import ParameterError
-from gatecal._render.simulate import FORMATS, _csv_text, _table_lines
 
 __all__ = ["render_calibration"]
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _est(e: Estimate, digits: int = 3) -> str:
@@ -58,8 +54,8 @@ def _csv_rows(cal: Calibration) -> list[dict[str, Any]]:
 
 def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
     m = c.matrix
-    lines = [f"confusion matrix of {_name(c)} ({_plural(c.judgements, 'judgement')}):"]
-    lines += _table_lines(
+    lines = [f"confusion matrix of {_name(c)} ({plural(c.judgements, 'judgement')}):"]
+    lines += table_lines(
         ["human says", "judge pass", "judge fail", "unparseable"],
         [
             ["pass", str(m.pass_pass), str(m.pass_fail), str(m.pass_unparseable)],
@@ -89,13 +85,13 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
         s = c.consistency
         rows.append(
             [
-                f"repeats disagree ({_plural(s.items, 'item')} judged twice or more)",
+                f"repeats disagree ({plural(s.items, 'item')} judged twice or more)",
                 _est(s.flip_rate),
                 f"noise floor {s.noise_floor:.3f} per verdict",
             ]
         )
     lines += ["", f"{_name(c)}: {c.pass_items} truly passing, {c.fail_items} truly failing items"]
-    lines += _table_lines(["measure", f"estimate [{level} interval]", "method"], rows, fmt)
+    lines += table_lines(["measure", f"estimate [{level} interval]", "method"], rows, fmt)
     return lines
 
 
@@ -104,7 +100,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     if fmt == "json":
         return json.dumps(cal.to_dict(), indent=2) + "\n"
     if fmt == "csv":
-        return _csv_text(_csv_rows(cal))
+        return csv_text(_csv_rows(cal))
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     level = f"{100 * cal.confidence_level:g}%"
@@ -112,11 +108,11 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     checks = (
         ""
         if len(cal.checks) == 1 and not cal.checks[0].check
-        else (f" of {_plural(len(cal.checks), 'check')}")
+        else (f" of {plural(len(cal.checks), 'check')}")
     )
     lines = [
-        f"read: {_plural(p.items, 'labelled item')}{checks} ({p.pass_items} truly pass, "
-        f"{p.fail_items} truly fail), {_plural(p.judgements, 'judgement')}"
+        f"read: {plural(p.items, 'labelled item')}{checks} ({p.pass_items} truly pass, "
+        f"{p.fail_items} truly fail), {plural(p.judgements, 'judgement')}"
         + (f", from {cal.source}" if cal.source else ""),
         "",
     ]
@@ -126,7 +122,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
         rows = [[_name(c), str(c.items), _est(c.fnr), _est(c.fpr), _est(c.kappa)]
                 for c in (*cal.checks, p)]  # fmt: skip
         lines += ["per check:"]
-        lines += [*_table_lines(["check", "items", "fnr", "fpr", "kappa"], rows, fmt), ""]
+        lines += [*table_lines(["check", "items", "fnr", "fpr", "kappa"], rows, fmt), ""]
     if cal.observed is not None and cal.corrected is not None:
         k, n = cal.observed
         r = cal.corrected

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gatecal._analyses.check import FailingCase, GateCheck
-from gatecal._render.simulate import format_probability
+from gatecal._common.tables import format_probability
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 

@@ -7,8 +7,8 @@ import io
 import json
 from typing import Any
 
+from gatecal._common.tables import plural
 from gatecal._common.validate import ParameterError
-from gatecal._render.simulate import _plural
 from gatecal.readers._model import LONG_COLUMNS, RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
@@ -99,28 +99,28 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         raise ParameterError("fmt", f"must be one of {RUNS_FORMATS}", fmt)
     s = runs_summary(data)
     fence = ["```text"] if fmt == "markdown" else []
-    lines = [f"read {_plural(len(data.files), 'file')}:", *fence]
+    lines = [f"read {plural(len(data.files), 'file')}:", *fence]
     width = min(max((len(f.path) for f in data.files), default=4), 60)
     for f in data.files:
         what = f"{f.format} ({f.detail})" if f.detail else f.format
         lines.append(
-            f"  {f.path:<{width}}  {what:<22} {f.build:<9} {_plural(len(f.runs), 'run'):>8}  "
-            f"{_plural(f.verdicts, 'verdict'):>13}"
+            f"  {f.path:<{width}}  {what:<22} {f.build:<9} {plural(len(f.runs), 'run'):>8}  "
+            f"{plural(f.verdicts, 'verdict'):>13}"
             + (f", {f.skipped} skipped" if f.skipped else "")
-            + (f", {_plural(f.errors, 'error')}" if f.errors else "")
+            + (f", {plural(f.errors, 'error')}" if f.errors else "")
         )
     notes = list(dict.fromkeys(n for f in data.files for n in f.notes))
     lines += [f"  how: {n}" for n in notes[:8]]
     lines += [*fence, ""]
     for build, b in s["builds"].items():
         lines.append(
-            f"{build}: {_plural(b['runs'], 'run')} from {_plural(b['sessions'], 'session')}; "
+            f"{build}: {plural(b['runs'], 'run')} from {plural(b['sessions'], 'session')}; "
             f"case results {b['passed']} passed, {b['failed']} failed, {b['missing']} missing"
         )
     checks = ", ".join(f"{c['check']} ({c['kind'] or 'kind unknown'})" for c in s["check_list"])
     lines.append(f"cases: {s['cases']}; checks: {checks or 'none named (one verdict per case)'}")
     lines.append(
-        f"left out: {s['skipped']} skipped, {_plural(s['errors'], 'error')}, "
+        f"left out: {s['skipped']} skipped, {plural(s['errors'], 'error')}, "
         f"{s['unscored']} unscored (never passes, never failures)"
     )
     if s["never_observed"]:

@@ -9,7 +9,7 @@ Case
 Check
     Each metric in ``metricsData``; a metric with an ``evaluationModel`` is a judge
     check, the rest code checks. Passed is the metric's ``success`` (or
-    ``score >= T`` with a ``--threshold`` for that metric).
+    ``score >= T`` with a ``--score-threshold`` for that metric).
 Errors
     A metric with an ``error`` (``-i``), or with no score and ``success: false``
     (DeepEval's own count of errors without ``-i``), is an error: neither a pass nor a

@@ -179,7 +179,7 @@ def read_inspect(
     for scorer in numeric_unthresholded:
         batch.warnings.append(
             f"{path}: scorer {scorer!r} gives numbers, left unscored; count them as verdicts "
-            f"with --threshold {scorer}=T"
+            f"with --score-threshold {scorer}=T"
         )
     detail = f"log v{header.get('version', '?')}, {'eval' if raw[:2] == b'PK' else 'json'}"
     batch.files.append(FileRead(path=str(path), format="inspect", detail=detail, build=build,

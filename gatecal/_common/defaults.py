@@ -1,0 +1,16 @@
+"""The documented defaults of the seed article's setting, in a module that imports nothing.
+
+The command line declares its options' defaults from these, so ``import gatecal.cli``
+does not import numpy (the analyses re-export them: ``gatecal.DEFAULT_SEED``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULT_FLIPS", "DEFAULT_GATES", "DEFAULT_RUNS", "DEFAULT_SEED"]
+
+#: The seed article's setting: flip rates, gates and runs per build.
+DEFAULT_FLIPS = (0.03, 0.08)
+DEFAULT_GATES = "all,0.90,0.85,0.80"
+DEFAULT_RUNS = 200
+#: The documented default root seed, so the default output can be quoted and rerun.
+DEFAULT_SEED = 20261130

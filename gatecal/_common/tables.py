@@ -1,0 +1,99 @@
+"""Text tables shared by every rendering: aligned plain tables, markdown, CSV, and the
+escaping that keeps a user's text (a case name) from breaking any of them."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gatecal._model.suite import JudgeNoise
+
+__all__ = [
+    "FORMATS",
+    "csv_text",
+    "format_probability",
+    "md_text",
+    "noise_words",
+    "percent",
+    "plural",
+    "safe_terminal",
+    "table_lines",
+]
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def format_probability(p: float) -> str:
+    """Four significant digits; never shows a probability below 1 as ``1``."""
+    if p in (0.0, 1.0):
+        return f"{p:g}"
+    if p < 1e-4:
+        return f"{p:.2e}"
+    text = f"{p:.4g}"
+    return "> 0.9999" if float(text) >= 1.0 else text
+
+
+def percent(p: float) -> str:
+    return f"{100 * p:.10g}%"
+
+
+def md_text(text: str) -> str:
+    """A user's text (a case name) inside markdown: no HTML, no table breaks, no emphasis."""
+    import html
+
+    escaped = html.escape(text, quote=False)
+    return "".join("\\" + ch if ch in "\\`*_[]|#" else ch for ch in escaped)
+
+
+def safe_terminal(text: str) -> str:
+    """`text` with control characters (other than newline and tab) shown as escapes, so a
+    case name cannot move the cursor, clear the screen or retitle a terminal."""
+    return "".join(
+        ch if ch in "\n\t" or (ch.isprintable() and not 0x80 <= ord(ch) < 0xA0) else ascii(ch)[1:-1]
+        for ch in text
+    )
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
+def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
+    """A plain aligned table, or a markdown one."""
+    if fmt == "markdown":
+        out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        return out + ["| " + " | ".join(r) + " |" for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    for r in rows:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return lines
+
+
+def csv_text(dicts: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(dicts[0]), lineterminator="\n")
+    writer.writeheader()
+    for d in dicts:
+        writer.writerow(
+            {
+                k: "" if v is None else str(v).lower() if isinstance(v, bool) else v
+                for k, v in d.items()
+            }
+        )
+    return buffer.getvalue()
+
+
+def noise_words(noise: JudgeNoise) -> str:
+    if noise.fnr == noise.fpr:
+        words = f"{percent(noise.fnr)} of judge verdicts wrong"
+    else:
+        words = f'false "no" {percent(noise.fnr)}, false "yes" {percent(noise.fpr)}'
+    if noise.unparseable:
+        words += f", {percent(noise.unparseable)} unparseable"
+    if noise.icc:
+        words += f", run-level icc {noise.icc:g}"
+    return words

@@ -1,0 +1,92 @@
+"""Text renderings of compare_policies' report: table, markdown, csv and json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from gatecal._analyses.policies import PolicyComparisonRow, PolicyReport
+from gatecal._common.tables import (
+    FORMATS,
+    csv_text,
+    format_probability,
+    noise_words,
+    plural,
+    table_lines,
+)
+from gatecal._common.validate import ParameterError
+
+__all__ = ["render_policies"]
+
+
+def render_policies(report: PolicyReport, fmt: str = "table") -> str:
+    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    dicts = [dataclasses.asdict(r) for r in report.rows]
+    if fmt == "json":
+        data = {
+            "seed": report.seed,
+            "runs": report.n_runs,
+            "cases": report.suite.n_cases,
+            "flip": report.noise.fnr,
+            "fpr": report.noise.fpr,
+            "unparseable": report.noise.unparseable,
+            "icc": report.noise.icc,
+            "confidence_level": report.confidence_level,
+            "rows": dicts,
+        }
+        return json.dumps(data, indent=2) + "\n"
+    if fmt == "csv":
+        return csv_text(dicts)
+    if fmt not in ("table", "markdown"):
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    lines = [
+        f"judge: {noise_words(report.noise)}; {plural(report.suite.n_cases, 'case')}",
+        f"P exact; counts from {report.n_runs} CI runs simulated call by call (seed "
+        f"{report.seed}); judge calls are expected per CI run",
+        "",
+    ]
+    header = [
+        "policy",
+        "gate",
+        "false alarm (healthy fails)",
+        "detection (regressed fails)",
+        "judge calls (healthy)",
+    ]
+    table = []
+    by = {(r.policy, r.build, r.gate): r for r in report.rows}
+    seen: list[tuple[str, str]] = []
+    for r in report.rows:
+        if (r.policy, r.gate) not in seen:
+            seen.append((r.policy, r.gate))
+    for policy, gate in seen:
+        h, g = by[policy, "healthy", gate], by[policy, "regressed", gate]
+
+        def cell(row: PolicyComparisonRow) -> str:
+            mark = "" if row.consistent else " !"
+            return (
+                f"{format_probability(row.failure_probability)}"
+                f" ({row.simulated_failures}/{row.runs}){mark}"
+            )
+
+        table.append(
+            [
+                policy,
+                h.rule,
+                cell(h),
+                cell(g),
+                f"{h.judge_calls:.1f} ({h.simulated_judge_calls:.1f})",
+            ]
+        )
+    lines += table_lines(header, table, fmt)
+    bad = [r for r in report.rows if not r.consistent]
+    level = f"{100 * report.confidence_level:g}%"
+    lines += [
+        "",
+        (
+            f"consistent: every simulated count lies inside the {level} binomial interval"
+            " of its exact probability"
+        )
+        if not bad
+        else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
+    ]
+    return "\n".join(lines) + "\n"

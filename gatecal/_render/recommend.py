@@ -1,0 +1,142 @@
+"""Text renderings of a Recommendation: table, markdown, csv and json."""
+
+from __future__ import annotations
+
+import json
+
+from gatecal._analyses.recommend import RateEstimate, Recommendation
+from gatecal._common.tables import (
+    FORMATS,
+    csv_text,
+    format_probability,
+    md_text,
+    plural,
+    table_lines,
+)
+from gatecal._common.validate import ParameterError
+
+__all__ = ["render_recommendation"]
+
+
+def _rate(e: RateEstimate) -> str:
+    return f"{e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}]"
+
+
+def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
+    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(rec.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        return csv_text([{"k_min": k, "false_alarm": fa, "detection": det}
+                          for k, (fa, det) in enumerate(rec.table)])  # fmt: skip
+    if fmt not in ("table", "markdown"):
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    level = f"{100 * rec.confidence_level:g}%"
+    builds = plural(rec.runs, "known-good run")
+    if rec.regressed_runs:
+        builds += f" and {plural(rec.regressed_runs, 'regressed run')}"
+    lines = [
+        f"read: {builds} of {plural(rec.cases, 'case')} from {plural(len(rec.sources), 'file')}"
+        + (f" ({plural(rec.sessions, 'session')})" if rec.sessions != rec.runs else ""),
+    ]
+    left_out = []
+    if rec.skipped:
+        left_out.append(f"{plural(rec.skipped, 'skipped test')}")
+    if rec.errors:
+        words = ("error or unscored verdict", "errors or unscored verdicts")
+        left_out.append(plural(rec.errors, *words))
+    if left_out:
+        lines.append(f"  left out as missing data: {', '.join(left_out)}"
+                     + (f" ({rec.missing} of {rec.runs * rec.cases} case runs missing)"
+                        if rec.missing else ""))  # fmt: skip
+    if rec.reruns:
+        counted = ("the first attempt counts" if rec.attempts_policy == "first"
+                   else "the last attempt counts")  # fmt: skip
+        lines.append(f"  {plural(rec.reruns, 'rerun attempt')} seen: {counted}")
+    lines += [f"  warning: {w}" for w in rec.warnings]
+    lines += [
+        "",
+        f"noise ({level} {rec.method} intervals)",
+        f"  case failure rate, pooled: {_rate(rec.noise)}"
+        f"  ({rec.noise.failures:g} of {rec.noise.trials:g} case runs)",
+    ]
+    if rec.judge_noise is not None:
+        lines.append(f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
+                     f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})")  # fmt: skip
+    od = rec.overdispersion
+    verdict = ("correlated: runs vary more than independent verdicts allow"
+               if rec.correlated else "no evidence of run-to-run correlation")  # fmt: skip
+    lines += [
+        f"  run-to-run correlation: icc {od.icc:.3f} (moments {od.moment_icc:.3f}), "
+        f"design effect {od.design_effect:.2f}, LR test p = {format_probability(od.p_value)}: "
+        f"{verdict}",
+    ]
+    if rec.sessions < rec.runs:
+        lines.append(
+            f"  (the test compares {plural(rec.runs, 'run')} from "
+            f"{plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
+            "and a time window, so drift between invocations shows only across sessions)"
+        )
+    if rec.icc_for_gate > 0:
+        lines.append(
+            f"  the gate allows for an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
+            f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
+        )
+    lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
+    for c in rec.per_case[:top]:
+        name = md_text(c.case) if fmt == "markdown" else c.case
+        lines.append(f"  {name:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
+    if len(rec.per_case) > top:
+        lines.append(f"  ... {len(rec.per_case) - top} more")
+    lines += [
+        "",
+        f"regression to catch: {rec.regression}",
+        f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
+        f"{rec.detection_target:g}; false alarm the largest and detection the smallest over "
+        "that (rate, icc) region",
+        "",
+    ]
+    if rec.recommended is not None:
+        k = rec.recommended
+        low, high = rec.threshold_range(k)
+        fa, det = rec.table[k]
+        lines.append(
+            f"recommended gate: at least {k} of {rec.cases} cases pass (at most {rec.cases - k} "
+            f"failing): any pass-rate threshold in ({float(low):.4g}, {float(high):.4g}]"
+        )
+        lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
+    else:
+        lines.append("no gate meets both targets with this suite.")
+        within = rec.within_budget
+        if within is None:
+            lines.append("  not even 'at least 1 passes' keeps the false alarm within budget")
+        else:
+            fa, det = rec.table[within]
+            lines.append(
+                f"  strictest gate within the false-alarm budget: at least {within} of "
+                f"{rec.cases} pass (at most {rec.cases - within} failing): false alarm "
+                f"{format_probability(fa)}, "
+                f"detection {format_probability(det)} (short of {rec.detection_target:g})"
+            )
+        if rec.plans is not None:
+            for plan, policy in zip(rec.plans.plans, rec.plans.policies, strict=True):
+                if plan is None:
+                    lines.append(
+                        f"  {policy.describe()}: no suite up to {rec.plans.max_cases} cases"
+                    )
+                else:
+                    lines.append(
+                        f"  {policy.describe()}: {plan.cases} cases with at most "
+                        f"{plan.max_failures} failing (false alarm "
+                        f"{format_probability(plan.false_alarm)}, detection "
+                        f"{format_probability(plan.detection)})"
+                    )
+            lines.append(
+                f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
+                f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
+            )
+    lines += ["", "operating table:"]
+    rows = [[str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
+            for k, (fa, det) in enumerate(rec.table)]  # fmt: skip
+    lines += table_lines(["k_min", "rate", "false alarm", "detection"], rows, fmt)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,119 @@
+"""A command's outputs, checked before any work and written together or not at all; progress."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gatecal.cli._errors import CliError
+
+__all__ = ["Outputs", "ProgressBar", "emit"]
+
+
+class Outputs:
+    """A command's outputs: all checked before any work, all written together or none.
+
+    ``--out`` not given means standard output, printed only after every file is written.
+    The rules for each path are gatecal/_common/output.py's.
+    """
+
+    def __init__(self, *pairs: tuple[str, Path | None], inputs: Sequence[str | Path] = ()) -> None:
+        from gatecal._common.output import OutputError, check_outputs
+
+        for option, path in pairs:
+            if (
+                option == "--chart"
+                and path is not None
+                and path.suffix.lower() not in (".png", ".svg")
+            ):
+                raise CliError(f"--chart must end in .png or .svg (got {str(path)!r})")
+        try:
+            planned = check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        self.planned = {p.option: p for p in planned}
+        self.items: list[tuple[Any, bytes]] = []
+        self.stdout: str | None = None
+
+    def wants(self, option: str) -> bool:
+        return option in self.planned
+
+    def refuse_inputs(self, inputs: Sequence[str | Path]) -> None:
+        """Check again once the inputs are known file by file (folders and globs read)."""
+        from gatecal._common.output import OutputError, check_outputs
+
+        pairs = [(p.option, p.path) for p in self.planned.values()]
+        try:
+            check_outputs(pairs, inputs)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+
+    def put(self, option: str, data: str | bytes) -> None:
+        if option in self.planned:
+            raw = data.encode("utf-8") if isinstance(data, str) else data
+            self.items.append((self.planned[option], raw))
+        elif option == "--out":
+            self.stdout = data if isinstance(data, str) else data.decode("utf-8")
+
+    def chart(self, draw: Callable[[Any], Any], option: str = "--chart") -> None:
+        """Draw with `draw(charts)`, if the chart was asked for."""
+        if option in self.planned:
+            from gatecal import charts
+
+            self.put(option, charts.chart_bytes(draw(charts), self.planned[option].path.suffix))
+
+    def commit(self) -> None:
+        from gatecal._common.output import OutputError, write_outputs
+
+        try:
+            write_outputs(self.items)
+        except OutputError as exc:
+            raise CliError(str(exc)) from None
+        if self.stdout is not None:
+            if sys.stdout.isatty():
+                from gatecal._common.tables import safe_terminal
+
+                sys.stdout.write(safe_terminal(self.stdout))
+            else:
+                sys.stdout.write(self.stdout)
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Print `text`, or write it to `out` by gatecal's output rules."""
+    outputs = Outputs(("--out", out))
+    outputs.put("--out", text)
+    outputs.commit()
+
+
+class ProgressBar:
+    """A rich progress bar on stderr, shown only on a terminal and after one second."""
+
+    def __init__(self, total: int, what: str = "simulating runs") -> None:
+        self.total = total
+        self.what = what
+        self.done = 0
+        self.start = time.monotonic()
+        self.enabled = sys.stderr.isatty()
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, runs: int) -> None:
+        self.done += runs
+        if not self.enabled:
+            return
+        if self.bar is None and time.monotonic() - self.start > 1.0:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.what, total=self.total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()

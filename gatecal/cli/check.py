@@ -1,0 +1,220 @@
+"""``gatecal check``: decide a CI run with a calibrated gate, and say why."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+import gatecal
+from gatecal._common.validate import ParameterError
+from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._inputs import read_runs
+from gatecal.cli._options import (
+    AttemptsOpt,
+    ConfidenceOpt,
+    InputFormatOpt,
+    IntervalOpt,
+    JunitRepeatsOpt,
+    OutOpt,
+    PartialOpt,
+    ScoreThresholdOpt,
+    TargetOpt,
+    formats,
+    probability,
+    whole,
+)
+from gatecal.cli._outputs import Outputs
+
+if TYPE_CHECKING:
+    from gatecal._analyses.check import GateCheck, RecommendedGate
+
+#: check's own spelling of the library's parameters, for its errors
+_NAMES = {
+    "gate": "--gate",
+    "gate_from": "--gate-from",
+    "policy": "--policy",
+    "max_errors": "--max-errors",
+    "flaky_rate": "--flaky-rate",
+    "current": "CURRENT",
+}
+
+
+def _check_formats() -> tuple[str, ...]:
+    from gatecal._render.check import CHECK_FORMATS
+
+    return CHECK_FORMATS
+
+
+def check(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="CURRENT...",
+            help="The CI run to decide, in any format recommend reads (several files are "
+            "one run unless they are reruns: then name the --policy).",
+            show_default=False,
+        ),
+    ],
+    baseline: Annotated[
+        list[str],
+        typer.Option(
+            "--baseline",
+            metavar="RUNS",
+            help="Known-good runs, as for recommend (repeatable; folders and globs work).",
+            show_default=False,
+        ),
+    ],
+    gate: Annotated[
+        str | None,
+        typer.Option(
+            "--gate",
+            metavar="RULE",
+            help="The gate: 'all', a pass rate such as 0.90, or "
+            "'fails<=F'. Default: the strictest gate whose false alarm stays within "
+            "--false-alarm at the baseline's noise (what recommend calls it).",
+        ),
+    ] = None,
+    gate_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--gate-from",
+            metavar="FILE",
+            help="Use the gate a 'gatecal recommend --format json' output recommends.",
+        ),
+    ] = None,
+    false_alarm: Annotated[
+        float, probability("--false-alarm", "A", "False-alarm budget of the default gate.")
+    ] = 0.05,
+    policy: Annotated[
+        str | None,
+        typer.Option(
+            "--policy",
+            metavar="POLICY",
+            help="How several current runs combine, in the order "
+            "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
+            "p-value are that policy's.",
+        ),
+    ] = None,
+    max_errors: Annotated[
+        int,
+        whole(
+            "--max-errors",
+            "Error or unscored verdicts tolerated (each "
+            "counts as a failure); more makes the evidence incomplete.",
+        ),
+    ] = 0,
+    flaky_rate: Annotated[
+        float,
+        probability(
+            "--flaky-rate",
+            "R",
+            "A failing case that failed in at most this share "
+            "of known-good runs is a new failure; above it, known flaky.",
+        ),
+    ] = 0.02,
+    confidence: ConfidenceOpt = 0.95,
+    interval: IntervalOpt = "wilson",
+    fmt: Annotated[str, formats("table, markdown or json.", _check_formats)] = "table",
+    out: OutOpt = None,
+    summary: Annotated[
+        Path | None,
+        typer.Option(
+            "--summary",
+            metavar="FILE",
+            help="Also write a markdown summary to FILE. When "
+            "GITHUB_STEP_SUMMARY is set, the summary is appended there too.",
+        ),
+    ] = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> None:
+    """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
+
+    Reads the current run and known-good baseline runs, applies the gate, and gives the
+    evidence: passing cases against k_min, the gate's false alarm under the baseline's
+    noise, the p-value of today's result, and each failing case split into new failures
+    (never or almost never failed in the baseline) and known flaky ones, with their
+    baseline rates. A baseline case missing from the current run, more errors than
+    --max-errors, or an empty run is incomplete evidence: exit 1, naming what is missing.
+
+    Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
+    """
+    from gatecal._render.check import render_check
+
+    if gate is not None and gate_from is not None:
+        raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
+    outputs = Outputs(
+        ("--out", out),
+        ("--summary", summary),
+        inputs=[*paths, *baseline, *([gate_from] if gate_from else [])],
+    )
+    chosen = _chosen_gate(gate, gate_from, policy)
+    base, current = (
+        read_runs(
+            option,
+            files,
+            input_format=input_format,
+            attempts=attempts,
+            junit_repeats=junit_repeats,
+            target=target,
+            threshold=threshold,
+            partial=partial,
+        )
+        for option, files in (("--baseline", baseline), ("CURRENT", paths))
+    )
+    outputs.refuse_inputs([*base.sources, *current.sources])
+    try:
+        result = gatecal.check_gate(
+            current, base, gate=chosen, policy=policy, false_alarm=false_alarm,
+            max_errors=max_errors, flaky_rate=flaky_rate, confidence_level=confidence,
+            method=interval,
+        )  # fmt: skip
+    except ParameterError as exc:
+        raise from_library(exc, _NAMES) from None
+    markdown = render_check(result, "markdown")
+    outputs.put("--out", render_check(result, fmt))
+    outputs.put("--summary", markdown)
+    outputs.commit()
+    _append_step_summary(markdown)
+    _exit(result)
+
+
+def _chosen_gate(
+    gate: str | None, gate_from: Path | None, policy: str | None
+) -> str | RecommendedGate | None:
+    """The gate as given, read and checked before any run is read."""
+    try:
+        chosen: str | RecommendedGate | None = gate
+        if gate is not None:
+            gatecal.parse_gate(gate)
+        if gate_from is not None:
+            chosen = gatecal.load_recommended_gate(gate_from)
+        if policy is not None:
+            gatecal.parse_check_policy(policy)
+    except ParameterError as exc:
+        raise from_library(exc, _NAMES) from None
+    return chosen
+
+
+def _append_step_summary(markdown: str) -> None:
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        try:
+            with open(step_summary, "a", encoding="utf-8") as handle:
+                handle.write(markdown + "\n")
+        except OSError as exc:
+            sys.stderr.write(f"gatecal: warning: GITHUB_STEP_SUMMARY could not be appended "
+                             f"to ({step_summary!r}: {exc.strerror})\n")  # fmt: skip
+
+
+def _exit(result: GateCheck) -> None:
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)

@@ -1,0 +1,81 @@
+"""``gatecal plan``: the smallest suite and gate that meet both targets, per policy."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+import gatecal
+from gatecal._common.validate import ParameterError
+from gatecal._model.regression import Regression
+from gatecal.cli._errors import from_library
+from gatecal.cli._inputs import noise, parse_policies
+from gatecal.cli._options import (
+    POLICIES_HELP,
+    CallIccOpt,
+    DetectionOpt,
+    FalseAlarmOpt,
+    FlipOpt,
+    FormatOpt,
+    FprOpt,
+    IccOpt,
+    OutOpt,
+    TieOpt,
+    UnparseableOpt,
+    checks,
+    regression,
+    whole,
+)
+from gatecal.cli._outputs import Outputs, emit
+
+
+def plan(
+    flip: FlipOpt = 0.08,
+    regression: Annotated[Regression, regression()] = "0.10",  # type: ignore[assignment]  # parsed
+    false_alarm: FalseAlarmOpt = 0.05,
+    detection: DetectionOpt = 0.95,
+    judge_checks: Annotated[int, checks("--judge-checks", "LLM-judge checks per case.")] = 2,
+    code_checks: Annotated[int, checks("--code-checks", "Plain-code checks per case.")] = 1,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    policies: Annotated[
+        str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
+    ] = "single,majority-3,rerun-1",
+    tie: TieOpt = "fail",
+    call_icc: CallIccOpt = None,
+    max_cases: Annotated[
+        int | None,
+        whole(
+            "--max-cases",
+            "Largest suite to try, at most 2000000.  [default: no cap; 5000 with --icc]",
+        ),
+    ] = None,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
+) -> None:
+    """How many cases you need: the smallest suite and gate that meet both targets.
+
+    Cases have the article's shape (judge checks and code checks); the regression makes a
+    share or a number of cases fail a code check. Every suite size is tried in turn (exact
+    binomial maths, no simulation), for the plain policy and the alternatives, with their
+    expected judge calls per CI run, so you can trade a bigger suite against repeated calls.
+
+    Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
+    """
+    Outputs(("--out", out))
+    try:
+        result = gatecal.plan_suite(
+            noise=noise(flip, fpr, unparseable, icc),
+            regression=regression,
+            false_alarm=false_alarm,
+            detection=detection,
+            judge_checks=judge_checks,
+            code_checks=code_checks,
+            policies=parse_policies(policies, tie, call_icc),
+            max_cases=max_cases,
+        )
+    except ParameterError as exc:
+        raise from_library(exc) from None
+    emit(gatecal.render_plans(result, fmt), out)

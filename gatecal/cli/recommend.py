@@ -1,0 +1,120 @@
+"""``gatecal recommend``: the judge's noise from known-good runs, and the gate to use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import gatecal
+from gatecal._common.validate import ParameterError
+from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._inputs import read_runs
+from gatecal.cli._options import (
+    AttemptsOpt,
+    ConfidenceOpt,
+    DetectionOpt,
+    FalseAlarmOpt,
+    FormatOpt,
+    InputFormatOpt,
+    IntervalOpt,
+    JunitRepeatsOpt,
+    OutOpt,
+    PartialOpt,
+    RegressedOpt,
+    RegressionOpt,
+    ScoreThresholdOpt,
+    TargetOpt,
+)
+from gatecal.cli._outputs import Outputs
+
+RunsArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="RUNS...",
+        help="Known-good runs: JUnit XML, promptfoo results, inspect_ai logs, DeepEval "
+        "test runs or a long CSV/JSONL table; files, folders (searched recursively) or "
+        "glob patterns. 'gatecal runs' shows how they are read.",
+        show_default=False,
+    ),
+]
+
+
+def recommend(
+    paths: RunsArgument,
+    regressed: RegressedOpt = None,
+    regression: RegressionOpt = None,
+    false_alarm: FalseAlarmOpt = 0.05,
+    detection: DetectionOpt = 0.95,
+    confidence: ConfidenceOpt = 0.95,
+    interval: IntervalOpt = "wilson",
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
+    chart: Annotated[
+        Path | None,
+        typer.Option("--chart", metavar="FILE", help="Also save the operating curves (.png/.svg)."),
+    ] = None,
+    export_suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-suite",
+            metavar="FILE",
+            help="Also write the measured suite (each case's failure rate) as a suite spec "
+            "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
+        ),
+    ] = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> None:
+    """Measure the judge's noise from repeated runs and recommend the gate.
+
+    Run your suite repeatedly against a known-good build; gatecal estimates how often
+    each case fails with confidence intervals, tests whether whole runs vary together,
+    and picks the strictest gate whose false-alarm rate stays within budget while it
+    still catches the target regression: measured known-bad runs (--regressed), or
+    --regression cases failing (default: a quarter of the cases).
+
+    Example: gatecal recommend nightly/*.xml --false-alarm 0.05 --detection 0.95
+    """
+    outputs = Outputs(
+        ("--out", out),
+        ("--chart", chart),
+        ("--export-suite", export_suite),
+        inputs=[*paths, *(regressed or ())],
+    )
+    if regressed and regression is not None:
+        raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
+    data = read_runs(
+        "RUNS", paths, regressed or (), input_format=input_format, attempts=attempts,
+        junit_repeats=junit_repeats, target=target, threshold=threshold, partial=partial,
+    )  # fmt: skip
+    outputs.refuse_inputs(data.sources)
+    try:
+        rec = gatecal.recommend_gate(
+            data,
+            false_alarm=false_alarm,
+            detection=detection,
+            regression=regression,
+            confidence_level=confidence,
+            method=interval,
+        )
+    except ParameterError as exc:
+        raise from_library(exc) from None
+    outputs.put("--out", gatecal.render_recommendation(rec, fmt))
+    if export_suite is not None:
+        outputs.put("--export-suite", json.dumps(rec.suite_spec(), indent=2) + "\n")
+    outputs.chart(
+        lambda charts: charts.plot_operating_curves(
+            rec.table,
+            recommended=rec.recommended,
+            budget=rec.false_alarm_target,
+            detection_target=rec.detection_target,
+        ),
+    )
+    outputs.commit()

@@ -1,0 +1,175 @@
+"""``gatecal report``: a folder of charts and tables a reviewer can read, index.html included."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+import gatecal
+from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_SEED
+from gatecal._common.validate import ParameterError
+from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._inputs import noise, read_runs, report_calibration, suite_and_rates
+from gatecal.cli._options import (
+    AttemptsOpt,
+    CasesOpt,
+    CodeChecksOpt,
+    DetectionOpt,
+    FailingOpt,
+    FalseAlarmOpt,
+    FlipsOpt,
+    FprOpt,
+    GatesOpt,
+    IccOpt,
+    InputFormatOpt,
+    JudgeChecksOpt,
+    JunitRepeatsOpt,
+    PartialOpt,
+    RegressedOpt,
+    RegressionOpt,
+    ScoreThresholdOpt,
+    SuiteOpt,
+    TargetOpt,
+    UnparseableOpt,
+    runs,
+    seed,
+)
+from gatecal.cli._values import Observed, Passes
+
+if TYPE_CHECKING:
+    from gatecal._model.regression import Regression
+    from gatecal.cli._values import ScoreThreshold
+
+
+def report(
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="The report folder (new or empty).")
+    ],
+    cases: CasesOpt = None,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
+    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
+    n_runs: Annotated[int, runs("Simulated runs per build and flip rate.")] = 200,
+    root_seed: Annotated[int, seed()] = DEFAULT_SEED,
+    runs_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--runs-file", metavar="RUNS", help="Measured known-good runs, as for recommend."
+        ),
+    ] = None,
+    regressed: RegressedOpt = None,
+    regression: RegressionOpt = None,
+    false_alarm: FalseAlarmOpt = 0.05,
+    detection: DetectionOpt = 0.95,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    partial: PartialOpt = "fail",
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels", metavar="FILE", help="Human labels of the judge, as for calibrate."
+        ),
+    ] = None,
+    observed: Annotated[
+        Passes | None,
+        typer.Option(
+            "--observed",
+            metavar="K/N",
+            help="With --labels: a judged pass rate to correct.",
+            parser=Observed(),
+        ),
+    ] = None,
+) -> None:
+    """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
+
+    The gate chart for each flip rate, the operating curves, the pass-count distributions,
+    a heat map of false alarms over noise and threshold, how many cases are needed and,
+    with --runs-file, the measured runs and the recommendation. index.html embeds every
+    image and opens offline. The folder is written elsewhere and moved into place.
+
+    Example: gatecal report --cases 12 --flip 0.03,0.08 --out gate-report
+    """
+    _check_folder(out)
+    # every option is checked before any work, also those only --runs-file uses
+    if regressed and not runs_file:
+        raise CliError(f"--regressed needs --runs-file (got {regressed[0]!r})")
+    if regressed and regression is not None:
+        raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
+    if observed is not None and labels is None:
+        raise CliError(f"--observed needs --labels (got '{observed[0]}/{observed[1]}')")
+    try:
+        suite, per_check, per_case = suite_and_rates(
+            suite_file, cases, judge_checks, code_checks, failing
+        )
+        simulation = gatecal.simulate_gates(
+            suite,
+            flips=flip,
+            noise=noise(flip[0], fpr, unparseable, icc, (per_check, per_case)),
+            fixed_fpr=fpr is not None,
+            gates=gates,
+            n_runs=n_runs,
+            seed=root_seed,
+        )
+        recommendation = _recommendation(
+            runs_file, regressed, regression, false_alarm, detection,
+            (input_format, attempts, junit_repeats, target, threshold, partial),
+        )  # fmt: skip
+    except ParameterError as exc:
+        raise from_library(exc) from None
+    calibration = report_calibration(labels, observed)
+    from gatecal.report import write_report
+
+    try:
+        written = write_report(
+            out,
+            simulation,
+            recommendation=recommendation,
+            false_alarm=false_alarm,
+            detection=detection,
+            calibration=calibration,
+        )
+    except OSError as exc:
+        raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
+    sys.stdout.write(f"wrote {len(written.files)} files to {written.folder}/ (open index.html)\n")
+
+
+def _check_folder(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise CliError(f"--out must be a new or empty folder (got {str(out)!r})")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise CliError(f"--out must be in an existing, writable folder (got {str(out)!r})")
+
+
+def _recommendation(
+    runs_file: list[str] | None,
+    regressed: list[str] | None,
+    regression: Regression | None,
+    false_alarm: float,
+    detection: float,
+    how: tuple[str | None, str, str, str | None, list[ScoreThreshold] | None, str],
+) -> gatecal.Recommendation | None:
+    if not runs_file:
+        return None
+    input_format, attempts, junit_repeats, target, threshold, partial = how
+    data = read_runs(
+        "--runs-file", runs_file, regressed or (), input_format=input_format,
+        attempts=attempts, junit_repeats=junit_repeats, target=target, threshold=threshold,
+        partial=partial,
+    )  # fmt: skip
+    return gatecal.recommend_gate(
+        data, false_alarm=false_alarm, detection=detection, regression=regression
+    )

@@ -1,0 +1,74 @@
+"""``gatecal runs``: how measured runs are read, before anyone trusts a number."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from gatecal.cli._inputs import read_runs
+from gatecal.cli._options import (
+    AttemptsOpt,
+    InputFormatOpt,
+    JunitRepeatsOpt,
+    OutOpt,
+    PartialOpt,
+    RegressedOpt,
+    ScoreThresholdOpt,
+    TargetOpt,
+    formats,
+)
+from gatecal.cli._outputs import Outputs
+
+
+def _runs_formats() -> tuple[str, ...]:
+    from gatecal.readers._summary import RUNS_FORMATS
+
+    return RUNS_FORMATS
+
+
+def runs(
+    paths: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RUNS...",
+            help="Files, folders (searched recursively) or glob patterns, as for recommend.",
+            show_default=False,
+        ),
+    ],
+    regressed: RegressedOpt = None,
+    fmt: Annotated[
+        str,
+        formats(
+            "table or markdown (what was read), json (counts and the per-file "
+            "mapping), csv or jsonl (the normalised long table: gatecal converts).",
+            _runs_formats,
+        ),
+    ] = "table",
+    out: OutOpt = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> None:
+    """Show how measured runs are read, before anyone trusts a number.
+
+    The format detected per file and how runs were identified, runs x cases x checks,
+    builds and sessions, skipped / error / unscored counts, rerun attempts, cache
+    warnings, and for small inputs the case-by-run grid. --format csv or jsonl writes
+    the normalised long table, which every command reads back.
+
+    Example: gatecal runs artefacts/ --format csv --out runs.csv
+    """
+    from gatecal.readers._summary import render_runs
+
+    outputs = Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
+    data = read_runs(
+        "RUNS", paths, regressed or (), input_format=input_format, attempts=attempts,
+        junit_repeats=junit_repeats, target=target, threshold=threshold, partial=partial,
+    )  # fmt: skip
+    outputs.refuse_inputs(data.sources)
+    outputs.put("--out", render_runs(data, fmt))
+    outputs.commit()

@@ -1,0 +1,126 @@
+"""``gatecal simulate``: every gate's false alarm and detection, exact and simulated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+import gatecal
+from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.validate import ParameterError
+from gatecal.cli._errors import from_library
+from gatecal.cli._inputs import noise, suite_and_rates
+from gatecal.cli._options import (
+    CasesOpt,
+    CodeChecksOpt,
+    FailingOpt,
+    FlipsOpt,
+    FormatOpt,
+    FprOpt,
+    GatesOpt,
+    IccOpt,
+    JudgeChecksOpt,
+    OutOpt,
+    SuiteOpt,
+    UnparseableOpt,
+    runs,
+    seed,
+)
+from gatecal.cli._outputs import Outputs, ProgressBar
+from gatecal.cli._values import Workers
+
+if TYPE_CHECKING:
+    from gatecal._model.gates import Gate
+
+
+def simulate(
+    cases: CasesOpt = None,
+    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
+    n_runs: Annotated[int, runs("Simulated CI runs per build and flip rate.")] = DEFAULT_RUNS,
+    root_seed: Annotated[int, seed("Root seed, >= 0; same seed, same output.")] = DEFAULT_SEED,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            help="Worker processes for large simulations (auto: the cores available); "
+            "the output does not change.",
+            parser=Workers(),
+        ),
+    ] = "auto",  # type: ignore[assignment]  # parsed by Workers
+    chart: Annotated[
+        Path | None,
+        typer.Option(
+            "--chart",
+            metavar="FILE",
+            help="Also save the first flip rate's gate chart (.png/.svg).",
+        ),
+    ] = None,
+) -> None:
+    """How often each gate fails a healthy build and catches a regressed one.
+
+    For every flip rate, prints the seed article's table (gate | healthy build fails it |
+    regressed build fails it) with the simulated count of failing runs next to the exact
+    probability, the mean pass rates, which rules are the same gate, and whether each
+    simulated count lies inside the 99% binomial interval of its exact probability.
+
+    Example: gatecal simulate --cases 12 --flip 0.03,0.08
+    """
+    outputs = Outputs(("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else [])
+    report = _simulate(
+        (suite_file, cases, judge_checks, code_checks, failing),
+        flip,
+        fpr,
+        unparseable,
+        icc,
+        gates,
+        n_runs,
+        root_seed,
+        workers,
+    )
+    outputs.put("--out", gatecal.render(report, fmt))
+    outputs.chart(lambda charts: charts.plot_gate_chart(report))
+    outputs.commit()
+
+
+def _simulate(
+    shape: tuple[Path | None, int | None, int | None, int | None, int | None],
+    flips: tuple[float, ...],
+    fpr: float | None,
+    unparseable: float | None,
+    icc: float | None,
+    gates: tuple[Gate, ...],
+    n_runs: int,
+    root_seed: int,
+    workers: int | None,
+) -> gatecal.SimulationReport:
+    bar = ProgressBar(total=2 * len(flips) * max(n_runs, 0))
+    try:
+        suite, per_check, per_case = suite_and_rates(*shape)
+        return gatecal.simulate_gates(
+            suite,
+            flips=flips,
+            noise=noise(flips[0], fpr, unparseable, icc, (per_check, per_case)),
+            fixed_fpr=fpr is not None,
+            gates=gates,
+            n_runs=n_runs,
+            seed=root_seed,
+            workers=workers,
+            progress=bar,
+        )
+    except ParameterError as exc:
+        raise from_library(exc) from None
+    finally:
+        bar.close()
