@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 import gatecal
-import gatecal._engines.montecarlo  # section 4 reads default_workers(), whichever sections run
+import gatecal._engines.pool  # section 4 reads default_workers(), whichever sections run
 from gatecal._engines.exact import _product_pmf
 
 PY = sys.executable
@@ -286,7 +286,7 @@ if __name__ == "__main__":
 
 
 def workers(sizes: list[int], repeat: int = 3) -> list[str]:
-    cores = gatecal._engines.montecarlo.default_workers()
+    cores = gatecal._engines.pool.default_workers()
     rows = []
     same = True
     before = load()

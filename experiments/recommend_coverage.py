@@ -41,7 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import parse_regression, recommend_gate
-from gatecal._analyses.recommend import _below, _failure_pmf
+from gatecal._analyses.recommend import _below
+from gatecal._engines.exact import beta_binomial_pmf
 from gatecal.readers import RunsData, Verdict
 
 MEAN = 0.03
@@ -69,9 +70,9 @@ class Point:
 
 def true_table(n: int, icc: float, mean: float = MEAN) -> tuple[np.ndarray, np.ndarray]:
     """True false alarm and detection of "at least k of n pass", k = 0..n."""
-    fa = _below(_failure_pmf(n, mean, icc)[::-1])
+    fa = _below(beta_binomial_pmf(n, mean, icc)[::-1])
     f = parse_regression(REGRESSION).failing(n)
-    rest = _failure_pmf(n - f, mean, icc)[::-1]
+    rest = beta_binomial_pmf(n - f, mean, icc)[::-1]
     det = _below(np.concatenate((rest, np.zeros(f))))
     return fa, det
 

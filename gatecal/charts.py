@@ -21,9 +21,9 @@ from matplotlib.figure import Figure
 
 from gatecal._analyses.calibrate import Calibration
 from gatecal._analyses.plan import SuitePlan
-from gatecal._analyses.recommend import Recommendation, _failure_pmf
+from gatecal._analyses.recommend import Recommendation
 from gatecal._analyses.simulate import SimulationReport
-from gatecal._engines.exact import PassCountDistribution
+from gatecal._engines.exact import PassCountDistribution, beta_binomial_pmf
 
 __all__ = [
     "COLORS",
@@ -223,12 +223,12 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         ax = _axes(ax)
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
-        binomial = runs * _failure_pmf(n, rec.noise.estimate, 0.0)[::-1]
+        binomial = runs * beta_binomial_pmf(n, rec.noise.estimate, 0.0)[::-1]
         ax.plot(k, binomial, "o-", color=COLORS["fit"], markersize=3,
                 label=f"binomial fit (case failure {_pct(rec.noise.estimate)})")  # fmt: skip
         od = rec.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
-            bb = runs * _failure_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
+            bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
             ax.plot(k, bb, "s--", color=COLORS["fit2"], markersize=3,
                     label=f"beta-binomial fit (icc {od.icc:.2f})")  # fmt: skip
         ax.set_xlabel("cases that passed in a run")

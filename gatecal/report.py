@@ -24,6 +24,7 @@ from gatecal._analyses.recommend import Recommendation
 from gatecal._analyses.simulate import SimulationReport
 from gatecal._common.tables import format_probability
 from gatecal._engines.exact import exact_pass_counts, false_alarm_grid, operating_table
+from gatecal._model.gates import strictest_within
 from gatecal._render.calibrate import render_calibration
 from gatecal._render.recommend import render_recommendation
 from gatecal._render.simulate import render
@@ -47,7 +48,7 @@ class _Section:
 
 
 def _best_gate(table: Sequence[tuple[float, float]], budget: float) -> int:
-    return max(k for k, (fa, _) in enumerate(table) if fa <= budget)
+    return strictest_within([fa for fa, _ in table], budget)
 
 
 def _pct(p: float) -> str:

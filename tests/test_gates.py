@@ -95,3 +95,16 @@ def test_k_min_is_the_smallest_count_whose_rate_reaches_t(n, num, den):
     k = gate.k_min(n)
     assert Fraction(k, n) >= t
     assert k == 0 or Fraction(k - 1, n) < t
+
+
+@given(
+    st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=40),
+    st.floats(0, 1, allow_nan=False),
+)
+def test_strictest_within_is_the_largest_admissible_gate(steps, budget):
+    """The bisection agrees with the definition on every nondecreasing false-alarm table
+    that starts at 0 (P(fewer than 0 pass) = 0), as every caller's is."""
+    from gatecal._model.gates import strictest_within
+
+    table = [0.0, *sorted(steps)]
+    assert strictest_within(table, budget) == max(k for k, fa in enumerate(table) if fa <= budget)

@@ -11,7 +11,7 @@ from gatecal import (
     exact_pass_counts,
     simulate_pass_counts,
 )
-from gatecal._engines.montecarlo import _bernoulli_positions
+from gatecal._engines.skipping import _bernoulli_positions
 
 ARTICLE = Suite.uniform()
 
@@ -172,12 +172,12 @@ def test_extreme_flip_rates():
 
 @pytest.mark.parametrize("method", ["skip", "dense"])
 def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import pool as _engine
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
     # 3 chunks and a bit; worker processes even for so few, so they really share the work
-    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
+    monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
     n_runs = 3 * (gatecal.CHUNK_VERDICTS // 60) + 17
     one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1)
     assert simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99) == one
@@ -198,14 +198,14 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works,
     """The calling process takes blocks too while its workers start; with it idle, the
     workers compute every block. Either way the histogram is that of one process, and a
     progress callback sees every run once."""
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import pool as _engine
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
-    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
+    monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
     n_runs = 40 * (gatecal.CHUNK_VERDICTS // 60) + 17  # 41 chunks: blocks of 1 chunk
     one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=5, workers=1)
-    monkeypatch.setattr(_montecarlo, "_CALLER_WORKS", caller_works)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", caller_works)
     seen = []
     got = simulate_pass_counts(
         suite, "healthy", noise, n_runs=n_runs, rng=5, workers=2, progress=seen.append
@@ -214,9 +214,9 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works,
 
 
 def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import pool as _engine
 
-    monkeypatch.setattr(_montecarlo, "PROCESS_MIN_CHUNKS", 1)
+    monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
 
     def stop(runs):
@@ -295,7 +295,7 @@ def test_noise_and_suite_validation():
 
 @pytest.mark.parametrize(("suite", "build", "noise"), CONFIGS[9:])
 def test_per_case_rates_are_banded_and_thinned(suite, build, noise):
-    from gatecal._engines.montecarlo import EXACT_RATE_GROUPS, _plan
+    from gatecal._engines.skipping import EXACT_RATE_GROUPS, _plan
 
     plan = _plan(suite, build, noise)
     assert len(np.unique(plan.rates)) > EXACT_RATE_GROUPS
@@ -322,7 +322,7 @@ TWO_RATES_DEAD = (
 def test_cases_that_fail_a_code_check_leave_the_short_path_open():
     """Their verdicts still flip (same random numbers as ever) but change nothing, so a
     group holding them still settles its own cases: the short path, hits dropped."""
-    from gatecal._engines.montecarlo import _plan
+    from gatecal._engines.skipping import _plan
 
     for suite, build, noise, groups in ((*CONFIGS[1], 1), (*TWO_RATES_DEAD, 2)):
         plan = _plan(suite, build, noise)
@@ -341,16 +341,16 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
     all flips by run and case) count the same histogram from the same random numbers.
     CONFIGS[1] (the article's regressed build: 3 cases fail a code check) takes the short
     path since those cases' hits are dropped there."""
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import skipping as _engine
 
     fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
-    monkeypatch.setattr(_montecarlo, "_skip_chunk_by_groups", None)
-    original = _montecarlo._Plan
+    monkeypatch.setattr(_engine, "_skip_chunk_by_groups", None)
+    original = _engine._Plan
 
     def no_shortcut(*args, **kwargs):
         return original(*args, **{**kwargs, "closed": False})
 
-    monkeypatch.setattr(_montecarlo, "_Plan", no_shortcut)
+    monkeypatch.setattr(_engine, "_Plan", no_shortcut)
     slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
     assert fast == slow
 
@@ -362,7 +362,8 @@ def test_command_line_workers_give_the_same_bytes():
     import subprocess
     import sys
 
-    from gatecal._engines.montecarlo import CHUNK_VERDICTS, PROCESS_MIN_CHUNKS
+    from gatecal._engines.montecarlo import CHUNK_VERDICTS
+    from gatecal._engines.pool import PROCESS_MIN_CHUNKS
 
     assert 30_000 / (CHUNK_VERDICTS // 10_000) >= PROCESS_MIN_CHUNKS
     args = ["simulate", "--cases", "5000", "--runs", "30000", "--flip", "0.03"]
@@ -381,7 +382,7 @@ def test_command_line_workers_give_the_same_bytes():
 @pytest.mark.parametrize("rate", [0.003, 0.05, 0.3, 0.9])
 def test_fractional_part_of_a_gap_thins_exactly(rate):
     """Thinning by the gap's fractional part: P(keep) = a, whatever the gap's whole part."""
-    from gatecal._engines.montecarlo import _thinning_threshold
+    from gatecal._engines.skipping import _thinning_threshold
 
     gaps = np.random.default_rng(3).standard_exponential(1_000_000) / -np.log1p(-rate)
     whole, frac = np.floor(gaps), gaps - np.floor(gaps)
@@ -456,21 +457,21 @@ BANDED = [
 
 
 def _without_banded_path(monkeypatch):
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import skipping as _engine
 
-    original = _montecarlo._Plan
+    original = _engine._Plan
 
     def band_by_band(*args, **kwargs):
         return original(*args, **{**kwargs, "banded": False})
 
-    monkeypatch.setattr(_montecarlo, "_Plan", band_by_band)
+    monkeypatch.setattr(_engine, "_Plan", band_by_band)
 
 
 @pytest.mark.parametrize(("suite", "build", "noise"), BANDED)
 def test_bands_drawn_at_once_give_the_same_bytes_as_band_by_band(suite, build, noise, monkeypatch):
     """The banded path (every band's exponentials in one draw) counts what the band-by-band
     path counts from the same random numbers, for full chunks and a short last one."""
-    from gatecal._engines.montecarlo import _plan
+    from gatecal._engines.skipping import _plan
 
     plan = _plan(suite, build, noise)
     assert plan.banded
@@ -486,20 +487,20 @@ def test_a_band_that_falls_short_is_drawn_again_band_by_band(monkeypatch):
     """When a band's first draw does not reach the end of the chunk (rare: six standard
     deviations), the banded path puts the generator back and the band-by-band path draws,
     so the bytes stay those of the band-by-band path."""
-    from gatecal._engines import montecarlo as _montecarlo
+    from gatecal._engines import skipping as _engine
 
     suite, build, noise = BANDED[0]
     monkeypatch.setattr(  # first draws of a third of the mean: every band falls short
-        _montecarlo, "_draw_sizes", lambda mean: (int(mean) // 3 + 1, int(mean) // 3 + 1)
+        _engine, "_draw_sizes", lambda mean: (int(mean) // 3 + 1, int(mean) // 3 + 1)
     )
     calls = []
-    banded = _montecarlo._skip_chunk_banded
+    banded = _engine._skip_chunk_banded
 
     def counting(*args):
         calls.append(result := banded(*args))
         return result
 
-    monkeypatch.setattr(_montecarlo, "_skip_chunk_banded", counting)
+    monkeypatch.setattr(_engine, "_skip_chunk_banded", counting)
     fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
     assert calls and all(result is None for result in calls)
     _without_banded_path(monkeypatch)

@@ -19,14 +19,9 @@ from scipy import stats
 
 import gatecal
 from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
-from gatecal._analyses.recommend import (
-    ICC_MAX,
-    _failure_pmf,
-    _Likelihood,
-    noise_bounds,
-    would_work,
-)
-from gatecal._engines.exact import beta_rule
+from gatecal._analyses.overdispersion import ICC_MAX, _Likelihood
+from gatecal._analyses.recommend import noise_bounds, would_work
+from gatecal._engines.exact import beta_binomial_pmf, beta_rule
 from gatecal._model.suite import beta_shape
 from gatecal.cli import main
 from tests.regen import assert_same
@@ -591,7 +586,7 @@ def test_no_failures_leave_the_icc_unbounded():
 @pytest.mark.parametrize("icc", [0.0, 1e-12, 1e-4, 0.1, 0.6])
 def test_failure_pmf_matches_exact_rationals(icc):
     n, mean = 9, 0.07
-    ours = _failure_pmf(n, mean, icc)
+    ours = beta_binomial_pmf(n, mean, icc)
     mu, theta = Fraction(mean), Fraction(icc) / (1 - Fraction(icc))
     from math import comb
 

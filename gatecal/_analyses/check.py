@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._common.validate import ParameterError, check_count, check_probability
-from gatecal._model.gates import Gate, parse_gate
+from gatecal._model.gates import Gate, parse_gate, strictest_within
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies import Policy
@@ -584,7 +584,7 @@ def check_gate(
             )
         k_min, gate_text, source = gate.k_min, gate.text, f"recommended in {gate.source}"
     elif gate is None:
-        k_min = max(k for k, fa in enumerate(fas) if fa <= target)  # k = 0 never fails
+        k_min = strictest_within(fas, target)
         gate_text = f"fails<={n - k_min}"
         source = (
             f"default: the strictest gate whose false alarm is within {target:g} "

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from gatecal._analyses.policies import Policy, _attempt
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
 from gatecal._engines.exact import beta_nodes
+from gatecal._model.gates import strictest_within
 from gatecal._model.regression import REGRESSION_HELP, Regression, parse_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
@@ -335,8 +336,7 @@ def _exact_plan(
     single_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
     fa = np.minimum(single_h, 1.0) ** (policy.rerun + 1)
     det = np.minimum(single_r, 1.0) ** (policy.rerun + 1)
-    admissible = np.flatnonzero(fa <= targets.alpha)
-    k_best = int(admissible[-1])
+    k_best = strictest_within(fa, targets.alpha)  # type: ignore[arg-type]  # an ndarray
     if det[k_best] < targets.power:
         return None
     attempts = sum(single_h[k_best] ** t for t in range(policy.rerun + 1))

@@ -267,12 +267,12 @@ def simulate_policy(
     attempt draws its own flip rate, with ``policy.call_icc`` each check its own
     latent pass rate for its votes. Runs are cut into chunks with spawned streams.
     """
-    from gatecal._engines.montecarlo import _chunk_generator, _root_seed
+    from gatecal._common.seeds import chunk_generator, root_seed
 
     policy = Policy() if policy is None else policy
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
-    root = _root_seed(rng)
+    root = root_seed(rng)
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
     code_ok = np.asarray(truth[:, ~judge].all(axis=1), dtype=bool)
@@ -285,7 +285,7 @@ def simulate_policy(
     failures = np.zeros(len(rules), dtype=np.int64)
     calls = np.zeros(len(rules), dtype=np.int64)
     for index, start in enumerate(range(0, total, chunk)):
-        gen = _chunk_generator(root, index)
+        gen = chunk_generator(root, index)
         runs = min(chunk, total - start)
         if noise.run_correlated:  # one flip rate per attempt of each run
             x = gen.beta(*noise.beta_parameters(), size=(runs, attempts))

@@ -10,10 +10,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._analyses.overdispersion import (
+    _RHO_GRID,
+    ICC_MAX,
+    Overdispersion,
+    _Likelihood,
+    _profile_bound,
+    _run_counts,
+    fit_overdispersion,
+)
 from gatecal._analyses.plan import Regression, SuitePlan, SuitePlans, parse_regression
 from gatecal._analyses.policies import Policy
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.validate import ParameterError, check_instance, check_probability
+from gatecal._engines.exact import beta_binomial_pmf, log_prefix
+from gatecal._model.gates import strictest_within
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
 
@@ -35,238 +46,6 @@ __all__ = [
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
-
-#: The largest icc the fit and its bounds consider: at 0.999 a run's failure rate is
-#: Beta with a + b = 1/999, so runs nearly all pass or nearly all fail.
-ICC_MAX = 0.999
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Overdispersion:
-    """Run-to-run correlation of failures: a beta-binomial fit against the binomial.
-
-    Attributes
-    ----------
-    icc : float
-        Maximum-likelihood intra-run correlation rho (0 = independent runs), in
-        ``[0, ICC_MAX]``; exactly 0 when the binomial fits at least as well.
-    mean : float
-        Maximum-likelihood mean failure rate per case.
-    moment_icc : float
-        Method-of-moments estimate, for comparison.
-    statistic, p_value : float
-        Likelihood-ratio test of rho = 0; the null sits on the boundary, so the
-        p-value uses the 1/2 chi2(0) + 1/2 chi2(1) mixture. At the boundary
-        (``icc == 0``) the statistic is 0 and the p-value 1.
-    design_effect : float
-        ``1 + (m - 1) icc`` (Kish), m cases per run (with runs of different sizes,
-        m is their size-weighted mean ``sum m_r^2 / sum m_r``).
-    icc_upper : float
-        One-sided upper confidence bound of rho at level ``(1 + confidence_level) / 2``
-        from the profile likelihood (the largest rho whose profile log-likelihood is
-        within ``z^2 / 2`` of the maximum). ``ICC_MAX`` when the runs cannot bound
-        the correlation (no failures at all, or every case failing).
-    confidence_level : float
-        The two-sided level the bound belongs to (its one-sided level is
-        ``(1 + confidence_level) / 2``, as for the upper end of a rate's interval).
-    """
-
-    icc: float
-    mean: float
-    moment_icc: float
-    statistic: float
-    p_value: float
-    design_effect: float
-    icc_upper: float
-    confidence_level: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"icc": self.icc, "p_value": self.p_value, "mean": self.mean,
-                "moment_icc": self.moment_icc, "statistic": self.statistic,
-                "design_effect": self.design_effect, "icc_upper": self.icc_upper,
-                "confidence_level": self.confidence_level}  # fmt: skip
-
-
-def _run_counts(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> tuple[Ints, Ints]:
-    """Failures and observed cases per run as two int arrays (runs with no cases dropped)."""
-    x = np.atleast_1d(np.asarray(failures, dtype=np.float64))
-    m = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
-    if x.ndim != 1 or x.size == 0:
-        raise ParameterError("failures", "must be a non-empty list of counts per run", failures)
-    for name, v in (("failures", x), ("cases", m)):
-        if not (np.isfinite(v).all() and (v == np.round(v)).all() and (v >= 0).all()):
-            raise ParameterError(name, "must be whole numbers >= 0", v.tolist())
-    if (x > m).any():
-        raise ParameterError("failures", "must not exceed the cases of their run", x.tolist())
-    keep = m > 0
-    if not keep.any():
-        raise ParameterError("cases", "must include a run with at least one case", m.tolist())
-    return x[keep].astype(np.int64), m[keep].astype(np.int64)
-
-
-def _prefix(terms: Floats) -> Floats:
-    """``out[i] = terms[0] + ... + terms[i - 1]`` (``out[0] = 0``)."""
-    return np.concatenate(([0.0], np.cumsum(terms)))
-
-
-class _Likelihood:
-    """The beta-binomial log-likelihood of runs, relative to the binomial at its MLE.
-
-    With theta = rho / (1 - rho), ``B(x + a, m - x + b) / B(a, b)`` is
-    ``prod_{j<x} (mu + j theta) prod_{j<m-x} (1 - mu + j theta) / prod_{j<m} (1 + j theta)``,
-    so the log-likelihood minus the binomial's at the same mu is a sum of
-    ``log1p(j theta / mu)`` terms: no cancellation as theta -> 0, and exactly 0 at theta = 0.
-    Identical (failures, cases) runs are grouped.
-    """
-
-    def __init__(self, x: Ints, m: Ints) -> None:
-        pairs, counts = np.unique(np.stack([x, m], axis=1), axis=0, return_counts=True)
-        self.x, self.m = pairs[:, 0], pairs[:, 1]
-        self.y = self.m - self.x
-        self.c = counts.astype(np.float64)
-        self.total_x, self.total_m = int(x.sum()), int(m.sum())
-        self.p = self.total_x / self.total_m
-        self.j = np.arange(int(self.m.max()), dtype=np.float64)
-
-    def excess(self, mu: float, theta: float) -> float:
-        """log L(mu, theta) - log L_binomial(p_hat) (p_hat may be 0 or 1: no failures or
-        no passes, where the binomial's maximum log-likelihood is 0)."""
-        p, c = self.p, self.c
-        has_x, has_y = self.total_x > 0, self.total_x < self.total_m
-        if (has_x and mu <= 0) or (has_y and mu >= 1):
-            return -math.inf
-        base = 0.0  # the binomial's log-likelihood at mu, minus at p_hat
-        if has_x:
-            base += float(c @ (self.x * math.log1p((mu - p) / p)))
-        if has_y:
-            base += float(c @ (self.y * math.log1p((p - mu) / (1 - p))))
-        if theta == 0:
-            return base
-        j = self.j
-        a = _prefix(np.log1p(j * (theta / mu)))[self.x] if has_x else 0.0
-        b = _prefix(np.log1p(j * (theta / (1 - mu))))[self.y] if has_y else 0.0
-        d = _prefix(np.log1p(j * theta))[self.m]
-        return base + float(c @ (a + b - d))
-
-    def score_mu(self, mu: float, theta: float) -> float:
-        """d/dmu of the log-likelihood (decreasing in mu: the likelihood is concave in mu)."""
-        j = self.j
-        a = _prefix(1.0 / (mu + j * theta))[self.x]
-        b = _prefix(1.0 / (1.0 - mu + j * theta))[self.y]
-        return float(self.c @ (a - b))
-
-    def score_theta_at_zero(self) -> Fraction:
-        """d/dtheta of the log-likelihood at theta = 0, mu = p_hat, exactly (its sign decides
-        whether the maximum can leave the boundary)."""
-        p = Fraction(self.total_x, self.total_m)
-        total = Fraction(0)
-        for x, y, m, c in zip(self.x.tolist(), self.y.tolist(), self.m.tolist(),
-                              self.c.tolist(), strict=True):  # fmt: skip
-            total += int(c) * (
-                Fraction(x * (x - 1)) / p + Fraction(y * (y - 1)) / (1 - p) - m * (m - 1)
-            )
-        return total / 2
-
-    def profile(self, rho: float) -> tuple[float, float]:
-        """(mu maximising the likelihood at this rho, the excess log-likelihood there)."""
-        from scipy import optimize
-
-        if rho == 0 or self.total_x in (0, self.total_m):
-            return self.p, 0.0  # with no failures (passes) mu = 0 (1) at every rho
-        theta = rho / (1.0 - rho)
-        lo, hi = self.p / 2, (1 + self.p) / 2
-        while self.score_mu(lo, theta) <= 0 and lo > 1e-300:
-            lo *= 1e-3
-        while self.score_mu(hi, theta) >= 0 and 1 - hi > 1e-15:
-            hi = 1 - (1 - hi) * 1e-3
-        mu = float(optimize.brentq(self.score_mu, lo, hi, args=(theta,), xtol=1e-300, rtol=1e-15))
-        return mu, self.excess(mu, theta)
-
-
-def _moment_icc(x: Ints, m: Ints, p: float) -> float:
-    """Method of moments: ``E (x_r - m_r p)^2 = m_r p (1 - p) (1 + (m_r - 1) rho)``."""
-    pairs = float((m * (m - 1)).sum())
-    if x.size < 2 or not 0 < p < 1 or pairs == 0:
-        return 0.0
-    spread = x.size / (x.size - 1) * float(((x - m * p) ** 2).sum()) / (p * (1 - p))
-    return min(max((spread - float(m.sum())) / pairs, 0.0), ICC_MAX)
-
-
-def _profile_bound(
-    lik: _Likelihood, rho: float, target: float, grid: Floats, values: list[float]
-) -> float:
-    """The first rho above `rho` where the profile log-likelihood falls to `target`
-    (bracketed on `grid`, where it takes `values`); ``ICC_MAX`` if it never does."""
-    from scipy import optimize
-
-    above = [i for i in range(grid.size) if grid[i] > rho and values[i] < target]
-    if not above:
-        return ICC_MAX
-    i = above[0]
-    start = max(rho, float(grid[i - 1]))
-    return float(optimize.brentq(lambda r: lik.profile(r)[1] - target, start, float(grid[i]),
-                                 xtol=1e-14, rtol=1e-12))  # fmt: skip
-
-
-#: Where the profile likelihood of rho is evaluated before Brent's method refines it.
-_RHO_GRID = np.concatenate(([0.0], np.geomspace(1e-5, ICC_MAX, 40)))
-
-
-def fit_overdispersion(
-    failures: npt.ArrayLike, cases: int | npt.ArrayLike, confidence_level: float = 0.95
-) -> Overdispersion:
-    """Fit failures per run (out of `cases`) by beta-binomial maximum likelihood.
-
-    `cases` is the suite size, or one count per run (runs of different sizes, e.g.
-    a case skipped in some runs). Parametrised by mean mu and icc rho = 1 / (a + b + 1),
-    tested against rho = 0 by a likelihood ratio with the boundary-corrected p-value
-    (Self & Liang 1987), with a profile-likelihood upper confidence bound of rho.
-
-    The likelihood is computed as sums of ``log1p`` terms (see :class:`_Likelihood`),
-    which are exact to rounding at every rho including 0; the maximum over rho is
-    found on a grid, refined by Brent's method, and is exactly 0 when the exact score
-    at rho = 0 is not positive and no grid point beats the binomial.
-    """
-    from scipy import optimize, stats  # deferred: `import gatecal` stays light
-
-    level = check_probability("confidence_level", confidence_level)
-    x, m = _run_counts(failures, cases)
-    lik = _Likelihood(x, m)
-    p = lik.p
-    size = float((m * m).sum() / m.sum())  # size-weighted mean run size
-    moment = _moment_icc(x, m, p)
-    if lik.total_x in (0, lik.total_m):  # no failure (or no pass) at all: rho not identified
-        return Overdispersion(icc=0.0, mean=p, moment_icc=moment, statistic=0.0, p_value=1.0,
-                              design_effect=1.0, icc_upper=ICC_MAX,
-                              confidence_level=level)  # fmt: skip
-    grid = _RHO_GRID
-    values = [lik.profile(float(r))[1] for r in grid]
-    best = int(np.argmax(values))
-    if best == 0 and lik.score_theta_at_zero() <= 0:
-        rho, value = 0.0, 0.0
-    else:
-        low, high = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, grid.size - 1)])
-        found = optimize.minimize_scalar(
-            lambda r: -lik.profile(r)[1], bounds=(low, high), method="bounded",
-            options={"xatol": 1e-10 * high},
-        )  # fmt: skip
-        rho, value = float(found.x), -float(found.fun)
-        if values[best] > value:
-            rho, value = float(grid[best]), values[best]
-    if value <= 0 or rho <= 0:  # the binomial is the best fit: rho at its boundary
-        rho, value = 0.0, 0.0
-    mu = lik.profile(rho)[0]
-    statistic = 2 * value
-    p_value = 1.0 if statistic == 0 else 0.5 * float(stats.chi2.sf(statistic, 1))
-    # profile-likelihood upper bound: the first rho above the MLE that falls z^2/2 short
-    z = float(stats.norm.isf((1 - level) / 2))
-    upper = _profile_bound(lik, rho, value - z * z / 2, grid, values)
-    for v in (mu, rho, statistic, p_value, upper):
-        if not math.isfinite(v):  # a bug, never the user's input: say so plainly
-            raise FloatingPointError(f"beta-binomial fit gave a non-finite value {v}")
-    return Overdispersion(icc=rho, mean=mu, moment_icc=moment, statistic=statistic,
-                          p_value=p_value, design_effect=1 + (size - 1) * rho,
-                          icc_upper=upper, confidence_level=level)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -405,31 +184,10 @@ class Recommendation:
         }
 
 
-def _failure_pmf(n: int, mean: float, icc: float) -> Floats:
-    """PMF of failing cases out of n: binomial, or beta-binomial with correlation.
-
-    Computed as the products in :class:`_Likelihood` (log-sums of ``log1p`` terms),
-    so it is accurate at every icc, including tiny ones where ``betaln`` differences
-    (scipy's betabinom) cancel; at icc 0 it is the binomial.
-    """
-    from scipy.special import gammaln
-
-    f = np.arange(n + 1)
-    if mean <= 0 or mean >= 1:
-        return np.asarray(f == (n if mean >= 1 else 0), dtype=np.float64)
-    theta = icc / (1.0 - icc)
-    j = np.arange(n, dtype=np.float64)
-    fail = _prefix(math.log(mean) + np.log1p(j * (theta / mean)))
-    ok = _prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))
-    norm = float(np.log1p(j * theta).sum())
-    log_choose = gammaln(n + 1) - gammaln(f + 1) - gammaln(n - f + 1)
-    return np.asarray(np.exp(log_choose + fail[f] + ok[n - f] - norm))
-
-
 def _below(pass_pmf: Floats) -> Floats:
     """``P(K < k)`` for k = 0..n from the pass-count pmf: exactly 0 at k = 0 and exactly 1
     where no mass is left at or above k."""
-    lo = _prefix(pass_pmf)[:-1]
+    lo = log_prefix(pass_pmf)[:-1]
     hi = np.cumsum(pass_pmf[::-1])[::-1]
     return np.asarray(lo / (lo + hi))
 
@@ -469,14 +227,14 @@ class NoiseBounds:
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: the largest over
         the region."""
-        below = [_below(_failure_pmf(n, hi, icc)[::-1])
+        below = [_below(beta_binomial_pmf(n, hi, icc)[::-1])
                  for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
         return np.asarray(np.max(below, axis=0))
 
     def worst_point(self, n: int, failing: int) -> tuple[float, float]:
         """(rate, icc) of the region where "at most ``failing - 1`` of n fail" has its
         largest false alarm."""
-        tails = [_below(_failure_pmf(n, hi, icc)[::-1])[n - failing + 1]
+        tails = [_below(beta_binomial_pmf(n, hi, icc)[::-1])[n - failing + 1]
                  for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
         i = int(np.argmax(tails))
         return self.highs[i], self.iccs[i]
@@ -486,7 +244,7 @@ class NoiseBounds:
         the smallest over the region (the other cases at the lowest rate)."""
         out = []
         for icc, lo in zip(self.iccs, self.lows, strict=True):
-            rest = _failure_pmf(n - failing, lo, icc)[::-1]  # passes among the others
+            rest = beta_binomial_pmf(n - failing, lo, icc)[::-1]  # passes among the others
             out.append(_below(np.concatenate((rest, np.zeros(failing)))))
         return np.asarray(np.min(out, axis=0))
 
@@ -578,7 +336,7 @@ def would_work(
         if f >= n:
             return 0.0
         if n not in cache:
-            cache[n] = _failure_pmf(n, rate, icc)
+            cache[n] = beta_binomial_pmf(n, rate, icc)
         return math.fsum(cache[n][f + 1 :])
 
     if icc > 0:
@@ -720,8 +478,7 @@ def recommend_gate(
         # a bigger suite keeps the regression's share of the cases, not its count
         plan_regression = Regression(text=f"{f}/{n}", share=Fraction(f, n))
     table = [(float(fa), float(det)) for fa, det in zip(false_alarms, detections, strict=True)]
-    admissible = [k for k, (fa, _) in enumerate(table) if fa <= alpha]
-    best = max(admissible)  # k = 0 never fails, so there is always one
+    best = strictest_within([fa for fa, _ in table], alpha)
     within_budget = best if best >= 1 else None
     recommended = within_budget if table[best][1] >= power else None
     plans = None

@@ -12,11 +12,15 @@ import numpy.typing as npt
 from gatecal._common.validate import ParameterError, check_count, check_instance
 from gatecal._model.suite import JudgeNoise, Suite, case_fail_probabilities, case_pass_probabilities
 
+Floats = npt.NDArray[np.float64]
+
 __all__ = [
     "PassCountDistribution",
+    "beta_binomial_pmf",
     "beta_nodes",
     "exact_pass_counts",
     "false_alarm_grid",
+    "log_prefix",
     "operating_table",
     "pass_count_pmf",
     "pass_count_pmfs",
@@ -396,3 +400,29 @@ def false_alarm_grid(
         dist = exact_pass_counts(suite, build, block)
         grid[i] = [dist.failure_probability(k) for k in k_mins]
     return grid
+
+
+def log_prefix(terms: Floats) -> Floats:
+    """``out[i] = terms[0] + ... + terms[i - 1]`` (``out[0] = 0``)."""
+    return np.concatenate(([0.0], np.cumsum(terms)))
+
+
+def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
+    """PMF of failing cases out of n: binomial, or beta-binomial with correlation.
+
+    Computed as the products in the overdispersion fit's likelihood (log-sums of ``log1p``
+    terms), so it is accurate at every icc, including tiny ones where ``betaln`` differences
+    (scipy's betabinom) cancel; at icc 0 it is the binomial.
+    """
+    from scipy.special import gammaln
+
+    f = np.arange(n + 1)
+    if mean <= 0 or mean >= 1:
+        return np.asarray(f == (n if mean >= 1 else 0), dtype=np.float64)
+    theta = icc / (1.0 - icc)
+    j = np.arange(n, dtype=np.float64)
+    fail = log_prefix(math.log(mean) + np.log1p(j * (theta / mean)))
+    ok = log_prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))
+    norm = float(np.log1p(j * theta).sum())
+    log_choose = gammaln(n + 1) - gammaln(f + 1) - gammaln(n - f + 1)
+    return np.asarray(np.exp(log_choose + fail[f] + ok[n - f] - norm))

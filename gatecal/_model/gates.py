@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -11,7 +12,14 @@ from typing import Literal
 
 from gatecal._common.validate import ParameterError, check_count
 
-__all__ = ["Gate", "as_gates", "equivalent_gates", "parse_gate", "parse_gates"]
+__all__ = [
+    "Gate",
+    "as_gates",
+    "equivalent_gates",
+    "parse_gate",
+    "parse_gates",
+    "strictest_within",
+]
 
 GateKind = Literal["all", "rate", "fails"]
 
@@ -149,3 +157,15 @@ def equivalent_gates(gates: Sequence[Gate], n: int) -> list[tuple[int, tuple[Gat
         if all(g.text != gate.text for g in members):
             members.append(gate)
     return [(k, tuple(gs)) for k, gs in groups.items() if len(gs) > 1]
+
+
+def strictest_within(false_alarms: Sequence[float], budget: float) -> int:
+    """The strictest gate within the false-alarm budget: the largest ``k_min`` whose false
+    alarm ``false_alarms[k_min]`` is at most `budget`.
+
+    ``false_alarms[k]`` is P(fewer than k of n cases pass) for k = 0..n, so it starts at 0
+    ("at least 0 pass" never fails: the answer is at least 0) and never decreases in k,
+    which lets a bisection find the answer. Every caller (recommend, check's default gate,
+    plan's search, the report) uses this one function.
+    """
+    return bisect.bisect_right(false_alarms, budget) - 1

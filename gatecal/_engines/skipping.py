@@ -1,0 +1,665 @@
+"""The skipping engine's kernels: one chunk of runs, drawn from one stream.
+
+It jumps from one flipped verdict to the next (geometric skipping: one exponential per
+flip, not one uniform per verdict), by rate groups or by bands of nearby per-case rates
+(thinned), and keeps its scratch arrays in reusable buffers; `_dense_chunk` is the plain
+one-uniform-per-verdict reference it is checked against.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._model.suite import JudgeNoise, Suite
+
+IntArray: TypeAlias = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Judge verdicts sharing one flip rate, laid out run-major then case-major."""
+
+    rate: float
+    slot_case: npt.NDArray[np.intp]  # case of each verdict slot within a run
+    slot_weight: IntArray  # 1 for a truly failing verdict; for a passing one, more than any need
+    weight: int  # the common slot weight when all are alike, else 0
+    per_case: int  # slots per case when the group holds every case's slots alike, else 0
+    accept: npt.NDArray[np.float64] | None = None  # per slot: its rate / `rate` (thinning)
+    threshold: npt.NDArray[np.float64] | None = None  # per slot, see _thinning_threshold
+    case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
+    simple: bool = False  # its cases pass iff none of their verdicts flips, or never (`dead`)
+    dead: npt.NDArray[np.bool_] | None = None  # per case of the group: a code check fails
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    n_cases: int
+    code_ok: npt.NDArray[np.bool_]  # no code check truly fails
+    need: IntArray  # truly failing judge verdicts that must all flip for the case to pass
+    base_pass: IntArray  # 1 if the case passes when no verdict flips
+    base_k: int
+    groups: tuple[_Group, ...]
+    truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
+    rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
+    noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
+    closed: bool = False  # every case's flipping verdicts lie in one group
+    banded: bool = False  # closed, several groups below rate 1, one slot per case each
+
+    @property
+    def verdicts_per_run(self) -> int:
+        return int(self.truth.size)
+
+
+def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
+    truth_all = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    truth = truth_all[:, judge]
+    code_ok = np.asarray(truth_all[:, ~judge].all(axis=1), dtype=bool)
+    need = (~truth).sum(axis=1).astype(np.int64)
+    base_pass = (code_ok & (need == 0)).astype(np.int64)
+    bad = int(need.max(initial=0)) + 1
+    reports_pass = noise.report_pass(suite, build)
+    rates = np.where(truth, 1.0 - reports_pass, reports_pass)  # P(verdict differs from truth)
+    n, j = truth.shape
+    groups = []
+    distinct = sorted({float(r) for r in rates.ravel()} - {0.0})
+    if len(distinct) <= EXACT_RATE_GROUPS:  # a stream per rate (as every release did)
+        bins = [(rate, rates == rate) for rate in distinct]
+    else:  # a stream per rate band, thinned to each verdict's own rate; the verdicts of
+        # a case that fails a code check cannot change anything, so they are not drawn
+        bins = _rate_bands(np.where(code_ok[:, None], rates, 0.0))
+    for rate, member_2d in bins:
+        member = member_2d.ravel()  # run-major, case-major slot order
+        slot_case = np.repeat(np.arange(n), j)[member]
+        slot_weight = np.where(truth.ravel()[member], bad, 1).astype(np.int64)
+        common = int(slot_weight[0]) if np.all(slot_weight == slot_weight[0]) else 0
+        accept = rates.ravel()[member] / rate
+        thin = None if np.all(accept == 1.0) else accept
+        slots_of_case = np.bincount(slot_case, minlength=n)  # (np.unique costs 9 ms at first use)
+        members = np.flatnonzero(slots_of_case)
+        per = slots_of_case[members]
+        alive = code_ok[members]  # a case that fails a code check never passes, flips or not
+        groups.append(
+            _Group(
+                rate,
+                slot_case,
+                slot_weight,
+                common,
+                j if member.all() else 0,
+                thin,
+                None if thin is None or rate >= 1.0 else _thinning_threshold(rate, thin),
+                case_slots=int(per[0]) if np.all(per == per[0]) else 0,
+                simple=bool(np.all(need[members][alive] == 0)),
+                dead=None if alive.all() else ~alive,
+            )
+        )
+    kept = tuple(g for g in groups if g.rate > 0.0)
+    groups_of_case = np.zeros(n, dtype=np.int64)
+    for g in kept:
+        groups_of_case += np.bincount(g.slot_case, minlength=n) > 0
+    closed = int(groups_of_case.max(initial=0)) <= 1
+    banded = (
+        closed
+        and len(kept) > 1
+        and all(
+            g.simple and g.dead is None and g.case_slots == 1 and _skips_by_gaps(g.rate)
+            for g in kept
+        )
+    )
+    return _Plan(
+        n_cases=n,
+        code_ok=code_ok,
+        need=need,
+        base_pass=base_pass,
+        base_k=int(base_pass.sum()),
+        groups=kept,
+        truth=truth,
+        rates=rates,
+        noise=noise,
+        closed=closed,
+        banded=banded,
+    )
+
+
+#: Up to this many distinct flip rates, each rate has its own skipping stream; with
+#: more (per-case rates measured by ``recommend``) rates are banded, see :func:`_rate_bands`.
+EXACT_RATE_GROUPS = 8
+_BAND_RATIO = math.sqrt(2.0)
+_MAX_BANDS = 24  # rates below top / sqrt(2)^24 = top / 4096 share the last band
+_MERGE_SHARE = 0.04
+
+
+def _rate_bands(
+    rates: npt.NDArray[np.float64],
+) -> list[tuple[float, npt.NDArray[np.bool_]]]:
+    """Bands of verdict flip rates for thinning: ``(band rate, member mask)`` per band.
+
+    A case falls in band ``floor(log_sqrt2(top / r))`` (capped) by the largest flip
+    rate r of its verdicts, and every verdict of the case with a positive rate joins
+    that band. The band skips at its largest rate R and keeps each candidate flip
+    with probability (the verdict's rate) / R (Lewis-Shedler thinning), so every
+    verdict still flips independently with exactly its own rate, from one stream per
+    band instead of one per rate. With one rate per case (what ``recommend`` exports),
+    at least 1/sqrt(2) of a band's candidates are kept, except in the last band,
+    whose rates are below 1/4096 of the top one. A case's verdicts share one band, so
+    each band settles its cases alone (no merge of bands, see :func:`_skip_chunk`).
+    """
+    case_rate = rates.max(axis=1)
+    top = float(case_rate.max())
+    band = np.full(case_rate.shape, -1, dtype=np.int64)
+    flipping = case_rate > 0
+    steps = np.floor(np.log(top / case_rate[flipping]) / math.log(_BAND_RATIO))
+    band[flipping] = np.minimum(steps, _MAX_BANDS).astype(np.int64)
+    out = []
+    for b in np.unique(band[flipping]).tolist():
+        member = (band == b)[:, None] & (rates > 0)
+        out.append((float(rates[member].max()), member))
+    # The lowest bands hold few flips but each costs a stream per chunk: merge them while
+    # the merged band draws at most _MERGE_SHARE of all candidates (at its top rate).
+    total = sum(rate * int(member.sum()) for rate, member in out)
+    while len(out) > 1:
+        (upper, upper_member), (_, lower_member) = out[-2], out[-1]
+        merged = upper_member | lower_member
+        if upper * int(merged.sum()) > _MERGE_SHARE * total:
+            break
+        out[-2:] = [(upper, merged)]
+    return out
+
+
+class _Buffers:
+    """Named scratch arrays that live across chunks.
+
+    A chunk's arrays are a few hundred kB each; allocating them afresh for every chunk
+    makes the allocator hand memory back to the OS and take it again, and those page
+    faults cost more than the arithmetic (3x here, measured). A simulation in this
+    process keeps one set, and so does each worker process, so memory stays bounded
+    by the chunk size.
+    """
+
+    def __init__(self) -> None:
+        self._store: dict[str, npt.NDArray[Any]] = {}
+        self._layout: tuple[_Plan, int, _BandLayout] | None = None
+
+    def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+        buf = self._store.get(name)
+        if buf is None or buf.size < size:
+            buf = np.empty(size + size // 4 + 64, dtype=dtype)
+            self._store[name] = buf
+        return buf[:size]
+
+    def band_layout(self, plan: _Plan, runs: int) -> _BandLayout:
+        """The :class:`_BandLayout` of `plan` and `runs`, kept until another is asked for
+        (one at a time, so memory stays that of one chunk: a simulation asks for a
+        second only for its last, shorter chunk)."""
+        if self._layout is None or self._layout[0] is not plan or self._layout[1] != runs:
+            self._layout = (plan, runs, _BandLayout(plan, runs))
+        return self._layout[2]
+
+    def arange(self, size: int) -> IntArray:
+        """``np.arange(size)``, kept between calls."""
+        values = self._store.get("arange")
+        if values is None or values.size < size:
+            values = np.arange(size + size // 4 + 64, dtype=np.int64)
+            self._store["arange"] = values
+        return values[:size]
+
+
+def _bernoulli_positions(
+    gen: np.random.Generator, p: float, length: int, buffers: _Buffers | None = None
+) -> IntArray:
+    """Sorted positions in ``[0, length)``, each present independently with probability p.
+
+    Skips from one success to the next: with E ~ Exp(1) and λ = -log(1 - p),
+    ``floor(E / λ)`` is geometric on {0, 1, ...} with P(>= k) = e^(-kλ) = (1 - p)^k,
+    exactly the run of failures before the next success. About ``p * length``
+    exponentials are drawn instead of ``length`` uniforms. The result may be a view
+    into `buffers`, valid until the next call that uses them.
+    """
+    return _skips(gen, p, length, buffers, fractions=False)[0]
+
+
+def _draw_sizes(mean: float) -> tuple[int, int]:
+    """Exponentials :func:`_skips` draws for `mean` expected flips: first, and then again
+    each time the gaps fall short of the end (about six standard deviations: rarely)."""
+    margin = int(6.0 * math.sqrt(mean) + 16.0)
+    return int(mean) + margin, margin
+
+
+def _skips(
+    gen: np.random.Generator,
+    p: float,
+    length: int,
+    buffers: _Buffers | None,
+    *,
+    fractions: bool,
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """:func:`_bernoulli_positions`, and with `fractions` the fractional part of the
+    gap E / λ that ends at each position (for thinning: see :func:`_thinning_threshold`).
+    The same random numbers either way."""
+    no_fractions = np.empty(0, dtype=np.float64)
+    if p >= 1.0:
+        return np.arange(length, dtype=np.int64), no_fractions
+    scale = -1.0 / math.log1p(-p)
+    if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
+        return np.empty(0, dtype=np.int64), no_fractions
+    buffers = buffers if buffers is not None else _Buffers()
+    mean = length * p
+    draw, margin = _draw_sizes(mean)
+    pieces: list[IntArray] = []
+    parts: list[npt.NDArray[np.float64]] = []
+    last = -1
+    while True:
+        gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
+        gaps *= scale
+        np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
+        steps = buffers(f"positions{len(pieces)}", draw, np.int64)
+        np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
+        if fractions:
+            parts.append(
+                np.subtract(gaps, steps, out=buffers(f"fraction{len(parts)}", draw, np.float64))
+            )
+        steps += 1
+        positions = np.cumsum(steps, out=steps)
+        positions += last
+        pieces.append(positions)
+        if positions[-1] >= length:
+            break
+        last = int(positions[-1])
+        draw = margin
+    out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    end = int(np.searchsorted(out, length))
+    if not fractions:
+        return out[:end], no_fractions
+    fraction = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    return out[:end], fraction[:end]
+
+
+def _skips_by_gaps(p: float) -> bool:
+    """Whether :func:`_skips` draws gaps at rate p (not at 1, nor below ~1e-308)."""
+    return p < 1.0 and math.isfinite(-1.0 / math.log1p(-p))
+
+
+def _thinning_threshold(rate: float, accept: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Thresholds on a gap's fractional part that keep a candidate with probability `accept`.
+
+    A gap G = E / λ (E ~ Exp(1), λ = -log(1 - rate)) has a whole part, the geometric
+    skip, and a fractional part F that is independent of it and of every other gap (the
+    exponential is memoryless), with cdf ``(1 - e^(-λt)) / (1 - e^(-λ))`` on [0, 1).
+    ``F < -log1p(a expm1(-λ)) / λ`` then holds with probability exactly a, independently
+    of every position and every other candidate: thinning without a second random number.
+    """
+    lam = -math.log1p(-rate)
+    return np.asarray(-np.log1p(accept * math.expm1(-lam)) / lam, dtype=np.float64)
+
+
+def _starts(sorted_values: IntArray, buffers: _Buffers, name: str) -> IntArray:
+    """Index of the first element of each run of equal values."""
+    size = sorted_values.size
+    if size == 0:
+        return np.empty(0, dtype=np.int64)
+    change = np.not_equal(
+        sorted_values[1:], sorted_values[:-1], out=buffers("change", size - 1, np.bool_)
+    )
+    first = buffers(name, int(np.count_nonzero(change)) + 1, np.int64)
+    first[0] = 0
+    np.compress(change, buffers.arange(size)[1:], out=first[1:])
+    return first
+
+
+def _segment_sums(values: IntArray, first: IntArray, buffers: _Buffers, name: str) -> IntArray:
+    """Sums of `values` over the segments that start at `first` (faster than reduceat)."""
+    total = np.cumsum(values, out=buffers("cumsum", values.size, np.int64))
+    m = first.size
+    ends = buffers("ends", m, np.int64)
+    ends[:-1] = first[1:]
+    ends[-1] = values.size
+    ends -= 1
+    sums = np.take(total, ends, out=buffers(name, m, np.int64))
+    sums[1:] -= total[ends[:-1]]
+    return sums
+
+
+def _case_changes(
+    key: IntArray, weight: IntArray | int, plan: _Plan, buffers: _Buffers
+) -> tuple[IntArray, IntArray]:
+    """For sorted flip keys (run * n + case) of cases that no other group touches: the
+    run of each hit case and the change of the run's pass count it makes (-1, 0, +1)."""
+    n = plan.n_cases
+    first = _starts(key, buffers, "first")
+    if isinstance(weight, int):
+        flipped = np.empty(first.size, dtype=np.int64)
+        flipped[:-1] = first[1:]
+        flipped[-1] = key.size
+        flipped -= first
+        flipped *= weight
+    else:
+        flipped = _segment_sums(weight, first, buffers, "flipped").copy()
+    run, case = np.divmod(key[first], n)
+    passes = np.equal(flipped, plan.need[case])
+    passes &= plan.code_ok[case]
+    return run, passes - plan.base_pass[case]
+
+
+def _kept(
+    gen: np.random.Generator,
+    group: _Group,
+    idx: IntArray,
+    frac: npt.NDArray[np.float64],
+    buffers: _Buffers,
+) -> npt.NDArray[np.bool_]:
+    """Which candidate flips of a thinned group stay: each with probability (its
+    verdict's rate) / (the group's rate), independently, from the fractional parts of
+    their gaps (:func:`_thinning_threshold`); uniforms only for a group at rate 1."""
+    size = group.slot_case.size
+    slot = np.floor_divide(idx, size, out=buffers("slot", idx.size, np.int64))
+    slot *= size
+    np.subtract(idx, slot, out=slot)  # idx mod size
+    if group.threshold is None:  # rate 1: every verdict is a candidate, no gaps
+        assert group.accept is not None
+        u = gen.random(out=buffers("uniform", idx.size, np.float64))
+        kept: npt.NDArray[np.bool_] = np.less(
+            u, np.take(group.accept, slot), out=buffers("kept", idx.size, np.bool_)
+        )
+        return kept
+    limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+    kept = np.less(frac, limit, out=buffers("kept", idx.size, np.bool_))
+    return kept
+
+
+def _skip_chunk_by_groups(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
+) -> IntArray:
+    """:func:`_skip_chunk` when each case's verdicts lie in one group, the same number in
+    each of its cases, and a case passes iff none of its verdicts flips (the healthy
+    build, and the cases of a regressed one that no code check fails) or never passes
+    (a code check fails: its hits are dropped). Each group then only lists the distinct
+    cases it hits, and a run's K is the base count less its hit cases: no merge of the
+    groups' flips, few per-case lookups, and the same random numbers as the general path.
+    """
+    hit_runs: list[IntArray] = []
+    dense = len(plan.groups) > 1  # hits per run are counted densely, with a spare bin
+    for g, group in enumerate(plan.groups):
+        size = group.slot_case.size
+        thinned = group.accept is not None  # only thinning reads the gaps' fractions
+        idx, frac = _skips(gen, group.rate, runs * size, buffers, fractions=thinned)
+        if dense and group.threshold is not None and group.case_slots == 1 and group.dead is None:
+            # thinning as in _kept, without filtering: a dropped candidate's run becomes
+            # the spare bin `runs`, which the count below leaves out
+            run = np.floor_divide(idx, size, out=buffers(f"hit{g}", idx.size, np.int64))
+            slot = np.multiply(run, size, out=buffers("slot", idx.size, np.int64))
+            np.subtract(idx, slot, out=slot)
+            limit = np.take(group.threshold, slot, out=buffers("limit", idx.size, np.float64))
+            dropped = np.greater_equal(frac, limit, out=buffers("kept", idx.size, np.bool_))
+            np.copyto(run, runs, where=dropped)
+            hit_runs.append(run)
+            continue
+        if group.accept is not None:  # thinning, as in _skip_chunk
+            idx = idx[_kept(gen, group, idx, frac, buffers)]
+        per = group.case_slots
+        if idx.size and per > 1:  # several flips may hit one case: keep it once
+            key = buffers("case_key", idx.size, np.int64)
+            if per & (per - 1) == 0:
+                np.right_shift(idx, per.bit_length() - 1, out=key)
+            else:
+                np.floor_divide(idx, per, out=key)
+            new = np.not_equal(key[1:], key[:-1], out=buffers("change", idx.size - 1, np.bool_))
+            later = key[1:][new]  # (np.compress into a buffer takes 5x as long)
+            idx = buffers("case_unique", later.size + 1, np.int64)
+            idx[0] = key[0]
+            idx[1:] = later
+        cases = size // per
+        run = np.floor_divide(idx, cases, out=buffers(f"hit{g}", idx.size, np.int64))
+        if group.dead is not None and run.size:  # hits of cases that never pass count for none
+            case = np.multiply(run, cases, out=buffers("case", run.size, np.int64))
+            np.subtract(idx, case, out=case)  # idx = run * cases + the case's index in the group
+            run = run[~group.dead[case]]  # (still sorted)
+        hit_runs.append(run)
+    hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
+    if dense:  # runs of several groups: count hits per run densely
+        per_run = np.bincount(np.concatenate(hit_runs), minlength=runs + 1)[:runs]
+        hist += np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1)
+        return hist
+    run = hit_runs[0]  # sorted
+    if run.size == 0:
+        hist[plan.base_k] = runs
+        return hist
+    # Arrays of ~10^5 made afresh in every chunk are handed back to the OS and faulted in
+    # again (0.5 s of system time in 10^8 runs): one temporary here, the rest in buffers.
+    change = np.not_equal(run[1:], run[:-1], out=buffers("change", run.size - 1, np.bool_))
+    ends = np.flatnonzero(change)  # last hit of each run with hits, but the last
+    hits = buffers("hits", ends.size + 1, np.int64)  # cases hit in each run that has any
+    if ends.size:
+        hits[0] = ends[0] + 1
+        np.subtract(ends[1:], ends[:-1], out=hits[1:-1])
+        hits[-1] = run.size - 1 - ends[-1]
+    else:
+        hits[0] = run.size
+    k = np.subtract(plan.base_k, hits, out=hits)
+    hist += np.bincount(k, minlength=plan.n_cases + 1)
+    hist[plan.base_k] += runs - hits.size
+    return hist
+
+
+#: Largest value :meth:`numpy.random.Generator.standard_exponential` can return, with
+#: room to spare (its ziggurat tail is -log of a double in (0, 1]: at most about 745).
+_EXPONENTIAL_MAX = 1024.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Band:
+    """One rate band of a :class:`_BandLayout`: its scalars and its views of the arrays."""
+
+    scale: float  # gap = exponential * scale
+    cap: float | None  # gaps are capped at the chunk's length where they could overflow
+    length: int  # slots in the chunk: runs x the band's slots per run
+    size: int  # the band's slots per run
+    threshold: npt.NDArray[np.float64] | None  # thinning, see _thinning_threshold
+    gaps: npt.NDArray[np.float64]
+    steps: IntArray  # skip + 1, then the positions of the candidate flips
+    run: IntArray
+    slot: IntArray
+    limit: npt.NDArray[np.float64]
+
+
+class _BandLayout:
+    """Arrays and per-band views of :func:`_skip_chunk_banded` for one plan and run
+    count, made once and reused by every chunk of that size (a dozen Python-level
+    slices and buffer look-ups per band and chunk cost more than the band's arithmetic)."""
+
+    def __init__(self, plan: _Plan, runs: int) -> None:
+        draws = [_draw_sizes(runs * g.slot_case.size * g.rate)[0] for g in plan.groups]
+        total = sum(draws)
+        self.gaps = np.empty(total, dtype=np.float64)
+        self.frac = np.empty(total, dtype=np.float64)
+        self.steps = np.empty(total, dtype=np.int64)
+        self.run = np.empty(total, dtype=np.int64)
+        self.slot = np.empty(total, dtype=np.int64)
+        self.limit = np.full(total, 2.0)  # fractional parts are below 1: every candidate stays
+        self.dropped = np.empty(total, dtype=np.int64)
+        stops = list(itertools.accumulate(draws))
+        self.first = np.array([stop - d for d, stop in zip(draws, stops, strict=True)])
+        bands = []
+        for group, draw, stop in zip(plan.groups, draws, stops, strict=True):
+            size = group.slot_case.size
+            scale = -1.0 / math.log1p(-group.rate)
+            length = runs * size
+            # Uncapped, a gap's floor and the cumulative sums stay below 2^62; capping
+            # changes only gaps that end past the chunk, which count for nothing.
+            safe = scale * _EXPONENTIAL_MAX * draw + draw < 2.0**62
+            span = slice(stop - draw, stop)
+            bands.append(
+                _Band(
+                    scale,
+                    None if safe else float(length),
+                    length,
+                    size,
+                    group.threshold,
+                    self.gaps[span],
+                    self.steps[span],
+                    self.run[span],
+                    self.slot[span],
+                    self.limit[span],
+                )
+            )
+        self.bands = tuple(bands)
+
+
+def _skip_chunk_banded(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
+) -> IntArray | None:
+    """:func:`_skip_chunk_by_groups` for rate bands (several groups, one verdict slot per
+    case, rates in (0, 1)): every band's exponentials in one draw, then whole-chunk
+    array operations, so that a band costs a few numpy calls instead of two dozen.
+
+    The same random numbers and the same histogram as :func:`_skip_chunk_by_groups`:
+    that draws band after band from `gen`, ``int(mean) + margin`` exponentials each, and
+    more only if a band's gaps do not reach the end of the chunk (six standard
+    deviations short: practically never). Here the bands' first draws are one call; if
+    a band fell short, the generator is put back and None returned, for the band-by-band
+    path to draw exactly as it always did.
+    """
+    layout = buffers.band_layout(plan, runs)
+    state = gen.bit_generator.state
+    gen.standard_exponential(out=layout.gaps)
+    for band in layout.bands:
+        np.multiply(band.gaps, band.scale, out=band.gaps)
+        if band.cap is not None:
+            np.minimum(band.gaps, band.cap, out=band.gaps)
+    whole = np.floor(layout.gaps, out=layout.frac)
+    steps = layout.steps
+    np.copyto(steps, whole, casting="unsafe")
+    frac = np.subtract(layout.gaps, whole, out=layout.frac)  # = gaps - steps: exact below 2^53
+    steps += 1
+    steps[layout.first] -= 1  # a band's positions: the sums of its (skip + 1), less 1
+    for band in layout.bands:  # (array methods: numpy's function wrappers cost ~2 us a call)
+        positions = band.steps.cumsum(out=band.steps)
+        if positions[-1] < band.length:  # this band needs more gaps: draw as _skips does
+            gen.bit_generator.state = state
+            return None
+        end = int(positions.searchsorted(band.length))  # the rest lie past the chunk's end
+        run = np.floor_divide(positions[:end], band.size, out=band.run[:end])
+        band.run[end:] = runs  # a bin the count below leaves out
+        if band.threshold is not None:
+            slot = np.multiply(run, band.size, out=band.slot[:end])
+            np.subtract(positions[:end], slot, out=slot)
+            band.threshold.take(slot, out=band.limit[:end], mode="clip")
+    # a dropped candidate's run becomes a bin from `runs` on, left out too
+    run = layout.run
+    dropped = np.greater_equal(frac, layout.limit, out=layout.dropped)
+    dropped *= runs
+    run += dropped
+    per_run = np.bincount(run, minlength=runs)[:runs]
+    return np.bincount(plan.base_k - per_run, minlength=plan.n_cases + 1).astype(np.int64)
+
+
+def _skip_chunk(
+    gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers | None = None
+) -> IntArray:
+    """Pass-count histogram of `runs` runs, visiting only the verdicts that flip."""
+    buffers = buffers if buffers is not None else _Buffers()
+    n = plan.n_cases
+    if plan.banded and plan.closed:  # (banded implies the test below: skip its loop)
+        hist = _skip_chunk_banded(gen, plan, runs, buffers)
+        return hist if hist is not None else _skip_chunk_by_groups(gen, plan, runs, buffers)
+    if plan.closed and plan.groups and all(g.simple and g.case_slots for g in plan.groups):
+        return _skip_chunk_by_groups(gen, plan, runs, buffers)
+    keys: list[IntArray] = []
+    weights: list[IntArray | int] = []
+    for group in plan.groups:
+        thinned = group.accept is not None  # only thinning reads the gaps' fractions
+        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers,
+                           fractions=thinned)  # fmt: skip
+        if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
+            keep = _kept(gen, group, idx, frac, buffers)
+            run, slot = np.divmod(idx[keep], group.slot_case.size)
+            run *= n
+            run += np.take(group.slot_case, slot)
+            keys.append(run)
+            weights.append(group.weight if group.weight else group.slot_weight[slot])
+            continue
+        if group.per_case and group.weight:  # the common case: no slot lookups needed
+            key_buffer = buffers(f"key{len(keys)}", idx.size, np.int64)
+            keys.append(np.floor_divide(idx, group.per_case, out=key_buffer))  # run * n + case
+            weights.append(group.weight)
+            continue
+        run, slot = np.divmod(idx, group.slot_case.size)
+        keys.append(run * n + group.slot_case[slot])
+        weights.append(group.weight if group.weight else group.slot_weight[slot])
+    hist = np.zeros(n + 1, dtype=np.int64)
+    if sum(k.size for k in keys) == 0:
+        hist[plan.base_k] = runs
+        return hist
+    if len(keys) > 1 and plan.closed:  # each group settles its own cases: no merge
+        changes = [
+            _case_changes(key, weight, plan, buffers)
+            for key, weight in zip(keys, weights, strict=True)
+            if key.size  # a group with no flip in this chunk changes nothing
+        ]
+        run_of = np.concatenate([r for r, _ in changes])
+        delta_of = np.concatenate([d for _, d in changes])
+        k_float = np.bincount(run_of, weights=delta_of, minlength=runs)  # exact: small integers
+        k_run = k_float.astype(np.int64)
+        k_run += plan.base_k
+        hist += np.bincount(k_run, minlength=n + 1)
+        return hist
+    if len(keys) == 1:
+        key = keys[0]
+    elif all(isinstance(w, int) for w in weights) and len(set(weights)) == 1:
+        key = np.sort(np.concatenate(keys), kind="stable")  # sorted runs: merged (timsort)
+        weights = [weights[0]]
+    else:
+        key = np.concatenate(keys)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        every = [np.broadcast_to(w, k.shape) for w, k in zip(weights, keys, strict=True)]
+        weights = [np.concatenate(every)[order]]
+    first = _starts(key, buffers, "first")
+    weight = weights[0]
+    if isinstance(weight, int):  # every flip in this chunk weighs the same
+        flipped = buffers("flipped", first.size, np.int64)
+        flipped[:-1] = first[1:]
+        flipped[-1] = key.size
+        flipped -= first
+        flipped *= weight
+    else:
+        flipped = _segment_sums(weight, first, buffers, "flipped")  # per (run, case) hit
+    m = first.size
+    run, case = np.divmod(
+        np.take(key, first, out=buffers("ukey", m, np.int64)),
+        n,
+        out=(buffers("run", m, np.int64), buffers("case", m, np.int64)),
+    )
+    passes = np.equal(
+        flipped,
+        np.take(plan.need, case, out=buffers("need", m, np.int64)),
+        out=buffers("passes", m, np.bool_),
+    )
+    passes &= np.take(plan.code_ok, case, out=buffers("ok", m, np.bool_))
+    delta = np.take(plan.base_pass, case, out=buffers("delta", m, np.int64))
+    np.subtract(passes, delta, out=delta)
+    run_first = _starts(run, buffers, "run_first")
+    k = _segment_sums(delta, run_first, buffers, "k")
+    k += plan.base_k
+    hist += np.bincount(k, minlength=n + 1)
+    hist[plan.base_k] += runs - run_first.size
+    return hist
+
+
+def _dense_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
+    """Pass-count histogram of `runs` runs: one uniform per judge verdict (reference)."""
+    n, j = plan.truth.shape
+    rates: npt.NDArray[np.float64] = plan.rates
+    if plan.noise.run_correlated:  # each run draws its own flip rate x, then every verdict uses it
+        x = gen.beta(*plan.noise.beta_parameters(), size=(runs, 1, 1))
+        keep = 1.0 - plan.noise.unparseable
+        rates = np.where(plan.truth, 1.0 - keep * (1.0 - x), keep * x)
+    flips = gen.random((runs, n, j)) < rates
+    reported = plan.truth ^ flips
+    case_pass = reported.all(axis=2) & plan.code_ok
+    return np.bincount(np.count_nonzero(case_pass, axis=1), minlength=n + 1).astype(np.int64)
