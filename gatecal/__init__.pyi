@@ -2,69 +2,148 @@
 from the module named here (lazy_loader.attach_stub), and type checkers read them here."""
 
 from ._analyses.calibrate import (
+    UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
+    Calibration as Calibration,
+    CheckCalibration as CheckCalibration,
+    ConfusionMatrix as ConfusionMatrix,
+    Estimate as Estimate,
+    Label as Label,
+    LabelPlan as LabelPlan,
+    LabelsError as LabelsError,
+    SelfConsistency as SelfConsistency,
+    calibrate_judge as calibrate_judge,
+    labels_for_width as labels_for_width,
+    observed_from_runs as observed_from_runs,
+    plan_labels as plan_labels,
     read_labels as read_labels,
 )
 from ._analyses.check import (
+    CHECK_POLICIES as CHECK_POLICIES,
+    FailingCase as FailingCase,
+    GateCheck as GateCheck,
+    RecommendedGate as RecommendedGate,
+    check_gate as check_gate,
+    load_recommended_gate as load_recommended_gate,
+    parse_check_policy as parse_check_policy,
     recommended_gate_from as recommended_gate_from,
 )
 from ._analyses.correct import (
+    CORRECTION_METHODS as CORRECTION_METHODS,
+    TOO_WIDE as TOO_WIDE,
+    CorrectedRate as CorrectedRate,
+    correct_pass_rate as correct_pass_rate,
     corrected_intervals as corrected_intervals,
 )
 from ._analyses.overdispersion import (
     Overdispersion as Overdispersion,
-)
-from ._analyses.overdispersion import (
     fit_overdispersion as fit_overdispersion,
 )
 from ._analyses.plan import (
+    SuitePlan as SuitePlan,
+    SuitePlans as SuitePlans,
+    cases_needed as cases_needed,
     plan_suite as plan_suite,
 )
 from ._analyses.policies import (
+    Policy as Policy,
+    PolicyComparisonRow as PolicyComparisonRow,
+    PolicyRates as PolicyRates,
+    PolicyReport as PolicyReport,
+    PolicyRow as PolicyRow,
+    PolicySample as PolicySample,
+    compare_policies as compare_policies,
+    majority_pass as majority_pass,
+    parse_policy as parse_policy,
+    policy_rates as policy_rates,
     simulate_policy as simulate_policy,
 )
 from ._analyses.recommend import (
+    CaseNoise as CaseNoise,
+    Recommendation as Recommendation,
     recommend_gate as recommend_gate,
 )
 from ._analyses.simulate import (
+    BuildComparison as BuildComparison,
+    GateRow as GateRow,
+    SimulationReport as SimulationReport,
+    compare_samples as compare_samples,
+    noise_at as noise_at,
     simulate_gates as simulate_gates,
 )
 from ._common.defaults import (
+    DEFAULT_FLIPS as DEFAULT_FLIPS,
+    DEFAULT_GATES as DEFAULT_GATES,
+    DEFAULT_RUNS as DEFAULT_RUNS,
     DEFAULT_SEED as DEFAULT_SEED,
 )
 from ._common.intervals import (
+    CI_METHODS as CI_METHODS,
+    Interval as Interval,
+    RateEstimate as RateEstimate,
+    binomial_interval as binomial_interval,
     proportion_interval as proportion_interval,
 )
 from ._common.seeds import (
     SeedLike as SeedLike,
 )
 from ._common.tables import (
+    FORMATS as FORMATS,
     format_probability as format_probability,
 )
 from ._common.validate import (
     ParameterError as ParameterError,
 )
 from ._engines.exact import (
+    PassCountDistribution as PassCountDistribution,
+    beta_nodes as beta_nodes,
+    exact_pass_counts as exact_pass_counts,
+    false_alarm_grid as false_alarm_grid,
+    operating_table as operating_table,
+    pass_count_pmf as pass_count_pmf,
     pass_count_pmfs as pass_count_pmfs,
 )
 from ._engines.montecarlo import (
+    CHUNK_VERDICTS as CHUNK_VERDICTS,
+    SKIP_BELOW as SKIP_BELOW,
+    PassCountSample as PassCountSample,
     simulate_pass_counts as simulate_pass_counts,
 )
 from ._model.gates import (
+    Gate as Gate,
+    as_gates as as_gates,
+    equivalent_gates as equivalent_gates,
+    parse_gate as parse_gate,
     parse_gates as parse_gates,
 )
 from ._model.regression import (
+    REGRESSION_HELP as REGRESSION_HELP,
+    Regression as Regression,
     parse_regression as parse_regression,
 )
 from ._model.spec import (
+    SPEC_FORMAT as SPEC_FORMAT,
+    SpecError as SpecError,
+    SuiteSpec as SuiteSpec,
+    load_spec as load_spec,
+    load_suite as load_suite,
+    spec_from_data as spec_from_data,
+    suite_from_spec as suite_from_spec,
     suite_to_spec as suite_to_spec,
 )
 from ._model.suite import (
+    BUILDS as BUILDS,
+    Check as Check,
+    JudgeNoise as JudgeNoise,
+    Suite as Suite,
+    beta_shape as beta_shape,
+    case_fail_probabilities as case_fail_probabilities,
     case_pass_probabilities as case_pass_probabilities,
 )
 from ._render.calibrate import (
     render_calibration as render_calibration,
 )
 from ._render.check import (
+    CHECK_FORMATS as CHECK_FORMATS,
     render_check as render_check,
 )
 from ._render.plans import (
@@ -80,6 +159,14 @@ from ._render.simulate import (
     render as render,
 )
 from .readers import (
+    INPUT_FORMATS as INPUT_FORMATS,
+    FileRead as FileRead,
+    ReadOptions as ReadOptions,
+    RunsData as RunsData,
+    RunsError as RunsError,
+    Skip as Skip,
+    Verdict as Verdict,
+    detect_format as detect_format,
     read_runs as read_runs,
 )
 

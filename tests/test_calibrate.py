@@ -10,14 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
 import gatecal
-from experiments import calibrate_coverage as study
-from experiments import calibrate_example
+from experiments import calibrate_coverage as study, calibrate_example
 from gatecal.cli import main
 from tests.regen import assert_same
 

@@ -1,8 +1,7 @@
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import gatecal
 from gatecal import Gate, ParameterError, equivalent_gates, parse_gate, parse_gates

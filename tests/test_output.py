@@ -13,8 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gatecal._common.output import OutputError, check_outputs, write_outputs
 from gatecal.cli import main

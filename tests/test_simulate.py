@@ -4,8 +4,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from numpy.testing import assert_allclose
 from scipy import stats
 
