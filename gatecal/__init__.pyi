@@ -2,20 +2,16 @@
 from the module named here (lazy_loader.attach_stub), and type checkers read them here."""
 
 from ._analyses.calibrate import (
-    UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
     Calibration as Calibration,
     CheckCalibration as CheckCalibration,
     ConfusionMatrix as ConfusionMatrix,
     Estimate as Estimate,
-    Label as Label,
     LabelPlan as LabelPlan,
-    LabelsError as LabelsError,
     SelfConsistency as SelfConsistency,
     calibrate_judge as calibrate_judge,
     labels_for_width as labels_for_width,
     observed_from_runs as observed_from_runs,
     plan_labels as plan_labels,
-    read_labels as read_labels,
 )
 from ._analyses.check import (
     CHECK_POLICIES as CHECK_POLICIES,
@@ -168,6 +164,12 @@ from .readers import (
     Verdict as Verdict,
     detect_format as detect_format,
     read_runs as read_runs,
+)
+from .readers.labels import (
+    UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
+    Label as Label,
+    LabelsError as LabelsError,
+    read_labels as read_labels,
 )
 
 __version__: str

@@ -98,18 +98,35 @@ def plot_gate_chart(
                 next(r for r in rows if r.build == build and r.gate == g.gate) for g in gates
             ]
             heights = [r.exact_failure_probability for r in build_rows]
-            bars = ax.bar(x + offset, heights, width, color=COLORS[build], alpha=0.85,
-                          label=f"{build} build fails it (exact)")  # fmt: skip
+            bars = ax.bar(
+                x + offset,
+                heights,
+                width,
+                color=COLORS[build],
+                alpha=0.85,
+                label=f"{build} build fails it (exact)",
+            )
             ax.bar_label(bars, labels=[_pct(h) for h in heights], padding=2, fontsize=8)
             low = [r.interval.low / r.runs for r in build_rows]
             high = [r.interval.high / r.runs for r in build_rows]
             ax.vlines(x + offset, low, high, color=COLORS["simulated"], linewidth=1, alpha=0.6)
-            ax.plot(x + offset, [r.simulated_failure_rate for r in build_rows], "o",
-                    color=COLORS["simulated"], markersize=4,
-                    label="simulated share of runs" if build == "healthy" else None)  # fmt: skip
+            ax.plot(
+                x + offset,
+                [r.simulated_failure_rate for r in build_rows],
+                "o",
+                color=COLORS["simulated"],
+                markersize=4,
+                label="simulated share of runs" if build == "healthy" else None,
+            )
         level = f"{100 * report.confidence_level:g}%"
-        ax.plot([], [], color=COLORS["simulated"], linewidth=1, alpha=0.6,
-                label=f"where {level} of simulated shares land")  # fmt: skip
+        ax.plot(
+            [],
+            [],
+            color=COLORS["simulated"],
+            linewidth=1,
+            alpha=0.6,
+            label=f"where {level} of simulated shares land",
+        )
         ax.set_xticks(x, labels=["\n".join(textwrap.wrap(g.rule, 16)) for g in gates])
         ax.set_ylim(0, 1.1)
         ax.set_ylabel("share of CI runs in which the gate fails")
@@ -125,7 +142,7 @@ def plot_operating_curves(
     table: Sequence[tuple[float, float]],
     *,
     recommended: int | None = None,
-    budget: float | None = 0.05,
+    false_alarm_target: float | None = 0.05,
     detection_target: float | None = None,
     ax: Axes | None = None,
 ) -> Axes:
@@ -141,20 +158,47 @@ def plot_operating_curves(
         edges = np.arange(n + 1) / n
         fa = [table[k][0] for k in range(1, n + 1)]
         det = [table[k][1] for k in range(1, n + 1)]
-        ax.stairs(fa, edges, baseline=None, color=COLORS["healthy"], linewidth=2,
-                  label="false alarm: gate fails the healthy build")  # fmt: skip
-        ax.stairs(det, edges, baseline=None, color=COLORS["regressed"], linewidth=2,
-                  linestyle="--",
-                  label="detection: gate fails the regressed build")  # fmt: skip
-        if budget is not None:
-            ax.axhline(budget, color=COLORS["budget"], linestyle=":", linewidth=1.2,
-                       label=f"false-alarm budget {_pct(budget)}")  # fmt: skip
+        ax.stairs(
+            fa,
+            edges,
+            baseline=None,
+            color=COLORS["healthy"],
+            linewidth=2,
+            label="false alarm: gate fails the healthy build",
+        )
+        ax.stairs(
+            det,
+            edges,
+            baseline=None,
+            color=COLORS["regressed"],
+            linewidth=2,
+            linestyle="--",
+            label="detection: gate fails the regressed build",
+        )
+        if false_alarm_target is not None:
+            ax.axhline(
+                false_alarm_target,
+                color=COLORS["budget"],
+                linestyle=":",
+                linewidth=1.2,
+                label=f"false-alarm budget {_pct(false_alarm_target)}",
+            )
         if detection_target is not None:
-            ax.axhline(detection_target, color=COLORS["accent"], linestyle=":", linewidth=1.2,
-                       label=f"detection target {_pct(detection_target)}")  # fmt: skip
+            ax.axhline(
+                detection_target,
+                color=COLORS["accent"],
+                linestyle=":",
+                linewidth=1.2,
+                label=f"detection target {_pct(detection_target)}",
+            )
         if recommended is not None:
-            ax.axvspan((recommended - 1) / n, recommended / n, color=COLORS["accent"], alpha=0.2,
-                       label=f"recommended: at least {recommended} of {n} pass")  # fmt: skip
+            ax.axvspan(
+                (recommended - 1) / n,
+                recommended / n,
+                color=COLORS["accent"],
+                alpha=0.2,
+                label=f"recommended: at least {recommended} of {n} pass",
+            )
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.02, 1.05)
         ax.set_xlabel("pass-rate threshold t (the gate passes a build if its pass rate >= t)")
@@ -179,8 +223,13 @@ def plot_pass_counts(
         ax.bar(k - 0.2, healthy.pmf, 0.4, color=COLORS["healthy"], label="healthy build")
         ax.bar(k + 0.2, regressed.pmf, 0.4, color=COLORS["regressed"], label="regressed build")
         if k_min is not None:
-            ax.axvline(k_min - 0.5, color=COLORS["simulated"], linestyle="--", linewidth=1.2,
-                       label=f"gate: at least {k_min} pass (fails to the left)")  # fmt: skip
+            ax.axvline(
+                k_min - 0.5,
+                color=COLORS["simulated"],
+                linestyle="--",
+                linewidth=1.2,
+                label=f"gate: at least {k_min} pass (fails to the left)",
+            )
         ax.set_xlim(-0.7, n + 0.7)
         ax.set_xlabel("cases that pass in one CI run")
         ax.set_ylabel("probability (exact)")
@@ -194,7 +243,7 @@ def plot_false_alarm_heatmap(
     flips: Sequence[float],
     thresholds: Sequence[float],
     *,
-    budget: float = 0.05,
+    false_alarm_target: float = 0.05,
     ax: Axes | None = None,
 ) -> Axes:
     """False-alarm rate over flip rate x threshold (:func:`gatecal.false_alarm_grid`)."""
@@ -204,8 +253,9 @@ def plot_false_alarm_heatmap(
         x, y = np.asarray(thresholds), 100 * np.asarray(flips)
         mesh = ax.pcolormesh(x, y, values, cmap="cividis", vmin=0, vmax=1, shading="nearest")
         ax.figure.colorbar(mesh, ax=ax, label="false-alarm rate (healthy build fails)")
-        contour = ax.contour(x, y, values, levels=[budget], colors="white", linewidths=1.5)
-        ax.clabel(contour, fmt={budget: f"{_pct(budget)} budget"}, fontsize=8)
+        level = false_alarm_target
+        contour = ax.contour(x, y, values, levels=[level], colors="white", linewidths=1.5)
+        ax.clabel(contour, fmt={level: f"{_pct(level)} budget"}, fontsize=8)
         ax.set_xlabel("pass-rate threshold t")
         ax.set_ylabel("judge flip rate (%)")
         ax.set_title("False alarms by judge noise and threshold (over budget above the line)")
@@ -224,13 +274,25 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
         binomial = runs * beta_binomial_pmf(n, rec.noise.estimate, 0.0)[::-1]
-        ax.plot(k, binomial, "o-", color=COLORS["fit"], markersize=3,
-                label=f"binomial fit (case failure {_pct(rec.noise.estimate)})")  # fmt: skip
+        ax.plot(
+            k,
+            binomial,
+            "o-",
+            color=COLORS["fit"],
+            markersize=3,
+            label=f"binomial fit (case failure {_pct(rec.noise.estimate)})",
+        )
         od = rec.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
             bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
-            ax.plot(k, bb, "s--", color=COLORS["fit2"], markersize=3,
-                    label=f"beta-binomial fit (icc {od.icc:.2f})")  # fmt: skip
+            ax.plot(
+                k,
+                bb,
+                "s--",
+                color=COLORS["fit2"],
+                markersize=3,
+                label=f"beta-binomial fit (icc {od.icc:.2f})",
+            )
         ax.set_xlabel("cases that passed in a run")
         ax.set_ylabel("runs")
         ax.set_title("Passing cases per known-good run, and what independent noise predicts")
@@ -248,9 +310,16 @@ def plot_flakiness(rec: Recommendation, *, top: int = 20, ax: Axes | None = None
         low = np.maximum(rates - np.array([c.rate.low for c in cases]), 0.0)  # rounding
         high = np.maximum(np.array([c.rate.high for c in cases]) - rates, 0.0)
         ax.barh(y, rates, color=COLORS["healthy"], alpha=0.8, label="failure rate")
-        ax.errorbar(rates, y, xerr=[low, high], fmt="none", ecolor=COLORS["simulated"],
-                    capsize=2, linewidth=1,
-                    label=f"{100 * rec.confidence_level:g}% {rec.method} interval")  # fmt: skip
+        ax.errorbar(
+            rates,
+            y,
+            xerr=[low, high],
+            fmt="none",
+            ecolor=COLORS["simulated"],
+            capsize=2,
+            linewidth=1,
+            label=f"{100 * rec.confidence_level:g}% {rec.method} interval",
+        )
         ax.set_yticks(y, labels=[c.case for c in cases])
         ax.set_xlim(0, min(1.0, max(0.05, float((rates + high).max()) * 1.1)))
         ax.set_xlabel(f"share of the {rec.runs} known-good runs in which the case failed")
@@ -291,9 +360,12 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
     c = next((x for x in cal.checks if x.check == cal.corrected_check), cal.pooled)
     m = c.matrix
     counts = np.array(
-        [[m.pass_pass, m.pass_fail + m.pass_unparseable],
-         [m.fail_pass, m.fail_fail + m.fail_unparseable]], dtype=float
-    )  # fmt: skip
+        [
+            [m.pass_pass, m.pass_fail + m.pass_unparseable],
+            [m.fail_pass, m.fail_fail + m.fail_unparseable],
+        ],
+        dtype=float,
+    )
     shares = counts / counts.sum(axis=1, keepdims=True)
     left: Axes
     right: Axes
@@ -307,19 +379,36 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
         for i in range(2):
             for j in range(2):
                 color = "white" if shares[i, j] > 0.6 else "black"
-                left.text(j, i, f"{100 * shares[i, j]:.1f}%\n({counts[i, j]:g})", ha="center",
-                          va="center", color=color, fontsize=9)  # fmt: skip
+                left.text(
+                    j,
+                    i,
+                    f"{100 * shares[i, j]:.1f}%\n({counts[i, j]:g})",
+                    ha="center",
+                    va="center",
+                    color=color,
+                    fontsize=9,
+                )
         left.set_xticks([0, 1], labels=["judge: pass", "judge: fail\n(or unparseable)"])
         left.set_yticks([0, 1], labels=["truly pass", "truly fail"])
         left.set_title(f"Judge vs human labels ({c.items} items, {c.judgements} judgements)")
         left.grid(False)
         level = f"{100 * cal.confidence_level:g}%"
         bars: list[tuple[str, float, float, float, str]] = [
-            ("sensitivity", c.sensitivity.estimate, c.sensitivity.low, c.sensitivity.high,
-             COLORS["accent"]),
-            ("specificity", c.specificity.estimate, c.specificity.low, c.specificity.high,
-             COLORS["accent"]),
-        ]  # fmt: skip
+            (
+                "sensitivity",
+                c.sensitivity.estimate,
+                c.sensitivity.low,
+                c.sensitivity.high,
+                COLORS["accent"],
+            ),
+            (
+                "specificity",
+                c.specificity.estimate,
+                c.specificity.low,
+                c.specificity.high,
+                COLORS["accent"],
+            ),
+        ]
         r = cal.corrected
         if r is not None and cal.observed is not None:
             from gatecal._analyses.calibrate import _clopper_pearson
@@ -328,14 +417,26 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
             obs = _clopper_pearson(k, n, cal.confidence_level)
             bars.append(("observed pass rate", obs.estimate, obs.low, obs.high, COLORS["fit"]))
             if r.estimate is not None:
-                bars.append(("corrected pass rate", r.estimate, r.low, r.high,
-                             COLORS["healthy"]))  # fmt: skip
+                bars.append(("corrected pass rate", r.estimate, r.low, r.high, COLORS["healthy"]))
         y = np.arange(len(bars))[::-1]
         for yi, (_label, est, lo, hi, color) in zip(y, bars, strict=True):
-            right.errorbar([est], [yi], xerr=[[max(est - lo, 0.0)], [max(hi - est, 0.0)]],
-                           fmt="o", color=color, capsize=4, linewidth=1.5)  # fmt: skip
-            right.annotate(f"{est:.3f} [{lo:.3f}, {hi:.3f}]", (est, yi), xytext=(0, 7),
-                           textcoords="offset points", ha="center", fontsize=8)  # fmt: skip
+            right.errorbar(
+                [est],
+                [yi],
+                xerr=[[max(est - lo, 0.0)], [max(hi - est, 0.0)]],
+                fmt="o",
+                color=color,
+                capsize=4,
+                linewidth=1.5,
+            )
+            right.annotate(
+                f"{est:.3f} [{lo:.3f}, {hi:.3f}]",
+                (est, yi),
+                xytext=(0, 7),
+                textcoords="offset points",
+                ha="center",
+                fontsize=8,
+            )
         right.set_yticks(y, labels=[b[0] for b in bars])
         right.set_ylim(-0.7, len(bars) - 0.3)
         right.set_xlim(0, 1.02)
@@ -359,8 +460,9 @@ def chart_bytes(ax: Axes, suffix: str, **kwargs: Any) -> bytes:
     metadata = {"Date": None, "Creator": "gatecal"} if suffix == ".svg" else {"Software": "gatecal"}
     buffer = io.BytesIO()
     with mpl.rc_context(_STYLE):
-        figure.savefig(buffer, format=suffix[1:], dpi=kwargs.pop("dpi", 150), metadata=metadata,
-                       **kwargs)  # fmt: skip
+        figure.savefig(
+            buffer, format=suffix[1:], dpi=kwargs.pop("dpi", 150), metadata=metadata, **kwargs
+        )
     return buffer.getvalue()
 
 

@@ -50,9 +50,19 @@ _STATUSES = ("ok", "error", "unscored")
 # gatecal.readers.LONG_COLUMNS, spelled out so that this module imports nothing of
 # gatecal's at import time (a test keeps the two equal)
 _LONG_COLUMNS = (
-    "build", "run", "case", "check", "kind", "passed", "status", "score", "session",
-    "attempts", "cached", "source",
-)  # fmt: skip
+    "build",
+    "run",
+    "case",
+    "check",
+    "kind",
+    "passed",
+    "status",
+    "score",
+    "session",
+    "attempts",
+    "cached",
+    "source",
+)
 
 
 class GatecalVerdicts:

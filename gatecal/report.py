@@ -139,57 +139,71 @@ def _build(
     for p in sim.flips:
         stem = f"gate-chart-{100 * p:g}pct".replace(".", "_")
         image = _save(charts.plot_gate_chart(sim, p), folder, stem, files)
-        sections.append(_Section(
-            f"Each gate at {_pct(p)} judge noise",
-            "Bars: exact probability that the gate fails the build. Dots: the share of the "
-            f"{sim.n_runs} simulated runs in which it did; the thin line is where that share "
-            "lands 99% of the time. A gate is good when the blue bar is low and the orange high.",
-            image,
-        ))  # fmt: skip
+        sections.append(
+            _Section(
+                f"Each gate at {_pct(p)} judge noise",
+                "Bars: exact probability that the gate fails the build. Dots: the share of the "
+                f"{sim.n_runs} simulated runs in which it did; the thin line is where that share "
+                "lands 99% of the time. A gate is good when the blue bar is low and the orange "
+                "high.",
+                image,
+            )
+        )
     p = sim.flips[0]
     noise = sim.noise_at(p)
     healthy = exact_pass_counts(suite, "healthy", noise)
     regressed = exact_pass_counts(suite, "regressed", noise)
     table = operating_table(healthy, regressed)
     k = _best_gate(table, budget)
-    image = _save(charts.plot_operating_curves(table, recommended=k, budget=budget), folder,
-                  "operating-curves", files)  # fmt: skip
-    sections.append(_Section(
-        f"Operating curves at {_pct(p)} noise",
-        f"Pass rates move in steps of 1/{n}, so every threshold within one step is the same "
-        "gate. The shaded step is the strictest gate under the false-alarm budget.",
-        image,
-    ))  # fmt: skip
+    chart = charts.plot_operating_curves(table, recommended=k, false_alarm_target=budget)
+    image = _save(chart, folder, "operating-curves", files)
+    sections.append(
+        _Section(
+            f"Operating curves at {_pct(p)} noise",
+            f"Pass rates move in steps of 1/{n}, so every threshold within one step is the same "
+            "gate. The shaded step is the strictest gate under the false-alarm budget.",
+            image,
+        )
+    )
     image = _save(
         charts.plot_pass_counts(healthy, regressed, k_min=k), folder, "pass-counts", files
     )
-    sections.append(_Section(
-        "Where the two builds overlap",
-        "The exact distribution of passing cases in one run. Healthy runs left of the dashed "
-        "line are false alarms; regressed runs right of it are missed regressions.",
-        image,
-    ))  # fmt: skip
+    sections.append(
+        _Section(
+            "Where the two builds overlap",
+            "The exact distribution of passing cases in one run. Healthy runs left of the dashed "
+            "line are false alarms; regressed runs right of it are missed regressions.",
+            image,
+        )
+    )
     flips = [round(float(x), 4) for x in np.linspace(0.005, 0.15, 30)]
     thresholds = [round(float(x), 4) for x in np.linspace(0.5, 1.0, 51)]
     grid = false_alarm_grid(suite, flips, thresholds, noise=sim.noise)
-    image = _save(charts.plot_false_alarm_heatmap(grid, flips, thresholds, budget=budget), folder,
-                  "false-alarm-heatmap", files)  # fmt: skip
-    sections.append(_Section(
-        "False alarms by noise and threshold",
-        "Read across at your judge's noise: the white line is the budget; thresholds to its "
-        "right raise more false alarms than it allows.",
-        image,
-    ))  # fmt: skip
+    chart = charts.plot_false_alarm_heatmap(grid, flips, thresholds, false_alarm_target=budget)
+    image = _save(chart, folder, "false-alarm-heatmap", files)
+    sections.append(
+        _Section(
+            "False alarms by noise and threshold",
+            "Read across at your judge's noise: the white line is the budget; thresholds to its "
+            "right raise more false alarms than it allows.",
+            image,
+        )
+    )
     if rec is not None:
         image = _save(charts.plot_run_distribution(rec), folder, "measured-runs", files)
-        verdict = ("They vary more than independent verdicts would" if rec.correlated
-                   else "Nothing suggests that whole runs vary together")  # fmt: skip
-        sections.append(_Section(
-            f"Measured: {rec.runs} known-good runs",
-            f"{verdict} (icc {rec.overdispersion.icc:.3f}, p = "
-            f"{format_probability(rec.overdispersion.p_value)}).",
-            image,
-        ))  # fmt: skip
+        verdict = (
+            "They vary more than independent verdicts would"
+            if rec.correlated
+            else "Nothing suggests that whole runs vary together"
+        )
+        sections.append(
+            _Section(
+                f"Measured: {rec.runs} known-good runs",
+                f"{verdict} (icc {rec.overdispersion.icc:.3f}, p = "
+                f"{format_probability(rec.overdispersion.p_value)}).",
+                image,
+            )
+        )
         image = _save(charts.plot_flakiness(rec), folder, "flakiness", files)
         what = "Failure rate of each case across the known-good runs, with its interval."
         sections.append(_Section("Flakiest cases", what, image))
@@ -201,12 +215,14 @@ def _build(
     plan_flips = [0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.12, 0.15]
     plans = {parse_regression(r).describe(): cases_needed(plan_flips, r) for r in regressions}
     image = _save(charts.plot_cases_needed(plan_flips, plans), folder, "cases-needed", files)
-    sections.append(_Section(
-        "How many cases you need",
-        "The smallest suite whose gate keeps false alarms within 5% and catches the regression "
-        "95% of the time, for cases with two judge checks and one code check.",
-        image,
-    ))  # fmt: skip
+    sections.append(
+        _Section(
+            "How many cases you need",
+            "The smallest suite whose gate keeps false alarms within 5% and catches the regression "
+            "95% of the time, for cases with two judge checks and one code check.",
+            image,
+        )
+    )
     for fmt, suffix in (("markdown", ".md"), ("csv", ".csv"), ("json", ".json")):
         (folder / f"simulate{suffix}").write_text(render(sim, fmt), encoding="utf-8")
         files.append(f"simulate{suffix}")

@@ -61,7 +61,7 @@ def test_operating_curves_step_at_multiples_of_one_over_n():
         gatecal.exact_pass_counts(ARTICLE, "healthy", noise),
         gatecal.exact_pass_counts(ARTICLE, "regressed", noise),
     )
-    ax = charts.plot_operating_curves(table, recommended=10, budget=0.05)
+    ax = charts.plot_operating_curves(table, recommended=10, false_alarm_target=0.05)
     steps = [p for p in ax.patches if isinstance(p, StepPatch)]
     assert len(steps) == 2
     values, edges, _ = steps[0].get_data()

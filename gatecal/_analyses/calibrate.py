@@ -14,12 +14,9 @@ share varies less than a single verdict with the same mean).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
@@ -29,6 +26,7 @@ from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 from gatecal.readers import RunsData
+from gatecal.readers.labels import UNPARSEABLE_VALUES, Label, LabelsError, read_labels
 
 __all__ = [
     "UNPARSEABLE_VALUES",
@@ -47,27 +45,6 @@ __all__ = [
     "read_labels",
 ]
 
-_TRUE = {"true", "1", "pass", "passed", "yes"}
-_FALSE = {"false", "0", "fail", "failed", "no"}
-#: Judge values that mean "no clean verdict": their own share, never a pass.
-UNPARSEABLE_VALUES = ("unparseable", "error", "unscored")
-_VALUES = "pass/fail, yes/no, true/false or 1/0"
-
-
-class LabelsError(ValueError):
-    """A label table that is not usable: the message names the file, line and value."""
-
-
-@dataclass(frozen=True, slots=True)
-class Label:
-    """One judgement of one labelled item. `judge` is None for an unparseable reply."""
-
-    item: str
-    check: str
-    repeat: str
-    human: bool
-    judge: bool | None
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Estimate:
@@ -79,8 +56,12 @@ class Estimate:
     method: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "method": self.method}  # fmt: skip
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,11 +77,17 @@ class ConfusionMatrix:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "human_pass": {"judge_pass": self.pass_pass, "judge_fail": self.pass_fail,
-                           "unparseable": self.pass_unparseable},
-            "human_fail": {"judge_pass": self.fail_pass, "judge_fail": self.fail_fail,
-                           "unparseable": self.fail_unparseable},
-        }  # fmt: skip
+            "human_pass": {
+                "judge_pass": self.pass_pass,
+                "judge_fail": self.pass_fail,
+                "unparseable": self.pass_unparseable,
+            },
+            "human_fail": {
+                "judge_pass": self.fail_pass,
+                "judge_fail": self.fail_fail,
+                "unparseable": self.fail_unparseable,
+            },
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,8 +112,11 @@ class SelfConsistency:
     noise_floor: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"items": self.items, "flip_rate": self.flip_rate.to_dict(),
-                "noise_floor": self.noise_floor}  # fmt: skip
+        return {
+            "items": self.items,
+            "flip_rate": self.flip_rate.to_dict(),
+            "noise_floor": self.noise_floor,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,13 +204,17 @@ class LabelPlan:
     run_only_width: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"width": self.width, "confidence_level": self.confidence_level,
-                "fnr_pass_items": self.fnr_pass_items, "fpr_fail_items": self.fpr_fail_items,
-                "corrected_pass_items": self.pass_items,
-                "corrected_fail_items": self.fail_items,
-                "corrected_balanced_items_per_class": self.balanced_items,
-                "min_observed": self.min_observed,
-                "run_only_width": self.run_only_width}  # fmt: skip
+        return {
+            "width": self.width,
+            "confidence_level": self.confidence_level,
+            "fnr_pass_items": self.fnr_pass_items,
+            "fpr_fail_items": self.fpr_fail_items,
+            "corrected_pass_items": self.pass_items,
+            "corrected_fail_items": self.fail_items,
+            "corrected_balanced_items_per_class": self.balanced_items,
+            "min_observed": self.min_observed,
+            "run_only_width": self.run_only_width,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,112 +296,17 @@ class Calibration:
         out["checks"] = [c.to_dict() for c in self.checks]
         if self.observed is not None:
             k, n = self.observed
-            out["observed"] = {"passed": k, "items": n, "rate": k / n,
-                               "source": self.observed_source}  # fmt: skip
+            out["observed"] = {
+                "passed": k,
+                "items": n,
+                "rate": k / n,
+                "source": self.observed_source,
+            }
             out["corrected_check"] = self.corrected_check
         if self.corrected is not None:
             out["corrected"] = self.corrected.to_dict()
         out["plan"] = self.plan.to_dict()
         return out
-
-
-# -- reading ---------------------------------------------------------------------------
-
-
-def _verdict(value: object, column: str, where: str) -> bool | None:
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if column == "judge" and text in UNPARSEABLE_VALUES:
-        return None
-    if text == "" or value is None:
-        hint = " (write 'unparseable' for a reply with no verdict)" if column == "judge" else ""
-        raise LabelsError(f"{where}: missing `{column}`{hint}")
-    allowed = _VALUES + (", or unparseable/error/unscored" if column == "judge" else "")
-    raise LabelsError(f"{where}: `{column}` must be {allowed} (got {value!r})")
-
-
-def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
-    from gatecal._common.text import TextError, read_text
-
-    suffix = path.suffix.lower()
-    try:
-        text = read_text(path)
-    except TextError as exc:
-        raise LabelsError(str(exc)) from None
-    with io.StringIO(text, newline="" if suffix == ".csv" else None) as handle:
-        if suffix == ".jsonl":
-            from gatecal.readers.table import jsonl_rows  # one JSONL reader for every table
-
-            yield from jsonl_rows(text, path, LabelsError)
-            return
-        if suffix != ".csv":
-            raise LabelsError(f"{path}: a label table must be .csv or .jsonl")
-        reader = csv.DictReader(handle)
-        missing = sorted({"item", "human", "judge"} - set(reader.fieldnames or []))
-        if missing:
-            raise LabelsError(
-                f"{path}: a label table needs columns item, human, judge (missing {missing})"
-            )
-        for row in reader:
-            yield f"{path}:{reader.line_num}", row
-
-
-def read_labels(path: str | Path) -> tuple[Label, ...]:
-    """Read a label table (``.csv`` or ``.jsonl``, UTF-8 with or without a BOM).
-
-    Columns: ``item``, ``human`` and ``judge`` (pass/fail, yes/no, true/false or 1/0,
-    any case; the judge may also be ``unparseable``, ``error`` or ``unscored``), and
-    optionally ``check`` and ``repeat``. Rows of one item without a ``repeat`` are
-    repeated judgements of it.
-
-    Raises
-    ------
-    LabelsError
-        Naming the file and line: a missing column or value, an unknown verdict, an item
-        whose human label differs between rows, a repeated (check, item, repeat), or no
-        rows at all.
-    """
-    file = Path(path)
-    try:
-        rows = list(_label_rows(file))
-    except OSError as exc:
-        raise LabelsError(f"{file}: cannot read the label table ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise LabelsError(f"{file}: not UTF-8 text") from None
-    labels: list[Label] = []
-    first: dict[tuple[str, str], tuple[bool, str]] = {}
-    seen: set[tuple[str, str, str]] = set()
-    counts: dict[tuple[str, str], int] = {}
-    for where, row in rows:
-        item = str(row.get("item") if row.get("item") is not None else "").strip()
-        if not item:
-            raise LabelsError(f"{where}: missing `item`")
-        check = str(row.get("check") or "").strip()
-        human = _verdict(row.get("human", ""), "human", where)
-        judge = _verdict(row.get("judge", ""), "judge", where)
-        assert human is not None  # only the judge may be unparseable
-        key = (check, item)
-        counts[key] = counts.get(key, 0) + 1
-        raw_repeat = row.get("repeat")
-        repeat = str(raw_repeat).strip() if raw_repeat not in (None, "") else f"#{counts[key]}"
-        if (check, item, repeat) in seen:
-            what = f"check {check!r}, " if check else ""
-            raise LabelsError(f"{where}: {what}item {item!r}, repeat {repeat!r} appears twice")
-        seen.add((check, item, repeat))
-        if key in first and first[key][0] != human:
-            was, line = first[key]
-            raise LabelsError(
-                f"{where}: item {item!r} is labelled {'pass' if human else 'fail'} here and "
-                f"{'pass' if was else 'fail'} at {line}; one item has one true verdict"
-            )
-        first.setdefault(key, (human, where))
-        labels.append(Label(item=item, check=check, repeat=repeat, human=human, judge=judge))
-    if not labels:
-        raise LabelsError(f"{file}: no labelled items")
-    return tuple(labels)
 
 
 # -- statistics ------------------------------------------------------------------------
@@ -439,8 +338,12 @@ def _kappa(tp: float, fn: float, fp: float, tn: float, level: float) -> tuple[Es
     var = max(0.0, (a + b - c) / (n * (1 - pe) ** 2))
     z = NormalDist().inv_cdf(0.5 + level / 2)
     half = z * math.sqrt(var)
-    est = Estimate(estimate=kappa, low=max(-1.0, kappa - half), high=min(1.0, kappa + half),
-                   method="fleiss-cohen-everitt")  # fmt: skip
+    est = Estimate(
+        estimate=kappa,
+        low=max(-1.0, kappa - half),
+        high=min(1.0, kappa + half),
+        method="fleiss-cohen-everitt",
+    )
     share = (rows[0] + cols[0]) / 2
     pe_ac1 = 2 * share * (1 - share)
     return est, (po - pe_ac1) / (1 - pe_ac1)
@@ -493,13 +396,26 @@ def _measure(check: str, labels: Sequence[Label], level: float) -> CheckCalibrat
         consistency = SelfConsistency(items=multi, flip_rate=flips, noise_floor=floor)
     total = pass_items + fail_items
     return CheckCalibration(
-        check=check, items=total, pass_items=pass_items, fail_items=fail_items,
-        judgements=len(labels), matrix=matrix, tp=tp, fn=fn, fp=fp, tn=tn,
-        sensitivity=sens, specificity=spec, fnr=_clopper_pearson(fn, pass_items, level),
+        check=check,
+        items=total,
+        pass_items=pass_items,
+        fail_items=fail_items,
+        judgements=len(labels),
+        matrix=matrix,
+        tp=tp,
+        fn=fn,
+        fp=fp,
+        tn=tn,
+        sensitivity=sens,
+        specificity=spec,
+        fnr=_clopper_pearson(fn, pass_items, level),
         fpr=_clopper_pearson(fp, fail_items, level),
-        accuracy=_clopper_pearson(tp + tn, total, level), kappa=kappa, ac1=ac1,
-        unparseable=_clopper_pearson(unparseable, total, level), consistency=consistency,
-    )  # fmt: skip
+        accuracy=_clopper_pearson(tp + tn, total, level),
+        kappa=kappa,
+        ac1=ac1,
+        unparseable=_clopper_pearson(unparseable, total, level),
+        consistency=consistency,
+    )
 
 
 def labels_for_width(rate: float, width: float, confidence_level: float = 0.95) -> int:
@@ -574,10 +490,17 @@ def plan_labels(
                 m1 = max(1, math.ceil(math.sqrt(a) * root / left))
                 m0 = max(1, math.ceil(math.sqrt(b) * root / left))
                 balanced = max(1, math.ceil((a + b) / left))
-    return LabelPlan(width=width, confidence_level=level, fnr_pass_items=plan_fnr,
-                     fpr_fail_items=plan_fpr, pass_items=m1, fail_items=m0,
-                     balanced_items=balanced, min_observed=need_n,
-                     run_only_width=floor)  # fmt: skip
+    return LabelPlan(
+        width=width,
+        confidence_level=level,
+        fnr_pass_items=plan_fnr,
+        fpr_fail_items=plan_fpr,
+        pass_items=m1,
+        fail_items=m0,
+        balanced_items=balanced,
+        min_observed=need_n,
+        run_only_width=floor,
+    )
 
 
 def observed_from_runs(data: RunsData, check: str | None = None) -> tuple[float, int]:
@@ -679,7 +602,14 @@ def calibrate_judge(
         pass_rate=pass_rate,
         observed_items=None if observed is None else float(observed[1]),
     )
-    return Calibration(source=source, confidence_level=level, checks=checks, pooled=pooled,
-                       observed=None if observed is None else (observed[0], observed[1]),
-                       observed_source=observed_source, corrected=corrected,
-                       corrected_check=chosen.check, plan=plan)  # fmt: skip
+    return Calibration(
+        source=source,
+        confidence_level=level,
+        checks=checks,
+        pooled=pooled,
+        observed=None if observed is None else (observed[0], observed[1]),
+        observed_source=observed_source,
+        corrected=corrected,
+        corrected_check=chosen.check,
+        plan=plan,
+    )

@@ -100,8 +100,10 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
         within = document.get("within_budget")
         hint = ""
         if isinstance(within, Mapping) and isinstance(within.get("max_failures"), int):
-            hint = (f"; its strictest gate within the false-alarm budget is the rule "
-                    f"'fails<={within['max_failures']}'")  # fmt: skip
+            hint = (
+                f"; its strictest gate within the false-alarm budget is the rule "
+                f"'fails<={within['max_failures']}'"
+            )
         raise bad(
             "recommends no gate (none met both targets there): pass a gate rule instead, "
             f"or rerun recommend with other targets{hint}"

@@ -103,11 +103,19 @@ class CorrectedRate:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "method": self.method, "confidence_level": self.confidence_level,
-                "unclipped": self.unclipped, "clipped": self.clipped,
-                "too_weak": self.too_weak, "observed": self.observed,
-                "sensitivity": self.sensitivity, "specificity": self.specificity}  # fmt: skip
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+            "confidence_level": self.confidence_level,
+            "unclipped": self.unclipped,
+            "clipped": self.clipped,
+            "too_weak": self.too_weak,
+            "observed": self.observed,
+            "sensitivity": self.sensitivity,
+            "specificity": self.specificity,
+        }
 
 
 def _count_pair(name: str, value: Any) -> tuple[float, float]:
@@ -174,9 +182,18 @@ def correct_pass_rate(
     raw = (p + sp - 1.0) / youden if youden > 0 else None
     est = None if raw is None else min(1.0, max(0.0, raw))
     lo, hi = float(low[0]), float(high[0])
-    return CorrectedRate(estimate=est, unclipped=raw, low=lo, high=hi, method=method,
-                         confidence_level=level, observed=p, sensitivity=se, specificity=sp,
-                         too_weak=raw is None or hi - lo >= TOO_WIDE)  # fmt: skip
+    return CorrectedRate(
+        estimate=est,
+        unclipped=raw,
+        low=lo,
+        high=hi,
+        method=method,
+        confidence_level=level,
+        observed=p,
+        sensitivity=se,
+        specificity=sp,
+        too_weak=raw is None or hi - lo >= TOO_WIDE,
+    )
 
 
 def corrected_intervals(
@@ -226,9 +243,14 @@ def _finish(
 
 
 def _delta(
-    k: FloatArray, n: FloatArray, tp: FloatArray, m1: FloatArray, tn: FloatArray,
-    m0: FloatArray, z: float,
-) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    k: FloatArray,
+    n: FloatArray,
+    tp: FloatArray,
+    m1: FloatArray,
+    tn: FloatArray,
+    m0: FloatArray,
+    z: float,
+) -> tuple[FloatArray, FloatArray]:
     """Wald interval with the delta-method variance (Rogan & Gladen 1978; statistics.md §2.6)."""
     p, se, sp = k / n, tp / m1, tn / m0
     youden = se + sp - 1.0
@@ -241,9 +263,14 @@ def _delta(
 
 
 def _lang_reiczigel(
-    k: FloatArray, n: FloatArray, tp: FloatArray, m1: FloatArray, tn: FloatArray,
-    m0: FloatArray, z: float,
-) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    k: FloatArray,
+    n: FloatArray,
+    tp: FloatArray,
+    m1: FloatArray,
+    tn: FloatArray,
+    m0: FloatArray,
+    z: float,
+) -> tuple[FloatArray, FloatArray]:
     """Lang & Reiczigel (2014): Agresti-Coull-style adjusted counts, and a shift.
 
     The observed rate gets ``z^2/2`` pseudo-successes and failures, sensitivity and
@@ -265,9 +292,18 @@ def _lang_reiczigel(
 
 
 def _simulated(
-    k: FloatArray, n: FloatArray, tp: FloatArray, m1: FloatArray, tn: FloatArray,
-    m0: FloatArray, confidence: float, rng: np.random.Generator, draws: int, *, bayes: bool,
-) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    k: FloatArray,
+    n: FloatArray,
+    tp: FloatArray,
+    m1: FloatArray,
+    tn: FloatArray,
+    m0: FloatArray,
+    confidence: float,
+    rng: np.random.Generator,
+    draws: int,
+    *,
+    bayes: bool,
+) -> tuple[FloatArray, FloatArray]:
     """Percentile interval of the clipped Rogan-Gladen estimate over simulated data.
 
     ``bayes=False``: parametric bootstrap, fresh binomial counts at the measured

@@ -68,10 +68,16 @@ class Overdispersion:
     confidence_level: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"icc": self.icc, "p_value": self.p_value, "mean": self.mean,
-                "moment_icc": self.moment_icc, "statistic": self.statistic,
-                "design_effect": self.design_effect, "icc_upper": self.icc_upper,
-                "confidence_level": self.confidence_level}  # fmt: skip
+        return {
+            "icc": self.icc,
+            "p_value": self.p_value,
+            "mean": self.mean,
+            "moment_icc": self.moment_icc,
+            "statistic": self.statistic,
+            "design_effect": self.design_effect,
+            "icc_upper": self.icc_upper,
+            "confidence_level": self.confidence_level,
+        }
 
 
 def _run_counts(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> tuple[Ints, Ints]:
@@ -142,8 +148,9 @@ class _Likelihood:
         whether the maximum can leave the boundary)."""
         p = Fraction(self.total_x, self.total_m)
         total = Fraction(0)
-        for x, y, m, c in zip(self.x.tolist(), self.y.tolist(), self.m.tolist(),
-                              self.c.tolist(), strict=True):  # fmt: skip
+        for x, y, m, c in zip(
+            self.x.tolist(), self.y.tolist(), self.m.tolist(), self.c.tolist(), strict=True
+        ):
             total += int(c) * (
                 Fraction(x * (x - 1)) / p + Fraction(y * (y - 1)) / (1 - p) - m * (m - 1)
             )
@@ -186,8 +193,11 @@ def _profile_bound(
         return ICC_MAX
     i = above[0]
     start = max(rho, float(grid[i - 1]))
-    return float(optimize.brentq(lambda r: lik.profile(r)[1] - target, start, float(grid[i]),
-                                 xtol=1e-14, rtol=1e-12))  # fmt: skip
+    return float(
+        optimize.brentq(
+            lambda r: lik.profile(r)[1] - target, start, float(grid[i]), xtol=1e-14, rtol=1e-12
+        )
+    )
 
 
 #: Where the profile likelihood of rho is evaluated before Brent's method refines it.
@@ -218,9 +228,16 @@ def fit_overdispersion(
     size = float((m * m).sum() / m.sum())  # size-weighted mean run size
     moment = _moment_icc(x, m, p)
     if lik.total_x in (0, lik.total_m):  # no failure (or no pass) at all: rho not identified
-        return Overdispersion(icc=0.0, mean=p, moment_icc=moment, statistic=0.0, p_value=1.0,
-                              design_effect=1.0, icc_upper=ICC_MAX,
-                              confidence_level=level)  # fmt: skip
+        return Overdispersion(
+            icc=0.0,
+            mean=p,
+            moment_icc=moment,
+            statistic=0.0,
+            p_value=1.0,
+            design_effect=1.0,
+            icc_upper=ICC_MAX,
+            confidence_level=level,
+        )
     grid = _RHO_GRID
     values = [lik.profile(float(r))[1] for r in grid]
     best = int(np.argmax(values))
@@ -229,9 +246,11 @@ def fit_overdispersion(
     else:
         low, high = float(grid[max(best - 1, 0)]), float(grid[min(best + 1, grid.size - 1)])
         found = optimize.minimize_scalar(
-            lambda r: -lik.profile(r)[1], bounds=(low, high), method="bounded",
+            lambda r: -lik.profile(r)[1],
+            bounds=(low, high),
+            method="bounded",
             options={"xatol": 1e-10 * high},
-        )  # fmt: skip
+        )
         rho, value = float(found.x), -float(found.fun)
         if values[best] > value:
             rho, value = float(grid[best]), values[best]
@@ -246,6 +265,13 @@ def fit_overdispersion(
     for v in (mu, rho, statistic, p_value, upper):
         if not math.isfinite(v):  # a bug, never the user's input: say so plainly
             raise FloatingPointError(f"beta-binomial fit gave a non-finite value {v}")
-    return Overdispersion(icc=rho, mean=mu, moment_icc=moment, statistic=statistic,
-                          p_value=p_value, design_effect=1 + (size - 1) * rho,
-                          icc_upper=upper, confidence_level=level)  # fmt: skip
+    return Overdispersion(
+        icc=rho,
+        mean=mu,
+        moment_icc=moment,
+        statistic=statistic,
+        p_value=p_value,
+        design_effect=1 + (size - 1) * rho,
+        icc_upper=upper,
+        confidence_level=level,
+    )

@@ -83,8 +83,8 @@ class SuitePlans:
 
     noise: JudgeNoise
     regression: Regression
-    false_alarm: float
-    detection: float
+    false_alarm_target: float
+    detection_target: float
     judge_checks: int
     code_checks: int
     max_cases: int | None
@@ -246,8 +246,8 @@ def plan_suite(
     return SuitePlans(
         noise=noise,
         regression=reg,
-        false_alarm=alpha,
-        detection=power,
+        false_alarm_target=alpha,
+        detection_target=power,
         judge_checks=j,
         code_checks=c,
         max_cases=searched,
@@ -510,9 +510,12 @@ def _largest_pmf(m: npt.NDArray[np.int64], q: float) -> Floats:
     top = np.zeros(count.size)
     for k in (np.maximum(mode - 1.0, 0.0), mode):
         log_pmf = (
-            special.gammaln(count + 1.0) - special.gammaln(k + 1.0)
-            - special.gammaln(count - k + 1.0) + k * math.log(q) + (count - k) * math.log1p(-q)
-        )  # fmt: skip
+            special.gammaln(count + 1.0)
+            - special.gammaln(k + 1.0)
+            - special.gammaln(count - k + 1.0)
+            + k * math.log(q)
+            + (count - k) * math.log1p(-q)
+        )
         top = np.maximum(top, np.exp(log_pmf))
     return top
 

@@ -145,9 +145,14 @@ class Recommendation:
         if k is None:
             return None
         low, high = self.threshold_range(k)
-        return {"k_min": k, "max_failures": self.cases - k,
-                "false_alarm": self.table[k][0], "detection": self.table[k][1],
-                "threshold_above": float(low), "threshold_at_most": float(high)}  # fmt: skip
+        return {
+            "k_min": k,
+            "max_failures": self.cases - k,
+            "false_alarm": self.table[k][0],
+            "detection": self.table[k][1],
+            "threshold_above": float(low),
+            "threshold_at_most": float(high),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -227,15 +232,19 @@ class NoiseBounds:
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: the largest over
         the region."""
-        below = [_below(beta_binomial_pmf(n, hi, icc)[::-1])
-                 for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
+        below = [
+            _below(beta_binomial_pmf(n, hi, icc)[::-1])
+            for icc, hi in zip(self.iccs, self.highs, strict=True)
+        ]
         return np.asarray(np.max(below, axis=0))
 
     def worst_point(self, n: int, failing: int) -> tuple[float, float]:
         """(rate, icc) of the region where "at most ``failing - 1`` of n fail" has its
         largest false alarm."""
-        tails = [_below(beta_binomial_pmf(n, hi, icc)[::-1])[n - failing + 1]
-                 for icc, hi in zip(self.iccs, self.highs, strict=True)]  # fmt: skip
+        tails = [
+            _below(beta_binomial_pmf(n, hi, icc)[::-1])[n - failing + 1]
+            for icc, hi in zip(self.iccs, self.highs, strict=True)
+        ]
         i = int(np.argmax(tails))
         return self.highs[i], self.iccs[i]
 
@@ -292,11 +301,23 @@ def noise_bounds(
         lows.append(float(lo))
         highs.append(float(hi))
     total, trials = float(x.sum()), float(m.sum())
-    rate = RateEstimate(failures=total, trials=trials, estimate=total / trials, low=min(lows),
-                        high=max(highs), method="profile likelihood",
-                        confidence_level=level)  # fmt: skip
-    return NoiseBounds(overdispersion=over, icc_top=top, iccs=tuple(iccs), lows=tuple(lows),
-                       highs=tuple(highs), rate=rate)  # fmt: skip
+    rate = RateEstimate(
+        failures=total,
+        trials=trials,
+        estimate=total / trials,
+        low=min(lows),
+        high=max(highs),
+        method="profile likelihood",
+        confidence_level=level,
+    )
+    return NoiseBounds(
+        overdispersion=over,
+        icc_top=top,
+        iccs=tuple(iccs),
+        lows=tuple(lows),
+        highs=tuple(highs),
+        rate=rate,
+    )
 
 
 #: The fallback "what would work" search tries every suite size up to this.
@@ -363,14 +384,28 @@ def would_work(
                 continue
             det = 1.0 if most < failing else tail(n - failing, most - failing)
             if det >= detection:
-                found = SuitePlan(policy=policy, cases=n, k_min=n - most, failing=failing,
-                                  false_alarm=fa, detection=det,
-                                  judge_calls=float(n * policy.majority))  # fmt: skip
+                found = SuitePlan(
+                    policy=policy,
+                    cases=n,
+                    k_min=n - most,
+                    failing=failing,
+                    false_alarm=fa,
+                    detection=det,
+                    judge_calls=float(n * policy.majority),
+                )
                 break
         plans.append(found)
-    return SuitePlans(noise=noise, regression=regression, false_alarm=false_alarm,
-                      detection=detection, judge_checks=1, code_checks=1, max_cases=max_cases,
-                      policies=policies, plans=tuple(plans))  # fmt: skip
+    return SuitePlans(
+        noise=noise,
+        regression=regression,
+        false_alarm_target=false_alarm,
+        detection_target=detection,
+        judge_checks=1,
+        code_checks=1,
+        max_cases=max_cases,
+        policies=policies,
+        plans=tuple(plans),
+    )
 
 
 def recommend_gate(
@@ -400,8 +435,6 @@ def recommend_gate(
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
     """
-    from gatecal._engines.exact import pass_count_pmf
-
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
@@ -409,18 +442,7 @@ def recommend_gate(
     significance = check_probability("significance", significance)
     if "healthy" not in data.builds():
         raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
-    runs, cases, matrix = data.case_outcomes("healthy")
-    outcome = np.array(matrix, dtype=np.int8).reshape(len(runs), len(cases))
-    # a case never observed in a good run is no case
-    seen_case: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=0))
-    seen_run: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=1))
-    if not seen_case.any():
-        raise ParameterError("runs", "must include at least one observed known-good verdict",
-                             f"{len(runs)} runs, all missing")  # fmt: skip
-    outcome = outcome[seen_run][:, seen_case]
-    runs = [run for run, keep in zip(runs, seen_run, strict=True) if keep]
-    names = data.short_names()
-    cases = [names[c] for c, keep in zip(cases, seen_case, strict=True) if keep]
+    runs, cases, outcome = _healthy_outcomes(data)
     n, r = len(cases), len(runs)
     observed = outcome >= 0
     failed = outcome == 0
@@ -435,48 +457,24 @@ def recommend_gate(
     gate_noise = bounds.rate
     over = bounds.overdispersion
     per_case = sorted(
-        (CaseNoise(case=c, rate=proportion_interval(float(f), float(t), level, method))
-         for c, f, t in zip(cases, failures_per_case, runs_per_case, strict=True)),
+        (
+            CaseNoise(case=c, rate=proportion_interval(float(f), float(t), level, method))
+            for c, f, t in zip(cases, failures_per_case, runs_per_case, strict=True)
+        ),
         key=lambda c: (-c.rate.estimate, c.case),
-    )  # fmt: skip
+    )
     judge_failed, judge_total = data.judge_verdicts("healthy")
-    judge_noise = (proportion_interval(judge_failed, judge_total, level, method)
-                   if judge_total else None)  # fmt: skip
+    judge_noise = (
+        proportion_interval(judge_failed, judge_total, level, method) if judge_total else None
+    )
 
     false_alarms = bounds.false_alarms(n)
     regressed_runs = len(data.runs("regressed")) if "regressed" in data.builds() else 0
-    if regressed_runs:
-        _, reg_cases, reg_matrix = data.case_outcomes("regressed")
-        reg_outcome = np.array(reg_matrix, dtype=np.int8).reshape(-1, len(reg_cases))
-        column = {names[c]: j for j, c in enumerate(reg_cases)}
-        padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
-        reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
-        reg_fail = (reg_outcome == 0).sum(axis=0)
-        reg_seen = (reg_outcome >= 0).sum(axis=0)
-        # each case at its observed failure rate in the regressed runs (cases that always
-        # failed never pass); the noise of the rest is what those runs showed; a case
-        # never observed there passes as often as the healthy build's lower bound allows
-        reg_rate = np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), gate_noise.low)
-        detections = _below(pass_count_pmf(1.0 - reg_rate))
-        regression_text = f"measured: {regressed_runs} regressed runs"
-        failing_cases = float(np.sum(reg_rate > 0.5))
-        majority_failing = max(1, int(failing_cases))
-        share = Fraction(majority_failing, n)
-        plan_regression = Regression(text=f"{majority_failing}/{n}", share=share)
-    else:
-        reg = (
-            parse_regression("0.25")
-            if regression is None
-            else (parse_regression(regression) if isinstance(regression, str) else regression)
-        )
-        f = reg.failing(n)
-        if f < 1 or f > n:
-            raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
-        detections = bounds.detections(n, f)
-        regression_text = f"{reg.describe()} ({f} of {n}, a code check)"
-        failing_cases = float(f)
-        # a bigger suite keeps the regression's share of the cases, not its count
-        plan_regression = Regression(text=f"{f}/{n}", share=Fraction(f, n))
+    detections, regression_text, failing_cases, plan_regression = (
+        _measured_regression(data, cases, gate_noise.low)
+        if regressed_runs
+        else _assumed_regression(regression, n, bounds)
+    )
     table = [(float(fa), float(det)) for fa, det in zip(false_alarms, detections, strict=True)]
     best = strictest_within([fa for fa, _ in table], alpha)
     within_budget = best if best >= 1 else None
@@ -486,19 +484,119 @@ def recommend_gate(
         # planned at the point of the region worst for this suite's gate "fewer failing
         # than the regression" (a bigger suite's worst point may differ a little)
         worst = bounds.worst_point(n, max(1, round(failing_cases)))
-        plans = would_work(rate=worst[0], icc=worst[1], regression=plan_regression,
-                           false_alarm=alpha, detection=power)  # fmt: skip
+        plans = would_work(
+            rate=worst[0],
+            icc=worst[1],
+            regression=plan_regression,
+            false_alarm=alpha,
+            detection=power,
+        )
     return Recommendation(
-        runs=r, regressed_runs=regressed_runs, cases=n, skipped=data.skipped,
-        missing=missing, errors=data.errors + data.unscored, reruns=data.reruns,
-        attempts_policy=data.attempts_policy, sessions=len(data.sessions("healthy")),
+        runs=r,
+        regressed_runs=regressed_runs,
+        cases=n,
+        skipped=data.skipped,
+        missing=missing,
+        errors=data.errors + data.unscored,
+        reruns=data.reruns,
+        attempts_policy=data.attempts_policy,
+        sessions=len(data.sessions("healthy")),
         warnings=data.warnings,
         case_order=tuple(cases),
         failures_per_run=tuple(int(f) for f in failures_per_run),
-        sources=data.sources, confidence_level=level, method=method, noise=noise,
-        noise_for_gate=gate_noise, icc_for_gate=bounds.icc_top, judge_noise=judge_noise,
-        per_case=tuple(per_case), overdispersion=over, correlated=over.p_value < significance,
-        regression=regression_text, regression_failing=failing_cases,
-        false_alarm_target=alpha, detection_target=power, table=tuple(table),
-        within_budget=within_budget, recommended=recommended, plans=plans,
-    )  # fmt: skip
+        sources=data.sources,
+        confidence_level=level,
+        method=method,
+        noise=noise,
+        noise_for_gate=gate_noise,
+        icc_for_gate=bounds.icc_top,
+        judge_noise=judge_noise,
+        per_case=tuple(per_case),
+        overdispersion=over,
+        correlated=over.p_value < significance,
+        regression=regression_text,
+        regression_failing=failing_cases,
+        false_alarm_target=alpha,
+        detection_target=power,
+        table=tuple(table),
+        within_budget=within_budget,
+        recommended=recommended,
+        plans=plans,
+    )
+
+
+def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
+    """The known-good runs and cases (short names) observed at least once, and the
+    outcome matrix (1 pass, 0 fail, -1 not observed), runs by cases."""
+    runs, cases, matrix = data.case_outcomes("healthy")
+    outcome = np.array(matrix, dtype=np.int8).reshape(len(runs), len(cases))
+    # a case never observed in a good run is no case
+    seen_case: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=0))
+    seen_run: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=1))
+    if not seen_case.any():
+        raise ParameterError(
+            "runs",
+            "must include at least one observed known-good verdict",
+            f"{len(runs)} runs, all missing",
+        )
+    names = data.short_names()
+    return (
+        [run for run, keep in zip(runs, seen_run, strict=True) if keep],
+        [names[c] for c, keep in zip(cases, seen_case, strict=True) if keep],
+        outcome[seen_run][:, seen_case],
+    )
+
+
+_Regressed = tuple[Floats, str, float, Regression]
+
+
+def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _Regressed:
+    """Detection of every gate against the measured regressed runs, with the words, the
+    failing cases and the regression a bigger suite would keep."""
+    from gatecal._engines.exact import pass_count_pmf
+
+    n = len(cases)
+    regressed_runs = len(data.runs("regressed"))
+    names = data.short_names()
+    _, reg_cases, reg_matrix = data.case_outcomes("regressed")
+    reg_outcome = np.array(reg_matrix, dtype=np.int8).reshape(-1, len(reg_cases))
+    column = {names[c]: j for j, c in enumerate(reg_cases)}
+    padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
+    reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
+    reg_fail = (reg_outcome == 0).sum(axis=0)
+    reg_seen = (reg_outcome >= 0).sum(axis=0)
+    # each case at its observed failure rate in the regressed runs (cases that always
+    # failed never pass); the noise of the rest is what those runs showed; a case
+    # never observed there passes as often as the healthy build's lower bound allows
+    reg_rate = np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), low_rate)
+    detections = _below(pass_count_pmf(1.0 - reg_rate))
+    failing_cases = float(np.sum(reg_rate > 0.5))
+    majority_failing = max(1, int(failing_cases))
+    plan_regression = Regression(
+        text=f"{majority_failing}/{n}", share=Fraction(majority_failing, n)
+    )
+    text = f"measured: {regressed_runs} regressed runs"
+    return detections, text, failing_cases, plan_regression
+
+
+def _assumed_regression(
+    regression: Regression | str | None, n: int, bounds: NoiseBounds
+) -> _Regressed:
+    """Detection of every gate when `regression` cases fail a code check (a quarter by
+    default), the smallest over the noise region."""
+    reg = (
+        parse_regression("0.25")
+        if regression is None
+        else (parse_regression(regression) if isinstance(regression, str) else regression)
+    )
+    f = reg.failing(n)
+    if f < 1 or f > n:
+        raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
+    text = f"{reg.describe()} ({f} of {n}, a code check)"
+    # a bigger suite keeps the regression's share of the cases, not its count
+    return (
+        bounds.detections(n, f),
+        text,
+        float(f),
+        Regression(text=f"{f}/{n}", share=Fraction(f, n)),
+    )

@@ -50,9 +50,15 @@ class RateEstimate:
     confidence_level: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high,
-                "method": self.method, "confidence_level": self.confidence_level,
-                "failures": self.failures, "trials": self.trials}  # fmt: skip
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+            "confidence_level": self.confidence_level,
+            "failures": self.failures,
+            "trials": self.trials,
+        }
 
 
 def proportion_interval(
@@ -85,8 +91,9 @@ def proportion_interval(
     else:
         low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k + 0.5, n - k + 0.5))
         high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 0.5, n - k + 0.5))
-    return RateEstimate(failures=k, trials=n, estimate=p, low=low, high=high,
-                        method=method, confidence_level=level)  # fmt: skip
+    return RateEstimate(
+        failures=k, trials=n, estimate=p, low=low, high=high, method=method, confidence_level=level
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

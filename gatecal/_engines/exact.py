@@ -209,8 +209,12 @@ def beta_nodes(
             warnings.simplefilter("ignore", RuntimeWarning)
             nodes, weights = roots_jacobi(count, b - 1.0, a - 1.0)  # (1-t)^(b-1)(1+t)^(a-1)
             total = weights.sum()
-            usable = bool(np.all(np.isfinite(nodes)) and np.isfinite(total) and total > 0
-                          and np.all(weights >= 0))  # fmt: skip
+            usable = bool(
+                np.all(np.isfinite(nodes))
+                and np.isfinite(total)
+                and total > 0
+                and np.all(weights >= 0)
+            )
     except ValueError:  # a - 1 rounds to -1 for a below 1e-16
         return beta_rule(a, b, count)
     if usable:
@@ -246,9 +250,12 @@ def beta_rule(
         kk = k[1:]
         base = 2 * kk + total - 2  # 2k + alpha + beta
         off[1:] = (
-            4 * kk * ((kk + b - 1) / base) * ((kk + a - 1) / base)
+            4
+            * kk
+            * ((kk + b - 1) / base)
+            * ((kk + a - 1) / base)
             * ((kk + total - 2) / ((base + 1) * (base - 1)))
-        )  # fmt: skip
+        )
     t, vectors = eigh_tridiagonal(diag, np.sqrt(np.maximum(off, 0.0)))
     w = vectors[0] ** 2
     return np.clip((1 + t) / 2, 0.0, 1.0), w / w.sum()

@@ -573,8 +573,7 @@ def _skip_chunk(
     weights: list[IntArray | int] = []
     for group in plan.groups:
         thinned = group.accept is not None  # only thinning reads the gaps' fractions
-        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers,
-                           fractions=thinned)  # fmt: skip
+        idx, frac = _skips(gen, group.rate, runs * group.slot_case.size, buffers, fractions=thinned)
         if group.accept is not None:  # thinning: keep a candidate w.p. its rate / group rate
             keep = _kept(gen, group, idx, frac, buffers)
             run, slot = np.divmod(idx[keep], group.slot_case.size)

@@ -119,8 +119,10 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     for c in cal.checks:
         lines += [*_check_lines(c, level, fmt), ""]
     if len(cal.checks) > 1:
-        rows = [[_name(c), str(c.items), _est(c.fnr), _est(c.fpr), _est(c.kappa)]
-                for c in (*cal.checks, p)]  # fmt: skip
+        rows = [
+            [_name(c), str(c.items), _est(c.fnr), _est(c.fpr), _est(c.kappa)]
+            for c in (*cal.checks, p)
+        ]
         lines += ["per check:"]
         lines += [*table_lines(["check", "items", "fnr", "fpr", "kappa"], rows, fmt), ""]
     if cal.observed is not None and cal.corrected is not None:

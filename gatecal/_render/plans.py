@@ -31,7 +31,10 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
                 else {"cases": None, "k_min": None, "false_alarm": None, "detection": None}
             ),
             "feasible": best is not None,
-            "targets": {"false_alarm": plans.false_alarm, "detection": plans.detection},
+            "targets": {
+                "false_alarm": plans.false_alarm_target,
+                "detection": plans.detection_target,
+            },
             "flip": plans.noise.fnr,
             "fpr": plans.noise.fpr,
             "unparseable": plans.noise.unparseable,
@@ -70,7 +73,8 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
     checks += plural(plans.code_checks, "code check")
     kind = "a code check" if plans.code_checks else "a judge check"
     head = [
-        f"targets: false alarm <= {plans.false_alarm:g}, detection >= {plans.detection:g}",
+        f"targets: false alarm <= {plans.false_alarm_target:g}, "
+        f"detection >= {plans.detection_target:g}",
         f"judge: {noise_words(plans.noise)}; each case: {checks}",
         f"regression: {plans.regression.describe()} ({kind}; rounded half up to whole cases)",
         "",

@@ -27,11 +27,30 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     if fmt == "json":
         return json.dumps(rec.to_dict(), indent=2) + "\n"
     if fmt == "csv":
-        return csv_text([{"k_min": k, "false_alarm": fa, "detection": det}
-                          for k, (fa, det) in enumerate(rec.table)])  # fmt: skip
+        return csv_text(
+            [
+                {"k_min": k, "false_alarm": fa, "detection": det}
+                for k, (fa, det) in enumerate(rec.table)
+            ]
+        )
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
-    level = f"{100 * rec.confidence_level:g}%"
+    lines = [
+        *_read_lines(rec),
+        *_noise_lines(rec, fmt, top),
+        *_decision_lines(rec),
+    ]
+    lines += ["", "operating table:"]
+    rows = [
+        [str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
+        for k, (fa, det) in enumerate(rec.table)
+    ]
+    lines += table_lines(["k_min", "rate", "false alarm", "detection"], rows, fmt)
+    return "\n".join(lines) + "\n"
+
+
+def _read_lines(rec: Recommendation) -> list[str]:
+    """What was read, what was left out, and the reader's warnings."""
     builds = plural(rec.runs, "known-good run")
     if rec.regressed_runs:
         builds += f" and {plural(rec.regressed_runs, 'regressed run')}"
@@ -46,26 +65,45 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         words = ("error or unscored verdict", "errors or unscored verdicts")
         left_out.append(plural(rec.errors, *words))
     if left_out:
-        lines.append(f"  left out as missing data: {', '.join(left_out)}"
-                     + (f" ({rec.missing} of {rec.runs * rec.cases} case runs missing)"
-                        if rec.missing else ""))  # fmt: skip
+        lines.append(
+            f"  left out as missing data: {', '.join(left_out)}"
+            + (
+                f" ({rec.missing} of {rec.runs * rec.cases} case runs missing)"
+                if rec.missing
+                else ""
+            )
+        )
     if rec.reruns:
-        counted = ("the first attempt counts" if rec.attempts_policy == "first"
-                   else "the last attempt counts")  # fmt: skip
+        counted = (
+            "the first attempt counts"
+            if rec.attempts_policy == "first"
+            else "the last attempt counts"
+        )
         lines.append(f"  {plural(rec.reruns, 'rerun attempt')} seen: {counted}")
     lines += [f"  warning: {w}" for w in rec.warnings]
-    lines += [
+    return lines
+
+
+def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
+    """The measured noise: pooled and judge rates, run-to-run correlation, flakiest cases."""
+    level = f"{100 * rec.confidence_level:g}%"
+    lines = [
         "",
         f"noise ({level} {rec.method} intervals)",
         f"  case failure rate, pooled: {_rate(rec.noise)}"
         f"  ({rec.noise.failures:g} of {rec.noise.trials:g} case runs)",
     ]
     if rec.judge_noise is not None:
-        lines.append(f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
-                     f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})")  # fmt: skip
+        lines.append(
+            f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
+            f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})"
+        )
     od = rec.overdispersion
-    verdict = ("correlated: runs vary more than independent verdicts allow"
-               if rec.correlated else "no evidence of run-to-run correlation")  # fmt: skip
+    verdict = (
+        "correlated: runs vary more than independent verdicts allow"
+        if rec.correlated
+        else "no evidence of run-to-run correlation"
+    )
     lines += [
         f"  run-to-run correlation: icc {od.icc:.3f} (moments {od.moment_icc:.3f}), "
         f"design effect {od.design_effect:.2f}, LR test p = {format_probability(od.p_value)}: "
@@ -88,7 +126,12 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         lines.append(f"  {name:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
     if len(rec.per_case) > top:
         lines.append(f"  ... {len(rec.per_case) - top} more")
-    lines += [
+    return lines
+
+
+def _decision_lines(rec: Recommendation) -> list[str]:
+    """The targets and the recommended gate, or what would work instead."""
+    lines = [
         "",
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
@@ -135,8 +178,4 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
                 f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
                 f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
             )
-    lines += ["", "operating table:"]
-    rows = [[str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
-            for k, (fa, det) in enumerate(rec.table)]  # fmt: skip
-    lines += table_lines(["k_min", "rate", "false alarm", "detection"], rows, fmt)
-    return "\n".join(lines) + "\n"
+    return lines

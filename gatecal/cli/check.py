@@ -173,10 +173,16 @@ def check(
     outputs.refuse_inputs([*base.sources, *current.sources])
     try:
         result = gatecal.check_gate(
-            current, base, gate=chosen, policy=policy, false_alarm=false_alarm,
-            max_errors=max_errors, flaky_rate=flaky_rate, confidence_level=confidence,
+            current,
+            base,
+            gate=chosen,
+            policy=policy,
+            false_alarm=false_alarm,
+            max_errors=max_errors,
+            flaky_rate=flaky_rate,
+            confidence_level=confidence,
             method=interval,
-        )  # fmt: skip
+        )
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
     markdown = render_check(result, "markdown")
@@ -211,8 +217,10 @@ def _append_step_summary(markdown: str) -> None:
             with open(step_summary, "a", encoding="utf-8") as handle:
                 handle.write(markdown + "\n")
         except OSError as exc:
-            sys.stderr.write(f"gatecal: warning: GITHUB_STEP_SUMMARY could not be appended "
-                             f"to ({step_summary!r}: {exc.strerror})\n")  # fmt: skip
+            sys.stderr.write(
+                f"gatecal: warning: GITHUB_STEP_SUMMARY could not be appended "
+                f"to ({step_summary!r}: {exc.strerror})\n"
+            )
 
 
 def _exit(result: GateCheck) -> None:

@@ -91,9 +91,16 @@ def recommend(
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
     data = read_runs(
-        "RUNS", paths, regressed or (), input_format=input_format, attempts=attempts,
-        junit_repeats=junit_repeats, target=target, threshold=threshold, partial=partial,
-    )  # fmt: skip
+        "RUNS",
+        paths,
+        regressed or (),
+        input_format=input_format,
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        threshold=threshold,
+        partial=partial,
+    )
     outputs.refuse_inputs(data.sources)
     try:
         rec = gatecal.recommend_gate(
@@ -113,7 +120,7 @@ def recommend(
         lambda charts: charts.plot_operating_curves(
             rec.table,
             recommended=rec.recommended,
-            budget=rec.false_alarm_target,
+            false_alarm_target=rec.false_alarm_target,
             detection_target=rec.detection_target,
         ),
     )

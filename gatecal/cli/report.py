@@ -124,9 +124,13 @@ def report(
             seed=root_seed,
         )
         recommendation = _recommendation(
-            runs_file, regressed, regression, false_alarm, detection,
+            runs_file,
+            regressed,
+            regression,
+            false_alarm,
+            detection,
             (input_format, attempts, junit_repeats, target, threshold, partial),
-        )  # fmt: skip
+        )
     except ParameterError as exc:
         raise from_library(exc) from None
     calibration = report_calibration(labels, observed)
@@ -166,10 +170,16 @@ def _recommendation(
         return None
     input_format, attempts, junit_repeats, target, threshold, partial = how
     data = read_runs(
-        "--runs-file", runs_file, regressed or (), input_format=input_format,
-        attempts=attempts, junit_repeats=junit_repeats, target=target, threshold=threshold,
+        "--runs-file",
+        runs_file,
+        regressed or (),
+        input_format=input_format,
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        threshold=threshold,
         partial=partial,
-    )  # fmt: skip
+    )
     return gatecal.recommend_gate(
         data, false_alarm=false_alarm, detection=detection, regression=regression
     )

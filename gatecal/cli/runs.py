@@ -66,9 +66,16 @@ def runs(
 
     outputs = Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
     data = read_runs(
-        "RUNS", paths, regressed or (), input_format=input_format, attempts=attempts,
-        junit_repeats=junit_repeats, target=target, threshold=threshold, partial=partial,
-    )  # fmt: skip
+        "RUNS",
+        paths,
+        regressed or (),
+        input_format=input_format,
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        threshold=threshold,
+        partial=partial,
+    )
     outputs.refuse_inputs(data.sources)
     outputs.put("--out", render_runs(data, fmt))
     outputs.commit()

@@ -188,8 +188,9 @@ def _labels(files: Sequence[Path]) -> dict[Path, str]:
 
 def _check_options(options: ReadOptions, input_format: str | None) -> None:
     if input_format is not None and input_format not in INPUT_FORMATS:
-        raise RunsError(f"input format must be one of {', '.join(INPUT_FORMATS)} "
-                        f"(got {input_format!r})")  # fmt: skip
+        raise RunsError(
+            f"input format must be one of {', '.join(INPUT_FORMATS)} (got {input_format!r})"
+        )
     if options.attempts not in ATTEMPTS:
         raise RunsError(f"attempts must be first or last (got {options.attempts!r})")
     if options.junit_repeats not in JUNIT_REPEATS:
@@ -232,8 +233,13 @@ def read_runs(
         if isinstance(group, str | bytes | Path) or not isinstance(group, Sequence):
             rule = "must be a list of files, folders or glob patterns"
             raise RunsError(f"`{name}` {rule} (got {type(group).__name__})")
-    options = ReadOptions(attempts=attempts, junit_repeats=junit_repeats, target=target,
-                          thresholds=dict(thresholds or {}), partial=partial)  # fmt: skip
+    options = ReadOptions(
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        thresholds=dict(thresholds or {}),
+        partial=partial,
+    )
     _check_options(options, input_format)
     total = Batch()
     for build, group, role in (
@@ -287,6 +293,11 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
             f"chance alone explains that {chance:.1g} times): a cached or copied run "
             "measures nothing"
         )
-    return RunsData(verdicts=tuple(batch.verdicts), skips=tuple(batch.skips),
-                    files=tuple(batch.files), reruns=batch.reruns,
-                    attempts_policy=options.attempts, warnings=tuple(warnings))  # fmt: skip
+    return RunsData(
+        verdicts=tuple(batch.verdicts),
+        skips=tuple(batch.skips),
+        files=tuple(batch.files),
+        reruns=batch.reruns,
+        attempts_policy=options.attempts,
+        warnings=tuple(warnings),
+    )

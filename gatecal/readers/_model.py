@@ -23,9 +23,19 @@ BUILDS = ("healthy", "regressed")
 STATUSES = ("ok", "error", "unscored")
 # The long table's columns, in the order `gatecal runs --format csv` writes them.
 LONG_COLUMNS = (
-    "build", "run", "case", "check", "kind", "passed", "status", "score", "session",
-    "attempts", "cached", "source",
-)  # fmt: skip
+    "build",
+    "run",
+    "case",
+    "check",
+    "kind",
+    "passed",
+    "status",
+    "score",
+    "session",
+    "attempts",
+    "cached",
+    "source",
+)
 
 
 class RunsError(ValueError):
@@ -79,19 +89,24 @@ class Verdict:
 
     def to_record(self) -> dict[str, Any]:
         """The verdict as a row of the long table with typed values (JSONL, pandas)."""
-        return {**self.to_row(), "passed": self.passed, "score": self.score,
-                "cached": self.cached}  # fmt: skip
+        return {**self.to_row(), "passed": self.passed, "score": self.score, "cached": self.cached}
 
     def to_row(self) -> dict[str, Any]:
         """The verdict as a row of the long table (see LONG_COLUMNS)."""
         return {
-            "build": self.build, "run": self.run, "case": self.case, "check": self.check,
+            "build": self.build,
+            "run": self.run,
+            "case": self.case,
+            "check": self.check,
             "kind": self.kind,
             "passed": "" if self.passed is None else ("true" if self.passed else "false"),
-            "status": self.status, "score": "" if self.score is None else repr(self.score),
-            "session": self.session, "attempts": self.attempts,
-            "cached": "true" if self.cached else "false", "source": self.source,
-        }  # fmt: skip
+            "status": self.status,
+            "score": "" if self.score is None else repr(self.score),
+            "session": self.session,
+            "attempts": self.attempts,
+            "cached": "true" if self.cached else "false",
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,10 +149,17 @@ class FileRead:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "format": self.format, "detail": self.detail,
-                "build": self.build, "runs": list(self.runs), "verdicts": self.verdicts,
-                "skipped": self.skipped, "errors": self.errors,
-                "notes": list(self.notes)}  # fmt: skip
+        return {
+            "path": self.path,
+            "format": self.format,
+            "detail": self.detail,
+            "build": self.build,
+            "runs": list(self.runs),
+            "verdicts": self.verdicts,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -252,9 +274,19 @@ class RunsData:
         """The long table: one row per verdict, then one per skip (status ``skipped``)."""
         rows = [v.to_row() for v in self.verdicts]
         for s in self.skips:
-            rows.append({**dict.fromkeys(LONG_COLUMNS, ""), "build": s.build, "run": s.run,
-                         "case": s.case, "status": "skipped", "session": s.session,
-                         "attempts": 1, "cached": "false", "source": s.source})  # fmt: skip
+            rows.append(
+                {
+                    **dict.fromkeys(LONG_COLUMNS, ""),
+                    "build": s.build,
+                    "run": s.run,
+                    "case": s.case,
+                    "status": "skipped",
+                    "session": s.session,
+                    "attempts": 1,
+                    "cached": "false",
+                    "source": s.source,
+                }
+            )
         return rows
 
     def to_frame(self) -> Any:

@@ -65,8 +65,10 @@ def _grid(data: RunsData, build: str) -> list[str]:
     errored = {(v.run, v.case) for v in data.verdicts if v.build == build and v.status != "ok"}
     width = min(max((len(names[c]) for c in cases), default=4), 40)
     span = runs[0] if len(runs) == 1 else f"{runs[0]} ... {runs[-1]}"
-    lines = [f"{build} runs, one column each ({span}); "
-             ". pass  x fail  E error/unscored  s skipped  - not reported"]  # fmt: skip
+    lines = [
+        f"{build} runs, one column each ({span}); "
+        ". pass  x fail  E error/unscored  s skipped  - not reported"
+    ]
     for j, case in enumerate(cases):
         cells = []
         for i, run in enumerate(runs):

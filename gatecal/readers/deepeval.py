@@ -57,12 +57,25 @@ def read_deepeval(
         for metric in metrics:
             verdict = _verdict(metric, path, index, options)
             errors += verdict["status"] == "error"
-            batch.verdicts.append(Verdict(build=build, run=run, case=base, session=session,
-                                          source=str(path), **verdict))  # fmt: skip
+            batch.verdicts.append(
+                Verdict(
+                    build=build, run=run, case=base, session=session, source=str(path), **verdict
+                )
+            )
     notes = [f"{max(r for _, r in split)} repeats (-r) in one session"] if split else []
-    batch.files.append(FileRead(path=str(path), format="deepeval", detail="test run",
-                                build=build, runs=tuple(runs), verdicts=len(batch.verdicts),
-                                skipped=0, errors=errors, notes=tuple(notes)))  # fmt: skip
+    batch.files.append(
+        FileRead(
+            path=str(path),
+            format="deepeval",
+            detail="test run",
+            build=build,
+            runs=tuple(runs),
+            verdicts=len(batch.verdicts),
+            skipped=0,
+            errors=errors,
+            notes=tuple(notes),
+        )
+    )
     return batch
 
 

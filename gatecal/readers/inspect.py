@@ -165,10 +165,20 @@ def read_inspect(
                 if status == "unscored" and score is not None:
                     numeric_unthresholded[scorer] = None
             errors += status == "error"
-            batch.verdicts.append(Verdict(
-                build=build, run=run, case=str(sample_id), check=scorer, kind=_kind(scorer),
-                passed=passed, status=status, score=score, session=session, source=str(path),
-            ))  # fmt: skip
+            batch.verdicts.append(
+                Verdict(
+                    build=build,
+                    run=run,
+                    case=str(sample_id),
+                    check=scorer,
+                    kind=_kind(scorer),
+                    passed=passed,
+                    status=status,
+                    score=score,
+                    session=session,
+                    source=str(path),
+                )
+            )
     notes = [f"epochs are runs of one session (eval {header['eval'].get('eval_id', '?')})"]
     ended = header.get("status")
     if ended not in (None, "success"):
@@ -182,8 +192,18 @@ def read_inspect(
             f"with --score-threshold {scorer}=T"
         )
     detail = f"log v{header.get('version', '?')}, {'eval' if raw[:2] == b'PK' else 'json'}"
-    batch.files.append(FileRead(path=str(path), format="inspect", detail=detail, build=build,
-                                runs=tuple(runs), verdicts=len(batch.verdicts), skipped=0,
-                                errors=errors, notes=tuple(notes)))  # fmt: skip
+    batch.files.append(
+        FileRead(
+            path=str(path),
+            format="inspect",
+            detail=detail,
+            build=build,
+            runs=tuple(runs),
+            verdicts=len(batch.verdicts),
+            skipped=0,
+            errors=errors,
+            notes=tuple(notes),
+        )
+    )
     batch.sessions[str(header["eval"].get("eval_id") or session)] = str(path)
     return batch

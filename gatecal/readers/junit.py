@@ -239,26 +239,37 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 batch.reruns += max(tried - 1, 0)
                 outcome = _outcome(outcomes, options.attempts)
                 if outcome == "skipped":
-                    batch.skips.append(Skip(build=build, run=run, case=base, source=str(f.path),
-                                            session=unit))  # fmt: skip
+                    batch.skips.append(
+                        Skip(build=build, run=run, case=base, source=str(f.path), session=unit)
+                    )
                     n_skipped += 1
                     continue
                 chosen = attempts[0] if options.attempts == "first" else attempts[-1]
                 if not chosen.props:  # the common case, kept fast
                     error = outcome == "error"
-                    batch.verdicts.append(Verdict(
-                        build=build, run=run, case=base,
-                        passed=None if error else outcome == "passed",
-                        status="error" if error else "ok", session=unit, attempts=max(tried, 1),
-                        source=str(f.path),
-                    ))  # fmt: skip
+                    batch.verdicts.append(
+                        Verdict(
+                            build=build,
+                            run=run,
+                            case=base,
+                            passed=None if error else outcome == "passed",
+                            status="error" if error else "ok",
+                            session=unit,
+                            attempts=max(tried, 1),
+                            source=str(f.path),
+                        )
+                    )
                     n_verdicts += 1
                     n_errors += error
                     continue
                 items = _verdicts_from_props(chosen, f"{f.path}: testcase {chosen.full}")
                 if items is None:
-                    items = [{"check": chosen.props.get("gatecal.check", ""),
-                              "kind": chosen.props.get("gatecal.kind", "")}]  # fmt: skip
+                    items = [
+                        {
+                            "check": chosen.props.get("gatecal.check", ""),
+                            "kind": chosen.props.get("gatecal.kind", ""),
+                        }
+                    ]
                     items[0]["status"] = "ok" if outcome in ("passed", "failed") else "error"
                     items[0]["passed"] = outcome == "passed" if outcome != "error" else None
                 for item in items:
@@ -266,10 +277,19 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     batch.verdicts.append(verdict)
                     n_verdicts += 1
                     n_errors += verdict.status == "error"
-            batch.files.append(FileRead(path=str(f.path), format="junit", detail=f.detail,
-                                        build=build, runs=tuple(runs), verdicts=n_verdicts,
-                                        skipped=n_skipped, errors=n_errors,
-                                        notes=tuple(notes)))  # fmt: skip
+            batch.files.append(
+                FileRead(
+                    path=str(f.path),
+                    format="junit",
+                    detail=f.detail,
+                    build=build,
+                    runs=tuple(runs),
+                    verdicts=n_verdicts,
+                    skipped=n_skipped,
+                    errors=n_errors,
+                    notes=tuple(notes),
+                )
+            )
     return batch
 
 
@@ -288,9 +308,17 @@ def _verdict(
         raise RunsError(f"{where}: an ok gatecal verdict needs passed true/false (got {passed!r})")
     score = item.get("score")
     return Verdict(
-        build=build, run=run, case=case, check=str(item.get("check") or ""), kind=kind,
-        passed=passed if status == "ok" else None, status=status,
-        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool)
+        build=build,
+        run=run,
+        case=case,
+        check=str(item.get("check") or ""),
+        kind=kind,
+        passed=passed if status == "ok" else None,
+        status=status,
+        score=float(score)
+        if isinstance(score, int | float) and not isinstance(score, bool)
         else None,
-        session=session, attempts=tries, source=str(path),
-    )  # fmt: skip
+        session=session,
+        attempts=tries,
+        source=str(path),
+    )

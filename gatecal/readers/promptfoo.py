@@ -35,11 +35,24 @@ from gatecal.readers._model import FileRead, RunsError, Verdict
 
 __all__ = ["JUDGE_ASSERTIONS", "read_promptfoo"]
 
-JUDGE_ASSERTIONS = frozenset({
-    "llm-rubric", "g-eval", "factuality", "model-graded-closedqa", "model-graded-factuality",
-    "answer-relevance", "context-faithfulness", "context-recall", "context-relevance",
-    "conversation-relevance", "select-best", "search-rubric", "pi", "trajectory:goal-success",
-})  # fmt: skip
+JUDGE_ASSERTIONS = frozenset(
+    {
+        "llm-rubric",
+        "g-eval",
+        "factuality",
+        "model-graded-closedqa",
+        "model-graded-factuality",
+        "answer-relevance",
+        "context-faithfulness",
+        "context-recall",
+        "context-relevance",
+        "conversation-relevance",
+        "select-best",
+        "search-rubric",
+        "pi",
+        "trajectory:goal-success",
+    }
+)
 _UNPARSED = ("could not extract json", "malformed response", "invalid json")
 _ERROR = 2
 
@@ -127,9 +140,10 @@ def read_promptfoo(
     """Read one promptfoo results file (JSON, or JSONL of results)."""
     text = decode(raw, path)
     document: Any = (
-        load_json(raw, path) if text.lstrip().startswith("{") and "\n{" not in text.strip()
+        load_json(raw, path)
+        if text.lstrip().startswith("{") and "\n{" not in text.strip()
         else None
-    )  # fmt: skip
+    )
     if document is None or (isinstance(document, dict) and "results" not in document):
         from gatecal.readers.table import jsonl_rows
 
@@ -163,17 +177,30 @@ def read_promptfoo(
         runs[run] = None
         for verdict in _verdicts(result, path):
             errors += verdict["status"] == "error"
-            batch.verdicts.append(Verdict(build=build, run=run, case=case, session=session,
-                                          source=str(path), **verdict))  # fmt: skip
+            batch.verdicts.append(
+                Verdict(
+                    build=build, run=run, case=case, session=session, source=str(path), **verdict
+                )
+            )
     if eval_id:
         batch.sessions[eval_id] = str(path)
     repeats = max(seen.values(), default=1)
     notes = [f"{repeats} repeats of each test in one session"] if repeats > 1 else []
     if len(targets) > 1:
         notes.append(f"target {options.target!r} of {len(targets)}")
-    batch.files.append(FileRead(path=str(path), format="promptfoo", detail=version, build=build,
-                                runs=tuple(runs), verdicts=len(batch.verdicts), skipped=0,
-                                errors=errors, notes=tuple(notes)))  # fmt: skip
+    batch.files.append(
+        FileRead(
+            path=str(path),
+            format="promptfoo",
+            detail=version,
+            build=build,
+            runs=tuple(runs),
+            verdicts=len(batch.verdicts),
+            skipped=0,
+            errors=errors,
+            notes=tuple(notes),
+        )
+    )
     return batch
 
 
@@ -194,14 +221,28 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
             success = result.get("success")
             if not isinstance(success, bool):
                 raise RunsError(f"{path}: a result without `success` ({_case(result)!r})")
-            return [{"check": "", "kind": "", "passed": success, "status": "ok",
-                     "score": as_float(result.get("score")), "cached": cached}]  # fmt: skip
+            return [
+                {
+                    "check": "",
+                    "kind": "",
+                    "passed": success,
+                    "status": "ok",
+                    "score": as_float(result.get("score")),
+                    "cached": cached,
+                }
+            ]
         kinds = [_kind(a) for a in assertions] or [""]
         return [
-            {"check": n, "kind": k, "passed": None, "status": "error", "score": None,
-             "cached": cached}
+            {
+                "check": n,
+                "kind": k,
+                "passed": None,
+                "status": "error",
+                "score": None,
+                "cached": cached,
+            }
             for n, k in zip(names, kinds, strict=True)
-        ]  # fmt: skip
+        ]
     names = _check_names([c.get("assertion") for c in components])
     out: list[dict[str, Any]] = []
     for name, component in zip(names, components, strict=True):
@@ -212,12 +253,27 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
         if (meta or {}).get("graderError") is True:
             # promptfoo scores a judge it could not read, or that failed, as a plain failure
             unparsed = any(p in reason for p in _UNPARSED)
-            out.append({"check": name, "kind": kind, "passed": None,
-                        "status": "unscored" if unparsed else "error", "score": None,
-                        "cached": cached})  # fmt: skip
+            out.append(
+                {
+                    "check": name,
+                    "kind": kind,
+                    "passed": None,
+                    "status": "unscored" if unparsed else "error",
+                    "score": None,
+                    "cached": cached,
+                }
+            )
             continue
         if not isinstance(passed, bool):
             raise RunsError(f"{path}: assertion {name!r} of {_case(result)!r} has no pass flag")
-        out.append({"check": name, "kind": kind, "passed": passed, "status": "ok",
-                    "score": as_float(component.get("score")), "cached": cached})  # fmt: skip
+        out.append(
+            {
+                "check": name,
+                "kind": kind,
+                "passed": passed,
+                "status": "ok",
+                "score": as_float(component.get("score")),
+                "cached": cached,
+            }
+        )
     return out

@@ -92,8 +92,9 @@ def _text(row: dict[str, object], key: str) -> str:
     return "" if value is None else str(value).strip()
 
 
-def _rows_to_batch(rows: Iterable[tuple[str, dict[str, object]]], path: Path, build: str,
-                   fmt: str) -> Batch:  # fmt: skip
+def _rows_to_batch(
+    rows: Iterable[tuple[str, dict[str, object]]], path: Path, build: str, fmt: str
+) -> Batch:
     batch = Batch()
     runs: dict[str, None] = {}
     n_verdicts = n_errors = 0
@@ -118,8 +119,9 @@ def _rows_to_batch(rows: Iterable[tuple[str, dict[str, object]]], path: Path, bu
         source = _text(row, "source") or str(path)
         runs[run] = None
         if status == "skipped":
-            batch.skips.append(Skip(build=row_build, run=run, case=case, source=source,
-                                    session=session))  # fmt: skip
+            batch.skips.append(
+                Skip(build=row_build, run=run, case=case, source=source, session=session)
+            )
             continue
         passed = _passed(row.get("passed"), where)
         if status == "ok" and passed is None:
@@ -133,16 +135,36 @@ def _rows_to_batch(rows: Iterable[tuple[str, dict[str, object]]], path: Path, bu
         attempts = int(attempts_text)
         batch.reruns += attempts - 1
         cached = _passed(row.get("cached"), where) or False
-        batch.verdicts.append(Verdict(
-            build=row_build, run=run, case=case, check=_text(row, "check"), kind=kind,
-            passed=passed if status == "ok" else None, status=status, score=score,
-            session=session, attempts=attempts, cached=cached, source=source,
-        ))  # fmt: skip
+        batch.verdicts.append(
+            Verdict(
+                build=row_build,
+                run=run,
+                case=case,
+                check=_text(row, "check"),
+                kind=kind,
+                passed=passed if status == "ok" else None,
+                status=status,
+                score=score,
+                session=session,
+                attempts=attempts,
+                cached=cached,
+                source=source,
+            )
+        )
         n_verdicts += 1
         n_errors += status == "error"
-    batch.files.append(FileRead(path=str(path), format=fmt, detail="long table", build=build,
-                                runs=tuple(runs), verdicts=n_verdicts, skipped=len(batch.skips),
-                                errors=n_errors))  # fmt: skip
+    batch.files.append(
+        FileRead(
+            path=str(path),
+            format=fmt,
+            detail="long table",
+            build=build,
+            runs=tuple(runs),
+            verdicts=n_verdicts,
+            skipped=len(batch.skips),
+            errors=n_errors,
+        )
+    )
     return batch
 
 
