@@ -142,7 +142,7 @@ def test_consistency_over_many_seeds_holds_its_level():
     outside = 0
     total = 0
     for seed in range(60):
-        rep = simulate_gates(ARTICLE, flips=[0.03, 0.08], gates="all,0.90,0.80", seed=seed)
+        rep = simulate_gates(ARTICLE, flips=[0.03, 0.08], gates="all,0.90,0.80", rng=seed)
         rows = [r for r in rep.rows if r.build == "healthy"]
         outside += sum(not r.consistent for r in rows)
         total += len(rows)
@@ -226,7 +226,7 @@ def test_inconsistent_counts_are_flagged():
 
 def test_many_cases_and_big_runs_are_cheap():
     suite = Suite.uniform(cases=2000, judge_checks=2, code_checks=1, failing=200)
-    rep = simulate_gates(suite, flips=[0.01], gates="0.95,fails<=150", n_runs=300, seed=1)
+    rep = simulate_gates(suite, flips=[0.01], gates="0.95,fails<=150", n_runs=300, rng=1)
     healthy = {r.gate: r for r in rep.rows if r.build == "healthy"}
     # 0.95 * 2000 = 1900 cases must pass; each passes with probability 0.99**2
     ref = stats.binom.cdf(1899, 2000, 0.99**2)
@@ -264,3 +264,13 @@ def test_interval_at_a_tail_of_1e_16_is_exact_where_scipy_rounds():
     )
     assert exact == 106 and binomial_interval(n, 0.5, level).high == exact
     assert binomial_interval(n, 0.5, level).low == n - exact  # symmetric at p = 1/2
+
+
+def test_the_root_seed_is_rng_and_seed_still_works_with_a_warning():
+    """SPEC 7's name everywhere; the old keyword gives the same report and says it moved."""
+    rep = simulate_gates(ARTICLE, flips=[0.03], n_runs=50, rng=7)
+    with pytest.warns(DeprecationWarning, match=r"simulate_gates\(seed=...\) is now"):
+        old = simulate_gates(ARTICLE, flips=[0.03], n_runs=50, seed=7)
+    assert old == rep and rep.seed == 7
+    with pytest.raises(gatecal.ParameterError, match="`rng`"):
+        simulate_gates(ARTICLE, flips=[0.03], n_runs=50, rng=-1)

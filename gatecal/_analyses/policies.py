@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._engines.exact import GROUP_ABOVE, beta_nodes, grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.gates import Gate, as_gates
@@ -404,11 +405,16 @@ def compare_policies(
     policies: Sequence[Policy],
     *,
     n_runs: int = 20_000,
-    seed: int = 20261130,
+    rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
+    seed: int | None = None,
 ) -> PolicyReport:
-    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs."""
-    from gatecal._analyses.simulate import binomial_interval
+    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs
+    drawn from the root seed `rng` (`seed` is its deprecated old name)."""
+    from gatecal._common.intervals import binomial_interval
+    from gatecal._common.seeds import renamed_seed
+
+    rng = renamed_seed(rng, seed, "compare_policies")
 
     if not policies:
         raise ParameterError("policies", "must hold at least one policy", list(policies))
@@ -417,7 +423,7 @@ def compare_policies(
     for policy in policies:
         exact = policy_rates(suite, noise, gates, policy)
         samples = {
-            b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=seed)
+            b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=rng)
             for b in BUILDS
         }
         for r in exact.rows:
@@ -444,7 +450,7 @@ def compare_policies(
     return PolicyReport(
         suite=suite,
         noise=noise,
-        seed=seed,
+        seed=rng,
         n_runs=n_runs,
         confidence_level=level,
         policies=tuple(policies),

@@ -9,6 +9,7 @@ from typing import Any
 
 from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
 from gatecal._common.intervals import Interval, binomial_interval
+from gatecal._common.seeds import renamed_seed
 from gatecal._common.validate import (
     ParameterError,
     check_count,
@@ -215,10 +216,11 @@ def simulate_gates(
     fixed_fpr: bool = False,
     gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
     n_runs: int = DEFAULT_RUNS,
-    seed: int = DEFAULT_SEED,
+    rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
     workers: int | None = 1,
     progress: Callable[[int], object] | None = None,
+    seed: int | None = None,
 ) -> SimulationReport:
     """How often each gate fails the healthy and the regressed build, exactly and simulated.
 
@@ -244,8 +246,9 @@ def simulate_gates(
         Gate rules (see :func:`parse_gate`), or a comma-separated string of them.
     n_runs : int
         Simulated runs per build and flip rate.
-    seed : int
-        Root seed, a non-negative integer.
+    rng : int
+        Root seed, a non-negative integer (recorded in the report, so that the output
+        can be quoted and rerun); every (flip, build) pair draws from it.
     confidence_level : float
         Level of the consistency interval.
     workers : int, optional
@@ -253,7 +256,10 @@ def simulate_gates(
         :func:`simulate_pass_counts`; the result does not depend on it.
     progress : callable, optional
         Called with each finished number of simulated runs.
+    seed : int, optional
+        The old name of `rng` (deprecated).
     """
+    rng = renamed_seed(rng, seed, "simulate_gates")
     if isinstance(flips, str | bytes) or not isinstance(flips, Sequence):
         raise ParameterError("flips", "must be a sequence of numbers in [0, 1]", flips)
     check_instance("suite", suite, Suite, "a gatecal.Suite")
@@ -262,7 +268,7 @@ def simulate_gates(
         raise ParameterError("flip", "must give at least one flip rate", list(flips))
     rules = as_gates(gates)
     n_runs = check_count("n_runs", n_runs, low=1)
-    seed = check_count("seed", seed, low=0)
+    root = check_count("rng", rng, low=0)
     level = check_level("confidence_level", confidence_level)
     template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     samples: dict[tuple[float, str], PassCountSample] = {}
@@ -270,13 +276,13 @@ def simulate_gates(
         block = noise_at(template, p, fixed_fpr=fixed_fpr)
         for build in BUILDS:
             samples[p, build] = simulate_pass_counts(
-                suite, build, block, n_runs=n_runs, rng=seed, workers=workers, progress=progress
+                suite, build, block, n_runs=n_runs, rng=root, workers=workers, progress=progress
             )
     return compare_samples(
         suite,
         samples,
         gates=rules,
-        seed=seed,
+        seed=root,
         confidence_level=level,
         noise=template,
         fixed_fpr=fixed_fpr,

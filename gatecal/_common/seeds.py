@@ -8,7 +8,7 @@ import numpy as np
 
 from gatecal._common.validate import ParameterError
 
-__all__ = ["SeedLike", "chunk_generator", "root_seed"]
+__all__ = ["SeedLike", "chunk_generator", "renamed_seed", "root_seed"]
 
 SeedLike: TypeAlias = int | np.random.SeedSequence | np.random.Generator | None
 
@@ -34,3 +34,17 @@ def chunk_generator(root: np.random.SeedSequence, i: int) -> np.random.Generator
         root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size
     )
     return np.random.Generator(np.random.PCG64(child))
+
+
+def renamed_seed(rng: int, seed: int | None, where: str) -> int:
+    """`rng`, or the `seed` a caller passed by the old name (with a DeprecationWarning).
+
+    The library names every root seed ``rng`` (SPEC 7); ``seed=`` was the older name of
+    :func:`gatecal.simulate_gates` and :func:`gatecal.compare_policies`.
+    """
+    if seed is None:
+        return rng
+    import warnings
+
+    warnings.warn(f"{where}(seed=...) is now {where}(rng=...)", DeprecationWarning, stacklevel=3)
+    return seed

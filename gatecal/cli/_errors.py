@@ -30,6 +30,7 @@ OPTION = {
     "gates": "--gates",
     "n_runs": "--runs",
     "seed": "--seed",
+    "rng": "--seed",
     "workers": "--workers",
     "icc": "--icc",
     "fpr": "--fpr",

@@ -73,7 +73,7 @@ def policies(
             gates,
             parse_policies(policy_list, tie, call_icc),
             n_runs=n_runs,
-            seed=root_seed,
+            rng=root_seed,
         )
     except ParameterError as exc:
         raise from_library(exc) from None

@@ -121,7 +121,7 @@ def report(
             fixed_fpr=fpr is not None,
             gates=gates,
             n_runs=n_runs,
-            seed=root_seed,
+            rng=root_seed,
         )
         recommendation = _recommendation(
             runs_file,

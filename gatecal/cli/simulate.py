@@ -116,7 +116,7 @@ def _simulate(
             fixed_fpr=fpr is not None,
             gates=gates,
             n_runs=n_runs,
-            seed=root_seed,
+            rng=root_seed,
             workers=workers,
             progress=bar,
         )
