@@ -78,3 +78,105 @@ def test_deepeval_names_shared_unequally_are_refused(tmp_path):
     bad.write_text(json.dumps(document), encoding="utf-8")
     with pytest.raises(RunsError, match=r"names occur unequally often \('capital-france' 4x"):
         read_runs([bad])
+
+
+# -- promptfoo: test-level threshold, usage, JUnit repeats, refusals (0.123.1) ---------
+
+# promptfoo's own `success` per test, repeats in testIdx order (README; its summary line
+# "10 passed, 2 failed, 0 errors")
+THRESHOLD = {
+    "capital of France (threshold 0.5)": "...",  # one assertion fails every time
+    "refund request (threshold 0.6)": "x..",
+    "boiling point": "...",
+    "author of Hamlet": "x..",
+}
+
+
+def test_promptfoo_test_level_threshold_follows_promptfoos_pass_rule():
+    data = read_runs([PROMPTFOO / "threshold.json"])
+    assert _grid(data) == THRESHOLD
+    decided = [v for v in data.verdicts if v.check == "threshold"]
+    assert len(decided) == 6 and {v.case for v in decided} == set(list(THRESHOLD)[:2])
+    kinds = {v.case: v.kind for v in decided}
+    assert kinds == {"capital of France (threshold 0.5)": "code",
+                     "refund request (threshold 0.6)": "judge"}  # fmt: skip
+    # the assertions stay underneath, as promptfoo graded them, and decide nothing
+    assert {v.status for v in data.components} == {"component"} and len(data.components) == 15
+    javascript = [v for v in data.components if v.case.startswith("capital") and
+                  v.check == "javascript"]  # fmt: skip
+    assert [v.passed for v in javascript] == [False] * 3
+    # promptfoo's JUnit file of the same eval says the same
+    assert _grid(read_runs([PROMPTFOO / "threshold.junit.xml"])) == THRESHOLD
+
+
+def test_promptfoo_cost_and_tokens_are_kept_and_total_as_promptfoo_totals_them():
+    data = read_runs([PROMPTFOO / "threshold.json"])
+    # promptfoo's own totals: results.prompts[0].metrics.cost = 0.000255 and
+    # stats.tokenUsage.total = 258
+    assert data.cost == pytest.approx(0.000255, rel=1e-9) and data.tokens == 258
+    carrying = [(v.run, v.case) for v in data.verdicts if v.tokens is not None]
+    assert len(carrying) == len(set(carrying)) == 12  # one row per (run, case)
+    assert data.columns()[-2:] == ("cost", "tokens")
+    code, out, _ = _cli(["runs", str(PROMPTFOO / "threshold.json"), "--format", "csv"])
+    assert code == 0 and out.splitlines()[0].endswith(",source,cost,tokens")
+    # a file without them keeps the twelve columns
+    plain = read_runs([JUNIT / "pytest-plain" / "xunit2"])
+    assert plain.columns()[-1] == "source" and plain.cost is None
+
+
+@pytest.mark.parametrize("name", ["threshold.json", "grader_outage_v0.100.json"])
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_promptfoo_long_table_round_trip_keeps_components_and_usage(tmp_path, name, fmt):
+    original = read_runs([PROMPTFOO / name])
+    out = tmp_path / f"runs.{fmt}"
+    code, _, err = _cli(["runs", str(PROMPTFOO / name), "--format", fmt, "--out", str(out)])
+    assert code == 0, err
+    back = read_runs([out])
+    fields = ("run", "case", "check", "kind", "passed", "status", "score", "cost", "tokens")
+
+    def rows(verdicts):
+        return sorted(tuple(getattr(v, f) for f in fields) for v in verdicts)
+
+    assert rows(back.verdicts) == rows(original.verdicts)
+    assert rows(back.components) == rows(original.components)
+    assert _grid(back) == _grid(original)
+
+
+def test_promptfoo_junit_repeats_are_runs_where_the_file_tells_them():
+    data = read_runs([PROMPTFOO / "threshold.junit.xml"])
+    assert len(data.runs("healthy")) == 3 and data.cases() == list(THRESHOLD)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["main.junit.xml"], "promptfoo JUnit of 2 targets"),
+        (["main.junit.xml", "--target", "[sut-python] prompt 1"],
+         "a test without a description cannot be matched to its repeats"),
+        (["threshold.xml"], "promptfoo's XML dump (-o results.xml) is not read"),
+        (["threshold.csv"], "promptfoo's CSV table (-o results.csv) is not read"),
+    ],
+)  # fmt: skip
+def test_promptfoo_outputs_gatecal_cannot_read_for_sure_are_refused_in_one_line(args, message):
+    code, out, err = _cli(["runs", str(PROMPTFOO / args[0]), *args[1:]])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and "promptfoo eval -o results.json" in err
+
+
+# -- promptfoo 0.100: a grader outage is an error, not the judge saying no -------------
+
+
+def test_promptfoo_0100_grader_http_500_is_an_error():
+    data = read_runs([PROMPTFOO / "grader_outage_v0.100.json"])
+    # promptfoo 0.100.6 counts the 3 outage rows as failures ("Failures: 3"); the judge
+    # never answered them (README): errors, so the case is missing in those runs
+    assert _grid(data) == {
+        "capital of France": "...", "boiling point (grader outage)": "---",
+        "author of Hamlet": "...",
+    }  # fmt: skip
+    errored = {(v.case, v.check) for v in data.verdicts if v.status == "error"}
+    assert errored == {("boiling point (grader outage)", "llm-rubric")} and data.errors == 3
+    assert data.judge_verdicts("healthy") == (0, 6)  # no judge "no" at all
+    # the code check beside it still counted
+    icontains = [v for v in data.verdicts if v.check == "icontains"]
+    assert [v.passed for v in icontains] == [True] * 3

@@ -34,6 +34,7 @@ from gatecal.readers._base import (
 )
 from gatecal.readers._model import (
     LONG_COLUMNS,
+    OPTIONAL_COLUMNS,
     FileRead,
     RunsData,
     RunsError,
@@ -48,6 +49,7 @@ __all__ = [
     "INPUT_FORMATS",
     "JUNIT_REPEATS",
     "LONG_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "PARTIAL",
     "FileRead",
     "ReadOptions",
@@ -288,5 +290,6 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
             "measures nothing"
         )
     return RunsData(verdicts=tuple(batch.verdicts), skips=tuple(batch.skips),
+                    components=tuple(batch.components),
                     files=tuple(batch.files), reruns=batch.reruns,
                     attempts_policy=options.attempts, warnings=tuple(warnings))  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any
 
 from gatecal._render import _plural
 from gatecal._validate import ParameterError
-from gatecal.readers._model import LONG_COLUMNS, RunsData
+from gatecal.readers._model import RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
 
@@ -47,6 +47,9 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "reruns": data.reruns,
         "attempts": data.attempts_policy,
         "cached": data.cached,
+        "components": len(data.components),
+        "cost": data.cost,
+        "tokens": data.tokens,
         "builds": builds,
         "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
         "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
@@ -84,14 +87,16 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         return json.dumps(runs_summary(data), indent=2) + "\n"
     if fmt == "jsonl":
         lines = []
-        for v in data.verdicts:
+        rows = (*data.verdicts, *data.components)
+        for v in rows:
             lines.append(json.dumps(v.to_record()))
-        for row in data.to_rows()[len(data.verdicts) :]:
+        for row in data.to_rows()[len(rows) :]:
             lines.append(json.dumps({**row, "passed": None, "score": None, "cached": False}))
         return "".join(line + "\n" for line in lines)
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(LONG_COLUMNS), lineterminator="\n")
+        writer = csv.DictWriter(buffer, fieldnames=list(data.columns()), restval="",
+                                lineterminator="\n")  # fmt: skip
         writer.writeheader()
         writer.writerows(data.to_rows())
         return buffer.getvalue()
@@ -131,6 +136,15 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
     lines.append(f"rerun attempts: {s['reruns']} (the {s['attempts']} attempt of each test counts)")
     if s["cached"]:
         lines.append(f"cached verdicts: {s['cached']}")
+    if s["components"]:
+        lines.append(
+            f"underneath: {s['components']} assertion verdicts under test-level thresholds "
+            "(the test's own pass rule decides; kept, not counted)"
+        )
+    if s["cost"] is not None or s["tokens"] is not None:
+        cost = "" if s["cost"] is None else f"cost {s['cost']:.6g}"
+        tokens = "" if s["tokens"] is None else f"{s['tokens']} tokens"
+        lines.append(f"usage: {', '.join(t for t in (cost, tokens) if t)} (as the source reports)")
     lines += [f"warning: {w}" for w in data.warnings]
     for build in data.builds():
         runs = data.runs(build)
