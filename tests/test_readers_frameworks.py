@@ -180,3 +180,24 @@ def test_promptfoo_0100_grader_http_500_is_an_error():
     # the code check beside it still counted
     icontains = [v for v in data.verdicts if v.check == "icontains"]
     assert [v.passed for v in icontains] == [True] * 3
+
+
+# -- pytest-rerunfailures: a setup error rerun is an error, not a failure ---------------
+
+
+@pytest.mark.parametrize("version", ["v16.7", "v16.6"])
+def test_rerunfailures_setup_error_is_an_error(version):
+    path = JUNIT / "rerunfailures-setup-error" / version
+    # pytest's own line: "4 passed, 6 warnings, 1 error, 5 rerun"; the suite element
+    # says errors="1" failures="0"
+    for attempts in ("first", "last"):
+        data = read_runs([path], attempts=attempts)
+        assert data.errors == 1 and data.skipped == 0
+        (errored,) = [v for v in data.verdicts if v.status == "error"]
+        assert errored.case.endswith("test_judge[cites-source]")
+        assert _grid(data)["cites-source"] == "-"
+    # the other cases as in rerunfailures/ (same seed): 16.7 keeps the failed attempts
+    first = _grid(read_runs([path]))
+    expected = "x" if version == "v16.7" else "."
+    assert (first["refund-policy"], first["greeting-tone"], first["no-pii"]) == (
+        expected, expected, ".")  # fmt: skip
