@@ -201,3 +201,16 @@ def test_rerunfailures_setup_error_is_an_error(version):
     expected = "x" if version == "v16.7" else "."
     assert (first["refund-policy"], first["greeting-tone"], first["no-pii"]) == (
         expected, expected, ".")  # fmt: skip
+
+
+# -- inspect_ai: a log whose every sample errored ---------------------------------------
+
+
+def test_inspect_log_with_every_sample_errored_says_so():
+    pytest.importorskip("zstandard", reason="the [inspect] extra; .ci/run installs it")
+    # inspect 0.3.285 wrote status "success" with 15 samples (5 x 3 epochs), each with an
+    # `error` (APIConnectionError: the model endpoint was a closed port) and no scores
+    code, out, err = _cli(["runs", str(INSPECT / "all-errored.eval")])
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "all-errored.eval: 15 samples, all errored (first: RetryError(" in err
+    assert "APIConnectionError" in err and "no verdicts to read" not in err
