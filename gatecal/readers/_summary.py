@@ -20,10 +20,12 @@ GRID_MAX_CASES = 200
 
 def runs_summary(data: RunsData) -> dict[str, Any]:
     """Counts, identities and the per-file mapping, as plain data (``--format json``)."""
-    kinds = {}
+    kinds: dict[str, str] = {}
+    all_kinds: dict[str, dict[str, None]] = {}
     for v in data.verdicts:
         if v.check and v.check not in kinds:
             kinds[v.check] = v.kind
+        all_kinds.setdefault(v.check, {})[v.kind] = None
     names = data.short_names()
     builds: dict[str, Any] = {}
     for build in data.builds():
@@ -54,7 +56,12 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
         "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
         "never_observed": sorted(skipped_cases),
-        "check_list": [{"check": c, "kind": kinds[c]} for c in data.checks()],
+        # a check of several kinds (promptfoo's `threshold`, judge where a model-graded
+        # assertion is under it): `kind` is the first, `kinds` all
+        "check_list": [
+            {"check": c, "kind": kinds[c], "kinds": [k for k in all_kinds[c] if k]}
+            for c in data.checks()
+        ],
         "files": [f.to_dict() for f in data.files],
         "warnings": list(data.warnings),
     }
@@ -122,7 +129,9 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
             f"{build}: {_plural(b['runs'], 'run')} from {_plural(b['sessions'], 'session')}; "
             f"case results {b['passed']} passed, {b['failed']} failed, {b['missing']} missing"
         )
-    checks = ", ".join(f"{c['check']} ({c['kind'] or 'kind unknown'})" for c in s["check_list"])
+    checks = ", ".join(
+        f"{c['check']} ({' or '.join(c['kinds']) or 'kind unknown'})" for c in s["check_list"]
+    )
     lines.append(f"cases: {s['cases']}; checks: {checks or 'none named (one verdict per case)'}")
     lines.append(
         f"left out: {s['skipped']} skipped, {_plural(s['errors'], 'error')}, "
