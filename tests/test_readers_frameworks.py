@@ -214,3 +214,23 @@ def test_inspect_log_with_every_sample_errored_says_so():
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "all-errored.eval: 15 samples, all errored (first: RetryError(" in err
     assert "APIConnectionError" in err and "no verdicts to read" not in err
+
+
+# -- the worked loops' files (experiments/framework_loops.py) ---------------------------
+
+
+def test_loop_baselines_read_as_the_tools_count_them():
+    # promptfoo 0.123.1 --repeat 20: "66 passed, 14 failed, 0 errors"
+    promptfoo = read_runs([PROMPTFOO / "loop" / "baseline.json"])
+    runs, _, matrix = promptfoo.case_outcomes("healthy")
+    assert (len(runs), len(promptfoo.cases())) == (20, 4)
+    assert sum(r.count(1) for r in matrix) == 66 and sum(r.count(0) for r in matrix) == 14
+    # DeepEval 4.3.1 -r 20 of named cases: testPassed 44, testFailed 36
+    deepeval = read_runs([DEEPEVAL / "loop" / "baseline.json"])
+    runs, _, matrix = deepeval.case_outcomes("healthy")
+    assert (len(runs), len(deepeval.cases())) == (20, 4)
+    assert sum(r.count(1) for r in matrix) == 44 and sum(r.count(0) for r in matrix) == 36
+    # each CI run is one run of the same cases
+    for path in (PROMPTFOO / "loop" / "ci.json", DEEPEVAL / "loop" / "ci.json"):
+        ci = read_runs([path])
+        assert len(ci.runs("healthy")) == 1 and len(ci.cases()) == 4

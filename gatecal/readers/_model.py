@@ -55,7 +55,7 @@ class Verdict:
     kind : str
         ``judge`` (an LLM answers; can be wrong), ``code`` (plain code) or ``""``.
     passed : bool or None
-        The verdict; None exactly when `status` is not ``ok``.
+        The verdict; None exactly when `status` is neither ``ok`` nor ``component``.
     status : str
         ``ok``; ``error`` (the check or the system under test failed to run: neither
         a pass nor a failure); ``unscored`` (no verdict, e.g. a NaN score).
