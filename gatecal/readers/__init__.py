@@ -1,12 +1,13 @@
 """Readers of measured runs: one module per source format, one normalised long table.
 
 Every reader takes files and returns :class:`Verdict` rows (build, run, case, check,
-kind, passed, status, score, session, attempts, cached) plus the skips and how each file
-was read; :func:`read_runs` detects each file's format by its content, calls the reader
-and checks the whole. Formats:
+kind, passed, status, score, session, attempts, cached; cost and tokens where the source
+reports them) plus the skips, the checks underneath a case-level verdict (status
+``component``) and how each file was read; :func:`read_runs` detects each file's format by
+its content, calls the reader and checks the whole. Formats:
 
 ========== ==========================================================================
-junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle
+junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle, promptfoo
 csv, jsonl gatecal's long table (also what ``gatecal runs --format csv|jsonl`` writes)
 promptfoo  ``promptfoo eval -o results.json``
 inspect    inspect_ai logs, ``.json`` and ``.eval``
