@@ -384,7 +384,7 @@ def test_status_score_and_session_columns(tmp_path):
         ("run,case,passed,status\nr1,a,,ok\n", "missing `passed` (status ok)"),
         (
             "run,case,passed,status\nr1,a,true,broken\n",
-            "`status` must be ok, error, unscored or skipped",
+            "`status` must be ok, error, unscored, skipped or component",
         ),
         ("run,case,passed,score\nr1,a,true,high\n", "`score` must be a number"),
         ("run,case,passed,attempts\nr1,a,true,²\n", "`attempts` must be a whole number >= 1"),

@@ -1,12 +1,13 @@
 """Readers of measured runs: one module per source format, one normalised long table.
 
 Every reader takes files and returns :class:`Verdict` rows (build, run, case, check,
-kind, passed, status, score, session, attempts, cached) plus the skips and how each file
-was read; :func:`read_runs` detects each file's format by its content, calls the reader
-and checks the whole. Formats:
+kind, passed, status, score, session, attempts, cached; cost and tokens where the source
+reports them) plus the skips, the checks underneath a case-level verdict (status
+``component``) and how each file was read; :func:`read_runs` detects each file's format by
+its content, calls the reader and checks the whole. Formats:
 
 ========== ==========================================================================
-junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle
+junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle, promptfoo
 csv, jsonl gatecal's long table (also what ``gatecal runs --format csv|jsonl`` writes)
 promptfoo  ``promptfoo eval -o results.json``
 inspect    inspect_ai logs, ``.json`` and ``.eval``
@@ -34,6 +35,7 @@ from gatecal.readers._base import (
 )
 from gatecal.readers._model import (
     LONG_COLUMNS,
+    OPTIONAL_COLUMNS,
     FileRead,
     RunsData,
     RunsError,
@@ -48,6 +50,7 @@ __all__ = [
     "INPUT_FORMATS",
     "JUNIT_REPEATS",
     "LONG_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "PARTIAL",
     "FileRead",
     "ReadOptions",
@@ -296,6 +299,7 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
     return RunsData(
         verdicts=tuple(batch.verdicts),
         skips=tuple(batch.skips),
+        components=tuple(batch.components),
         files=tuple(batch.files),
         reruns=batch.reruns,
         attempts_policy=options.attempts,

@@ -64,6 +64,8 @@ class Batch:
 
     verdicts: list[Verdict] = field(default_factory=list)
     skips: list[Skip] = field(default_factory=list)
+    #: checks underneath a case-level verdict (status ``component``): never verdicts
+    components: list[Verdict] = field(default_factory=list)
     files: list[FileRead] = field(default_factory=list)
     reruns: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -79,6 +81,7 @@ class Batch:
             self.sessions[key] = path
         self.verdicts += other.verdicts
         self.skips += other.skips
+        self.components += other.components
         self.files += other.files
         self.reruns += other.reruns
         self.warnings += other.warnings

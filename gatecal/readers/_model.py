@@ -10,7 +10,9 @@ from typing import Any
 
 __all__ = [
     "BUILDS",
+    "COMPONENT",
     "LONG_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "STATUSES",
     "FileRead",
     "RunsData",
@@ -36,6 +38,12 @@ LONG_COLUMNS = (
     "cached",
     "source",
 )
+# Written after LONG_COLUMNS when any row has them: what the case's run cost, as the source
+# reports it (promptfoo's `cost` and `tokenUsage.total`), on the first row of a (run, case).
+OPTIONAL_COLUMNS = ("cost", "tokens")
+# The status of a check underneath a case-level verdict (promptfoo's assertions under a
+# test-level `threshold:`): read and written with the long table, never a verdict.
+COMPONENT = "component"
 
 
 class RunsError(ValueError):
@@ -57,7 +65,7 @@ class Verdict:
     kind : str
         ``judge`` (an LLM answers; can be wrong), ``code`` (plain code) or ``""``.
     passed : bool or None
-        The verdict; None exactly when `status` is not ``ok``.
+        The verdict; None exactly when `status` is neither ``ok`` nor ``component``.
     status : str
         ``ok``; ``error`` (the check or the system under test failed to run: neither
         a pass nor a failure); ``unscored`` (no verdict, e.g. a NaN score).
@@ -72,6 +80,15 @@ class Verdict:
         The source says the response was replayed from a cache.
     source : str
         The file it was read from.
+    cost : float or None
+        What producing this (run, case) cost, in the source's currency (promptfoo:
+        USD), on the first verdict of the (run, case) only, so that a sum over rows
+        is the total.
+    tokens : int or None
+        Tokens the (run, case) used (promptfoo's ``tokenUsage.total``), placed as `cost`.
+
+    A verdict with status ``component`` (only in :attr:`RunsData.components`) is a check
+    underneath a case-level verdict: it keeps its `passed` but decides nothing.
     """
 
     build: str
@@ -86,14 +103,26 @@ class Verdict:
     attempts: int = 1
     cached: bool = False
     source: str = ""
+    cost: float | None = None
+    tokens: int | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The verdict as a row of the long table with typed values (JSONL, pandas)."""
-        return {**self.to_row(), "passed": self.passed, "score": self.score, "cached": self.cached}
+        record = {
+            **self.to_row(),
+            "passed": self.passed,
+            "score": self.score,
+            "cached": self.cached,
+        }
+        for key in OPTIONAL_COLUMNS:
+            if key in record:
+                record[key] = getattr(self, key)
+        return record
 
     def to_row(self) -> dict[str, Any]:
-        """The verdict as a row of the long table (see LONG_COLUMNS)."""
-        return {
+        """The verdict as a row of the long table (LONG_COLUMNS, then `cost` and `tokens`
+        where set)."""
+        row = {
             "build": self.build,
             "run": self.run,
             "case": self.case,
@@ -107,6 +136,11 @@ class Verdict:
             "cached": "true" if self.cached else "false",
             "source": self.source,
         }
+        if self.cost is not None:
+            row["cost"] = repr(self.cost)
+        if self.tokens is not None:
+            row["tokens"] = self.tokens
+        return row
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,11 +202,13 @@ class RunsData:
 
     A case *passes* a run when all its verdicts there are ``ok`` and pass; it *fails*
     when any ``ok`` verdict fails; otherwise (skipped, errored, unscored or absent) it
-    is *missing* in that run and counts neither way.
+    is *missing* in that run and counts neither way. `components` are the checks
+    underneath a case-level verdict (status ``component``): shown, never counted.
     """
 
     verdicts: tuple[Verdict, ...]
     skips: tuple[Skip, ...] = ()
+    components: tuple[Verdict, ...] = ()
     files: tuple[FileRead, ...] = ()
     reruns: int = 0
     attempts_policy: str = "first"
@@ -199,6 +235,24 @@ class RunsData:
     def cached(self) -> int:
         """Verdicts the source marks as replayed from a cache."""
         return sum(v.cached for v in self.verdicts)
+
+    @property
+    def cost(self) -> float | None:
+        """The summed `cost` of the rows that carry one; None when none does."""
+        costs = [v.cost for v in (*self.verdicts, *self.components) if v.cost is not None]
+        return sum(costs) if costs else None
+
+    @property
+    def tokens(self) -> int | None:
+        """The summed `tokens` of the rows that carry them; None when none does."""
+        counts = [v.tokens for v in (*self.verdicts, *self.components) if v.tokens is not None]
+        return sum(counts) if counts else None
+
+    def columns(self) -> tuple[str, ...]:
+        """The long table's columns: LONG_COLUMNS, then each optional column some row has."""
+        rows = (*self.verdicts, *self.components)
+        extra = [c for c in OPTIONAL_COLUMNS if any(getattr(v, c) is not None for v in rows)]
+        return (*LONG_COLUMNS, *extra)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -271,8 +325,9 @@ class RunsData:
         return sum(not v.passed for v in judged), len(judged)
 
     def to_rows(self) -> list[dict[str, Any]]:
-        """The long table: one row per verdict, then one per skip (status ``skipped``)."""
-        rows = [v.to_row() for v in self.verdicts]
+        """The long table: one row per verdict, then per component, then per skip (status
+        ``skipped``)."""
+        rows = [v.to_row() for v in (*self.verdicts, *self.components)]
         for s in self.skips:
             rows.append(
                 {
@@ -290,10 +345,12 @@ class RunsData:
         return rows
 
     def to_frame(self) -> Any:
-        """The long table as a pandas DataFrame (columns LONG_COLUMNS)."""
+        """The long table of verdicts and components as a pandas DataFrame (columns
+        :meth:`columns`)."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        return pd.DataFrame([v.to_record() for v in self.verdicts], columns=list(LONG_COLUMNS))
+        records = [v.to_record() for v in (*self.verdicts, *self.components)]
+        return pd.DataFrame(records, columns=list(self.columns()))
 
 
 _PARAM = re.compile(r"\[(.*)\]$")

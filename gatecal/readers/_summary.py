@@ -9,7 +9,7 @@ from typing import Any
 
 from gatecal._common.tables import plural
 from gatecal._common.validate import ParameterError
-from gatecal.readers._model import LONG_COLUMNS, RunsData
+from gatecal.readers._model import RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
 
@@ -20,10 +20,12 @@ GRID_MAX_CASES = 200
 
 def runs_summary(data: RunsData) -> dict[str, Any]:
     """Counts, identities and the per-file mapping, as plain data (``--format json``)."""
-    kinds = {}
+    kinds: dict[str, str] = {}
+    all_kinds: dict[str, dict[str, None]] = {}
     for v in data.verdicts:
         if v.check and v.check not in kinds:
             kinds[v.check] = v.kind
+        all_kinds.setdefault(v.check, {})[v.kind] = None
     names = data.short_names()
     builds: dict[str, Any] = {}
     for build in data.builds():
@@ -47,11 +49,19 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "reruns": data.reruns,
         "attempts": data.attempts_policy,
         "cached": data.cached,
+        "components": len(data.components),
+        "cost": data.cost,
+        "tokens": data.tokens,
         "builds": builds,
         "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
         "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
         "never_observed": sorted(skipped_cases),
-        "check_list": [{"check": c, "kind": kinds[c]} for c in data.checks()],
+        # a check of several kinds (promptfoo's `threshold`, judge where a model-graded
+        # assertion is under it): `kind` is the first, `kinds` all
+        "check_list": [
+            {"check": c, "kind": kinds[c], "kinds": [k for k in all_kinds[c] if k]}
+            for c in data.checks()
+        ],
         "files": [f.to_dict() for f in data.files],
         "warnings": list(data.warnings),
     }
@@ -86,14 +96,17 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         return json.dumps(runs_summary(data), indent=2) + "\n"
     if fmt == "jsonl":
         lines = []
-        for v in data.verdicts:
+        rows = (*data.verdicts, *data.components)
+        for v in rows:
             lines.append(json.dumps(v.to_record()))
-        for row in data.to_rows()[len(data.verdicts) :]:
+        for row in data.to_rows()[len(rows) :]:
             lines.append(json.dumps({**row, "passed": None, "score": None, "cached": False}))
         return "".join(line + "\n" for line in lines)
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(LONG_COLUMNS), lineterminator="\n")
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(data.columns()), restval="", lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(data.to_rows())
         return buffer.getvalue()
@@ -119,7 +132,9 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
             f"{build}: {plural(b['runs'], 'run')} from {plural(b['sessions'], 'session')}; "
             f"case results {b['passed']} passed, {b['failed']} failed, {b['missing']} missing"
         )
-    checks = ", ".join(f"{c['check']} ({c['kind'] or 'kind unknown'})" for c in s["check_list"])
+    checks = ", ".join(
+        f"{c['check']} ({' or '.join(c['kinds']) or 'kind unknown'})" for c in s["check_list"]
+    )
     lines.append(f"cases: {s['cases']}; checks: {checks or 'none named (one verdict per case)'}")
     lines.append(
         f"left out: {s['skipped']} skipped, {plural(s['errors'], 'error')}, "
@@ -133,6 +148,15 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
     lines.append(f"rerun attempts: {s['reruns']} (the {s['attempts']} attempt of each test counts)")
     if s["cached"]:
         lines.append(f"cached verdicts: {s['cached']}")
+    if s["components"]:
+        lines.append(
+            f"underneath: {s['components']} assertion verdicts under test-level thresholds "
+            "(the test's own pass rule decides; kept, not counted)"
+        )
+    if s["cost"] is not None or s["tokens"] is not None:
+        cost = "" if s["cost"] is None else f"cost {s['cost']:.6g}"
+        tokens = "" if s["tokens"] is None else f"{s['tokens']} tokens"
+        lines.append(f"usage: {', '.join(t for t in (cost, tokens) if t)} (as the source reports)")
     lines += [f"warning: {w}" for w in data.warnings]
     for build in data.builds():
         runs = data.runs(build)

@@ -5,7 +5,11 @@ Case
     The test case's ``name`` without the repeat suffix ``deepeval test run -r N``
     adds (``test_golden[capital-france-2-3]`` is repeat 2 of 3 of
     ``test_golden[capital-france]``); every repeat of one file is a run ``<file>#i``
-    of one session (the file: one invocation).
+    of one session (the file: one invocation). A case named with
+    ``LLMTestCase(name=...)`` keeps that name in every repeat (DeepEval 4.3 and 3.9):
+    when every name occurs the same number of times N > 1, the k-th occurrence in
+    ``order`` is repeat k of N; names that occur unequally often are refused (two test
+    cases given one name cannot be told from repeats).
 Check
     Each metric in ``metricsData``; a metric with an ``evaluationModel`` is a judge
     check, the rest code checks. Passed is the metric's ``success`` (or
@@ -18,6 +22,7 @@ Errors
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +49,10 @@ def read_deepeval(
         names.append(case["name"])
     session = label or path.stem.removeprefix(".")
     split = split_repeats(names, options.junit_repeats)
+    how = "repeats (-r) in one session"
+    if split is None:
+        split = _named_repeats(cases, names, path)
+        how = "repeats (-r) of named cases in one session, told apart by `order`"
     identity = split or [(name, 0) for name in names]
     batch = Batch()
     runs: dict[str, None] = {}
@@ -62,7 +71,7 @@ def read_deepeval(
                     build=build, run=run, case=base, session=session, source=str(path), **verdict
                 )
             )
-    notes = [f"{max(r for _, r in split)} repeats (-r) in one session"] if split else []
+    notes = [f"{max(r for _, r in split)} {how}"] if split else []
     batch.files.append(
         FileRead(
             path=str(path),
@@ -77,6 +86,33 @@ def read_deepeval(
         )
     )
     return batch
+
+
+def _named_repeats(
+    cases: list[dict[str, Any]], names: list[str], path: Path
+) -> list[tuple[str, int]] | None:
+    """(name, repeat k) when the names repeat: ``name=`` cases under ``-r N``."""
+    counts = Counter(names)
+    if max(counts.values()) == 1:
+        return None
+    if len(set(counts.values())) > 1:
+        shown = ", ".join(f"{n!r} {c}x" for n, c in counts.most_common(3))
+        raise RunsError(
+            f"{path}: test case names occur unequally often ({shown}, ...): repeats (-r) "
+            "give every name the same count, so some names belong to different test cases; "
+            "give each case its own name"
+        )
+    orders = [c.get("order") for c in cases]
+    if all(isinstance(o, int) and not isinstance(o, bool) for o in orders):
+        ranked = sorted(range(len(cases)), key=lambda i: (orders[i], i))
+    else:
+        ranked = list(range(len(cases)))
+    seen: Counter[str] = Counter()
+    out: list[tuple[str, int]] = [("", 0)] * len(cases)
+    for i in ranked:
+        seen[names[i]] += 1
+        out[i] = (names[i], seen[names[i]])
+    return out
 
 
 def _verdict(metric: Any, path: Path, index: int, options: ReadOptions) -> dict[str, Any]:

@@ -13,7 +13,8 @@ Values
     ``C`` passes; ``I`` and ``N`` fail; ``P`` per ``partial`` (default fail); true/false;
     a number only with a threshold for that scorer (``score >= T``), otherwise
     unscored; ``NaN`` is unscored. A sample with an ``error`` is an error for every
-    scorer (the scores it kept came from a crashed sample).
+    scorer (the scores it kept came from a crashed sample). A log whose every sample
+    errored holds no verdict at all: it is refused, saying so ("15 samples, all errored").
 ``.eval``
     Current releases compress the members with Zstandard (zip method 93), which
     Python's zipfile cannot read: the optional ``zstandard`` package does
@@ -142,6 +143,15 @@ def read_inspect(
                 f"{path}: sample {sample.get('id')!r} has `scores` that is not an object"
             )
         scorers.update(dict.fromkeys(scores))
+    failed = [s for s in samples if s.get("error") is not None]
+    if samples and len(failed) == len(samples):
+        error = failed[0]["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        first = " ".join(str(message).split())[:120]
+        raise RunsError(
+            f"{path}: {len(samples)} samples, all errored (first: {first}): no verdict to "
+            "read; fix what failed and run the eval again"
+        )
     batch = Batch()
     runs: dict[str, None] = {}
     errors = 0

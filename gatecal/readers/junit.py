@@ -18,13 +18,27 @@ Reruns
     Each is an attempt; ``attempts="first"`` keeps the first attempt's outcome.
 Outcomes
     ``failure`` fails; ``error`` is an error (neither pass nor fail); ``skipped`` is
-    missing data.
+    missing data. pytest-rerunfailures writes earlier attempts as empty elements: they
+    count as failures, or as errors when the last attempt is an ``error`` (a setup
+    error is rerun like a failure and repeats like one).
+promptfoo
+    ``promptfoo eval -o results.junit.xml`` (``<testsuites name="promptfoo">``) names
+    its testcases ``test N: <description>`` with N running over tests x repeats, one
+    ``<testsuite>`` per target. The case is the description (as in the results JSON);
+    ``--repeat R`` writes each test's R copies as consecutive numbers, so a description
+    in an aligned block of R consecutive testcases is repeated R times (runs
+    ``<run>#1..R``). Where that cannot be told for sure (a test without a description
+    while tests repeat, blocks of unequal length, a description in two places), the
+    file is refused with a pointer to ``-o results.json``; so is a file of several
+    targets unless ``target`` names one testsuite. promptfoo's ``-o results.xml`` dump
+    is refused the same way.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +58,7 @@ class _Case:
     name: str
     attempts: list[str]  # outcomes in order: passed, failed, error, skipped
     props: dict[str, str] = field(default_factory=dict)
+    suite: str = ""
 
 
 @dataclass(slots=True)
@@ -77,6 +92,11 @@ def _parse(path: Path) -> _File:
         raise RunsError(f"{path}: not well-formed XML ({exc})") from None
     except Exception as exc:  # defusedxml refuses entity bombs and external references
         raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
+    if root.tag == "promptfoo":
+        raise RunsError(
+            f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
+            "promptfoo eval -o results.json and read that"
+        )
     if root.tag not in ("testsuites", "testsuite"):
         raise RunsError(f"{path}: not JUnit XML (root element <{root.tag}>)")
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
@@ -84,7 +104,9 @@ def _parse(path: Path) -> _File:
     schema = " ".join(root.attrib.values()) + " ".join(
         " ".join(s.attrib.values()) for s in suites[:1]
     )
-    if "pytest" in names:
+    if root.tag == "testsuites" and root.get("name") == "promptfoo":
+        detail = "promptfoo"
+    elif "pytest" in names:
         detail = "pytest"
     elif "surefire" in schema.lower():
         detail = "surefire"
@@ -93,6 +115,7 @@ def _parse(path: Path) -> _File:
     else:
         detail = "junit"
     cases: list[_Case] = []
+    suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
     for element in root.iter("testcase"):
         name = element.get("name")
         if not name:
@@ -115,7 +138,15 @@ def _parse(path: Path) -> _File:
             if p.get("name", "").startswith("gatecal.")
         }
         full = f"{classname}.{name}" if classname else name
-        cases.append(_Case(full=full, name=name, attempts=[*earlier, final, *later], props=props))
+        cases.append(
+            _Case(
+                full=full,
+                name=name,
+                attempts=[*earlier, final, *later],
+                props=props,
+                suite=suite_of.get(id(element), ""),
+            )
+        )
     if not cases:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")
     return _File(path=path, detail=detail, cases=cases)
@@ -183,6 +214,68 @@ def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
     }
 
 
+_PROMPTFOO_NAME = re.compile(r"^test (\d+)(?:: (.*))?$", re.S)
+
+
+def _promptfoo(f: _File, target: str | None) -> tuple[_File, dict[int, tuple[str, int]]]:
+    """One target's testcases of a promptfoo JUnit file, and (case, repeat) of each."""
+    json_hint = "write promptfoo eval -o results.json and read that"
+    suites = list(dict.fromkeys(c.suite for c in f.cases))
+    if len(suites) > 1:
+        if target not in suites:
+            listed = "; ".join(suites)
+            raise RunsError(
+                f"{f.path}: promptfoo JUnit of {len(suites)} targets ({listed}): name one with "
+                f"--target, or {json_hint}"
+            )
+        f = replace(f, cases=[c for c in f.cases if c.suite == target])
+    numbered: list[tuple[int, str | None]] = []
+    for case in f.cases:
+        match = _PROMPTFOO_NAME.match(case.name)
+        if match is None:
+            raise RunsError(f"{f.path}: promptfoo testcase {case.name!r} is not 'test N: ...'")
+        numbered.append((int(match.group(1)), match.group(2)))
+    order = sorted(range(len(numbered)), key=lambda i: numbered[i][0])
+    if [numbered[i][0] for i in order] != list(range(1, len(order) + 1)):
+        raise RunsError(
+            f"{f.path}: promptfoo testcases are not numbered 1..{len(order)}; {json_hint}"
+        )
+    # blocks of consecutive testcases with one description
+    blocks: list[tuple[str | None, list[int]]] = []
+    for i in order:
+        description = numbered[i][1]
+        if blocks and description is not None and blocks[-1][0] == description:
+            blocks[-1][1].append(i)
+        else:
+            blocks.append((description, [i]))
+    sizes = {len(members) for _, members in blocks}
+    described = [d for d, _ in blocks if d is not None]
+    undescribed = len(described) < len(blocks)
+    repeats = max(sizes)
+    if not described:
+        raise RunsError(
+            f"{f.path}: promptfoo JUnit names these tests by number only, so its repeats "
+            f"cannot be told from distinct tests; {json_hint}"
+        )
+    why = ""
+    if undescribed and repeats > 1:
+        why = "a test without a description cannot be matched to its repeats"
+    elif len(sizes) > 1:
+        why = f"the tests appear {', '.join(map(str, sorted(sizes)))} times"
+    elif len(set(described)) < len(described):
+        twice = next(d for d in described if described.count(d) > 1)
+        why = f"description {twice!r} names tests in two places"
+    if why:
+        raise RunsError(
+            f"{f.path}: promptfoo JUnit whose repeats cannot be read for sure ({why}); {json_hint}"
+        )
+    split: dict[int, tuple[str, int]] = {}
+    for description, members in blocks:
+        for k, i in enumerate(members, start=1):
+            split[i] = (description if description is not None else f.cases[i].name, k)
+    return f, split
+
+
 def _verdicts_from_props(case: _Case, where: str) -> list[dict[str, Any]] | None:
     text = case.props.get("gatecal.verdicts")
     if text is None:
@@ -204,13 +297,20 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
     batch = Batch()
     for unit, group, note in _units(files):
         for f in group:
-            split = _repeat_split(f, options.junit_repeats)
             notes = [note]
+            if f.detail == "promptfoo":
+                f, split_pf = _promptfoo(f, options.target)
+                repeats = max(i for _, i in split_pf.values())
+                split: dict[int, tuple[str, int]] | None = split_pf if repeats > 1 else None
+                if split is None:
+                    split_pf = {i: (base, 0) for i, (base, _) in split_pf.items()}
+            else:
+                split_pf = None
+                split = _repeat_split(f, options.junit_repeats)
             if split is not None:
                 repeats = max(i for _, i in split.values())
-                notes.append(
-                    f"{repeats} repeats of each test in one session ({options.junit_repeats})"
-                )
+                how = "promptfoo test numbers" if split_pf else options.junit_repeats
+                notes.append(f"{repeats} repeats of each test in one session ({how})")
             # attempts of the same (run, case) in document order: reruns
             found: dict[tuple[str, str], list[_Case]] = {}
             for index, case in enumerate(f.cases):
@@ -222,6 +322,8 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 elif split is not None:
                     base, i = split[index]
                     run = f"{unit}#{i}"
+                elif split_pf is not None:
+                    base = split_pf[index][0]
                 found.setdefault((run, base), []).append(case)
             n_verdicts = n_skipped = n_errors = 0
             runs: dict[str, None] = {}
@@ -229,9 +331,13 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 runs[run] = None
                 # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
                 # last carries its outcome (earlier ones look like passes, but a test is
-                # rerun only after it failed), so every earlier element is a failure
+                # rerun only after it failed or errored), so every earlier element is a
+                # failure, or an error when the last attempt errored (a setup error
+                # repeats as one: the rerun changed nothing the error came from)
+                last = attempts[-1].attempts[-1] if attempts[-1].attempts else "passed"
+                earlier = "error" if last == "error" else "failed"
                 outcomes = [
-                    "failed" if a == "passed" and k < len(attempts) - 1 else a
+                    earlier if a == "passed" and k < len(attempts) - 1 else a
                     for k, c in enumerate(attempts)
                     for a in c.attempts
                 ]

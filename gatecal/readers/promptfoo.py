@@ -14,14 +14,30 @@ Check
     ``type`` (``#2``, ``#3`` for a type repeated within a test). Model-graded types
     (``llm-rubric``, ``g-eval``, ``factuality``, ``model-graded-*``, ``answer-relevance``,
     ``context-*``, ...) are judge checks, the rest code checks.
+Test-level threshold
+    A test with ``threshold:`` passes when the weighted mean of its assertion scores
+    reaches it, whatever single assertions say: its verdict is promptfoo's own
+    ``success`` (and ``score``), as the check ``threshold`` (kind ``judge`` when a
+    model-graded assertion is among its assertions, else ``code``). The assertions stay
+    in the long table underneath it, with status ``component``: shown, never counted.
 Errors
     A result with ``failureReason`` 2 (or, in version 2, an ``error`` and no grading) is
     an error for each of the test's assertions: neither pass nor fail. promptfoo scores a
     judge it could not use as an ordinary failure and marks it ``metadata.graderError``:
     a reply it could not parse ("Could not extract JSON ...") is unscored here, a judge
-    that failed (its provider's error) is an error.
+    that failed (its provider's error) is an error. Releases before the marker (0.100)
+    leave only the reason: a failed model-graded assertion whose reason is promptfoo's
+    text for a failed provider call (``API error: 500 ...``, ``API call error: ...``,
+    ``No output``) is an error, one whose reason is "Could not extract JSON from ..."
+    unscored. A threshold test resting on such a judge is an error.
+Usage
+    The result's ``cost`` and ``tokenUsage.total`` go on its first verdict (``cost`` and
+    ``tokens`` of the long table), so that a sum over the rows is the eval's total.
 Cache
     ``response.cached`` marks a replayed response: a cached re-run measures nothing.
+Other outputs
+    ``-o results.xml``, ``-o results.csv`` and ``-o results.html`` are refused with a
+    pointer to ``-o results.json``; for ``-o results.junit.xml`` see the JUnit reader.
 """
 
 from __future__ import annotations
@@ -31,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, as_float, decode, load_json
-from gatecal.readers._model import FileRead, RunsError, Verdict
+from gatecal.readers._model import COMPONENT, FileRead, RunsError, Verdict
 
 __all__ = ["JUDGE_ASSERTIONS", "read_promptfoo"]
 
@@ -54,7 +70,12 @@ JUDGE_ASSERTIONS = frozenset(
     }
 )
 _UNPARSED = ("could not extract json", "malformed response", "invalid json")
+# what promptfoo writes as the reason of a model-graded assertion whose provider call
+# failed (matchers: fail(resp.error || "No output"); the HTTP providers' error texts)
+_CALL_FAILED = ("api error:", "api call error:", "no output")
+_UNPARSED_OLD = "could not extract json from"
 _ERROR = 2
+THRESHOLD_CHECK = "threshold"
 
 
 def _descriptions(document: Any) -> dict[str, str]:
@@ -175,9 +196,16 @@ def read_promptfoo(
         seen[case] = seen.get(case, 0) + 1
         run = f"{session}#{seen[case]}"
         runs[run] = None
-        for verdict in _verdicts(result, path):
+        verdicts, components = _verdicts(result, path)
+        for verdict in verdicts:
             errors += verdict["status"] == "error"
             batch.verdicts.append(
+                Verdict(
+                    build=build, run=run, case=case, session=session, source=str(path), **verdict
+                )
+            )
+        for verdict in components:
+            batch.components.append(
                 Verdict(
                     build=build, run=run, case=case, session=session, source=str(path), **verdict
                 )
@@ -204,7 +232,41 @@ def read_promptfoo(
     return batch
 
 
-def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+def _usage(result: dict[str, Any]) -> dict[str, Any]:
+    """The result's cost and total tokens, where promptfoo gives them."""
+    usage = result.get("tokenUsage") if isinstance(result.get("tokenUsage"), dict) else {}
+    total = (usage or {}).get("total")
+    cost = as_float(result.get("cost"))
+    tokens = total if isinstance(total, int) and not isinstance(total, bool) else None
+    return {"cost": cost if cost is not None and cost == cost else None, "tokens": tokens}
+
+
+def _verdicts(
+    result: dict[str, Any], path: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(verdicts, components underneath a test-level threshold) of one result."""
+    verdicts, components = _graded(result, path)
+    usage = _usage(result)
+    if verdicts and any(v is not None for v in usage.values()):
+        verdicts[0] = {**verdicts[0], **usage}
+    return verdicts, components
+
+
+def _judge_trouble(kind: str, passed: Any, reason: str, meta: dict[str, Any]) -> str | None:
+    """``error`` or ``unscored`` for a judge promptfoo could not use, else None."""
+    if meta.get("graderError") is True:
+        return "unscored" if any(p in reason for p in _UNPARSED) else "error"
+    if kind == "judge" and passed is False and "graderError" not in meta:
+        if reason.startswith(_CALL_FAILED):
+            return "error"
+        if reason.startswith(_UNPARSED_OLD):
+            return "unscored"
+    return None
+
+
+def _graded(
+    result: dict[str, Any], path: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     test = result.get("testCase") if isinstance(result.get("testCase"), dict) else {}
     declared = list(test.get("assert") or []) if test else []
     grading = result.get("gradingResult") if isinstance(result.get("gradingResult"), dict) else {}
@@ -230,7 +292,7 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
                     "score": as_float(result.get("score")),
                     "cached": cached,
                 }
-            ]
+            ], []
         kinds = [_kind(a) for a in assertions] or [""]
         return [
             {
@@ -242,7 +304,7 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
                 "cached": cached,
             }
             for n, k in zip(names, kinds, strict=True)
-        ]
+        ], []
     names = _check_names([c.get("assertion") for c in components])
     out: list[dict[str, Any]] = []
     for name, component in zip(names, components, strict=True):
@@ -250,15 +312,15 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
         passed = component.get("pass")
         reason = str(component.get("reason") or "").lower()
         meta = component.get("metadata") if isinstance(component.get("metadata"), dict) else {}
-        if (meta or {}).get("graderError") is True:
+        trouble = _judge_trouble(kind, passed, reason, meta or {})
+        if trouble is not None:
             # promptfoo scores a judge it could not read, or that failed, as a plain failure
-            unparsed = any(p in reason for p in _UNPARSED)
             out.append(
                 {
                     "check": name,
                     "kind": kind,
                     "passed": None,
-                    "status": "unscored" if unparsed else "error",
+                    "status": trouble,
                     "score": None,
                     "cached": cached,
                 }
@@ -276,4 +338,24 @@ def _verdicts(result: dict[str, Any], path: Path) -> list[dict[str, Any]]:
                 "cached": cached,
             }
         )
-    return out
+    threshold = as_float(test.get("threshold")) if test else None
+    if threshold is None:
+        return out, []
+    # promptfoo decides the test by its weighted mean score against the threshold: its own
+    # `success` is the verdict; the assertions are kept underneath it
+    success = result.get("success")
+    if not isinstance(success, bool):
+        raise RunsError(f"{path}: a result without `success` ({_case(result)!r})")
+    troubled = [v["status"] for v in out if v["status"] != "ok"]
+    kind = "judge" if any(v["kind"] == "judge" for v in out) else "code"
+    status = "error" if "error" in troubled else ("unscored" if troubled else "ok")
+    decided = {
+        "check": THRESHOLD_CHECK,
+        "kind": kind,
+        "passed": success if status == "ok" else None,
+        "status": status,
+        "score": as_float(result.get("score")) if status == "ok" else None,
+        "cached": cached,
+    }
+    parts = [{**v, "status": COMPONENT} for v in out if v["status"] == "ok"]
+    return [decided], parts

@@ -2,7 +2,10 @@
 
 One row per verdict (or per case and run). Required: ``run``, ``case``, ``passed``.
 Optional: ``check``, ``kind`` (judge|code), ``build`` (healthy|regressed), ``score``,
-``status`` (ok|error|unscored|skipped), ``session``, ``attempts``, ``cached``, ``source``.
+``status`` (ok|error|unscored|skipped|component), ``session``, ``attempts``, ``cached``,
+``source``, ``cost`` (a number >= 0) and ``tokens`` (a whole number >= 0). A ``component``
+row is a check underneath its case's verdict (a promptfoo assertion under a test-level
+threshold): kept, never counted.
 ``passed`` accepts true/false, 1/0, pass/fail, yes/no (any case); it may be empty
 when ``status`` is not ok. This is also what ``gatecal runs --format csv|jsonl`` writes,
 so every format converts to it and reads back the same.
@@ -18,13 +21,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gatecal.readers._base import Batch, ReadOptions, decode
-from gatecal.readers._model import BUILDS, FileRead, RunsError, Skip, Verdict
+from gatecal.readers._model import BUILDS, COMPONENT, FileRead, RunsError, Skip, Verdict
 
 __all__ = ["jsonl_rows", "read_table", "sniff_jsonl"]
 
 _TRUE = {"true", "1", "pass", "passed", "yes"}
 _FALSE = {"false", "0", "fail", "failed", "no"}
-_STATUS = ("ok", "error", "unscored", "skipped")
+_STATUS = ("ok", "error", "unscored", "skipped", COMPONENT)
 _REQUIRED = ("run", "case", "passed")
 
 
@@ -78,6 +81,12 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     reader.fieldnames = fields
     missing = [k for k in _REQUIRED if k not in fields]
+    if missing and {"status", "score", "grader reason"} <= set(fields):
+        raise RunsError(
+            f"{path}: promptfoo's CSV table (-o results.csv) is not read: it keeps no "
+            "assertions and no repeat identity; write promptfoo eval -o results.json and "
+            "read that"
+        )
     if missing:
         raise RunsError(
             f"{path}: a runs table needs columns run, case, passed (missing {missing}; "
@@ -112,7 +121,7 @@ def _rows_to_batch(
             )
         status = (_text(row, "status") or "ok").lower()
         if status not in _STATUS:
-            rule = "must be ok, error, unscored or skipped"
+            rule = "must be ok, error, unscored, skipped or component"
             raise RunsError(f"{where}: `status` {rule} (got {row.get('status')!r})")
         run, case = _text(row, "run"), _text(row, "case")
         session = _text(row, "session") or str(path)
@@ -124,8 +133,8 @@ def _rows_to_batch(
             )
             continue
         passed = _passed(row.get("passed"), where)
-        if status == "ok" and passed is None:
-            raise RunsError(f"{where}: missing `passed` (status ok)")
+        if status in ("ok", COMPONENT) and passed is None:
+            raise RunsError(f"{where}: missing `passed` (status {status})")
         score = _score(row.get("score"), where)
         attempts_text = _text(row, "attempts") or "1"
         if not attempts_text.isascii() or not attempts_text.isdecimal() or int(attempts_text) < 1:
@@ -135,22 +144,29 @@ def _rows_to_batch(
         attempts = int(attempts_text)
         batch.reruns += attempts - 1
         cached = _passed(row.get("cached"), where) or False
-        batch.verdicts.append(
-            Verdict(
-                build=row_build,
-                run=run,
-                case=case,
-                check=_text(row, "check"),
-                kind=kind,
-                passed=passed if status == "ok" else None,
-                status=status,
-                score=score,
-                session=session,
-                attempts=attempts,
-                cached=cached,
-                source=source,
-            )
+        cost = _score(row.get("cost"), where, "cost")
+        if cost is not None and cost < 0:
+            raise RunsError(f"{where}: `cost` must be a number >= 0 (got {row.get('cost')!r})")
+        verdict = Verdict(
+            build=row_build,
+            run=run,
+            case=case,
+            check=_text(row, "check"),
+            kind=kind,
+            passed=passed if status in ("ok", COMPONENT) else None,
+            status=status,
+            score=score,
+            session=session,
+            attempts=attempts,
+            cached=cached,
+            source=source,
+            cost=cost,
+            tokens=_tokens(row.get("tokens"), where),
         )
+        if status == COMPONENT:
+            batch.components.append(verdict)
+            continue
+        batch.verdicts.append(verdict)
         n_verdicts += 1
         n_errors += status == "error"
     batch.files.append(
@@ -168,18 +184,27 @@ def _rows_to_batch(
     return batch
 
 
-def _score(value: object, where: str) -> float | None:
+def _score(value: object, where: str, column: str = "score") -> float | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
-        raise RunsError(f"{where}: `score` must be a number (got {value!r})")
+        raise RunsError(f"{where}: `{column}` must be a number (got {value!r})")
     try:
         score = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise RunsError(f"{where}: `score` must be a number (got {value!r})") from None
+        raise RunsError(f"{where}: `{column}` must be a number (got {value!r})") from None
     if math.isinf(score):
-        raise RunsError(f"{where}: `score` must be finite or empty (got {value!r})")
+        raise RunsError(f"{where}: `{column}` must be finite or empty (got {value!r})")
     return None if math.isnan(score) else score
+
+
+def _tokens(value: object, where: str) -> int | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    if isinstance(value, bool) or not text.isascii() or not text.isdecimal():
+        raise RunsError(f"{where}: `tokens` must be a whole number >= 0 (got {value!r})")
+    return int(text)
 
 
 def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOptions) -> Batch:

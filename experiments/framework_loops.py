@@ -1,0 +1,101 @@
+"""The loop per framework, from real files: known-good repeats -> runs -> recommend -> check.
+
+For each of promptfoo, inspect_ai and DeepEval, the fixture folder ``tests/fixtures/<tool>/
+loop/`` holds two files written by the tool itself, offline (each fixture README and its
+``source/regenerate.sh`` give the command and the version):
+
+- ``baseline``: 20 known-good repeats in one invocation (promptfoo ``--repeat 20``,
+  inspect ``--epochs 20``, DeepEval ``deepeval test run -r 20``);
+- ``ci``: one later CI run of the same build (a separate invocation).
+
+In a temporary folder holding copies of the two, this runs
+
+1. ``gatecal runs BASELINE`` (how the file was read),
+2. ``gatecal recommend BASELINE --format json --out gate.json`` and the text report,
+3. ``gatecal check CI --baseline BASELINE --gate-from gate.json``, and ``gatecal check`` with
+   its default gate (the strictest within the false-alarm budget: with these small, noisy
+   suites no gate also meets the detection target, and ``--gate-from`` says so),
+
+and writes each command with its real output and exit code to
+``reports/loops/<framework>.txt``. Run it again to regenerate them.
+
+Usage: python experiments/framework_loops.py [promptfoo|inspect_ai|deepeval ...]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FRAMEWORKS = {
+    # name: (fixture folder, baseline file, CI file, what made them)
+    "promptfoo": (
+        "promptfoo", "baseline.json", "ci.json",
+        "promptfoo 0.123.1 (Node 24.22.3): `promptfoo eval -c threshold.yaml --repeat 20 "
+        "-o baseline.json`, then `promptfoo eval -c threshold.yaml -o ci.json`",
+    ),
+    "inspect_ai": (
+        "inspect_ai", "baseline.eval", "ci.eval",
+        "inspect_ai 0.3.285: `inspect eval qa_task.py@qa_graded --epochs 20 --log-format eval`, "
+        "then the same without --epochs",
+    ),
+    "deepeval": (
+        "deepeval", "baseline.json", "ci.json",
+        "DeepEval 4.3.1: `deepeval test run test_named.py -r 20 -i` (judge seed 20240601), "
+        "then `deepeval test run test_named.py -i` (judge seed 7)",
+    ),
+}  # fmt: skip
+
+
+def loop(name: str) -> str:
+    """The transcript of one framework's loop."""
+    folder, baseline, ci, made = FRAMEWORKS[name]
+    source = ROOT / "tests" / "fixtures" / folder / "loop"
+    lines = [
+        f"# {name}: files from tests/fixtures/{folder}/loop/ ({made})",
+        "",
+    ]
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_STEP_SUMMARY",)}
+    with tempfile.TemporaryDirectory() as work:
+        tmp = Path(work)
+        for file in (baseline, ci):
+            shutil.copy(source / file, tmp / file)
+        steps = [
+            ["gatecal", "runs", baseline],
+            ["gatecal", "recommend", baseline, "--format", "json", "--out", "gate.json"],
+            ["gatecal", "recommend", baseline],
+            ["gatecal", "check", ci, "--baseline", baseline, "--gate-from", "gate.json"],
+            # check's own default gate (the strictest within the false-alarm budget), for
+            # when the recommendation found none that also meets the detection target
+            ["gatecal", "check", ci, "--baseline", baseline],
+        ]
+        for cmd in steps:
+            argv = [sys.executable, "-m", "gatecal", *cmd[1:]]
+            done = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True,
+                                  check=False)  # fmt: skip
+            output = (done.stdout + done.stderr).rstrip()
+            lines += [f"$ {' '.join(cmd)}", *([output] if output else []),
+                      f"[exit {done.returncode}]", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
+def main(names: list[str]) -> None:
+    unknown = [n for n in names if n not in FRAMEWORKS]
+    if unknown:
+        sys.exit(f"framework_loops.py: unknown framework {unknown[0]!r} "
+                 f"(one of {', '.join(FRAMEWORKS)})")  # fmt: skip
+    out = ROOT / "reports" / "loops"
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names or list(FRAMEWORKS):
+        text = loop(name)
+        (out / f"{name}.txt").write_text(text, encoding="utf-8")
+        print(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
