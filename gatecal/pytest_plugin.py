@@ -218,7 +218,7 @@ def _settings(config: pytest.Config) -> _Settings:
 
             gate = parse_gate(str(rule))
         elif source is not None:
-            from gatecal._analyses.check import load_recommended_gate
+            from gatecal._model.gatefile import load_recommended_gate
 
             gate = load_recommended_gate(source)
     except ParameterError as exc:

@@ -138,7 +138,7 @@ def test_flaky_rate_draws_the_line_between_new_and_known_flaky(tmp_path, baselin
 @pytest.mark.parametrize(
     ("kwargs", "reason"),
     [
-        ({"skipped": ["case-03"]}, "1 of 12 baseline cases have no verdict: case-03"),
+        ({"skipped": ["case-03"]}, "1 of 12 baseline cases have no complete verdict: case-03"),
         ({"errors": ["case-04"]}, "1 error or unscored verdicts (at most 0 allowed"),
         ({"skipped": CASES}, "the current run is empty"),
     ],
@@ -224,8 +224,11 @@ def test_several_runs_need_a_policy_and_the_policy_combines_them(tmp_path, basel
     path = current(tmp_path, runs={"try-1": first, "try-2": rerun})
     cur = gatecal.read_runs([path])
     base = gatecal.read_runs([baseline])
-    res = gatecal.check_gate(cur, base)
-    assert res.decision == "incomplete" and "no policy" in res.reasons[1]
+    # several runs and no policy: refused (ambiguous), not decided
+    with pytest.raises(
+        gatecal.ParameterError, match=r"holds 2 runs \(try-1, try-2\): name the --policy"
+    ):
+        gatecal.check_gate(cur, base)
     res = gatecal.check_gate(cur, base, policy="rerun-failing-1")
     assert res.decision == "pass" and res.passed == 11 and res.new_failures == ["case-06"]
     assert res.false_alarm == _false_alarms(gatecal.recommend_gate(base, detection=0.0),
@@ -273,8 +276,9 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     code, out, err = cli(capsys, "check", healthy, "--baseline", baseline, "--format", "json")
     data = json.loads(out)
     assert code == 0 and err == ""
-    assert list(data)[:10] == ["decision", "gate", "k_min", "cases", "passed", "false_alarm",
-                               "p_value", "new_failures", "known_flaky", "errors"]  # fmt: skip
+    assert list(data)[:12] == ["format", "version", "decision", "gate", "k_min", "cases", "passed",
+                               "false_alarm", "p_value", "new_failures", "known_flaky", "errors"]  # fmt: skip
+    assert (data["format"], data["version"]) == ("gatecal check", 1)
     assert data["decision"] == "pass" and data["known_flaky"] == ["case-00"]
     bad = current(
         tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"], name="bad.jsonl"

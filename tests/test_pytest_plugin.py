@@ -158,7 +158,11 @@ def test_exit_codes_2_to_5_are_never_changed(pytester):
 def test_gate_from_a_recommendation_quotes_the_p_value(suite, tmp_path):
     table = [{"k_min": k, "false_alarm": [0, 0.001, 0.002, 0.004, 0.01, 0.04, 0.3][k],
               "detection": 1.0} for k in range(7)]  # fmt: skip
-    rec = {"cases": 6, "recommended": {"k_min": 5, "false_alarm": 0.04}, "table": table}
+    # the fields check verifies; the table is recommend's form with round numbers
+    rec = {"format": "gatecal recommend", "version": 1, "cases": 6,
+           "case_order": [f"c{i}" for i in range(6)], "failures_per_run": [1, 0, 2],
+           "targets": {"false_alarm": 0.04, "detection": 0.95},
+           "recommended": {"k_min": 5, "false_alarm": 0.04}, "table": table}  # fmt: skip
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(rec))
     result = run(suite, "--gatecal-gate-from", str(path), fail="a")
@@ -167,8 +171,8 @@ def test_gate_from_a_recommendation_quotes_the_p_value(suite, tmp_path):
         "gatecal: gate PASSED (fails<=1: at least 5 of 6 cases must pass; 5 passed, "
         "p = 0.3 under the baseline's noise), exit 0"
     )
-    rec["cases"], rec["table"] = 5, table[:6]
-    rec["recommended"]["k_min"] = 4
+    rec["cases"], rec["table"], rec["case_order"] = 5, table[:6], rec["case_order"][:5]
+    rec["recommended"]["k_min"] = 5
     path.write_text(json.dumps(rec))
     result = run(suite, "--gatecal-gate-from", str(path))
     assert result.ret == 1  # calibrated for another suite: incomplete, even though all passed

@@ -12,13 +12,12 @@ anything, and they need only the standard library.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
 from gatecal._model.gates import Gate, parse_gate, strictest_within
 
 if TYPE_CHECKING:
@@ -27,7 +26,9 @@ if TYPE_CHECKING:
     from gatecal.readers import RunsData
 
 __all__ = [
+    "CHECK_FORMAT",
     "CHECK_POLICIES",
+    "CHECK_VERSION",
     "DECISIONS",
     "FailingCase",
     "GateCheck",
@@ -39,108 +40,13 @@ __all__ = [
 ]
 
 DECISIONS = ("pass", "fail", "incomplete")
+#: ``check --format json`` says what it is first: the contract's name and version.
+CHECK_FORMAT = "gatecal check"
+CHECK_VERSION = 1
 Decision = Literal["pass", "fail", "incomplete"]
 #: The policies whose attempts are runs gatecal check can read (majority votes happen
 #: inside one verdict, so no run file shows them).
 CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
-
-
-# -- a gate recommended earlier: `gatecal recommend --format json` --------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecommendedGate:
-    """The gate a ``gatecal recommend --format json`` output recommends.
-
-    Attributes
-    ----------
-    k_min, cases : int
-        At least `k_min` of `cases` cases must pass.
-    false_alarm : float
-        The false alarm ``recommend`` computed for it (at the upper noise bound).
-    false_alarms : tuple of float
-        ``false_alarms[k]``: the false alarm of "at least k pass", for k in 0..cases,
-        so a p-value can be read without recomputing anything.
-    source : str
-        Where it was read from.
-    """
-
-    k_min: int
-    cases: int
-    false_alarm: float
-    false_alarms: tuple[float, ...]
-    source: str
-
-    @property
-    def text(self) -> str:
-        """The gate as a rule the gate vocabulary reads: ``fails<=F``."""
-        return f"fails<={self.cases - self.k_min}"
-
-    def p_value(self, passed: int) -> float:
-        """P(a healthy build passes `passed` cases or fewer), as ``recommend`` modelled it."""
-        return 1.0 if passed >= self.cases else self.false_alarms[passed + 1]
-
-
-def recommended_gate_from(document: object, source: str = "recommendation") -> RecommendedGate:
-    """Read the recommended gate out of a parsed ``gatecal recommend --format json`` output.
-
-    Raises
-    ------
-    ParameterError
-        Named ``gate_from``: not a recommend output, or one that recommends no gate.
-    """
-
-    def bad(rule: str) -> ParameterError:
-        return ParameterError("gate_from", rule, source)
-
-    if not isinstance(document, Mapping) or "recommended" not in document:
-        raise bad("must be a 'gatecal recommend --format json' output")
-    rec = document["recommended"]
-    if rec is None:
-        within = document.get("within_budget")
-        hint = ""
-        if isinstance(within, Mapping) and isinstance(within.get("max_failures"), int):
-            hint = (
-                f"; its strictest gate within the false-alarm budget is the rule "
-                f"'fails<={within['max_failures']}'"
-            )
-        raise bad(
-            "recommends no gate (none met both targets there): pass a gate rule instead, "
-            f"or rerun recommend with other targets{hint}"
-        )
-    cases, table = document.get("cases"), document.get("table")
-    try:
-        k = rec["k_min"]
-        if isinstance(k, bool) or isinstance(cases, bool) or not isinstance(table, list):
-            raise TypeError
-        n = check_count("cases", cases, low=1)
-        k = check_count("k_min", k, low=0, high=n)
-        rates = [check_probability("false_alarm", row["false_alarm"]) for row in table]
-        if len(rates) != n + 1 or [row["k_min"] for row in table] != list(range(n + 1)):
-            raise TypeError
-    except (TypeError, KeyError, ParameterError):
-        raise bad(
-            "must be a 'gatecal recommend --format json' output (recommended.k_min, "
-            "cases and the operating table)"
-        ) from None
-    return RecommendedGate(
-        k_min=k, cases=n, false_alarm=rates[k], false_alarms=tuple(rates), source=source
-    )
-
-
-def load_recommended_gate(path: str | Path) -> RecommendedGate:
-    """:func:`recommended_gate_from` on a file; unreadable or non-JSON files are refused."""
-    try:
-        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
-    except OSError as exc:
-        raise ParameterError(
-            "gate_from", f"could not be read ({exc.strerror})", str(path)
-        ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise ParameterError(
-            "gate_from", "must be a 'gatecal recommend --format json' output", str(path)
-        ) from None
-    return recommended_gate_from(document, str(path))
 
 
 # -- the result ------------------------------------------------------------------------------
@@ -219,10 +125,14 @@ class GateCheck:
     failing : tuple of FailingCase
         Every baseline case that did not pass, new failures first.
     error_cases : tuple of str
-        Cases whose verdict was an error or unscored (never a pass).
+        Cases whose verdict was an error or unscored (never a pass), baseline cases or not.
+    baseline_errors : int
+        Error or unscored verdicts in the known-good runs (left out there as missing data).
     max_errors : int
     missing : tuple of str
-        Baseline cases with no verdict in the current run.
+        Baseline cases with no verdict in the current run, or lacking one of their checks.
+    missing_checks : tuple of str
+        Which checks those cases lacked (``case lacks check``).
     uncalibrated : tuple of str
         Cases of the current run that the baseline never saw; a failing one fails the run.
     uncalibrated_failures : tuple of str
@@ -255,8 +165,10 @@ class GateCheck:
     p_value: float | None
     failing: tuple[FailingCase, ...]
     error_cases: tuple[str, ...]
+    baseline_errors: int
     max_errors: int
     missing: tuple[str, ...]
+    missing_checks: tuple[str, ...]
     uncalibrated: tuple[str, ...]
     uncalibrated_failures: tuple[str, ...]
     policy: str
@@ -288,6 +200,8 @@ class GateCheck:
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract: the issue's keys first, then the details."""
         return {
+            "format": CHECK_FORMAT,
+            "version": CHECK_VERSION,
             "decision": self.decision,
             "gate": self.gate,
             "k_min": self.k_min,
@@ -298,6 +212,7 @@ class GateCheck:
             "new_failures": self.new_failures,
             "known_flaky": self.known_flaky,
             "errors": len(self.error_cases),
+            "baseline_errors": self.baseline_errors,
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),
             "gate_rule": self.gate_rule,
@@ -306,6 +221,7 @@ class GateCheck:
             "max_errors": self.max_errors,
             "error_cases": list(self.error_cases),
             "missing": list(self.missing),
+            "missing_checks": list(self.missing_checks),
             "uncalibrated": list(self.uncalibrated),
             "uncalibrated_failures": list(self.uncalibrated_failures),
             "failing": [f.to_dict() for f in self.failing],
@@ -329,14 +245,23 @@ class GateCheck:
 _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
 
 
-def _states(data: RunsData, cases: Sequence[str]) -> tuple[list[str], list[dict[str, str]]]:
-    """The current runs, and per run each case's state: passed, failed, error or missing."""
+def _states(
+    data: RunsData, cases: Sequence[str], expected: Mapping[str, set[str]]
+) -> tuple[list[str], list[dict[str, str]], list[str]]:
+    """The current runs, and per run each case's state: passed, failed, error or missing.
+
+    A case that did not fail but lacks a check the baseline ran on it is missing: a
+    missing check is missing evidence, exactly like a missing case. The third list says
+    which checks were missing where.
+    """
     runs = data.runs("healthy")
     table: dict[str, dict[str, str]] = {r: {} for r in runs}
+    seen: dict[tuple[str, str], set[str]] = {}
     for v in data.verdicts:
         if v.build != "healthy":
             continue
         row = table[v.run]
+        seen.setdefault((v.run, v.case), set()).add(v.check)
         if v.status != "ok":
             if row.get(v.case) != _FAIL:
                 row[v.case] = _ERROR
@@ -344,9 +269,28 @@ def _states(data: RunsData, cases: Sequence[str]) -> tuple[list[str], list[dict[
             row[v.case] = _FAIL
         else:
             row.setdefault(v.case, _PASS)
-    return runs, [
+    gaps = []
+    for r in runs:
+        for c, state in table[r].items():
+            lacking = sorted(expected.get(c, set()) - seen[r, c])
+            if state == _PASS and lacking:
+                table[r][c] = _MISSING
+                gaps.append(
+                    f"{c} lacks {', '.join(lacking)}" + (f" in {r}" if len(runs) > 1 else "")
+                )
+    states = [
         {c: table[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table[r]])} for r in runs
     ]
+    return runs, states, gaps
+
+
+def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
+    """The checks the baseline ran on each case (in any known-good run)."""
+    out: dict[str, set[str]] = {}
+    for v in baseline.verdicts:
+        if v.build == "healthy":
+            out.setdefault(v.case, set()).add(v.check)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,6 +507,7 @@ def check_gate(
     flaky = check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
     chosen = parse_check_policy(policy)
+    _refuse_ambiguous(current, baseline, policy)
     # detection=0: check never needs recommend's fallback plans (which can be slow), and
     # its table's false-alarm column does not depend on the detection target
     rec = recommend_gate(
@@ -577,29 +522,17 @@ def check_gate(
     full_of = {short[c]: c for c in baseline.cases()}
     order = [full_of[name] for name in rec.case_order]  # the baseline's cases, full ids
     fas = _false_alarms(rec, chosen, baseline)
-    if isinstance(gate, RecommendedGate):
-        if gate.cases != n:
-            raise ParameterError(
-                "gate_from",
-                f"recommends a gate for {gate.cases} cases; the baseline has {n}",
-                gate.source,
-            )
-        k_min, gate_text, source = gate.k_min, gate.text, f"recommended in {gate.source}"
-    elif gate is None:
-        k_min = strictest_within(fas, target)
-        gate_text = f"fails<={n - k_min}"
-        source = (
-            f"default: the strictest gate whose false alarm is within {target:g} "
-            f"at the baseline's noise"
-        )
-    else:
-        rule = gate if isinstance(gate, Gate) else parse_gate(gate)
-        k_min, gate_text, source = rule.k_min(n), rule.text, "given"
+    k_min, gate_text, source = _the_gate(gate, rec, fas, target)
     words = f"at least {k_min} of {n} cases pass"
 
-    runs, states = _states(current, order)
+    runs, states, gaps = _states(current, order, _expected_checks(baseline))
     reasons: list[str] = []
-    warnings = list(current.warnings)
+    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
+    if baseline.errors or baseline.unscored:
+        warnings.append(
+            f"baseline: {baseline.errors + baseline.unscored} error or unscored verdicts, "
+            "left out as missing data (an error is never a pass)"
+        )
     extra = [c for c in current.cases() if c not in set(order)]
     if "regressed" in current.builds():
         raise ParameterError(
@@ -614,16 +547,28 @@ def check_gate(
     final = combined.final
     missing = [short[c] for c in order if final[c] == _MISSING]
     if missing and runs and len(missing) < n:
-        shown = ", ".join(missing[:10]) + (
-            f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        reasons.append(
+            f"{len(missing)} of {n} baseline cases have no complete verdict: {_few(missing)}"
         )
-        reasons.append(f"{len(missing)} of {n} baseline cases have no verdict: {shown}")
+    if gaps:
+        reasons.append(
+            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
+            f"missing evidence): {_few(gaps)}"
+        )
+    attempt = states[combined.attempt] if states else {}
     errors = [short[c] for c in order if c in combined.errors]
+    errors += [c for c in extra if attempt.get(c) == _ERROR]  # errors wherever they are
     if len(errors) > max_errors:
         reasons.append(
             f"{len(errors)} error or unscored verdicts (at most {max_errors} "
-            f"allowed; an error is never a pass): {', '.join(errors[:10])}"
+            f"allowed; an error is never a pass): {_few(errors)}"
         )
+    vacuous = _vacuous(rec, k_min, target)
+    if vacuous:
+        reasons.append(vacuous)
+    loose = _loose(rec, k_min)
+    if loose:
+        warnings.append(loose)
     passed = sum(final[c] == _PASS for c in order)
     per_case = {c.case: c.rate for c in rec.per_case}
     failing = [
@@ -638,8 +583,7 @@ def check_gate(
         if final[c] in (_FAIL, _ERROR)
     ]
     failing.sort(key=lambda f: (not f.new, f.baseline.estimate, order.index(f.case_id)))
-    attempt = states[combined.attempt] if states else {}
-    extra_failed = [c for c in extra if attempt.get(c) in (_FAIL, _ERROR)]
+    extra_failed = [c for c in extra if attempt.get(c) == _FAIL]
     complete = not reasons
     if not complete:
         decision: Decision = "incomplete"
@@ -649,14 +593,15 @@ def check_gate(
         if extra_failed:
             reasons.append(
                 f"{len(extra_failed)} failing case(s) are not in the baseline, so "
-                f"nothing says they are noise: {', '.join(extra_failed[:10])}"
+                f"nothing says they are noise: {_few(extra_failed)}"
             )
         decision = "pass" if passed >= k_min and not extra_failed else "fail"
     p_value = (1.0 if passed >= n else fas[passed + 1]) if complete else None
-    if extra and not extra_failed:
+    quiet = [c for c in extra if c not in extra_failed and c not in errors]
+    if quiet:
         warnings.append(
-            f"{len(extra)} case(s) of the current run are not in the baseline "
-            f"and are not gated: {', '.join(extra[:10])}"
+            f"{len(quiet)} case(s) of the current run are not in the baseline "
+            f"and are not gated: {_few(quiet)}"
         )
     return GateCheck(
         decision=decision,
@@ -672,8 +617,10 @@ def check_gate(
         p_value=p_value,
         failing=tuple(failing),
         error_cases=tuple(errors),
+        baseline_errors=baseline.errors + baseline.unscored,
         max_errors=max_errors,
         missing=tuple(missing),
+        missing_checks=tuple(gaps),
         uncalibrated=tuple(extra),
         uncalibrated_failures=tuple(extra_failed),
         policy=_policy_text(chosen),
@@ -686,4 +633,104 @@ def check_gate(
         flaky_rate=flaky,
         confidence_level=rec.confidence_level,
         warnings=tuple(warnings),
+    )
+
+
+def _few(items: Sequence[str], shown: int = 10) -> str:
+    """The first `shown` items, and how many more."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
+def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> None:
+    """Refuse what cannot be decided as given: a current file that is also in the
+    baseline, or several current runs with no policy saying how they combine."""
+    import os
+
+    known = {os.path.realpath(s) for s in baseline.sources}
+    both = [s for s in current.sources if os.path.realpath(s) in known]
+    if both:
+        raise ParameterError(
+            "current",
+            "must not be one of the baseline's files (the run would be judged against itself)",
+            both[0],
+        )
+    runs = current.runs("healthy")
+    if policy is None and len(runs) > 1:
+        raise ParameterError(
+            "current",
+            f"holds {len(runs)} runs ({_few(runs, 3)}): name the --policy that combines "
+            f"them ({CHECK_POLICIES}), or give one run",
+            f"{len(current.sources)} files",
+        )
+
+
+def _the_gate(
+    gate: str | Gate | RecommendedGate | None,
+    rec: Recommendation,
+    fas: Sequence[float],
+    target: float,
+) -> tuple[int, str, str]:
+    """``(k_min, rule, where it came from)`` of the gate given, or of the default one."""
+    n = rec.cases
+    if isinstance(gate, RecommendedGate):
+        if gate.cases != n:
+            raise ParameterError(
+                "gate_from",
+                f"recommends a gate for {gate.cases} cases; the baseline has {n}",
+                gate.source,
+            )
+        mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
+        if mismatch:
+            raise ParameterError("gate_from", mismatch, gate.source)
+        return gate.k_min, gate.text, f"recommended in {gate.source}"
+    if gate is None:
+        k_min = strictest_within(fas, target)
+        source = (
+            f"default: the strictest gate whose false alarm is within {target:g} "
+            f"at the baseline's noise"
+        )
+        return k_min, f"fails<={n - k_min}", source
+    rule = gate if isinstance(gate, Gate) else parse_gate(gate)
+    return rule.k_min(n), rule.text, "given"
+
+
+#: Below this detection of recommend's default regression (a quarter of the cases failing
+#: a code check) the decision carries a warning: the gate lets such a build through.
+LOOSE_BELOW = 0.01
+
+
+def _vacuous(rec: Recommendation, k_min: int, target: float) -> str | None:
+    """Why the gate cannot fail a build ("at least 0 pass"), with the known-good runs that
+    would support a real one; None for a gate that can fail."""
+    from gatecal._analyses.recommend import runs_for_gate
+
+    n = rec.cases
+    if k_min >= 1:
+        return None
+    more = runs_for_gate(rec.failures_per_run, [n] * rec.runs, cases=n, false_alarm=target, k_min=1)
+    if more is None:
+        hint = (
+            "no number of known-good runs at this noise would support a gate within the "
+            "budget: quiet the judge (majority votes) or add cases"
+        )
+    else:
+        hint = (
+            f"about {more - rec.runs} more known-good runs at this noise ({more} in all) "
+            f"would support 'at least 1 of {n}'"
+        )
+    return (
+        f"the gate 'at least 0 of {n} cases pass' cannot fail a build ({rec.runs} known-good "
+        f"runs allow no stricter gate within the false-alarm budget {target:g}); {hint}"
+    )
+
+
+def _loose(rec: Recommendation, k_min: int) -> str | None:
+    """A warning when the gate almost never catches recommend's default regression."""
+    detection = rec.table[k_min][1]
+    if k_min == 0 or detection >= LOOSE_BELOW:
+        return None
+    return (
+        f"the gate 'at least {k_min} of {rec.cases} cases pass' lets almost every regressed "
+        f"build through: it catches {rec.regression} {detection:.2g} of the time"
     )

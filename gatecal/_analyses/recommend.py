@@ -24,6 +24,7 @@ from gatecal._analyses.policies import Policy
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf, log_prefix
+from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
@@ -155,7 +156,10 @@ class Recommendation:
         }
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract (``format`` and ``version`` first; check reads it back)."""
         return {
+            "format": RECOMMEND_FORMAT,
+            "version": RECOMMEND_VERSION,
             "runs": self.runs,
             "regressed_runs": self.regressed_runs,
             "cases": self.cases,
@@ -174,6 +178,8 @@ class Recommendation:
             "overdispersion": self.overdispersion.to_dict(),
             "correlated": self.correlated,
             "per_case": [{"case": c.case, **c.rate.to_dict()} for c in self.per_case],
+            "case_order": list(self.case_order),
+            "failures_per_run": list(self.failures_per_run),
             "regression": self.regression,
             "regression_failing": self.regression_failing,
             "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
@@ -600,3 +606,47 @@ def _assumed_regression(
         float(f),
         Regression(text=f"{f}/{n}", share=Fraction(f, n)),
     )
+
+
+#: The most known-good runs :func:`runs_for_gate` looks for.
+RUNS_FOR_GATE_MAX = 5000
+
+
+def runs_for_gate(
+    failures_per_run: npt.ArrayLike,
+    cases_per_run: npt.ArrayLike,
+    *,
+    cases: int,
+    false_alarm: float,
+    k_min: int,
+    confidence_level: float = 0.95,
+    limit: int = RUNS_FOR_GATE_MAX,
+) -> int | None:
+    """How many known-good runs in all would let the strictest gate within `false_alarm`
+    reach "at least `k_min` of `cases` pass", if later runs fail as these did.
+
+    The measured runs are repeated in turn (run i + R fails as run i did), so the estimate
+    stays where it is and only the confidence region shrinks; the answer is the fewest
+    runs, found by doubling and then bisection, whose region allows the gate; None if
+    not even `limit` runs would.
+    """
+    f = np.asarray(failures_per_run, dtype=np.int64)
+    m = np.asarray(cases_per_run, dtype=np.int64)
+    level = check_probability("confidence_level", confidence_level)
+
+    def enough(total: int) -> bool:
+        reps = -(-total // len(f))
+        bounds = noise_bounds(
+            np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
+        )
+        return strictest_within(list(bounds.false_alarms(cases)), false_alarm) >= k_min
+
+    low, high = len(f), 2 * len(f)
+    while not enough(high):
+        if high >= limit:
+            return None
+        low, high = high, min(2 * high, limit)
+    while high - low > 1:  # enough(high), not enough(low)
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high

@@ -172,4 +172,6 @@ def load_spec(path: str | Path) -> SuiteSpec:
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         kind = "TOML" if file.suffix.lower() == ".toml" else "JSON"
         raise SpecError(f"{file}: not valid {kind} ({exc})") from None
+    except RecursionError:
+        raise SpecError(f"{file}: not a readable suite spec (nested too deeply)") from None
     return spec_from_data(data, source=str(file))

@@ -79,6 +79,27 @@ RENAMED = {
 }
 
 
+#: Options that take every following path up to the next option, as a shell glob gives
+#: them (``--baseline nightly/*``): each path is passed on as one ``--baseline PATH``.
+SPREAD = {("check", "--baseline"), ("check", "--current")}
+
+
+def _spread(args: Sequence[str]) -> list[str]:
+    """`args` with each path after a `SPREAD` option given that option of its own."""
+    command = args[0] if args else ""
+    out: list[str] = list(args[:1])
+    option = None
+    for arg in args[1:]:
+        if arg.startswith("-"):
+            option = arg if (command, arg) in SPREAD else None
+            out.append(arg)
+        elif option is not None and out[-1] != option:
+            out += [option, arg]
+        else:
+            out.append(arg)
+    return out
+
+
 def _renamed(args: Sequence[str]) -> list[str]:
     """A deprecation note for each old spelling in `args`."""
     command = args[0] if args else ""
@@ -92,7 +113,7 @@ def _renamed(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _spread(list(sys.argv[1:] if argv is None else argv))
     code = _run(args)
     if code != 2:  # an error stays one line
         sys.stderr.writelines(_renamed(args))

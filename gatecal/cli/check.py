@@ -51,23 +51,33 @@ def _check_formats() -> tuple[str, ...]:
 
 def check(
     paths: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             metavar="CURRENT...",
             help="The CI run to decide, in any format recommend reads (several files are "
             "one run unless they are reruns: then name the --policy).",
             show_default=False,
         ),
-    ],
+    ] = None,
     baseline: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--baseline",
-            metavar="RUNS",
-            help="Known-good runs, as for recommend (repeatable; folders and globs work).",
+            metavar="RUNS...",
+            help="Known-good runs, as for recommend: every path up to the next option "
+            "(so an unquoted glob works), folders and quoted globs too.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    current_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--current",
+            metavar="RUNS...",
+            help="The CI run to decide, instead of CURRENT (every path up to the next option).",
+            show_default=False,
+        ),
+    ] = None,
     gate: Annotated[
         str | None,
         typer.Option(
@@ -149,6 +159,11 @@ def check(
     """
     from gatecal._render.check import render_check
 
+    paths = [*(paths or ()), *(current_option or ())]
+    if not paths:
+        raise CliError("CURRENT is missing: give the CI run to decide (or --current RUNS...)")
+    if not baseline:
+        raise CliError("--baseline is missing: give the known-good runs (--baseline RUNS...)")
     if gate is not None and gate_from is not None:
         raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
     outputs = Outputs(

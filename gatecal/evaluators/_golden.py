@@ -82,6 +82,8 @@ def load_golden(path: str | Path | None = None) -> tuple[GoldenCase, ...]:
         raise GoldenDataError(f"{name}: cannot read a JSON dataset ({exc.strerror})") from None
     except json.JSONDecodeError as exc:
         raise GoldenDataError(f"{name}: cannot read a JSON dataset ({exc})") from None
+    except RecursionError:
+        raise GoldenDataError(f"{name}: cannot read a JSON dataset (nested too deeply)") from None
     if not isinstance(rows, list) or not rows:
         raise GoldenDataError(f"{name}: must be a non-empty JSON list of rows")
     cases: list[GoldenCase] = []

@@ -87,7 +87,7 @@ def _json_format(document: object) -> str | None:
 def _promptfoo_line(line: str) -> bool:
     try:
         item = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(item, dict) and "gradingResult" in item and "provider" in item
 

@@ -103,6 +103,8 @@ def load_json(raw: bytes, path: Path | str) -> Any:
         return json.loads(decode(raw, path))
     except json.JSONDecodeError as exc:
         raise RunsError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except RecursionError:
+        raise RunsError(f"{path}: not readable JSON (nested too deeply)") from None
 
 
 def as_float(value: Any) -> float | None:

@@ -37,7 +37,7 @@ def sniff_jsonl(text: str) -> bool:
         if line.strip():
             try:
                 row = json.loads(line)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return False
             return isinstance(row, dict) and all(k in row for k in _REQUIRED)
     return False
@@ -68,6 +68,10 @@ def jsonl_rows(
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise error(f"{path}:{number}: not a JSON object ({exc.msg})") from None
+        except RecursionError:
+            raise error(
+                f"{path}:{number}: not a readable JSON object (nested too deeply)"
+            ) from None
         if not isinstance(row, dict):
             raise error(f"{path}:{number}: not a JSON object (got {row!r})")
         yield f"{path}:{number}", row

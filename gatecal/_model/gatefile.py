@@ -1,0 +1,199 @@
+"""Gate files: the gate a ``gatecal recommend --format json`` output recommends, verified.
+
+A gate file decides CI builds, so only what gatecal wrote, and what checks out against
+itself, is accepted: the format and version it declares, an operating table that is a
+false-alarm table (from 0, never decreasing, probabilities), and a recommended gate that
+is the table's own answer to its own targets. Anything else is refused in one line that
+says what does not match. Standard library only: the pytest plugin reads gate files
+before it has decided anything.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.gates import strictest_within
+
+__all__ = [
+    "RECOMMEND_FORMAT",
+    "RECOMMEND_VERSION",
+    "RecommendedGate",
+    "load_recommended_gate",
+    "recommended_gate_from",
+]
+
+#: What ``recommend --format json`` writes first, so that a gate file can be told apart.
+RECOMMEND_FORMAT = "gatecal recommend"
+RECOMMEND_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecommendedGate:
+    """The gate a ``gatecal recommend --format json`` output recommends.
+
+    Attributes
+    ----------
+    k_min, cases : int
+        At least `k_min` of `cases` cases must pass.
+    false_alarm : float
+        The false alarm ``recommend`` computed for it (at the upper noise bound).
+    false_alarms : tuple of float
+        ``false_alarms[k]``: the false alarm of "at least k pass", for k in 0..cases,
+        so a p-value can be read without recomputing anything.
+    case_names : tuple of str
+        The baseline's cases the gate was computed for (as recommend names them).
+    failures_per_run : tuple of int
+        Failing cases in each known-good run it was computed from.
+    source : str
+        Where it was read from.
+    """
+
+    k_min: int
+    cases: int
+    false_alarm: float
+    false_alarms: tuple[float, ...]
+    case_names: tuple[str, ...] = ()
+    failures_per_run: tuple[int, ...] = ()
+    source: str
+
+    @property
+    def text(self) -> str:
+        """The gate as a rule the gate vocabulary reads: ``fails<=F``."""
+        return f"fails<={self.cases - self.k_min}"
+
+    def p_value(self, passed: int) -> float:
+        """P(a healthy build passes `passed` cases or fewer), as ``recommend`` modelled it."""
+        return 1.0 if passed >= self.cases else self.false_alarms[passed + 1]
+
+    def mismatch(self, case_names: Sequence[str], failures_per_run: Sequence[int]) -> str | None:
+        """What differs between the baseline this gate was computed from and the one given
+        (None if nothing): its cases, or its runs."""
+        if sorted(self.case_names) != sorted(case_names):
+            ours, theirs = set(self.case_names), set(case_names)
+            only = sorted(ours - theirs)[:3] or sorted(theirs - ours)[:3]
+            return (
+                f"was computed for {self.cases} other cases than the baseline's "
+                f"{len(case_names)} (e.g. {', '.join(only)}): rerun recommend on this baseline"
+            )
+        if sorted(self.failures_per_run) != sorted(failures_per_run):
+            return (
+                f"was computed from {len(self.failures_per_run)} known-good runs with "
+                f"{sum(self.failures_per_run)} failing cases; the baseline given has "
+                f"{len(failures_per_run)} runs with {sum(failures_per_run)}: rerun recommend "
+                "on this baseline"
+            )
+        return None
+
+
+_WHAT = "must be a 'gatecal recommend --format json' output"
+
+
+def recommended_gate_from(document: object, source: str = "recommendation") -> RecommendedGate:
+    """Read the recommended gate out of a parsed ``gatecal recommend --format json`` output,
+    verified against itself (see the module docstring).
+
+    Raises
+    ------
+    ParameterError
+        Named ``gate_from``: not a recommend output (or another version of one), one that
+        does not check out, or one that recommends no gate.
+    """
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError("gate_from", rule, source)
+
+    if not isinstance(document, Mapping) or document.get("format") != RECOMMEND_FORMAT:
+        raise bad(f'{_WHAT} (its first key is "format": "{RECOMMEND_FORMAT}")')
+    version = document.get("version")
+    if version != RECOMMEND_VERSION:
+        raise bad(
+            f"is a recommend output of version {version!r}; this gatecal reads version "
+            f"{RECOMMEND_VERSION}: rerun recommend"
+        )
+    rec = document.get("recommended")
+    if rec is None:
+        within = document.get("within_budget")
+        hint = ""
+        if isinstance(within, Mapping) and isinstance(within.get("max_failures"), int):
+            hint = (
+                f"; its strictest gate within the false-alarm budget is the rule "
+                f"'fails<={within['max_failures']}'"
+            )
+        raise bad(
+            "recommends no gate (none met both targets there): pass a gate rule instead, "
+            f"or rerun recommend with other targets{hint}"
+        )
+    try:
+        gate = _read(document, rec, source)
+    except (TypeError, KeyError, ValueError, ParameterError):
+        raise bad(
+            f"{_WHAT} (recommended.k_min, cases, case_order, failures_per_run, targets "
+            "and the operating table)"
+        ) from None
+    problem = _inconsistency(document, gate)
+    if problem:
+        raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
+    return gate
+
+
+def _read(document: Mapping[str, object], rec: object, source: str) -> RecommendedGate:
+    cases, table = document["cases"], document["table"]
+    if not isinstance(rec, Mapping) or not isinstance(table, list):
+        raise TypeError
+    k, names, fails = rec["k_min"], document["case_order"], document["failures_per_run"]
+    if isinstance(k, bool) or isinstance(cases, bool):
+        raise TypeError
+    if not isinstance(names, list) or not isinstance(fails, list):
+        raise TypeError
+    n = check_count("cases", cases, low=1)
+    k = check_count("k_min", k, low=0, high=n)
+    rates = [check_probability("false_alarm", row["false_alarm"]) for row in table]
+    if len(rates) != n + 1 or [row["k_min"] for row in table] != list(range(n + 1)):
+        raise TypeError
+    if len(names) != n or not all(isinstance(c, str) for c in names):
+        raise TypeError
+    per_run = tuple(check_count("failures_per_run", f, low=0, high=n) for f in fails)
+    return RecommendedGate(
+        k_min=k,
+        cases=n,
+        false_alarm=rates[k],
+        false_alarms=tuple(rates),
+        case_names=tuple(names),
+        failures_per_run=per_run,
+        source=source,
+    )
+
+
+def _inconsistency(document: Mapping[str, object], gate: RecommendedGate) -> str | None:
+    """Why the file disagrees with itself, or None."""
+    fas = gate.false_alarms
+    if fas[0] != 0.0 or any(b < a for a, b in itertools.pairwise(fas)):
+        return "its false alarms do not start at 0 and grow with k_min"
+    targets = document.get("targets")
+    budget = targets.get("false_alarm") if isinstance(targets, Mapping) else None
+    if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 <= budget <= 1:
+        return "it has no false-alarm target"
+    if gate.k_min != strictest_within(fas, budget):
+        return (
+            f"it recommends at least {gate.k_min} of {gate.cases}, but the strictest gate "
+            f"within its own budget {budget:g} is at least {strictest_within(fas, budget)}"
+        )
+    return None
+
+
+def load_recommended_gate(path: str | Path) -> RecommendedGate:
+    """:func:`recommended_gate_from` on a file; unreadable or non-JSON files are refused."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except OSError as exc:
+        raise ParameterError(
+            "gate_from", f"could not be read ({exc.strerror})", str(path)
+        ) from None
+    except (UnicodeDecodeError, ValueError, RecursionError):  # JSONDecodeError, deep nesting
+        raise ParameterError("gate_from", _WHAT, str(path)) from None
+    return recommended_gate_from(document, str(path))
