@@ -146,6 +146,9 @@ def run_model(args: argparse.Namespace, out: Path) -> None:
         folder = out / reading
         folder.mkdir(exist_ok=True)
         rows = ev.runs_rows(verdicts, reading)
+        for row in rows:  # the file the server answered from; its directory is local
+            if row.get("model"):
+                row["model"] = Path(row["model"]).name
         for build in ("healthy", "regressed"):
             ev.write_runs(folder / f"{build}.jsonl", [r for r in rows if r["build"] == build])
     calls = [v.call for v in verdicts if v.call is not None]
@@ -211,7 +214,8 @@ def run_model(args: argparse.Namespace, out: Path) -> None:
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
         },
-        "command": "python experiments/real_judge.py " + shlex.join(sys.argv[1:]),
+        "command": "python experiments/real_judge.py "
+        + shlex.join(model.name if a == args.model else a for a in sys.argv[1:]),
     }
     text = json.dumps(provenance, indent=2) + "\n"
     (out / "provenance.json").write_text(text)
