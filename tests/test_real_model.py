@@ -15,6 +15,7 @@ it fails them.
 
 import json
 import os
+import shlex
 import urllib.request
 from importlib import metadata
 from pathlib import Path
@@ -146,3 +147,58 @@ def test_a_prompt_beyond_the_context_is_an_error_not_a_verdict(server):
     with pytest.raises(ev.JudgeError, match=r"HTTP 400 \(BadRequestError\).*context size"):
         ev.RelevancyEvaluator(judge).evaluate(request)
     assert judge.last_call.attempts == 1 and judge.last_call.reply is None  # not retried
+
+
+# -- the committed study of a usable judge (experiments/real_judge.py) -----------------
+
+REAL = Path(__file__).resolve().parent.parent / "reports" / "real-judge"
+
+
+def _rows(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_committed_real_judge_runs_carry_their_provenance():
+    from experiments import real_judge
+
+    provenance = json.loads((REAL / "provenance.json").read_text())
+    assert provenance["model"]["sha256"] == real_judge.MODEL_SHA256
+    assert provenance["model"]["bytes"] == real_judge.MODEL_BYTES
+    runs, root = provenance["design"]["runs_per_build"], provenance["judge"]["root_seed"]
+    assert runs >= 30 and provenance["timing"]["errors"] == 0
+    data = gatecal.read_runs([REAL / "lenient" / "healthy.jsonl"],
+                             [REAL / "lenient" / "regressed.jsonl"])  # fmt: skip
+    assert len(data.runs("healthy")) == len(data.runs("regressed")) == runs
+    assert len(data.verdicts) == 2 * runs * 12 * 3 and data.errors == 0
+    # every seed is the documented derivation from the root seed, the prompt and the repeat
+    cases = {c.id: c for c in ev.load_golden()}
+    evaluators = {"relevancy": ev.RelevancyEvaluator, "fact-checking": ev.FactCheckingEvaluator}
+    lenient, strict = ([r for b in ("healthy", "regressed") for r in _rows(REAL / reading / f"{b}.jsonl")
+                        if r["kind"] == "judge"] for reading in ("lenient", "strict"))  # fmt: skip
+    assert len(lenient) == provenance["timing"]["calls"]
+    for build in ("healthy", "regressed"):
+        answers = ev.scripted_answers(build)
+        for r in (r for r in lenient if r["build"] == build):
+            case = cases[r["case"]]
+            request = ev.EvaluationRequest(case.question, case.documents, answers[case.id])
+            prompt = evaluators[r["check"]](ev.RecordingJudge()).prompt(request)
+            assert r["seed"] == ev.call_seed(root, prompt, r["repeat"])
+    assert len({(r["seed"]) for r in lenient}) == len(lenient)
+    # the two readings are of the same replies; each reading is what the evaluators make of it
+    keys = ("run", "case", "check", "reply", "seed")
+    assert [tuple(r[k] for k in keys) for r in lenient] == [
+        tuple(r[k] for k in keys) for r in strict
+    ]
+    for r in lenient:
+        assert r["passed"] is (ev.read_reply(r["reply"], "lenient") == "yes")
+        assert r["model"] == provenance["model"]["file"]
+    assert all(r["passed"] is (r["reply"].strip().lower() == "yes") for r in strict)
+
+
+@pytest.mark.parametrize("name", ["recommend.txt", "check.txt", "calibrate.txt"])
+def test_the_committed_transcripts_are_what_gatecal_says_on_the_runs(name):
+    from experiments import real_judge
+
+    text = (REAL / "lenient" / name).read_text()
+    argv = shlex.split(text.splitlines()[0].removeprefix("$ gatecal "))
+    assert real_judge.transcript(argv) == text
