@@ -181,8 +181,9 @@ def call_seed(root: int, prompt: str, repeat: int) -> int:
 
     A hash (BLAKE2b) of the three, reduced to [0, 2**31 - 1): a function of what is asked
     and how often, not of the order of the calls, so a case-major and a run-major loop
-    send the same seeds, and two prompts never share a seed stream (one seed reused for
-    every call would correlate the verdicts of different cases).
+    send the same seeds, and different prompts draw unrelated seeds (one seed reused for
+    every call would correlate the verdicts of different cases). The system message is
+    not part of it.
     """
     if isinstance(root, bool) or not isinstance(root, int) or root < 0:
         raise ValueError(f"`seed` must be a whole number >= 0 (got {root!r})")
