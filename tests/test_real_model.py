@@ -159,8 +159,15 @@ def _rows(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize(("study", "temperature"), [(".", 0.8), ("temperature-0", 0.0)])
-def test_the_committed_real_judge_runs_carry_their_provenance(study, temperature):
+@pytest.mark.parametrize(
+    ("study", "temperature", "order", "n_runs"),
+    [
+        (".", 0.8, "case-major", 30),
+        ("temperature-0", 0.0, "case-major", 30),
+        ("temperature-0-run-major", 0.0, "run-major", 3),  # cold calls, as in CI
+    ],
+)
+def test_the_committed_real_judge_runs_carry_their_provenance(study, temperature, order, n_runs):
     from experiments import real_judge
 
     folder = REAL / study
@@ -169,7 +176,8 @@ def test_the_committed_real_judge_runs_carry_their_provenance(study, temperature
     assert provenance["model"]["sha256"] == real_judge.MODEL_SHA256
     assert provenance["model"]["bytes"] == real_judge.MODEL_BYTES
     runs, root = provenance["design"]["runs_per_build"], provenance["judge"]["root_seed"]
-    assert runs >= 30 and provenance["timing"]["errors"] == 0
+    assert (runs, provenance["design"]["order"]) == (n_runs, order)
+    assert provenance["timing"]["errors"] == 0
     data = gatecal.read_runs([folder / "lenient" / "healthy.jsonl"],
                              [folder / "lenient" / "regressed.jsonl"])  # fmt: skip
     assert len(data.runs("healthy")) == len(data.runs("regressed")) == runs
@@ -199,7 +207,7 @@ def test_the_committed_real_judge_runs_carry_their_provenance(study, temperature
     assert all(r["passed"] is (r["reply"].strip().lower() == "yes") for r in strict)
 
 
-@pytest.mark.parametrize("study", [".", "temperature-0"])
+@pytest.mark.parametrize("study", [".", "temperature-0", "temperature-0-run-major"])
 @pytest.mark.parametrize("name", ["recommend.txt", "check.txt", "calibrate.txt"])
 def test_the_committed_transcripts_are_what_gatecal_says_on_the_runs(study, name):
     from experiments import real_judge
