@@ -93,11 +93,10 @@ def repeat_golden(
     out: list[JudgedVerdict] = []
     for build in builds:
         assistant = SupportAssistant(ScriptedModel.for_build(build, golden))
-        requests = [
-            (c, EvaluationRequest(c.question, c.documents, assistant.answer(c.question,
-                                                                             c.documents)))
-            for c in golden
-        ]  # fmt: skip
+        requests = []
+        for case in golden:  # the scripted answers are fixed: one per case and build
+            answer = assistant.answer(case.question, case.documents)
+            requests.append((case, EvaluationRequest(case.question, case.documents, answer)))
         if order == "case-major":
             slots = [(c, r, n, k) for c, r in requests for n, _ in _JUDGE_CHECKS
                      for k in range(runs)]  # fmt: skip
