@@ -30,15 +30,20 @@ from gatecal.evaluators._golden import (
     suite_spec,
 )
 from gatecal.evaluators._judges import (
+    READINGS,
     FlakyJudge,
     OpenAIJudge,
     RecordingJudge,
     RuleBasedJudge,
     VerdictNormalizingJudge,
+    call_seed,
     content_words,
     normalize_verdict,
     overlap,
+    read_reply,
 )
+from gatecal.evaluators._llamacpp import LlamaServer, sha256_of
+from gatecal.evaluators._repeat import ORDERS, JudgedVerdict, repeat_golden, runs_rows, write_runs
 from gatecal.evaluators._spring import (
     BESPOKE_FACT_CHECKING_PROMPT,
     FACT_CHECKING_PROMPT,
@@ -52,7 +57,9 @@ from gatecal.evaluators._types import (
     EvaluationResponse,
     Evaluator,
     Judge,
+    JudgeCall,
     JudgeError,
+    JudgeUsage,
 )
 
 __all__ = [
@@ -61,6 +68,8 @@ __all__ = [
     "FACT_CHECKING_PROMPT",
     "GOLDEN_CHECKS",
     "GRADED_PROMPT",
+    "ORDERS",
+    "READINGS",
     "RELEVANCY_PROMPT",
     "CaseResult",
     "CompositeEvaluator",
@@ -77,7 +86,11 @@ __all__ = [
     "GoldenRunError",
     "GradedEvaluator",
     "Judge",
+    "JudgeCall",
     "JudgeError",
+    "JudgeUsage",
+    "JudgedVerdict",
+    "LlamaServer",
     "OpenAIJudge",
     "RecordingJudge",
     "RelevancyEvaluator",
@@ -85,14 +98,20 @@ __all__ = [
     "ScriptedModel",
     "SupportAssistant",
     "VerdictNormalizingJudge",
+    "call_seed",
     "content_words",
     "gate_outcome",
     "load_golden",
     "normalize_verdict",
     "overlap",
+    "read_reply",
     "reads_yes",
     "render_golden",
+    "repeat_golden",
     "run_golden",
+    "runs_rows",
     "scripted_answers",
+    "sha256_of",
     "suite_spec",
+    "write_runs",
 ]

@@ -3,22 +3,27 @@ the verdict normaliser, and a live judge on any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
+import time
 from typing import Any
 
-from gatecal.evaluators._types import Judge, JudgeError, ask
+from gatecal.evaluators._types import Judge, JudgeCall, JudgeError, JudgeUsage, ask
 
 __all__ = [
+    "READINGS",
     "FlakyJudge",
     "OpenAIJudge",
     "RecordingJudge",
     "RuleBasedJudge",
     "VerdictNormalizingJudge",
+    "call_seed",
     "content_words",
     "normalize_verdict",
     "overlap",
+    "read_reply",
 ]
 
 
@@ -148,15 +153,71 @@ class VerdictNormalizingJudge:
         return normalize_verdict(ask(self.judge, prompt))
 
 
+READINGS = ("strict", "lenient")
+
+
+def read_reply(reply: str, reading: str = "strict") -> str | None:
+    """What a reply says under one reading: ``"yes"``, ``"no"``, or None (unparseable).
+
+    ``strict`` is Spring AI's reading: the stripped reply, any case, must be exactly yes or
+    no (the evaluators fail anything but yes, so an unparseable reply is a fail there).
+    ``lenient`` reads the first word, punctuation stripped, as :func:`normalize_verdict`
+    does: ``"Yes."`` and ``"**No**, the claim..."`` are read, ``"The answer is yes"`` is not.
+    """
+    if reading == "strict":
+        word = reply.strip().lower()
+    elif reading == "lenient":
+        word = normalize_verdict(reply)
+    else:
+        raise ValueError(f"`reading` must be one of {', '.join(READINGS)} (got {reading!r})")
+    return word if word in ("yes", "no") else None
+
+
+_SEED_RANGE = 2**31 - 1  # positive, below llama.cpp's "random seed" value 2**32 - 1
+
+
+def call_seed(root: int, prompt: str, repeat: int) -> int:
+    """The sampling seed of the `repeat`-th call (from 0) of `prompt` under the root seed.
+
+    A hash (BLAKE2b) of the three, reduced to [0, 2**31 - 1): a function of what is asked
+    and how often, not of the order of the calls, so a case-major and a run-major loop
+    send the same seeds, and different prompts draw unrelated seeds (one seed reused for
+    every call would correlate the verdicts of different cases). The system message is
+    not part of it.
+    """
+    if isinstance(root, bool) or not isinstance(root, int) or root < 0:
+        raise ValueError(f"`seed` must be a whole number >= 0 (got {root!r})")
+    digest = hashlib.blake2b(
+        f"{root}\x00{repeat}\x00{prompt}".encode(), digest_size=8, person=b"gatecal-seed"
+    ).digest()
+    return int.from_bytes(digest, "big") % _SEED_RANGE
+
+
+# The statuses the official client itself retries: timeouts, conflicts, rate limits and
+# server errors; anything else (a bad request, a wrong key) fails at once.
+_RETRY_STATUS = frozenset({408, 409, 429})
+
+
 class OpenAIJudge:
     """A real judge: one chat-completions call per prompt, with the official ``openai`` client.
 
     Works with any OpenAI-compatible endpoint through `base_url` (a local server,
     a gateway, another provider). Needs the optional extra: ``pip install
     'gatecal[live]'``. The prompt is sent as the one user message, after an
-    optional system message; the reply is the first choice's text. A call gives up after
-    `timeout` seconds (20 by default) and is retried `max_retries` times (once), so an
-    endpoint that accepts and never answers costs at most about 40 seconds per call.
+    optional system message; the reply is the first choice's text.
+
+    Sampling: `temperature` (0 by default), `max_tokens` (None: the endpoint's default)
+    and `seed`: None sends no seed; a whole number is the root from which each call's
+    seed is derived by :func:`call_seed` (the prompt and how often it was asked before).
+
+    Failures: an attempt gives up after `timeout` seconds (20 by default); a timeout, a
+    lost connection, HTTP 408, 409, 429 or 5xx is retried `max_retries` times (once),
+    after `retry_wait` seconds doubled each time, so an endpoint that accepts and never
+    answers costs about 40 seconds per call. Anything else, or the last failure, raises
+    :class:`JudgeError`; a reply without text is one too. Never a guessed verdict.
+
+    Every call, reply or failure, is kept in :attr:`history` as a :class:`JudgeCall`
+    (prompt, seed, reply, attempts, seconds, token usage, finish reason, model).
     """
 
     def __init__(
@@ -169,35 +230,145 @@ class OpenAIJudge:
         system: str | None = None,
         timeout: float = 20.0,
         max_retries: int = 1,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        retry_wait: float = 0.5,
     ) -> None:
         try:
             from openai import OpenAI
         except ImportError as exc:  # pragma: no cover - depends on the environment
             msg = "OpenAIJudge needs the 'openai' package: pip install 'gatecal[live]'"
             raise ImportError(msg) from exc
+        _check_number("temperature", temperature, 0.0, 2.0)
+        _check_number("timeout", timeout, 0.0, 3600.0, open_low=True)
+        _check_number("retry_wait", retry_wait, 0.0, 60.0)
+        _check_whole("max_retries", max_retries, 0)
+        if max_tokens is not None:
+            _check_whole("max_tokens", max_tokens, 1)
+        if seed is not None:
+            call_seed(seed, "", 0)  # the same rule, the same message
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if base_url is None:
                 raise ValueError("OpenAIJudge needs `api_key` or OPENAI_API_KEY (got neither)")
             key = "unused"  # local OpenAI-compatible servers often need no key
         self.model = model
-        self.temperature = temperature
+        self.temperature = float(temperature)
         self.system = system
-        self.client: Any = OpenAI(
-            base_url=base_url, api_key=key, timeout=timeout, max_retries=max_retries
-        )
-        self.calls = 0
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.retry_wait = float(retry_wait)
+        # the client retries nothing: every attempt is counted and kept here
+        self.client: Any = OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+        self.history: list[JudgeCall] = []
+        self._asked: dict[str, int] = {}
+
+    @property
+    def calls(self) -> int:
+        """Prompts sent so far (replies and failures)."""
+        return len(self.history)
+
+    @property
+    def last_call(self) -> JudgeCall:
+        """The most recent call (an error before the first)."""
+        if not self.history:
+            raise JudgeError("the judge has not been called yet")
+        return self.history[-1]
 
     def __call__(self, prompt: str) -> str:
-        self.calls += 1
+        import openai
+
+        key = hashlib.sha256(prompt.encode()).hexdigest()
+        repeat = self._asked.get(key, 0)
+        self._asked[key] = repeat + 1
+        seed = None if self.seed is None else call_seed(self.seed, prompt, repeat)
         messages = [{"role": "system", "content": self.system}] if self.system else []
         messages.append({"role": "user", "content": prompt})
-        completion = self.client.chat.completions.create(
-            model=self.model, messages=messages, temperature=self.temperature
+        options: dict[str, Any] = {"temperature": self.temperature}
+        if self.max_tokens is not None:
+            options["max_tokens"] = self.max_tokens
+        if seed is not None:
+            options["seed"] = seed
+        started = time.monotonic()
+        attempts = 0
+        error = ""
+        while True:
+            attempts += 1
+            try:
+                completion = self.client.chat.completions.create(
+                    model=self.model, messages=messages, **options
+                )
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                error = _describe(exc)
+                retry = not isinstance(exc, openai.APIStatusError) or (
+                    exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+                )
+                if retry and attempts <= self.max_retries:
+                    time.sleep(self.retry_wait * 2 ** (attempts - 1))
+                    continue
+            else:
+                reply, error, extra = _read_completion(completion)
+                if reply is not None:
+                    self.history.append(JudgeCall(
+                        prompt, repeat, seed, self.temperature, self.max_tokens, reply, None,
+                        attempts, time.monotonic() - started, **extra,
+                    ))  # fmt: skip
+                    return reply
+            self.history.append(JudgeCall(
+                prompt, repeat, seed, self.temperature, self.max_tokens, None, error,
+                attempts, time.monotonic() - started,
+            ))  # fmt: skip
+            raise JudgeError(error if attempts == 1 else f"{error} (after {attempts} attempts)")
+
+
+def _describe(exc: Exception) -> str:
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return "the endpoint did not answer in time (APITimeoutError)"
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
+        said = body.get("message") if isinstance(body, dict) else None
+        tail = f": {' '.join(said.split())[:200]}" if isinstance(said, str) and said else ""
+        return f"the endpoint answered HTTP {exc.status_code} ({type(exc).__name__}){tail}"
+    return f"the endpoint could not be reached ({type(exc).__name__}: {exc})"
+
+
+def _read_completion(completion: Any) -> tuple[str | None, str, dict[str, Any]]:
+    """(reply, error, the call's usage, finish reason and model) of one completion."""
+    if not completion.choices:
+        return None, "the endpoint returned no choices", {}
+    choice = completion.choices[0]
+    content = choice.message.content
+    if not isinstance(content, str):
+        return None, f"the endpoint returned no text (got {content!r})", {}
+    usage = None
+    if completion.usage is not None:
+        details = getattr(completion.usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)
+        usage = JudgeUsage(
+            completion.usage.prompt_tokens,
+            completion.usage.completion_tokens,
+            completion.usage.total_tokens,
+            cached if isinstance(cached, int) else None,
         )
-        if not completion.choices:
-            raise JudgeError("the endpoint returned no choices")
-        content = completion.choices[0].message.content
-        if not isinstance(content, str):
-            raise JudgeError(f"the endpoint returned no text (got {content!r})")
-        return content
+    extra = {"usage": usage, "finish_reason": choice.finish_reason, "model": completion.model}
+    return content, "", extra
+
+
+def _check_number(
+    name: str, value: object, low: float, high: float, *, open_low: bool = False
+) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok and not (low < value <= high if open_low else low <= value <= high):  # type: ignore[operator]
+        ok = False
+    if not ok:  # NaN fails the comparisons too
+        where = f"({low:g}, {high:g}]" if open_low else f"[{low:g}, {high:g}]"
+        raise ValueError(f"`{name}` must be a number in {where} (got {value!r})")
+
+
+def _check_whole(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"`{name}` must be a whole number >= {low} (got {value!r})")

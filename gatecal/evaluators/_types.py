@@ -6,11 +6,88 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["EvaluationRequest", "EvaluationResponse", "Evaluator", "Judge", "JudgeError"]
+__all__ = [
+    "EvaluationRequest",
+    "EvaluationResponse",
+    "Evaluator",
+    "Judge",
+    "JudgeCall",
+    "JudgeError",
+    "JudgeUsage",
+]
 
 
 class JudgeError(RuntimeError):
     """A judge failed to give a reply (raised, or returned something that is not text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeUsage:
+    """The tokens one judge call cost, as the endpoint reported them.
+
+    Attributes
+    ----------
+    prompt_tokens, completion_tokens, total_tokens : int
+        As in the chat-completions ``usage`` object.
+    cached_tokens : int or None
+        Prompt tokens served from the endpoint's prompt cache, when it says
+        (``usage.prompt_tokens_details.cached_tokens``).
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cached_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCall:
+    """One call of a live judge, kept whether it gave a reply or failed.
+
+    Attributes
+    ----------
+    prompt : str
+        The user message sent.
+    repeat : int
+        How many times this judge had been asked this same prompt before (0 the first time).
+    seed : int or None
+        The sampling seed sent with the call (None: none sent).
+    temperature : float
+    max_tokens : int or None
+        The reply's token limit sent (None: the endpoint's default).
+    reply : str or None
+        The reply's text; None when the call failed.
+    error : str or None
+        Why the call failed after every attempt (None when it gave a reply).
+    attempts : int
+        Requests made (1 + retries used).
+    seconds : float
+        Wall time of the call, every attempt and wait between them included.
+    usage : JudgeUsage or None
+        The tokens of the successful attempt, when the endpoint reported them.
+    finish_reason : str or None
+        ``"stop"``, or ``"length"`` when `max_tokens` cut the reply short.
+    model : str or None
+        The model the endpoint says answered.
+    """
+
+    prompt: str
+    repeat: int
+    seed: int | None
+    temperature: float
+    max_tokens: int | None
+    reply: str | None
+    error: str | None
+    attempts: int
+    seconds: float
+    usage: JudgeUsage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The call gave a reply."""
+        return self.error is None
 
 
 class Judge(Protocol):
