@@ -211,6 +211,11 @@ def _settings(config: pytest.Config) -> _Settings:
         raise pytest.UsageError(
             f"gatecal: {rule_option} can't be combined with {source_option} (got {rule!r})"
         )
+    out = config.getoption("gatecal_runs_out")
+    runs_out = None if out is None else Path(out)
+    if runs_out is not None:
+        # never an input (the gate file) and never another output (--junitxml)
+        _check_runs_out(runs_out, [source] if source else [], config.option.xmlpath)
     gate: Any = None
     try:
         if rule is not None:
@@ -227,29 +232,54 @@ def _settings(config: pytest.Config) -> _Settings:
     text = config.getoption("gatecal_repeat")
     repeat = 0
     if text is not None:
-        if not str(text).strip().isdecimal() or int(text) < 1:
+        raw = str(text).strip()
+        if not (raw.isascii() and raw.isdecimal()) or not 1 <= int(raw) <= MAX_REPEAT:
             raise pytest.UsageError(
-                f"gatecal: --gatecal-repeat must be a whole number >= 1 (got {text!r})"
+                f"gatecal: --gatecal-repeat must be a whole number in [1, {MAX_REPEAT:,}] "
+                f"(each repeat is a collected copy of every marked test) (got {text!r})"
             )
-        repeat = int(text)
+        repeat = int(raw)
     if repeat and gate is not None:
         raise pytest.UsageError(
             f"gatecal: --gatecal-repeat measures a baseline and can't be combined with a gate "
             f"(got {repeat}); to gate on repeats use 'gatecal check --policy repeat-K-of-N'"
         )
-    out = config.getoption("gatecal_runs_out")
-    runs_out = None if out is None else Path(out)
-    if runs_out is not None:
-        from gatecal._common.output import OutputError, check_outputs  # stdlib only: still light
-
-        try:
-            check_outputs([("--gatecal-runs-out", runs_out)])
-        except OutputError as exc:
-            raise pytest.UsageError(f"gatecal: {exc}") from None
     run = config.getoption("gatecal_run") or (runs_out.stem if runs_out else "run")
     if "#" in run or not run.strip():
         raise pytest.UsageError(f"gatecal: --gatecal-run must be a name without '#' (got {run!r})")
     return _Settings(gate=gate, repeat=repeat, runs_out=runs_out, run=run)
+
+
+#: The most repeats --gatecal-repeat makes: each is a collected copy of every marked test,
+#: and 10^8 of them filled 8.7 GB before anything ran.
+MAX_REPEAT = 10_000
+
+
+def _check_runs_out(path: Path, inputs: list[Any], junitxml: str | None = None) -> None:
+    """gatecal's output rules for --gatecal-runs-out: never one of these inputs, never the
+    file pytest's --junitxml writes."""
+    from gatecal._common.output import OutputError, check_outputs  # stdlib only: still light
+
+    outputs = [("--junitxml", Path(junitxml) if junitxml else None), ("--gatecal-runs-out", path)]
+    try:
+        check_outputs(outputs, [str(p) for p in inputs])
+    except OutputError as exc:
+        raise pytest.UsageError(f"gatecal: {exc}") from None
+
+
+def _session_inputs(session: pytest.Session) -> list[Path]:
+    """The files this session read its tests from: the test modules and their conftests."""
+    files: set[Path] = set()
+    root = session.config.rootpath
+    for item in session.items:
+        path = Path(str(item.path))
+        files.add(path)
+        for folder in path.parents:
+            if (folder / "conftest.py").exists():
+                files.add(folder / "conftest.py")
+            if folder == root or root not in folder.parents:
+                break
+    return sorted(files)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -351,6 +381,11 @@ class _Session:
         self.deselected += [i.nodeid for i in items if _gated(i)]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.settings.runs_out is not None and not self.is_worker:
+            try:  # before any test runs: never replace a test module or a conftest
+                _check_runs_out(self.settings.runs_out, [*_session_inputs(session)])
+            except pytest.UsageError as exc:
+                pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
         self.gated = {i.nodeid: _case_id(i) for i in session.items if _gated(i)}
         self.collected = True
         if self.is_worker:
@@ -460,6 +495,7 @@ class _Session:
             return
         status = int(session.exitstatus)
         notes = []
+        lost = False
         if self.settings.runs_out is not None:
             if status in (0, 1):
                 from gatecal._common.output import OutputError
@@ -469,9 +505,11 @@ class _Session:
                     notes.append(f"{rows} verdicts written to {self.settings.runs_out}")
                 except OutputError as exc:  # e.g. a full disk: the measurement is lost
                     notes.append(f"{exc}, so the session fails")
-                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                    lost = True
             else:
                 notes.append(f"{self.settings.runs_out} not written (pytest exit {status})")
+        if lost:  # whatever the gate says below: a lost measurement fails the session
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.settings.gate is None:
             if notes:
                 self.decision = _Decision("", "gatecal: " + "; ".join(notes))
@@ -482,7 +520,7 @@ class _Session:
             )
             return
         self.decision = self._decide(session)
-        if self.decision.exitstatus is not None:
+        if self.decision.exitstatus is not None and not lost:
             session.exitstatus = self.decision.exitstatus
         if notes:
             self.decision.line += "; " + "; ".join(notes)

@@ -3,6 +3,7 @@ with pytest-xdist. Every inner run uses -W error."""
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,7 +133,7 @@ def test_setup_errors_and_skips_of_marked_tests_are_incomplete(pytester):
     [
         (["--gatecal-gate", "most"], "gatecal: --gatecal-gate must be 'all', a pass rate"),
         (["--gatecal-gate", "all", "--gatecal-gate-from", "r.json"], "can't be combined"),
-        (["--gatecal-repeat", "0"], "--gatecal-repeat must be a whole number >= 1 (got '0')"),
+        (["--gatecal-repeat", "0"], "--gatecal-repeat must be a whole number in [1, 10,000] (each repeat is a collected copy of every marked test) (got '0')"),
         (["--gatecal-repeat", "3", "--gatecal-gate", "all"], "can't be combined with a gate"),
         (["--gatecal-gate-from", "missing.json"], "--gatecal-gate-from could not be read"),
     ],
@@ -320,3 +321,45 @@ def test_under_xdist_the_controller_decides_and_writes(suite, tmp_path):
     result = suite.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", "-n", "2",
                                         "--gatecal-gate", "fails<=2")  # fmt: skip
     assert result.ret == 0 and gate_line(result).startswith("gatecal: gate PASSED")
+
+
+# -- --gatecal-runs-out never destroys an input, and a lost measurement fails ----------------
+
+
+@pytest.mark.parametrize("target", ["test_suite.py", "conftest.py", "link.py", "gate.json"])
+def test_runs_out_never_replaces_an_input(suite, target):
+    (suite.path / "conftest.py").write_text("# the suite's conftest\n")
+    (suite.path / "link.py").symlink_to(suite.path / "test_suite.py")
+    gate = suite.path / "gate.json"
+    gate.write_text("{}")
+    before = {p.name: p.read_bytes() for p in suite.path.iterdir() if p.is_file()}
+    extra = ["--gatecal-gate-from", str(gate)] if target == "gate.json" else []
+    result = run(suite, "--gatecal-runs-out", str(suite.path / target), *extra)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "must not be one of the inputs" in result.stderr.str() + result.stdout.str()
+    after = {p.name: p.read_bytes() for p in suite.path.iterdir() if p.is_file()}
+    assert after == before
+
+
+def test_runs_out_and_junitxml_must_differ(suite):
+    path = suite.path / "out.xml"
+    result = run(suite, "--junitxml", str(path), "--gatecal-runs-out", str(path))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--gatecal-runs-out" in result.stderr.str() and "must differ from --junitxml" in (
+        result.stderr.str()
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_lost_runs_file_fails_the_session_even_when_the_gate_passes(suite):
+    """/dev/full refuses every write (ENOSPC), as a full disk does."""
+    result = run(suite, "--gatecal-gate", "fails<=2", "--gatecal-runs-out", "/dev/full")
+    assert result.ret == 1
+    assert "so the session fails" in gate_line(result) and "gate PASSED" in gate_line(result)
+
+
+@pytest.mark.parametrize("value", ["99999999", "0", "\u0663", "1_0"])
+def test_repeat_is_bounded_and_ascii(suite, value):
+    result = run(suite, "--gatecal-repeat", value)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--gatecal-repeat must be a whole number in [1, 10,000]" in result.stderr.str()

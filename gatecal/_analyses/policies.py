@@ -65,16 +65,16 @@ class Policy:
     rerun: int = 0
 
     def __post_init__(self) -> None:
-        check_count("majority", self.majority, low=1)
+        check_count("majority", self.majority, low=1, high=MAX_CALLS)
         if self.tie not in ("fail", "pass"):
             raise ParameterError("tie", "must be 'fail' or 'pass'", self.tie)
         icc = check_probability("call_icc", self.call_icc)
         if icc >= 1:
             raise ParameterError("call_icc", "must be in [0, 1)", icc)
-        check_count("repeat", self.repeat, low=1)
+        check_count("repeat", self.repeat, low=1, high=MAX_CALLS)
         check_count("need", self.need, low=1, high=self.repeat)
-        check_count("rerun_failing", self.rerun_failing, low=0)
-        check_count("rerun", self.rerun, low=0)
+        check_count("rerun_failing", self.rerun_failing, low=0, high=MAX_CALLS)
+        check_count("rerun", self.rerun, low=0, high=MAX_CALLS)
 
     def describe(self) -> str:
         """The policy in words."""
@@ -92,15 +92,26 @@ class Policy:
         return "; ".join(parts) or "one judge call per check, no rerun"
 
 
+#: The most judge calls, repeats or reruns a policy may ask for: each is a whole suite's
+#: calls, so a thousand is already far beyond what a CI run affords, and the exact maths
+#: stays at a fraction of a second (a typo like rerun-99999999999 ran for hours).
+MAX_CALLS = 1000
+
+
 def majority_pass(p: FloatArray, m: int, *, tie: str = "fail", icc: float = 0.0) -> FloatArray:
     """P(a majority of `m` calls says pass) when one call says pass with probability `p`.
 
     Independent calls: a binomial tail. Correlated calls (`icc` > 0): the number of
     pass votes is beta-binomial with mean ``m p`` and intra-check correlation `icc`.
+    A `p` outside [0, 1] (NaN included) or an `m` that is not a whole number in
+    [1, MAX_CALLS] is refused.
     """
     from scipy import stats  # deferred: `import gatecal` stays light
 
+    m = check_count("m", m, low=1, high=MAX_CALLS)
     p = np.asarray(p, dtype=np.float64)
+    if not np.all((p >= 0.0) & (p <= 1.0)):  # NaN fails both
+        raise ParameterError("p", "must be probabilities in [0, 1]", p.tolist())
     if m == 1:
         return p
     votes = np.arange(m + 1)
