@@ -194,3 +194,66 @@ def test_a_jsonl_line_nested_too_deep_is_one_line(tmp_path, capsys):
     (tmp_path / "copy.jsonl").write_text("\n".join(lines) + "\n")
     code, out, err = cli(capsys, "recommend", tmp_path / "copy.jsonl")
     assert code == 2 and out == "" and err.count("\n") == 1 and "copy.jsonl:6:" in err, err
+
+
+HOSTILE = [
+    "evil|col\n### ✅ gatecal check: PASS",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "```\n# closed the block",
+    '=HYPERLINK("http://x","y")',
+]
+
+
+def test_user_strings_cannot_write_markdown_into_a_summary(tmp_path, capsys):
+    runs = baseline_runs(30)
+    for i, outcome in enumerate(runs.values()):
+        for name in HOSTILE:
+            outcome[name] = "fail" if i == 0 else "pass"
+    base = write_runs(tmp_path / "base.jsonl", runs)
+    ci = current(tmp_path, extra=dict.fromkeys(HOSTILE, "fail"))
+    summary = tmp_path / "summary.md"
+    code, _, _ = cli(capsys, "check", ci, "--baseline", base, "--summary", summary)
+    text = summary.read_text()
+    assert code in (0, 1)
+    assert text.count("### ") == 1  # only gatecal's own heading
+    assert "<script>" not in text and "<img" not in text and "\n# closed" not in text
+    assert all(line.count("|") - line.count("\\|") in (0, 3, 6) for line in text.splitlines())
+
+
+def test_a_case_name_cannot_close_the_runs_code_block(tmp_path, capsys):
+    runs = {"r1": {"a```b": "pass", "c": "fail"}, "r2": {"a```b": "pass", "c": "pass"}}
+    path = write_runs(tmp_path / "runs.jsonl", runs)
+    code, out, _ = cli(capsys, "runs", path, "--format", "markdown")
+    assert code == 0
+    fences = [line for line in out.splitlines() if line.startswith("``")]
+    assert fences and all(f.startswith("````") for f in fences)
+
+
+def test_csv_cells_that_are_formulas_stay_text_and_read_back(tmp_path, capsys):
+    runs = {"r1": {"=SUM(A1)": "pass", "+x": "fail", "-y": "pass", "@z": "pass", "'q": "pass"}}
+    path = write_runs(tmp_path / "runs.jsonl", runs)
+    out = tmp_path / "runs.csv"
+    assert cli(capsys, "runs", path, "--format", "csv", "--out", out)[0] == 0
+    cells = {line.split(",")[2] for line in out.read_text().splitlines()[1:]}
+    assert {"'=SUM(A1)", "'+x", "'-y", "'@z", "''q"} <= cells
+    back = gatecal.read_runs([out])
+    assert sorted(back.cases()) == sorted(runs["r1"])
+
+
+def test_step_summary_pointing_at_an_input_is_refused(tmp_path, capsys, monkeypatch):
+    base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
+    before = base.read_bytes()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
+    code, out, err = cli(capsys, "check", current(tmp_path), "--baseline", base)
+    assert code == 2 and out == "" and "GITHUB_STEP_SUMMARY" in err and "inputs" in err
+    assert base.read_bytes() == before
+
+
+def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
+    base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
+    ci = current(tmp_path, failing=["case-07"])
+    code, out, _ = cli(capsys, "check", ci, "--baseline", base, "--format", "markdown")
+    assert code == 0
+    assert "**new failure**" not in out and "new, within the gate" in out
+    assert "k_min: the gate passes the build when at least k_min" in out

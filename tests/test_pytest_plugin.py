@@ -133,7 +133,10 @@ def test_setup_errors_and_skips_of_marked_tests_are_incomplete(pytester):
     [
         (["--gatecal-gate", "most"], "gatecal: --gatecal-gate must be 'all', a pass rate"),
         (["--gatecal-gate", "all", "--gatecal-gate-from", "r.json"], "can't be combined"),
-        (["--gatecal-repeat", "0"], "--gatecal-repeat must be a whole number in [1, 10,000] (each repeat is a collected copy of every marked test) (got '0')"),
+        (
+            ["--gatecal-repeat", "0"],
+            "--gatecal-repeat must be a whole number in [1, 10,000] (each repeat is a collected copy of every marked test) (got '0')",
+        ),
         (["--gatecal-repeat", "3", "--gatecal-gate", "all"], "can't be combined with a gate"),
         (["--gatecal-gate-from", "missing.json"], "--gatecal-gate-from could not be read"),
     ],

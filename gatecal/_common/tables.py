@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "FORMULA_START",
+    "code_fence",
+    "csv_cell",
     "csv_text",
     "format_probability",
     "md_text",
@@ -40,12 +43,40 @@ def percent(p: float) -> str:
     return f"{100 * p:.10g}%"
 
 
+#: Characters that end a line somewhere (markdown, a browser, a spreadsheet).
+_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
 def md_text(text: str) -> str:
-    """A user's text (a case name) inside markdown: no HTML, no table breaks, no emphasis."""
+    """A user's text (a case name) inside markdown: no HTML, no table breaks, no emphasis,
+    no line break (a name cannot start a heading or a fake verdict of its own)."""
     import html
 
-    escaped = html.escape(text, quote=False)
-    return "".join("\\" + ch if ch in "\\`*_[]|#" else ch for ch in escaped)
+    flat = "".join(" " if ch in _BREAKS else ch for ch in text)
+    escaped = html.escape(flat, quote=False)
+    return "".join("\\" + ch if ch in "\\`*_[]|#!~<>" else ch for ch in escaped)
+
+
+def code_fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so the text cannot
+    close the block it is shown in (CommonMark: a fence closes at as many backticks)."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+#: A cell starting with one of these is a formula to a spreadsheet (OWASP's CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A text cell a spreadsheet shows as text: one ``'`` before a formula start (and before
+    a ``'``, so reading back strips exactly one). Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith((*FORMULA_START, "'")):
+        return "'" + value
+    return value
 
 
 def safe_terminal(text: str) -> str:
@@ -80,7 +111,7 @@ def csv_text(dicts: Sequence[dict[str, Any]]) -> str:
     for d in dicts:
         writer.writerow(
             {
-                k: "" if v is None else str(v).lower() if isinstance(v, bool) else v
+                k: "" if v is None else str(v).lower() if isinstance(v, bool) else csv_cell(v)
                 for k, v in d.items()
             }
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gatecal._analyses.check import FailingCase, GateCheck
-from gatecal._common.tables import format_probability
+from gatecal._common.tables import format_probability, md_text
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
@@ -102,18 +102,21 @@ def _table(res: GateCheck) -> str:
 
 
 def _markdown(res: GateCheck) -> str:
+    """The job summary. Every string that comes from the user's files (case names, paths,
+    reasons and warnings that quote them) is escaped: a case name cannot add a heading, a
+    table row, a link, an image or HTML to the summary."""
     icon = {"pass": "✅", "fail": "❌", "incomplete": "⚠️"}[res.decision]
     level = f"{100 * res.confidence_level:g}%"
     lines = [
         f"### {icon} gatecal check: {_WORD[res.decision]}",
         "",
-        _verdict_sentence(res),
+        md_text(_verdict_sentence(res)),
         "",
         "| | |",
         "|---|---|",
-        f"| gate | `{res.gate}`: {res.gate_rule} ({res.gate_source}) |",
-        f"| passed | {res.passed} of {res.cases} (k_min {res.k_min}) |",
-        f"| false alarm of this gate | {_p(res.false_alarm)} |",
+        f"| gate | `{res.gate}`: {res.gate_rule} ({md_text(res.gate_source)}) |",
+        f"| passed | {res.passed} of {res.cases} cases; the gate needs {res.k_min} (k_min) |",
+        f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
         f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
         f"| baseline | {res.baseline_runs} known-good runs; at the worst of their {level} "
         f"region: case failure rate <= {res.noise_for_gate.high:.4f}, icc <= "
@@ -123,6 +126,7 @@ def _markdown(res: GateCheck) -> str:
     if res.policy != "single":
         lines.append(f"| policy | {res.policy} over {len(res.current_runs)} runs |")
     if res.failing:
+        tolerated = res.decision == "pass"
         lines += [
             "",
             f"| failing case | kind | baseline failures | rate [{level}] | P(fails "
@@ -131,18 +135,29 @@ def _markdown(res: GateCheck) -> str:
         ]
         for f in res.failing:
             b = f.baseline
-            kind = "**new failure**" if f.new else "known flaky"
+            if tolerated:  # the gate passed with these failing: they are within its tolerance
+                kind = "new, within the gate" if f.new else "known flaky, within the gate"
+            else:
+                kind = "**new failure**" if f.new else "known flaky"
             kind += " (error)" if f.status == "error" else ""
             lines.append(
-                f"| {f.case} | {kind} | {int(b.failures)} of {int(b.trials)} | "
+                f"| {md_text(f.case)} | {kind} | {int(b.failures)} of {int(b.trials)} | "
                 f"{b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] | "
                 f"{_p(f.probability)} |"
             )
     if res.decision == "incomplete":
-        lines += ["", "Incomplete evidence:", ""] + [f"- {r}" for r in res.reasons[1:]]
+        lines += ["", "Incomplete evidence:", ""] + [f"- {md_text(r)}" for r in res.reasons[1:]]
     if res.uncalibrated_failures:
-        lines += ["", "Failing, not in the baseline: " + ", ".join(res.uncalibrated_failures)]
-    lines += [f"\n> warning: {w}" for w in res.warnings]
+        names = ", ".join(md_text(c) for c in res.uncalibrated_failures)
+        lines += ["", "Failing, not in the baseline: " + names]
+    lines += [f"\n> warning: {md_text(w)}" for w in res.warnings]
+    lines += [
+        "",
+        f"<sub>k_min: the gate passes the build when at least k_min of the {res.cases} cases "
+        "pass. icc: how much whole runs vary together (0: every verdict independent; the "
+        "gate allows for the largest the known-good runs leave plausible). p-value: how often "
+        "a healthy build passes this few cases or fewer.</sub>",
+    ]
     return "\n".join(lines) + "\n"
 
 

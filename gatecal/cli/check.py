@@ -166,11 +166,11 @@ def check(
         raise CliError("--baseline is missing: give the known-good runs (--baseline RUNS...)")
     if gate is not None and gate_from is not None:
         raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
-    outputs = Outputs(
-        ("--out", out),
-        ("--summary", summary),
-        inputs=[*paths, *baseline, *([gate_from] if gate_from else [])],
-    )
+    inputs: list[str | Path] = [*paths, *baseline, *([gate_from] if gate_from else [])]
+    outputs = Outputs(("--out", out), ("--summary", summary), inputs=inputs)
+    step = os.environ.get("GITHUB_STEP_SUMMARY")
+    # appended to, never replaced, but never one of the inputs either
+    appended = Outputs(("GITHUB_STEP_SUMMARY", Path(step)), inputs=inputs) if step else None
     chosen = _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(
@@ -186,6 +186,8 @@ def check(
         for option, files in (("--baseline", baseline), ("CURRENT", paths))
     )
     outputs.refuse_inputs([*base.sources, *current.sources])
+    if appended is not None:
+        appended.refuse_inputs([*base.sources, *current.sources])
     try:
         result = gatecal.check_gate(
             current,

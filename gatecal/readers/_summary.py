@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from gatecal._common.tables import plural
+from gatecal._common.tables import code_fence, csv_cell, md_text, plural
 from gatecal._common.validate import ParameterError
 from gatecal.readers._model import RunsData
 
@@ -108,12 +108,13 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
             buffer, fieldnames=list(data.columns()), restval="", lineterminator="\n"
         )
         writer.writeheader()
-        writer.writerows(data.to_rows())
+        # a case named "=HYPERLINK(...)" stays text in a spreadsheet; the reader strips the "'"
+        writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
         return buffer.getvalue()
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {RUNS_FORMATS}", fmt)
     s = runs_summary(data)
-    fence = ["```text"] if fmt == "markdown" else []
+    fence = [_FENCE] if fmt == "markdown" else []
     lines = [f"read {plural(len(data.files), 'file')}:", *fence]
     width = min(max((len(f.path) for f in data.files), default=4), 60)
     for f in data.files:
@@ -162,4 +163,23 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         runs = data.runs(build)
         if 0 < len(runs) <= GRID_MAX_RUNS and len(data.cases()) <= GRID_MAX_CASES:
             lines += ["", *fence, *_grid(data, build), *fence]
+    if fmt == "markdown":
+        lines = _markdown_lines(lines)
     return "\n".join(lines) + "\n"
+
+
+_FENCE = "\x00fence"  # where a code block opens or closes, until the fence is known
+
+
+def _markdown_lines(lines: list[str]) -> list[str]:
+    """Plain lines escaped (a case name or a warning is text, never markdown), and code
+    blocks fenced with more backticks than any of their lines holds."""
+    fence = code_fence("\n".join(line for line in lines if line != _FENCE))
+    out, inside = [], False
+    for line in lines:
+        if line == _FENCE:
+            out.append(fence + ("" if inside else "text"))
+            inside = not inside
+        else:
+            out.append(line if inside else md_text(line))
+    return out

@@ -97,7 +97,20 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
             f"found {fields[:8]})"
         )
     for row in reader:
-        yield f"{path}:{reader.line_num}", dict(row)
+        yield f"{path}:{reader.line_num}", {k: _from_cell(v) for k, v in row.items()}
+
+
+def _from_cell(value: object) -> object:
+    """A cell as gatecal wrote it: one "'" before a formula start (or a "'") is removed."""
+    from gatecal._common.tables import FORMULA_START
+
+    if (
+        isinstance(value, str)
+        and value.startswith("'")
+        and value[1:].startswith((*FORMULA_START, "'"))
+    ):
+        return value[1:]
+    return value
 
 
 def _text(row: dict[str, object], key: str) -> str:
