@@ -112,6 +112,8 @@ class GateCheck:
         The gate as a rule (``fails<=2``, ``0.90``), in words, and where it came from.
     k_min, cases : int
         At least `k_min` of the baseline's `cases` must pass.
+    case_names : tuple of str
+        The baseline's cases, as shortened for display.
     passed : int
         Baseline cases that passed the current run (after the policy).
     false_alarm : float
@@ -159,6 +161,7 @@ class GateCheck:
     gate_source: str
     k_min: int
     cases: int
+    case_names: tuple[str, ...]
     passed: int
     false_alarm: float
     false_alarm_target: float
@@ -611,6 +614,7 @@ def check_gate(
         gate_source=source,
         k_min=k_min,
         cases=n,
+        case_names=tuple(short[c] for c in order),
         passed=passed,
         false_alarm=fas[k_min],
         false_alarm_target=target,

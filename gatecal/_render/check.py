@@ -9,7 +9,7 @@ from gatecal._common.tables import format_probability, md_text
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
-CHECK_FORMATS = ("table", "markdown", "json")
+CHECK_FORMATS = ("table", "markdown", "json", "junit")
 _WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
 
 
@@ -161,10 +161,61 @@ def _markdown(res: GateCheck) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _junit(res: GateCheck) -> str:
+    """One JUnit testsuite, so Jenkins, GitLab and Azure show the gate where they show tests:
+    a testcase per baseline case (failed, errored or missing ones as failures, skips or
+    errors) and one for the gate itself, whose failure message is the evidence."""
+    from xml.etree import ElementTree as ET
+
+    state = {f.case: f for f in res.failing}
+    missing = set(res.missing)
+    suite = ET.Element("testsuite", name="gatecal check")
+    cases = []
+    for case in res.case_names:
+        element = ET.SubElement(suite, "testcase", classname="gatecal.cases", name=case)
+        f = state.get(case)
+        if case in missing:
+            ET.SubElement(element, "skipped", message="no complete verdict in this run")
+        elif f is not None and f.status == "error":
+            ET.SubElement(element, "error", message="an error or unscored verdict")
+        elif f is not None:
+            b = f.baseline
+            words = "new failure" if f.new else "known flaky"
+            if res.decision == "pass":
+                words += ", within the gate"
+            message = f"{words}: failed {int(b.failures)} of {int(b.trials)} known-good runs"
+            if res.decision == "pass":  # a tolerated failure is reported, not failed
+                ET.SubElement(element, "system-out").text = message
+            else:
+                ET.SubElement(element, "failure", message=message)
+        cases.append(element)
+    gate = ET.SubElement(suite, "testcase", classname="gatecal", name=f"gate {res.gate}")
+    evidence = "\n".join([_verdict_sentence(res), *res.reasons, *res.warnings])
+    if res.decision != "pass":
+        kind = "failure" if res.decision == "fail" else "error"
+        node = ET.SubElement(gate, kind, message=f"{_WORD[res.decision]}: {_verdict_sentence(res)}")
+        node.text = evidence
+    else:
+        ET.SubElement(gate, "system-out").text = evidence
+    counts = {
+        "tests": str(len(cases) + 1),
+        "failures": str(len(suite.findall("testcase/failure"))),
+        "errors": str(len(suite.findall("testcase/error"))),
+        "skipped": str(len(suite.findall("testcase/skipped"))),
+    }
+    suite.attrib.update(counts)
+    root = ET.Element("testsuites", {"name": "gatecal", **counts})
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
 def render_check(res: GateCheck, fmt: str = "table") -> str:
-    """The result as ``table``, ``markdown`` or ``json``."""
+    """The result as ``table``, ``markdown``, ``json`` or ``junit``."""
     if fmt == "json":
         return json.dumps(res.to_dict(), indent=2) + "\n"
+    if fmt == "junit":
+        return _junit(res)
     if fmt == "markdown":
         return _markdown(res)
     if fmt == "table":
