@@ -257,3 +257,31 @@ def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
     assert code == 0
     assert "**new failure**" not in out and "new, within the gate" in out
     assert "k_min: the gate passes the build when at least k_min" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["policies", "--cases", "2001"], "--cases must be at most 2,000 for policies"),
+        (["policies", "--runs", "1000001"], "--runs must be at most 1,000,000 for policies"),
+        (["policies", "--policies", "majority-1001"], "majority must be an integer in [1, 1000]"),
+        (
+            ["check", "c.jsonl", "--baseline", "b.jsonl", "--policy", "rerun-99999999999"],
+            "--policy rerun must be an integer in [0, 1000]",
+        ),
+        (
+            ["check", "c.jsonl", "--baseline", "b.jsonl", "--policy", "rerun-failing-100000"],
+            "--policy rerun_failing must be an integer in [0, 1000]",
+        ),
+    ],
+)
+def test_every_count_has_a_limit(capsys, args, message):
+    code, out, err = cli(capsys, *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_majority_pass_refuses_nan_and_fractional_counts():
+    with pytest.raises(gatecal.ParameterError, match="`p` must be probabilities"):
+        gatecal.majority_pass(float("nan"), 3)
+    with pytest.raises(gatecal.ParameterError, match="`m` must be an integer"):
+        gatecal.majority_pass(0.5, 2.5)

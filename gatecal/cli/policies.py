@@ -14,7 +14,6 @@ from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
 from gatecal.cli._options import (
     POLICIES_HELP,
     CallIccOpt,
-    CasesOpt,
     CodeChecksOpt,
     FailingOpt,
     FlipOpt,
@@ -27,15 +26,28 @@ from gatecal.cli._options import (
     SuiteOpt,
     TieOpt,
     UnparseableOpt,
-    runs,
     seed,
+    whole,
 )
 from gatecal.cli._outputs import Outputs, emit
+
+#: policies simulates every judge call: its own limits keep a command to seconds.
+POLICIES_MAX_CASES = 2_000
+POLICIES_MAX_RUNS = 1_000_000
 
 
 def policies(
     flip: FlipOpt = 0.08,
-    cases: CasesOpt = None,
+    cases: Annotated[
+        int | None,
+        whole(
+            "--cases",
+            "Cases in the golden dataset, at most 2,000 (each is simulated call by call). "
+            " [default: 12]",
+            high=POLICIES_MAX_CASES,
+            above=f"must be at most {POLICIES_MAX_CASES:,} for policies (2,000 take ~40 s)",
+        ),
+    ] = None,
     judge_checks: JudgeChecksOpt = None,
     code_checks: CodeChecksOpt = None,
     failing: FailingOpt = None,
@@ -49,7 +61,15 @@ def policies(
     ] = "single,majority-3,majority-5,rerun-failing-1,rerun-1",
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
-    n_runs: Annotated[int, runs("CI runs to simulate call by call, as a check.")] = 20000,
+    n_runs: Annotated[
+        int,
+        whole(
+            "--runs",
+            "CI runs to simulate call by call, as a check; at most 1,000,000.",
+            high=POLICIES_MAX_RUNS,
+            above=f"must be at most {POLICIES_MAX_RUNS:,} for policies",
+        ),
+    ] = 20000,
     root_seed: Annotated[int, seed()] = DEFAULT_SEED,
     fmt: FormatOpt = "table",
     out: OutOpt = None,
