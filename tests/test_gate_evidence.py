@@ -285,3 +285,47 @@ def test_majority_pass_refuses_nan_and_fractional_counts():
         gatecal.majority_pass(float("nan"), 3)
     with pytest.raises(gatecal.ParameterError, match="`m` must be an integer"):
         gatecal.majority_pass(0.5, 2.5)
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_an_eval_log_that_inflates_past_the_budget_is_refused(capsys, monkeypatch):
+    log = FIXTURES / "inspect_ai" / "main.eval"  # Zstandard members, as inspect_ai writes
+    assert cli(capsys, "runs", log)[0] == 0
+    monkeypatch.setenv("GATECAL_EVAL_MAX_BYTES", "20000")
+    code, out, err = cli(capsys, "runs", log)
+    assert code == 2 and out == "" and "inflates to more than 20,000 bytes" in err
+
+
+def test_a_deflated_bomb_stops_at_the_budget(tmp_path, capsys, monkeypatch):
+    import zipfile
+
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", '{"eval": {}, "status": "success"}' + " " * 30_000_000)
+    assert bomb.stat().st_size < 100_000
+    monkeypatch.setenv("GATECAL_EVAL_MAX_BYTES", "1000000")
+    code, _, err = cli(capsys, "runs", bomb)
+    assert code == 2 and "inflates to more than 1,000,000 bytes" in err
+
+
+def test_a_glob_never_follows_a_folder_twice(tmp_path, capsys):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_runs(folder / "night.jsonl", baseline_runs(3))
+    (folder / "loop").symlink_to(folder)  # a loop
+    (tmp_path / "again").symlink_to(folder)  # and a second way in
+    code, out, err = cli(capsys, "runs", f"{tmp_path}/**/*.jsonl", "--format", "json")
+    assert code == 0, err
+    (found,) = [f["path"] for f in json.loads(out)["files"]]  # once, whichever way in
+    assert Path(found).resolve() == (folder / "night.jsonl").resolve()
+
+
+def test_a_promptfoo_test_index_of_the_wrong_type_is_one_line(tmp_path, capsys):
+    document = json.loads((FIXTURES / "promptfoo" / "single_target.json").read_text())
+    document["results"]["results"][2]["testIdx"] = "two"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document))
+    code, out, err = cli(capsys, "runs", path)
+    assert code == 2 and out == "" and "results[2].testIdx must be a whole number" in err, err

@@ -17,6 +17,7 @@ deepeval   DeepEval test-run JSON (``.deepeval/.latest_test_run.json``)
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import json
 import os
@@ -118,6 +119,58 @@ def detect_format(path: Path | str, raw: bytes) -> str:
     return "csv"
 
 
+def _glob(pattern: str) -> list[str]:
+    """`glob.glob(pattern, recursive=True)`, except that ``**`` enters every directory once:
+    a directory symlink that loops (or two links to one folder) is not followed again, so a
+    pattern always ends and finds each file once. Hidden names match only a pattern that
+    names them, as in glob."""
+    if "**" not in pattern:
+        return glob.glob(pattern)  # no recursion: symlinks cannot loop
+    parts = Path(pattern).parts
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base = Path(*parts[:first]) if first else Path(".")
+    found: list[str] = []
+    entered: set[str] = set()
+
+    def children(folder: Path) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as it:
+                return sorted(it, key=lambda e: e.name)
+        except OSError:
+            return []
+
+    def match(folder: Path, rest: tuple[str, ...]) -> None:
+        head, tail = rest[0], rest[1:]
+        if head == "**":
+            if tail:
+                match(folder, tail)  # zero folders
+            for entry in children(folder):
+                if entry.name.startswith(".") or not entry.is_dir():
+                    continue
+                real = os.path.realpath(entry.path)
+                if real in entered:
+                    continue  # reached already (a loop, or another link to it)
+                entered.add(real)
+                match(Path(entry.path), rest)
+            if not tail:
+                match(folder, ("*",))
+            return
+        for entry in children(folder):
+            hidden = entry.name.startswith(".") and not head.startswith(".")
+            if hidden or not fnmatch.fnmatchcase(entry.name, head):
+                continue
+            if tail and entry.is_dir():
+                match(Path(entry.path), tail)
+            elif not tail:
+                found.append(
+                    entry.path if first or pattern.startswith("./") else os.path.relpath(entry.path)
+                )
+
+    entered.add(os.path.realpath(base))
+    match(base, parts[first:])
+    return found
+
+
 def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
     files: list[Path] = []
     for raw in paths:
@@ -143,7 +196,7 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
                 raise RunsError(f"{path}: not a regular file or directory")
             files.append(path)
         else:
-            matches = sorted(glob.glob(str(raw), recursive=True))
+            matches = sorted(_glob(str(raw)))
             regular = [Path(m) for m in matches if Path(m).is_file()]
             if not regular:
                 raise RunsError(f"{raw}: no such file, directory or match")

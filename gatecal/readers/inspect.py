@@ -46,11 +46,41 @@ def _kind(scorer: str) -> str:
     return "code" if name in _CODE_SCORERS else ""
 
 
-def _member(archive: zipfile.ZipFile, raw: bytes, info: zipfile.ZipInfo, path: Path) -> bytes:
-    """One member's bytes, Zstandard or not."""
+#: The most bytes one .eval log may inflate to, over all its members (a 1.2 MB zip bomb
+#: inflated to 1.27 GB); GATECAL_EVAL_MAX_BYTES overrides it.
+EVAL_MAX_BYTES = 512 * 2**20
+
+
+def _budget() -> int:
+    import os
+
+    text = os.environ.get("GATECAL_EVAL_MAX_BYTES", "")
+    return int(text) if text.isascii() and text.isdecimal() else EVAL_MAX_BYTES
+
+
+class _Inflated:
+    """Bytes inflated so far from one .eval log, against the budget."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.left = path, _budget()
+
+    def take(self, data: bytes) -> bytes:
+        self.left -= len(data)
+        if self.left < 0:
+            raise RunsError(
+                f"{self.path}: inflates to more than {_budget():,} bytes (a zip bomb?); "
+                "set GATECAL_EVAL_MAX_BYTES to read a log this large"
+            )
+        return data
+
+
+def _member(
+    archive: zipfile.ZipFile, raw: bytes, info: zipfile.ZipInfo, path: Path, inflated: _Inflated
+) -> bytes:
+    """One member's bytes, Zstandard or not, read no further than the budget allows."""
     if info.compress_type != _ZSTD:
         with archive.open(info) as handle:
-            return handle.read()
+            return inflated.take(handle.read(inflated.left + 1))
     try:
         import zstandard
     except ImportError:
@@ -66,10 +96,11 @@ def _member(archive: zipfile.ZipFile, raw: bytes, info: zipfile.ZipInfo, path: P
     start = offset + 30 + name_len + extra_len
     data = raw[start : start + info.compress_size]
     try:
-        out = zstandard.ZstdDecompressor().decompressobj().decompress(data)
+        with zstandard.ZstdDecompressor().stream_reader(BytesIO(data)) as reader:
+            out = reader.read(inflated.left + 1)  # streamed: never more than the budget
     except zstandard.ZstdError as exc:
         raise RunsError(f"{path}: a damaged .eval archive ({info.filename}: {exc})") from None
-    return bytes(out)
+    return inflated.take(bytes(out))
 
 
 def _load(path: Path, raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -86,16 +117,17 @@ def _load(path: Path, raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]
         archive = zipfile.ZipFile(BytesIO(raw))
     except zipfile.BadZipFile as exc:
         raise RunsError(f"{path}: not a readable .eval archive ({exc})") from None
+    inflated = _Inflated(path)
     with archive:
         infos = {i.filename: i for i in archive.infolist()}
         if "header.json" not in infos and "_journal/start.json" not in infos:
             raise RunsError(f"{path}: a zip that is not an inspect_ai .eval log (no header.json)")
         key = "header.json" if "header.json" in infos else "_journal/start.json"
-        header = load_json(_member(archive, raw, infos[key], path), f"{path}:{key}")
+        header = load_json(_member(archive, raw, infos[key], path, inflated), f"{path}:{key}")
         if key == "_journal/start.json" and isinstance(header, dict):
             header = {**header, "status": "started"}
         samples = [
-            load_json(_member(archive, raw, info, path), f"{path}:{name}")
+            load_json(_member(archive, raw, info, path, inflated), f"{path}:{name}")
             for name, info in infos.items()
             if name.startswith("samples/") and name.endswith(".json")
         ]

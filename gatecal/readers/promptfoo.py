@@ -185,6 +185,10 @@ def read_promptfoo(
             listed = "; ".join(f"{p} {q!r}" for p, q in targets)
             raise RunsError(f"{path}: no target {options.target!r} (have: {listed})")
     session = label or path.stem
+    for i, result in enumerate(results):
+        index = result.get("testIdx", i)
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise RunsError(f"{path}: results[{i}].testIdx must be a whole number (got {index!r})")
     order = sorted(range(len(results)), key=lambda i: (results[i].get("testIdx", i), i))
     seen: dict[str, int] = {}
     batch = Batch()
