@@ -115,7 +115,7 @@ def _build(
     sections: list[_Section] = []
     suite = sim.suite
     n = suite.n_cases
-    advice = []
+    advice = [] if rec is None else [_measured_advice(rec)]
     for p in sim.flips:
         noise = sim.noise_at(p)
         healthy = exact_pass_counts(suite, "healthy", noise)
@@ -123,8 +123,9 @@ def _build(
         table = operating_table(healthy, regressed)
         k = _best_gate(table, budget)
         fa, det = table[k]
+        at = f"At {_pct(p)} judge noise" if rec is None else f"Modelled at {_pct(p)} judge noise"
         text = (
-            f"At {_pct(p)} judge noise, the strictest gate within a {_pct(budget)} false-alarm "
+            f"{at}, the strictest gate within a {_pct(budget)} false-alarm "
             f"budget is **at least {k} of {n} cases pass** (any pass-rate threshold in "
             f"({(k - 1) / n:.3f}, {k / n:.3f}]): it fails a healthy build {_pct(fa)} of the "
             f"time and catches the regressed build {_pct(det)} of the time."
@@ -184,8 +185,8 @@ def _build(
     sections.append(
         _Section(
             "False alarms by noise and threshold",
-            "Read across at your judge's noise: the white line is the budget; thresholds to its "
-            "right raise more false alarms than it allows.",
+            "Read across at your judge's noise: the white line is the budget; thresholds above "
+            "it raise more false alarms than it allows.",
             image,
         )
     )
@@ -230,6 +231,33 @@ def _build(
     return files, sections
 
 
+def _measured_advice(rec: Recommendation) -> str:
+    """What the measured runs say: the report's answer, stated once; the model's paragraphs
+    that follow say what other noise levels would mean."""
+    n = rec.cases
+    lead = f"**From your {rec.runs} known-good runs:** "
+    if rec.recommended is not None:
+        k = rec.recommended
+        fa, det = rec.table[k]
+        return lead + (
+            f"use **at least {k} of {n} cases pass**: it fails a healthy build at most "
+            f"{_pct(fa)} of the time and catches {rec.regression} {_pct(det)} of the time "
+            "(the recommendation below)."
+        )
+    text = lead + "no gate meets both targets at the noise these runs measured"
+    if rec.within_budget is not None:
+        w = rec.within_budget
+        fa, det = rec.table[w]
+        text += (
+            f"; the strictest gate within the false-alarm budget is **at least {w} of {n} "
+            f"cases pass** (false alarm {_pct(fa)}, detection {_pct(det)})"
+        )
+    return (
+        text
+        + ". The paragraphs below model other noise levels; the recommendation below says what would work."
+    )
+
+
 def _calibration_section(folder: Path, cal: Calibration, files: list[str]) -> _Section:
     image = _save(charts.plot_calibration(cal), folder, "judge-calibration", files)
     for fmt, suffix in (("markdown", ".md"), ("json", ".json")):
@@ -269,17 +297,13 @@ def _setting(sim: SimulationReport) -> str:
 
 
 def _inline(text: str) -> str:
-    """Markdown's **bold** and paragraphs, as HTML; tables and lists stay preformatted."""
-    blocks = []
-    for block in text.split("\n\n"):
-        if block.lstrip().startswith(("|", "- ", "#")) or "\n" in block.strip():
-            blocks.append(f"<pre>{html.escape(block)}</pre>")
-        else:
-            escaped = html.escape(block)
-            parts = escaped.split("**")
-            escaped = "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
-            blocks.append(f"<p>{escaped}</p>")
-    return "\n".join(blocks)
+    """A section's markdown as HTML: headings, tables, lists, emphasis, a line break where
+    the text has one. markdown-it-py (CommonMark; rich's own dependency) with raw HTML off,
+    so a case name like ``<script>`` is text, as it already is escaped in the markdown."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table")
+    return str(md.render(text)).strip()
 
 
 def _html(folder: Path, sim: SimulationReport, sections: Sequence[_Section]) -> str:
