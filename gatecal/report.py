@@ -252,10 +252,10 @@ def _measured_advice(rec: Recommendation) -> str:
             f"; the strictest gate within the false-alarm budget is **at least {w} of {n} "
             f"cases pass** (false alarm {_pct(fa)}, detection {_pct(det)})"
         )
-    return (
-        text
-        + ". The paragraphs below model other noise levels; the recommendation below says what would work."
+    tail = (
+        ". The paragraphs below model other noise levels; the recommendation says what would work."
     )
+    return text + tail
 
 
 def _calibration_section(folder: Path, cal: Calibration, files: list[str]) -> _Section:
