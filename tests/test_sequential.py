@@ -1,0 +1,322 @@
+"""Sequential gates over runs: exact OC and ASN against brute force over every outcome path in
+exact fractions, Monte Carlo within its standard errors, Wald's classical results as bounds."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import gatecal
+from gatecal import (
+    JudgeNoise,
+    ParameterError,
+    SequentialBoundary,
+    Suite,
+    design_sequential,
+    sequential_gate,
+    sequential_outcome,
+    simulate_sequential,
+    wald_approximation,
+    wald_sprt,
+)
+from tests.reference import enumerate_pass_counts
+
+DESIGNS = ("sprt", "pocock", "obf")
+
+
+# -- independent references, exact rationals, no gatecal maths ---------------------------------
+
+
+def brute_force(pmf: list[Fraction], bounds: list[tuple[int, int]]) -> dict[str, object]:
+    """Walk every path (K_1, ..., K_J) of passing counts; each stops at its first crossing.
+
+    `bounds` holds (pass_at_least, fail_at_most) per look. Returns P(fail), P(pass), the
+    stop distribution and E[runs], all Fractions.
+    """
+    looks = len(bounds)
+    fail = passed = Fraction(0)
+    stops = [Fraction(0)] * looks
+    for path in itertools.product(range(len(pmf)), repeat=looks):
+        prob = math.prod((pmf[k] for k in path), start=Fraction(1))
+        total = 0
+        for j, (k, (s, f)) in enumerate(zip(path, bounds, strict=True)):
+            total += k
+            if total >= s or total <= f:
+                stops[j] += prob
+                if total <= f:
+                    fail += prob
+                else:
+                    passed += prob
+                break
+        else:  # pragma: no cover - the last look always stops
+            raise AssertionError("a path did not stop")
+    return {
+        "fail": fail,
+        "pass": passed,
+        "stops": stops,
+        "runs": sum((j * s for j, s in enumerate(stops, start=1)), Fraction(0)),
+    }
+
+
+def rising(x: Fraction, count: int) -> Fraction:
+    return math.prod((x + i for i in range(count)), start=Fraction(1))
+
+
+def beta_moment(a: Fraction, b: Fraction, i: int, j: int) -> Fraction:
+    """E[x^i (1 - x)^j] for x ~ Beta(a, b), exactly."""
+    return rising(a, i) * rising(b, j) / rising(a + b, i + j)
+
+
+def mixture_run_pmf(good: int, bad: int, a: Fraction, b: Fraction) -> list[Fraction]:
+    """One run's passing count of `good` truly passing and `bad` truly failing cases (one
+    judge check each) when the run's flip rate x ~ Beta(a, b): good cases pass w.p. 1 - x,
+    bad ones w.p. x; P(K = k) = E[P(K = k | x)] term by term in Beta moments."""
+    pmf = [Fraction(0)] * (good + bad + 1)
+    for u in range(good + 1):
+        for v in range(bad + 1):
+            # (1-x)^u x^(good-u) * x^v (1-x)^(bad-v)
+            term = math.comb(good, u) * math.comb(bad, v)
+            pmf[u + v] += term * beta_moment(a, b, good - u + v, u + bad - v)
+    return pmf
+
+
+def floats(pmf: list[Fraction]) -> np.ndarray:
+    return np.array([float(x) for x in pmf])
+
+
+def close(x: float, y: Fraction, rel: float = 1e-12) -> bool:
+    return math.isclose(x, float(y), rel_tol=rel, abs_tol=1e-15)
+
+
+def pairs(gate: gatecal.SequentialGate) -> list[tuple[int, int]]:
+    return [(b.pass_at_least, b.fail_at_most) for b in gate.design.boundaries]
+
+
+# The small suites of the brute force: 3 cases, flip 1/10; the regressed build fails one case
+# truly (it passes only when the judge flips).
+FLIP = Fraction(1, 10)
+HEALTHY = enumerate_pass_counts([1 - FLIP] * 3)
+REGRESSED = enumerate_pass_counts([1 - FLIP, 1 - FLIP, FLIP])
+
+
+# -- exact against brute force -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+@pytest.mark.parametrize("looks", [1, 2, 4])
+def test_searched_designs_match_brute_force_over_every_path(design, looks):
+    gate = design_sequential(
+        design, looks, floats(HEALTHY), floats(REGRESSED), false_alarm=0.05, detection=0.8
+    )
+    for pmf, outcome in ((HEALTHY, gate.healthy), (REGRESSED, gate.regressed)):
+        ref = brute_force(pmf, pairs(gate))
+        assert close(outcome.failure_probability, ref["fail"])
+        assert close(outcome.pass_probability, ref["pass"])
+        assert close(outcome.expected_runs, ref["runs"])
+        assert all(
+            close(x, y) for x, y in zip(outcome.stop_distribution, ref["stops"], strict=True)
+        )
+    last = gate.design.boundaries[-1]
+    assert last.pass_at_least == last.fail_at_most + 1
+    assert gate.false_alarm <= 0.05
+
+
+def test_hand_boundaries_with_early_stops_on_both_sides_match_brute_force():
+    bounds = [(3, -1), (6, 2), (8, 4), (10, 9)]  # look 1 only passes; later both sides
+    given = [SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
+             for j, (s, f) in enumerate(bounds, start=1)]  # fmt: skip
+    for pmf in (HEALTHY, REGRESSED):
+        out = sequential_outcome(given, floats(pmf))
+        ref = brute_force(pmf, bounds)
+        assert close(out.failure_probability, ref["fail"])
+        assert close(out.expected_runs, ref["runs"])
+        assert all(
+            close(x, y) for x, y in zip(out.fail_by_look, _fail_by_look(pmf, bounds), strict=True)
+        )
+        assert 0 < out.stop_distribution[0] < 1 and out.stop_distribution[1] > 0
+
+
+def _fail_by_look(pmf: list[Fraction], bounds: list[tuple[int, int]]) -> list[Fraction]:
+    out = [Fraction(0)] * len(bounds)
+    for path in itertools.product(range(len(pmf)), repeat=len(bounds)):
+        prob, total = math.prod((pmf[k] for k in path), start=Fraction(1)), 0
+        for j, (k, (s, f)) in enumerate(zip(path, bounds, strict=True)):
+            total += k
+            if total <= f:
+                out[j] += prob
+            if total >= s or total <= f:
+                break
+    return out
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_suite_level_gate_under_run_correlation_matches_brute_force(design):
+    # icc 1/5 at flip 1/10: Beta(a, b) with a + b = (1 - icc) / icc = 4, a = 2/5, b = 18/5.
+    # Every run draws its own x: runs are independent draws of the one-run mixture pmf.
+    a, b = Fraction(2, 5), Fraction(18, 5)
+    suite = Suite.uniform(cases=3, judge_checks=1, code_checks=0, failing=1)
+    noise = JudgeNoise(fnr=0.1, fpr=0.1, icc=0.2)
+    gate = sequential_gate(suite, noise, design, 3, false_alarm=0.1, detection=0.6)
+    healthy, regressed = mixture_run_pmf(3, 0, a, b), mixture_run_pmf(2, 1, a, b)
+    assert sum(healthy) == 1 and sum(regressed) == 1
+    for pmf, outcome in ((healthy, gate.healthy), (regressed, gate.regressed)):
+        ref = brute_force(pmf, pairs(gate))
+        assert close(outcome.failure_probability, ref["fail"], 1e-10)
+        assert close(outcome.expected_runs, ref["runs"], 1e-10)
+        assert all(
+            close(x, y, 1e-10) for x, y in zip(outcome.stop_distribution, ref["stops"], strict=True)
+        )
+    assert gate.judge_calls_per_run == 3
+
+
+def test_run_correlation_is_per_run_not_shared_by_the_sequence():
+    # The same design under a rate shared by all runs of the sequence gives other numbers:
+    # the brute force above pins the per-run model, this shows the two models differ.
+    a, b = Fraction(2, 5), Fraction(18, 5)
+    bounds = [(3, 0), (5, 4)]
+    per_run = brute_force(mixture_run_pmf(3, 0, a, b), bounds)["fail"]
+    shared = Fraction(0)  # E_x[ P(fail | x) ], P(fail | x) a polynomial in x
+    for path in itertools.product(range(4), repeat=2):
+        s1, s2 = path[0], sum(path)
+        if s1 >= 3 or (s1 > 0 and s2 > 4):
+            continue  # passes
+        # P(path | x) = prod C(3, k) (1-x)^k x^(3-k)
+        coef = math.comb(3, path[0]) * math.comb(3, path[1])
+        shared += coef * beta_moment(a, b, 6 - s2, s2)
+    assert abs(float(per_run) - float(shared)) > 1e-3
+
+
+# -- the search ----------------------------------------------------------------------------------
+
+
+def test_one_look_is_the_strictest_single_run_gate_within_the_budget():
+    suite = Suite.uniform(cases=20, judge_checks=1, code_checks=0, failing=2)
+    noise = JudgeNoise.flip(0.05)
+    healthy = gatecal.exact_pass_counts(suite, "healthy", noise)
+    regressed = gatecal.exact_pass_counts(suite, "regressed", noise)
+    table = gatecal.operating_table(healthy, regressed)
+    k_min = max(k for k, (fa, _) in enumerate(table) if fa <= 0.05)
+    gate = sequential_gate(suite, noise, "sprt", 1, false_alarm=0.05, detection=0.5)
+    assert gate.design.boundaries[0].pass_at_least == k_min
+    assert gate.false_alarm == pytest.approx(table[k_min][0], rel=1e-12)
+    assert gate.detection == pytest.approx(table[k_min][1], rel=1e-12)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_designs_meet_their_targets_and_stop_early(design):
+    suite = Suite.uniform(cases=40, judge_checks=1, code_checks=0, failing=2)
+    gate = sequential_gate(suite, JudgeNoise.flip(0.05), design, 6, detection=0.8)
+    assert gate.meets_targets
+    assert gate.false_alarm <= 0.05 and gate.detection >= 0.8
+    for out in (gate.healthy, gate.regressed):
+        assert math.fsum(out.stop_distribution) == pytest.approx(1.0, abs=1e-12)
+        assert out.failure_probability + out.pass_probability == pytest.approx(1, abs=1e-12)
+        assert out.expected_runs < 6  # it stops before the last look on some paths
+    assert gate.healthy.stop_distribution[0] > 0
+
+
+def test_unreachable_detection_says_so_and_keeps_the_budget():
+    suite = Suite.uniform(cases=10, judge_checks=1, code_checks=0, failing=1)
+    gate = sequential_gate(suite, JudgeNoise.flip(0.2), "obf", 2, detection=0.99)
+    assert not gate.meets_targets
+    assert gate.false_alarm <= 0.05 and gate.detection < 0.99
+
+
+def test_wald_thresholds_are_the_likelihood_ratio_lines_of_a_binomial():
+    # Binomial runs: the SPRT on S is Wald's exactly; its false alarm and miss keep Wald's
+    # bounds alpha' <= alpha/(1-beta), beta' <= beta/(1-alpha) and alpha'+beta' <= alpha+beta
+    # when the truncation is far (P(reach the last look) below 1e-9 here).
+    n, p0, p1 = 10, Fraction(9, 10), Fraction(7, 10)
+    ph = floats([math.comb(n, k) * p0**k * (1 - p0) ** (n - k) for k in range(n + 1)])
+    pr = floats([math.comb(n, k) * p1**k * (1 - p1) ** (n - k) for k in range(n + 1)])
+    gate = wald_sprt(60, ph, pr, false_alarm=0.05, detection=0.9)
+    assert gate.healthy.stop_distribution[-1] < 1e-9
+    approx = wald_approximation(
+        ph, pr, false_alarm=0.05, detection=0.9, actual=(gate.false_alarm, gate.detection)
+    )
+    miss = 1 - gate.detection
+    assert gate.false_alarm <= approx.false_alarm_bound
+    assert miss <= approx.miss_bound
+    assert gate.false_alarm + miss <= 0.05 + 0.1
+    # Wald's ASN approximation (an approximation: it ignores the overshoot of the lines) is
+    # below the exact ASN, within a factor 2 here; the rigorous information bound is below too.
+    assert approx.information_bound_healthy <= gate.healthy.expected_runs
+    assert approx.information_bound_regressed <= gate.regressed.expected_runs
+    assert (
+        approx.expected_runs_healthy < gate.healthy.expected_runs < 2 * approx.expected_runs_healthy
+    )
+    for b in gate.design.boundaries[:-1]:  # fail iff the LLR of S reaches log(0.9/0.05)
+        s = np.arange(b.look * n + 1)
+        llr = s * math.log(p1 / p0) + (b.look * n - s) * math.log((1 - p1) / (1 - p0))
+        assert b.fail_at_most == (s[llr >= math.log(0.9 / 0.05)].max(initial=-1))
+        assert b.pass_at_least == s[llr <= math.log(0.1 / 0.95)].min(initial=b.look * n + 1)
+
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_every_design_respects_the_information_bound(design):
+    # E_h[N] KL(h || r) >= kl(P_h(pass) || P_r(pass)): data processing, for any stopping rule.
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1, failing=3)
+    noise = JudgeNoise(fnr=0.08, fpr=0.08, icc=0.05)
+    gate = sequential_gate(suite, noise, design, 5)
+    ph = np.asarray(gatecal.exact_pass_counts(suite, "healthy", noise).pmf)
+    pr = np.asarray(gatecal.exact_pass_counts(suite, "regressed", noise).pmf)
+    bound = wald_approximation(ph, pr, actual=(gate.false_alarm, gate.detection))
+    assert bound.information_bound_healthy <= gate.healthy.expected_runs
+    assert bound.information_bound_regressed <= gate.regressed.expected_runs
+
+
+# -- Monte Carlo ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("design", "noise"),
+    [("sprt", JudgeNoise.flip(0.05)), ("pocock", JudgeNoise(fnr=0.05, fpr=0.05, icc=0.1))],
+)
+def test_simulation_call_by_call_within_standard_errors(design, noise):
+    suite = Suite.uniform(cases=25, judge_checks=2, code_checks=0, failing=2)
+    gate = sequential_gate(suite, noise, design, 5, detection=0.7)
+    runs = 20_000
+    for build, out in (("healthy", gate.healthy), ("regressed", gate.regressed)):
+        sample = simulate_sequential(suite, build, noise, gate.design, n_sequences=runs, rng=7)
+        p = out.failure_probability
+        assert abs(sample.failures / runs - p) <= 4.5 * math.sqrt(p * (1 - p) / runs)
+        looks = np.arange(1, 6)
+        sd = math.sqrt(float(np.dot(out.stop_distribution, (looks - out.expected_runs) ** 2)))
+        assert abs(sample.runs / runs - out.expected_runs) <= 4.5 * sd / math.sqrt(runs)
+        for count, q in zip(sample.stops, out.stop_distribution, strict=True):
+            assert abs(count / runs - q) <= 4.5 * math.sqrt(q * (1 - q) / runs) + 1e-12
+
+
+def test_simulation_is_seeded():
+    suite = Suite.uniform(cases=10, judge_checks=1, code_checks=0, failing=1)
+    gate = sequential_gate(suite, JudgeNoise.flip(0.1), "obf", 3, detection=0.5)
+    one = simulate_sequential(suite, "healthy", JudgeNoise.flip(0.1), gate.design,
+                              n_sequences=500, rng=3)  # fmt: skip
+    two = simulate_sequential(suite, "healthy", JudgeNoise.flip(0.1), gate.design,
+                              n_sequences=500, rng=3)  # fmt: skip
+    assert one == two and sum(one.stops) == 500
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+def test_bad_boundaries_and_pmfs_are_refused():
+    pmf = floats(HEALTHY)
+    with pytest.raises(ParameterError, match="meet at the last look"):
+        sequential_outcome([SequentialBoundary(look=1, pass_at_least=3, fail_at_most=1)], pmf)
+    with pytest.raises(ParameterError, match="must exceed"):
+        sequential_outcome(
+            [SequentialBoundary(look=1, pass_at_least=1, fail_at_most=1),
+             SequentialBoundary(look=2, pass_at_least=4, fail_at_most=3)], pmf,
+        )  # fmt: skip
+    with pytest.raises(ParameterError, match="summing to 1"):
+        sequential_outcome([SequentialBoundary(look=1, pass_at_least=2, fail_at_most=1)],
+                           [0.5, 0.2, 0.1, 0.1])  # fmt: skip
+    with pytest.raises(ParameterError, match="fewer cases"):
+        design_sequential("sprt", 3, floats(REGRESSED), floats(HEALTHY))
+    with pytest.raises(ParameterError, match="design"):
+        design_sequential("wald", 3, floats(HEALTHY), floats(REGRESSED))
