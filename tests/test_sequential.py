@@ -320,3 +320,100 @@ def test_bad_boundaries_and_pmfs_are_refused():
         design_sequential("sprt", 3, floats(REGRESSED), floats(HEALTHY))
     with pytest.raises(ParameterError, match="design"):
         design_sequential("wald", 3, floats(HEALTHY), floats(REGRESSED))
+
+
+def test_policy_spellings():
+    policy = gatecal.parse_policy("sprt-5")
+    assert isinstance(policy, gatecal.SequentialPolicy)
+    assert (policy.design, policy.looks) == ("sprt", 5)
+    assert gatecal.parse_policy("OBF-3").design == "obf"
+    for bad in ("sprt-0", "sprt-x", "pocock-2+rerun-1", "sprt-5-of-6"):
+        with pytest.raises(ParameterError):
+            gatecal.parse_policy(bad)
+
+
+# -- as policies ----------------------------------------------------------------------------------
+
+
+def test_compare_policies_rows_carry_the_sequential_contract(capsys):
+    import json
+
+    from gatecal.cli import main
+
+    suite = Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=1)
+    noise = JudgeNoise.flip(0.08)
+    code = main(["policies", "--cases", "12", "--judge-checks", "2", "--code-checks", "1",
+                 "--failing", "1", "--flip", "0.08", "--gates", "all,0.80",
+                 "--policies", "single,sprt-4,pocock-3", "--runs", "3000",
+                 "--format", "json"])  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rows = data["rows"]
+    assert [r["gate"] for r in rows] == ["all", "0.80", "all", "0.80", *["sprt-4"] * 2,
+                                         *["pocock-3"] * 2]  # fmt: skip
+    for design, looks in (("sprt", 4), ("pocock", 3)):
+        gate = sequential_gate(suite, noise, design, looks)
+        for build, out in (("healthy", gate.healthy), ("regressed", gate.regressed)):
+            (row,) = [r for r in rows if r["gate"] == f"{design}-{looks}" and r["build"] == build]
+            assert row["boundaries"] == [b.to_dict() for b in gate.design.boundaries]
+            last = row["boundaries"][-1]
+            assert last["pass_at_least"] == last["fail_at_most"] + 1
+            assert row["failure_probability"] == out.failure_probability
+            assert row["expected_runs"] == out.expected_runs
+            assert row["stop_distribution"] == list(out.stop_distribution)
+            assert row["judge_calls"] == pytest.approx(out.expected_runs * 24, rel=1e-12)
+            assert row["consistent"] and row["runs"] == 3000
+    # the other policies' rows are what they are without a sequential policy beside them
+    alone = gatecal.compare_policies(suite, noise, "all,0.80", [gatecal.Policy()], n_runs=3000)
+    assert rows[:4] == json.loads(gatecal.render_policies(alone, "json"))["rows"]
+    assert "boundaries" not in rows[0]
+
+
+def test_sequential_policies_render_as_table_and_csv():
+    suite = Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=1)
+    report = gatecal.compare_policies(
+        suite, JudgeNoise.flip(0.08), "0.80",
+        [gatecal.Policy(), gatecal.parse_policy("obf-3")], n_runs=500,
+    )  # fmt: skip
+    table = gatecal.render_policies(report, "table")
+    gate = sequential_gate(suite, JudgeNoise.flip(0.08), "obf", 3)
+    b = gate.design.boundaries[0]
+    assert f"obf-3: after run j, S_j = passing cases over the runs so far; 1: fail <= " \
+           f"{b.fail_at_most}, pass >= {b.pass_at_least}" in table  # fmt: skip
+    assert f"healthy {gate.healthy.expected_runs:.3f}" in table
+    lines = gatecal.render_policies(report, "csv").splitlines()
+    assert lines[0].endswith("boundaries,expected_runs,stop_distribution,"
+                             "simulated_expected_runs,false_alarm_target,detection_target,"
+                             "meets_targets")  # fmt: skip
+    assert len(lines) == 5 and lines[1].endswith(",,,,,,,")
+
+
+def test_single_run_rates_refuse_a_sequential_policy():
+    with pytest.raises(ParameterError, match="sequential gate"):
+        gatecal.policy_rates(Suite.uniform(), JudgeNoise.flip(0.1), "all",
+                             gatecal.parse_policy("sprt-3"))  # fmt: skip
+
+
+# -- pass^k and pass@k ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "need"), [("pass^3", 3), ("pass@3", 1), ("pass^1", 1)])
+def test_pass_k_spellings_are_exact_repeat_policies(text, need):
+    from tests.reference import binomial_lower_tail
+
+    k = int(text[5:])
+    policy = gatecal.parse_policy(text)
+    assert (policy.repeat, policy.need) == (k, need)
+    assert policy == gatecal.parse_policy(f"repeat-{need}-of-{k}")
+    # 6 cases of one judge check, flip 1/10: a case passes a repeat w.p. 9/10, so
+    # pass^k: (9/10)^k; pass@k: 1 - (1/10)^k; its suite count is binomial
+    suite = Suite.uniform(cases=6, judge_checks=1, code_checks=0, failing=1)
+    rates = gatecal.policy_rates(suite, JudgeNoise.flip(0.1), "all,fails<=1", policy)
+    flip = Fraction(1, 10)
+    q = (1 - flip) ** k if need == k else 1 - flip**k
+    for gate, k_min in (("all", 6), ("fails<=1", 5)):
+        row = rates.row("healthy", gate)
+        assert row.failure_probability == pytest.approx(
+            float(binomial_lower_tail(6, k_min, q)), rel=1e-12
+        )
+        assert row.judge_calls == 6 * k

@@ -183,6 +183,15 @@ def _attempt(
     return pmf, np.array(per_try * float(tries.sum()))
 
 
+def _not_sequential(policy: Policy) -> None:
+    from gatecal._analyses.sequential import SequentialPolicy
+
+    if isinstance(policy, SequentialPolicy):
+        raise ParameterError(
+            "policy", "is a sequential gate: see gatecal.sequential_gate", policy.text
+        )
+
+
 def policy_rates(
     suite: Suite,
     noise: JudgeNoise,
@@ -197,6 +206,7 @@ def policy_rates(
     attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
     """
     policy = Policy() if policy is None else policy
+    _not_sequential(policy)
     rules = as_gates(gates)
     n = suite.n_cases
     rows = []
@@ -270,6 +280,7 @@ def simulate_policy(
     from gatecal._common.seeds import chunk_generator, root_seed
 
     policy = Policy() if policy is None else policy
+    _not_sequential(policy)
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
     root = root_seed(rng)
@@ -324,22 +335,47 @@ def simulate_policy(
 
 
 _POLICY_HELP = (
-    "single, majority-M, repeat-K-of-N, rerun-failing-R, rerun-R, or several joined by '+' "
-    "(majority-3+rerun-1)"
+    "single, majority-M, repeat-K-of-N, pass^K, pass@K, rerun-failing-R, rerun-R, or several "
+    "joined by '+' (majority-3+rerun-1); or one sequential gate: sprt-MAX, pocock-LOOKS, "
+    "obf-LOOKS"
 )
 
 
-def parse_policy(text: str, *, tie: str = "fail", call_icc: float = 0.0) -> Policy:
-    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``rerun-failing-1``,
-    ``rerun-1``, or several joined by ``+``."""
+def parse_policy(
+    text: str,
+    *,
+    tie: str = "fail",
+    call_icc: float = 0.0,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> Policy:
+    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``pass^3`` (all of 3
+    repeats: ``repeat-3-of-3``), ``pass@3`` (any of 3: ``repeat-1-of-3``),
+    ``rerun-failing-1``, ``rerun-1``, or several joined by ``+``; or one sequential gate
+    (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
+    boundaries are searched for `false_alarm` and `detection`)."""
+    from gatecal._analyses.sequential import parse_sequential
+
+    parts = [part.strip() for part in str(text).strip().lower().split("+")]
+    sequential = [parse_sequential(part, false_alarm=false_alarm, detection=detection)
+                  for part in parts]  # fmt: skip
+    if any(sequential):
+        if len(parts) > 1:
+            rule = "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS) combines with no other"
+            raise ParameterError("policy", rule, text)
+        found = sequential[0]
+        assert found is not None
+        return found
     fields: dict[str, int] = {}
-    for part in str(text).strip().lower().split("+"):
-        part = part.strip()
+    for part in parts:
         if part == "single":
             continue
         pieces = part.split("-")
         try:
-            if pieces[0] == "majority" and len(pieces) == 2:
+            if part.startswith(("pass^", "pass@")) and len(pieces) == 1:
+                count = int(part[5:])  # pass^K: all K repeats pass; pass@K: any of K
+                fields["repeat"], fields["need"] = count, count if part[4] == "^" else 1
+            elif pieces[0] == "majority" and len(pieces) == 2:
                 fields["majority"] = int(pieces[1])
             elif pieces[:2] == ["rerun", "failing"] and len(pieces) == 3:
                 fields["rerun_failing"] = int(pieces[2])
@@ -407,14 +443,24 @@ def compare_policies(
     seed: int = 20261130,
     confidence_level: float = 0.99,
 ) -> PolicyReport:
-    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs."""
+    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs.
+
+    A sequential policy (:class:`gatecal.SequentialPolicy`) gets one row per build, not
+    per gate (it gates the cumulative passing count with its own boundaries): a
+    :class:`gatecal.SequentialComparisonRow`, exact by :func:`gatecal.sequential_gate`,
+    beside `n_runs` sequences simulated verdict by verdict."""
     from gatecal._analyses.simulate import binomial_interval
 
     if not policies:
         raise ParameterError("policies", "must hold at least one policy", list(policies))
     level = check_probability("confidence_level", confidence_level)
-    rows = []
+    rows: list[PolicyComparisonRow] = []
     for policy in policies:
+        from gatecal._analyses.sequential import SequentialPolicy, sequential_rows
+
+        if isinstance(policy, SequentialPolicy):  # runs until the gate on S_j decides
+            rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=seed, level=level)
+            continue
         exact = policy_rates(suite, noise, gates, policy)
         samples = {
             b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=seed)

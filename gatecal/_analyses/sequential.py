@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.policies import Policy
+from gatecal._analyses.policies import Policy, PolicyComparisonRow
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ __all__ = [
     "SEQUENTIAL_EXIT_CONTINUE",
     "SequentialBoundary",
     "SequentialCheck",
+    "SequentialComparisonRow",
     "SequentialDesign",
     "SequentialGate",
     "SequentialOutcome",
@@ -68,6 +69,7 @@ __all__ = [
     "parse_sequential",
     "sequential_gate",
     "sequential_outcome",
+    "sequential_rows",
     "simulate_sequential",
     "wald_approximation",
     "wald_sprt",
@@ -209,9 +211,10 @@ def sequential_outcome(
         fails.append(failed)
         passes.append(passed)
     stops = [f + s for f, s in zip(fails, passes, strict=True)]
-    return SequentialOutcome(
-        failure_probability=math.fsum(fails),
-        pass_probability=math.fsum(passes),
+    lower, upper = math.fsum(fails), math.fsum(passes)
+    return SequentialOutcome(  # both sides summed on their own: a tiny one keeps its accuracy
+        failure_probability=lower / (lower + upper),
+        pass_probability=upper / (lower + upper),
         expected_runs=math.fsum(j * s for j, s in enumerate(stops, start=1)),
         stop_distribution=tuple(stops),
         fail_by_look=tuple(fails),
@@ -818,6 +821,88 @@ def parse_sequential(
     return SequentialPolicy(
         design=pieces[0], looks=int(raw), false_alarm=false_alarm, detection=detection
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialComparisonRow(PolicyComparisonRow):
+    """A sequential policy on one build in ``compare_policies``: the columns of every policy
+    (``gate`` is the policy's spelling, ``k_min`` the last look's ``pass_at_least``,
+    ``judge_calls`` the expected calls until it stops), then its own.
+
+    Attributes
+    ----------
+    boundaries : tuple of SequentialBoundary
+    expected_runs : float
+        E[runs until it stops] (ASN) of this build.
+    stop_distribution : tuple of float
+        P(it stops after run j), j = 1..looks.
+    simulated_expected_runs : float
+        Runs per simulated sequence.
+    false_alarm_target, detection_target : float
+    meets_targets : bool
+    """
+
+    boundaries: tuple[SequentialBoundary, ...]
+    expected_runs: float
+    stop_distribution: tuple[float, ...]
+    simulated_expected_runs: float
+    false_alarm_target: float
+    detection_target: float
+    meets_targets: bool
+
+
+def sequential_rows(
+    suite: Suite,
+    noise: JudgeNoise,
+    policy: SequentialPolicy,
+    *,
+    n_runs: int,
+    seed: int,
+    level: float,
+) -> list[SequentialComparisonRow]:
+    """The rows of `policy` in :func:`gatecal.compare_policies`: exact, and `n_runs`
+    simulated sequences per build (seed `seed`) checked against the exact false alarm and
+    detection with the binomial interval at `level`."""
+    from gatecal._analyses.simulate import binomial_interval
+
+    gate = sequential_gate(
+        suite,
+        noise,
+        policy.design,
+        policy.looks,
+        false_alarm=policy.false_alarm,
+        detection=policy.detection,
+    )
+    calls = gate.judge_calls_per_run
+    rows = []
+    for build, out in (("healthy", gate.healthy), ("regressed", gate.regressed)):
+        sample = simulate_sequential(suite, build, noise, gate.design, n_sequences=n_runs, rng=seed)
+        interval = binomial_interval(sample.n_sequences, out.failure_probability, level)
+        rows.append(
+            SequentialComparisonRow(
+                policy=policy.describe(),
+                build=build,
+                gate=policy.text,
+                rule=f"cumulative passing cases, {policy.looks} looks",
+                k_min=gate.design.boundaries[-1].pass_at_least,
+                failure_probability=out.failure_probability,
+                judge_calls=out.expected_runs * calls,
+                runs=sample.n_sequences,
+                simulated_failures=sample.failures,
+                simulated_judge_calls=sample.runs * calls / sample.n_sequences,
+                interval_low=interval.low,
+                interval_high=interval.high,
+                consistent=sample.failures in interval,
+                boundaries=gate.design.boundaries,
+                expected_runs=out.expected_runs,
+                stop_distribution=out.stop_distribution,
+                simulated_expected_runs=sample.runs / sample.n_sequences,
+                false_alarm_target=policy.false_alarm,
+                detection_target=policy.detection,
+                meets_targets=gate.meets_targets,
+            )
+        )
+    return rows
 
 
 # -- deciding the runs given so far -----------------------------------------------------------
