@@ -417,3 +417,127 @@ def test_pass_k_spellings_are_exact_repeat_policies(text, need):
             float(binomial_lower_tail(6, k_min, q)), rel=1e-12
         )
         assert row.judge_calls == 6 * k
+
+
+# -- check --policy sprt-MAX ------------------------------------------------------------------------
+
+CHECK_CASES = [f"case-{i:02d}" for i in range(12)]
+
+
+def _write_runs(path, runs):
+    import json
+
+    rows = [
+        json.dumps({"run": run, "case": case, "passed": what == "pass", "status": "ok"})
+        for run, outcomes in runs.items()
+        for case, what in outcomes.items()
+    ]
+    path.write_text("\n".join(rows) + "\n")
+    return str(path)
+
+
+@pytest.fixture
+def check_files(tmp_path):
+    """Known-good runs (case-00 fails every 3rd run, case-01 every 5th) and CI runs."""
+    flaky = {"case-00": 3, "case-01": 5}
+    base = {f"night-{r:02d}": {c: "fail" if c in flaky and r % flaky[c] == 0 else "pass"
+                               for c in CHECK_CASES} for r in range(30)}  # fmt: skip
+    ok = dict.fromkeys(CHECK_CASES, "pass")
+
+    def run(name, failing=(), missing=()):
+        outcome = {c: "fail" if c in failing else w for c, w in ok.items() if c not in missing}
+        return _write_runs(tmp_path / f"{name}.jsonl", {name: outcome})
+
+    return _write_runs(tmp_path / "baseline.jsonl", base), run
+
+
+def _cli(capsys, *args):
+    from gatecal.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
+    import json
+
+    baseline, run = check_files
+    flaky = [run(f"ci-{i}", failing=["case-00"]) for i in range(1, 5)]
+    decisions = []
+    for given in range(1, 5):
+        code, out, err = _cli(capsys, "check", *flaky[:given], "--baseline", baseline,
+                              "--policy", "pocock-4", "--format", "json")  # fmt: skip
+        data = json.loads(out)
+        assert err == "" and code == data["exit_code"]
+        assert data["cumulative"] == [11 * (j + 1) for j in range(given)]
+        expected = "continue"  # the first look whose boundary the running sum crosses
+        for b, s in zip(data["boundaries"], data["cumulative"], strict=False):
+            if s >= b["pass_at_least"] or s <= b["fail_at_most"]:
+                expected = "pass" if s >= b["pass_at_least"] else "fail"
+                break
+        assert data["decision"] == expected
+        assert code == {"pass": 0, "fail": 1, "continue": 3}[expected]
+        assert data["exit_codes"]["3"].startswith("continue")
+        decisions.append(expected)
+    # one flaky failure per run: the gate asks for more runs first, then passes the build
+    assert decisions[0] == "continue" and decisions[-1] == "pass"
+    summary = tmp_path / "summary.md"
+    code, out, _ = _cli(capsys, "check", flaky[0], "--baseline", baseline, "--policy", "pocock-4",
+                        "--summary", summary)  # fmt: skip
+    assert code == 3 and out.startswith("gatecal check: CONTINUE (exit 3)")
+    assert summary.read_text().startswith("### gatecal check: CONTINUE")
+    assert "| 1 | 11 |" in summary.read_text()
+
+
+def test_check_sequential_fails_a_regressed_build_and_quotes_the_region(check_files):
+    from scipy import stats
+
+    from gatecal._analyses import check as _check
+    from gatecal._analyses.recommend import noise_bounds
+
+    baseline, run = check_files
+    base = gatecal.read_runs([baseline])
+    bad = gatecal.read_runs([run("ci-1", failing=[f"case-{i:02d}" for i in range(4, 9)])])
+    res = gatecal.check_sequential(bad, base, policy="obf-3", regression=2, detection=0.6)
+    assert res.decision == "fail" and res.exit_code == 1 and res.look == 1
+    assert res.cumulative == (7,) and res.gate.design.boundaries[0].fail_at_most >= 7
+    # the false alarm quoted: the largest over recommend's region, pmfs from scipy here
+    rec = gatecal.recommend_gate(base, detection=0.0)
+    failures, observed = _check._baseline_counts(base, rec)
+    bounds = noise_bounds(failures, observed)
+    worst = 0.0
+    for icc, hi in zip(bounds.iccs, bounds.highs, strict=True):
+        f = np.arange(13)
+        if icc > 0 and 0 < hi < 1:
+            a, b = hi * (1 - icc) / icc, (1 - hi) * (1 - icc) / icc
+            fails = stats.betabinom.pmf(f, 12, a, b)
+        else:
+            fails = stats.binom.pmf(f, 12, hi)
+        out = sequential_outcome(res.gate.design.boundaries, fails[::-1])
+        worst = max(worst, out.failure_probability)
+    assert res.false_alarm == pytest.approx(worst, rel=1e-9)
+    assert res.false_alarm <= 0.05 and res.gate.meets_targets
+    share = gatecal.check_sequential(bad, base, policy="obf-3", regression="20%", detection=0.6)
+    assert share.regressed_cases == 2 and share.gate == res.gate  # 20% of 12 is 2.4: 2 cases
+
+
+def test_check_sequential_incomplete_and_refusals(check_files, capsys):
+    baseline, run = check_files
+    partial = run("ci-1", missing=["case-03"])
+    code, out, _ = _cli(capsys, "check", partial, "--baseline", baseline, "--policy", "sprt-3")
+    assert code == 1 and "INCOMPLETE" in out and "case-03" in out
+    ok = run("ci-2")
+    for args, message in (
+        (["--policy", "sprt-0"], "--policy sprt-N needs a whole number of runs"),
+        (["--policy", "sprt-3", "--gate", "all"], "--gate can't be combined with a sequential"),
+        (["--policy", "sprt-3", "--regression", "0"], "--regression must be at least 1 case"),
+        (["--policy", "sprt-3", "--regression", "13"], "--regression must be an integer"),
+        (["--detection", "0.9"], "--detection needs a sequential --policy"),
+    ):
+        code, out, err = _cli(capsys, "check", ok, "--baseline", baseline, *args)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"gatecal: error: {message}"), err
+    with pytest.raises(ParameterError, match="sequential gate"):
+        gatecal.check_gate(gatecal.read_runs([ok]), gatecal.read_runs([baseline]),
+                           policy="sprt-3")  # fmt: skip

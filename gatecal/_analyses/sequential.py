@@ -36,6 +36,7 @@ regressed build's expected runs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ from gatecal._common.validate import ParameterError, check_count, check_probabil
 
 if TYPE_CHECKING:
     from gatecal._common.seeds import SeedLike
+    from gatecal._model.regression import Regression
     from gatecal._model.suite import JudgeNoise, Suite
     from gatecal.readers import RunsData
 
@@ -1004,6 +1006,41 @@ def _noise_pmfs(n: int, rate: float, icc: float, failing: int) -> tuple[FloatArr
     return healthy, regressed
 
 
+def _within_region(
+    policy: SequentialPolicy,
+    healthy: FloatArray,
+    regressed: FloatArray,
+    region: Sequence[FloatArray],
+    false_alarm: float,
+    detection: float,
+) -> tuple[SequentialGate, float]:
+    """The design searched at one point, its budget tightened until the false alarm at
+    every point of the region is within `false_alarm` (a few rounds: the boundaries are
+    whole numbers); with the largest false alarm over the region."""
+    budget = false_alarm
+    for _ in range(12):
+        gate = design_sequential(
+            policy.design, policy.looks, healthy, regressed, false_alarm=budget,
+            detection=detection,
+        )  # fmt: skip
+        worst = max(
+            sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
+        )
+        if worst <= false_alarm * (1 + _SLACK) or budget == 0:
+            break
+        budget = budget * false_alarm / worst * (1 - 1e-6) if worst > 0 else 0.0
+    meets = worst <= false_alarm * (1 + _SLACK) and gate.detection >= detection * (1 - _SLACK)
+    return (
+        SequentialGate(
+            design=dataclasses.replace(gate.design, false_alarm_target=false_alarm),
+            healthy=gate.healthy,
+            regressed=gate.regressed,
+            meets_targets=meets,
+        ),
+        worst,
+    )
+
+
 def check_sequential(
     current: RunsData,
     baseline: RunsData,
@@ -1011,7 +1048,7 @@ def check_sequential(
     policy: SequentialPolicy | str,
     false_alarm: float = 0.05,
     detection: float = 0.8,
-    regressed_cases: int = 1,
+    regression: Regression | str | int = 1,
     max_errors: int = 0,
     confidence_level: float = 0.95,
     method: str = "wilson",
@@ -1021,15 +1058,17 @@ def check_sequential(
     The baseline is measured as :func:`gatecal.check_gate` measures it (recommend's
     model). The design is searched at the worst point of the baseline's (rate, icc)
     confidence region (the highest case failure rate) for `false_alarm`, and `detection`
-    of a build that fails `regressed_cases` more cases; its false alarm is then computed
-    exactly at every point of the region and the largest quoted. The gate looks at the
-    runs one by one and decides at the first boundary crossed; before one is crossed the
-    decision is ``continue`` (exit code 3). A run missing a baseline case, more errors
-    than `max_errors` in one run, or more runs than the design allows is incomplete
-    evidence (never a pass).
+    of a build that fails `regression` more cases; its false alarm is then computed
+    exactly at every point of the region and the largest quoted. `regression` is a number
+    of cases or a :class:`gatecal.Regression` (``"10%"``: a share of the cases). The gate
+    looks at the runs one by one and decides at the first boundary crossed; before one is
+    crossed the decision is ``continue`` (exit code 3); runs after the look that decided
+    are not used (a warning says so). A run missing a baseline case, or with more errors
+    than `max_errors`, is incomplete evidence (never a pass).
     """
     from gatecal._analyses.check import _ERROR, _MISSING, _PASS, _baseline_counts, _states
     from gatecal._analyses.recommend import noise_bounds, recommend_gate
+    from gatecal._model.regression import parse_regression
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy
     if not isinstance(chosen, SequentialPolicy):
@@ -1051,7 +1090,10 @@ def check_sequential(
         method=method,
     )
     n = rec.cases
-    failing = check_count("regressed_cases", regressed_cases, low=1, high=n)
+    if isinstance(regression, str):
+        regression = parse_regression(regression)
+    count = regression if isinstance(regression, int) else regression.failing(n)
+    failing = check_count("regression", count, low=1, high=n)
     failures, observed = _baseline_counts(baseline, rec)
     bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
     points = [
@@ -1060,15 +1102,8 @@ def check_sequential(
     ]
     rate, icc = max(points, key=lambda p: (p[0], p[1]))
     ph, pr = _noise_pmfs(n, rate, icc, failing)
-    gate = design_sequential(
-        chosen.design, chosen.looks, ph, pr, false_alarm=target, detection=power
-    )
-    worst = max(
-        sequential_outcome(
-            gate.design.boundaries, _noise_pmfs(n, r, i, failing)[0]
-        ).failure_probability
-        for r, i in points
-    )
+    healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
+    gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
     short = baseline.short_names()
     full_of = {short[c]: c for c in baseline.cases()}
     order = [full_of[name] for name in rec.case_order]
@@ -1092,9 +1127,7 @@ def check_sequential(
         passed.append(sum(st[c] == _PASS for c in order))
     if not runs:
         reasons.append("no current run: no verdict on any baseline case")
-    decision, look = gate.design.decide(passed)
-    if decision == "continue" and len(runs) > chosen.looks:
-        reasons.append(f"{chosen.text} allows {chosen.looks} runs ({len(runs)} given)")
+    decision, look = gate.design.decide(passed)  # the last look always decides
     if decision != "continue" and look < len(runs):
         warnings.append(
             f"the gate decided at run {look}; the {len(runs) - look} later run(s) were not used"
