@@ -161,6 +161,7 @@ def _attempt(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy
 ) -> tuple[FloatArray, FloatArray]:
     """Pass-count pmf of one attempt and its expected judge calls (given one run's rates)."""
+    _not_sequential(policy, "policies")  # plan_suite comes here too: it is no attempt
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
     code_ok = truth[:, ~judge].all(axis=1)
@@ -183,13 +184,18 @@ def _attempt(
     return pmf, np.array(per_try * float(tries.sum()))
 
 
-def _not_sequential(policy: Policy) -> None:
+def _not_sequential(policy: Policy, name: str = "policy") -> None:
+    """Refuse a sequential gate where one attempt of a policy is computed."""
     from gatecal._analyses.sequential import SequentialPolicy
 
     if isinstance(policy, SequentialPolicy):
-        raise ParameterError(
-            "policy", "is a sequential gate: see gatecal.sequential_gate", policy.text
+        rule = (
+            "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS are "
+            "for policies and check)"
+            if name == "policies"
+            else "is a sequential gate: see gatecal.sequential_gate"
         )
+        raise ParameterError(name, rule, policy.text)
 
 
 def policy_rates(
