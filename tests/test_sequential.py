@@ -551,3 +551,76 @@ def test_plan_refuses_a_sequential_gate_instead_of_sizing_a_single_run(capsys):
     with pytest.raises(ParameterError, match="sequential gate"):
         gatecal.plan_suite(noise=JudgeNoise.flip(0.08), regression="10%",
                            policies=[gatecal.parse_policy("obf-3")])  # fmt: skip
+
+
+# -- confirm-on-fail ----------------------------------------------------------------------------------
+
+
+def _confirm_pass(p: Fraction, m: int) -> Fraction:
+    """P(a check passes): the call says pass, or it says fail and more than half of the m
+    re-asks say pass (a tie fails); independent calls."""
+    win = sum(
+        (math.comb(m, v) * p**v * (1 - p) ** (m - v) for v in range(m + 1) if 2 * v > m),
+        Fraction(0),
+    )
+    return p + (1 - p) * win
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_confirm_on_fail_is_exact(m):
+    # 4 cases, one judge check, flip 1/10; in the regressed build case 0's check truly fails
+    # (the judge passes it w.p. 1/10). Suite pmf by brute force over all 2^4 patterns.
+    flip = Fraction(1, 10)
+    healthy = [_confirm_pass(1 - flip, m)] * 4
+    regressed = [_confirm_pass(flip, m), *healthy[1:]]
+    suite = Suite.uniform(cases=4, judge_checks=1, code_checks=0, failing=1)
+    rates = gatecal.policy_rates(
+        suite, JudgeNoise.flip(0.1), "all,fails<=1", gatecal.parse_policy(f"confirm-{m}")
+    )
+    for build, q in (("healthy", healthy), ("regressed", regressed)):
+        pmf = enumerate_pass_counts(q)
+        for gate, k_min in (("all", 4), ("fails<=1", 3)):
+            row = rates.row(build, gate)
+            assert close(row.failure_probability, sum(pmf[:k_min], Fraction(0)))
+        # every check is asked once, and m more times when its first call says fail
+        first_fail = [flip] * 4 if build == "healthy" else [1 - flip, flip, flip, flip]
+        assert close(row.judge_calls, sum((1 + m * f for f in first_fail), Fraction(0)))
+
+
+@pytest.mark.parametrize(
+    ("policy", "noise"),
+    [
+        ("confirm-2", JudgeNoise.flip(0.1)),
+        ("confirm-3+rerun-failing-1", JudgeNoise(fnr=0.1, fpr=0.1, icc=0.1)),
+        ("confirm-2+pass^2+rerun-1", JudgeNoise.flip(0.15)),
+    ],
+)
+def test_confirm_on_fail_agrees_with_call_by_call_simulation(policy, noise):
+    suite = Suite.uniform(cases=8, judge_checks=2, code_checks=1, failing=2)
+    report = gatecal.compare_policies(
+        suite, noise, "all,fails<=1", [gatecal.parse_policy(policy)], n_runs=20_000, seed=11
+    )
+    for row in report.rows:
+        assert row.consistent, row
+    # judge calls per CI run within 4.5 standard errors; the calls of one run lie in
+    # [0, 8 cases x 2 checks x (1 + m) x repeats x tries x attempts], so their sd is at most
+    # half that range (Popoviciu's inequality)
+    parsed = gatecal.parse_policy(policy)
+    top = (
+        16 * (1 + parsed.confirm) * parsed.repeat * (parsed.rerun_failing + 1) * (parsed.rerun + 1)
+    )
+    for row in report.rows:
+        assert abs(row.simulated_judge_calls - row.judge_calls) <= 4.5 * top / 2 / math.sqrt(20_000)
+    assert gatecal.parse_policy(policy).describe().count("re-asked") == 1
+
+
+def test_confirm_on_fail_refusals():
+    with pytest.raises(ParameterError, match="one judge call per check"):
+        gatecal.parse_policy("confirm-2+majority-3")
+    with pytest.raises(ParameterError, match="one judge call per check"):
+        gatecal.parse_policy("confirm-2", call_icc=0.2)
+    with pytest.raises(ParameterError, match="check combines whole runs"):
+        gatecal.parse_check_policy("confirm-2")
+    with pytest.raises(ParameterError, match="confirm-M"):
+        gatecal.plan_suite(noise=JudgeNoise.flip(0.08), regression="10%",
+                           policies=[gatecal.parse_policy("confirm-2")])  # fmt: skip

@@ -497,7 +497,8 @@ def parse_check_policy(policy: Policy | str | None) -> Policy:
 
 
 def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
-    """A sequential gate decides over runs with its own boundaries: gatecal.check_sequential."""
+    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
+    confirm-on-fail re-asks inside a verdict, which no run file shows."""
     from gatecal._analyses.sequential import SequentialPolicy
 
     if isinstance(chosen, SequentialPolicy):
@@ -505,6 +506,9 @@ def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
         raise ParameterError(
             "policy", "is a sequential gate: decide it with check_sequential", text
         )
+    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
+        text = given if isinstance(given, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
 
 
 def _policy_text(policy: Policy) -> str:

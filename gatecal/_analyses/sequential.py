@@ -792,7 +792,13 @@ class SequentialPolicy(Policy):
         check_count("looks", self.looks, low=1)
         check_probability("false_alarm", self.false_alarm)
         check_probability("detection", self.detection)
-        if (self.majority, self.repeat, self.rerun_failing, self.rerun) != (1, 1, 0, 0):
+        if (self.majority, self.repeat, self.rerun_failing, self.rerun, self.confirm) != (
+            1,
+            1,
+            0,
+            0,
+            0,
+        ):
             raise ParameterError(
                 "policy", "a sequential gate combines with no other policy", self.describe()
             )
