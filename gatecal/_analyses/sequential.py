@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -182,18 +182,31 @@ class SequentialOutcome:
         }
 
 
+def _fast_sum(x: FloatArray) -> float:
+    """numpy's pairwise sum: of non-negative terms, accurate to a few ulps relative."""
+    return float(x.sum())
+
+
+def _fsum(x: FloatArray) -> float:
+    return math.fsum(x.tolist())
+
+
 def _look(
-    alive: FloatArray, pmf: FloatArray, b: SequentialBoundary
-) -> tuple[float, float, FloatArray]:
-    """One look: convolve the paths still running with one run, take off both stopping regions."""
+    alive: FloatArray,
+    offset: int,
+    pmf: FloatArray,
+    b: SequentialBoundary,
+    total: Callable[[FloatArray], float] = _fsum,
+) -> tuple[float, float, FloatArray, int]:
+    """One look: convolve the paths still running with one run, take off both stopping
+    regions. `alive[i]` is the mass at ``S = offset + i``; only the continuation region
+    is kept (it is narrow: the work is its width times the cases, not the whole range)."""
+    if alive.size == 0:
+        return 0.0, 0.0, alive, offset
     dist = np.convolve(alive, pmf)
-    low = max(b.fail_at_most + 1, 0)
-    high = min(b.pass_at_least, dist.size)
-    failed = math.fsum(dist[:low].tolist())
-    passed = math.fsum(dist[b.pass_at_least :].tolist())
-    rest = np.zeros_like(dist)
-    rest[low:high] = dist[low:high]
-    return failed, passed, rest
+    lo = min(max(b.fail_at_most + 1 - offset, 0), dist.size)
+    hi = min(max(b.pass_at_least - offset, lo), dist.size)
+    return total(dist[:lo]), total(dist[hi:]), dist[lo:hi], offset + lo
 
 
 def sequential_outcome(
@@ -206,10 +219,10 @@ def sequential_outcome(
     """
     p = _check_pmf("pmf", pmf)
     bounds = _check_boundaries(boundaries, p.size - 1)
-    alive = np.ones(1)
+    alive, offset = np.ones(1), 0
     fails, passes = [], []
     for b in bounds:
-        failed, passed, alive = _look(alive, p, b)
+        failed, passed, alive, offset = _look(alive, offset, p, b)
         fails.append(failed)
         passes.append(passed)
     stops = [f + s for f, s in zip(fails, passes, strict=True)]
@@ -397,26 +410,28 @@ def _final_cut(
 ) -> tuple[int, float, float, float, float] | None:
     """Largest last-look cut with the false alarm in budget: (cut, fa, det, asn_h, asn_r)."""
     results = []
+    top = (len(early) + 1) * (pmfs[0].size - 1)  # S at the last look is at most this
     for p in pmfs:
-        alive = np.ones(1)
+        alive, offset = np.ones(1), 0
         failed, asn = [], 0.0
         for j, (s, f) in enumerate(early, start=1):
-            fl, ps, alive = _look(
-                alive, p, SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
-            )
+            bound = SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
+            fl, ps, alive, offset = _look(alive, offset, p, bound, _fast_sum)
             failed.append(fl)
             asn += j * (fl + ps)
-        last = np.convolve(alive, p)
-        reach = math.fsum(last.tolist())
-        results.append((math.fsum(failed), last, asn + (len(early) + 1) * reach))
-    (fa0, last_h, asn_h), (det0, last_r, asn_r) = results
+        last = np.convolve(alive, p) if alive.size else alive
+        reach = _fast_sum(last)
+        results.append((math.fsum(failed), last, offset, asn + (len(early) + 1) * reach))
+    (fa0, last_h, off_h, asn_h), (det0, last_r, off_r, asn_r) = results
     if fa0 > false_alarm * (1 + _SLACK):
         return None
-    cum_h = np.cumsum(last_h)
     budget = false_alarm * (1 + _SLACK) - fa0
-    cut = int(np.searchsorted(cum_h, budget, side="right")) - 1  # largest c with sum <= budget
-    fa = fa0 + (math.fsum(last_h[: cut + 1].tolist()) if cut >= 0 else 0.0)
-    det = det0 + (math.fsum(last_r[: cut + 1].tolist()) if cut >= 0 else 0.0)
+    # the largest cut c with P(fail) <= budget: S below off_h carries no mass, nor S above
+    # the last non-zero entry (then every cut up to `top` fits)
+    r = int(np.searchsorted(np.cumsum(last_h), budget, side="right")) - 1
+    cut = top if r >= last_h.size - 1 else off_h + r
+    fa = fa0 + _fast_sum(last_h[: max(cut - off_h + 1, 0)])
+    det = det0 + _fast_sum(last_r[: max(cut - off_r + 1, 0)])
     return cut, fa, det, asn_h, asn_r
 
 
