@@ -87,7 +87,8 @@ def fixed_rule(
     raise AssertionError("fails<=n never fails")
 
 
-def main() -> None:
+def render() -> str:
+    """The report's text (tests/test_sequential.py regenerates it against the committed one)."""
     lines = [
         "# Sequential gates against a fixed 3-run majority",
         "",
@@ -211,7 +212,11 @@ def main() -> None:
         "simulation (tests/test_sequential.py).",
         "",
     ]
-    OUT.write_text("\n".join(lines))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    OUT.write_text(render())
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

@@ -624,3 +624,13 @@ def test_confirm_on_fail_refusals():
     with pytest.raises(ParameterError, match="confirm-M"):
         gatecal.plan_suite(noise=JudgeNoise.flip(0.08), regression="10%",
                            policies=[gatecal.parse_policy("confirm-2")])  # fmt: skip
+
+
+def test_savings_report_regenerates():
+    from pathlib import Path
+
+    from experiments import sequential_savings
+    from tests.regen import assert_same
+
+    committed = Path(__file__).resolve().parent.parent / "reports" / "sequential-savings.md"
+    assert_same(sequential_savings.render(), committed.read_text(), committed.name)
