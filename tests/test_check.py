@@ -290,7 +290,7 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     assert "looks like a regression" in out and "case-05, case-06, case-07, case-08" in out
     gap = current(tmp_path, skipped=["case-02"], name="gap.jsonl")
     code, out, _ = cli(capsys, "check", gap, "--baseline", baseline)
-    assert code == 1 and "INCOMPLETE" in out and "1 of 12 baseline cases have no verdict" in out
+    assert code == 1 and "INCOMPLETE" in out and "1 of 12 baseline cases have no complete verdict" in out
 
 
 def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, monkeypatch):
@@ -317,7 +317,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
             "--policy must be single, rerun-failing-R, rerun-R or repeat-K-of-N",
         ),
         (["--max-errors", "-1"], "--max-errors must be an integer >= 0 (got -1)"),
-        (["--format", "csv"], "--format must be one of table, markdown, json (got 'csv')"),
+        (["--format", "csv"], "--format must be one of table, markdown, json, junit (got 'csv')"),
         (["--flaky-rate", "2"], "--flaky-rate must be a number in [0, 1] (got '2')"),
         (["--gate-from", "missing.json"], "--gate-from could not be read"),
     ],

@@ -437,11 +437,27 @@ def parse_check_policy(policy: Policy | str | None) -> Policy:
     if policy is None:
         return Policy()
     chosen = parse_policy(policy) if isinstance(policy, str) else policy
+    _refuse_sequential(chosen, policy)
     parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
     if chosen.majority > 1 or sum(parts) > 1:
         text = policy if isinstance(policy, str) else chosen.describe()
         raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
     return chosen
+
+
+def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
+    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
+    confirm-on-fail re-asks inside a verdict, which no run file shows."""
+    from gatecal._analyses.sequential import SequentialPolicy
+
+    if isinstance(chosen, SequentialPolicy):
+        text = given if isinstance(given, str) else chosen.text
+        raise ParameterError(
+            "policy", "is a sequential gate: decide it with check_sequential", text
+        )
+    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
+        text = given if isinstance(given, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
 
 
 def _policy_text(policy: Policy) -> str:

@@ -54,6 +54,10 @@ class Policy:
         attempt passes.
     rerun : int
         Rerun the whole suite up to this many times while the gate fails.
+    confirm : int
+        Confirm-on-fail: a judge call that says fail is asked again this many times and
+        the majority of those calls decides (a tie fails). One call per check otherwise
+        (no `majority`, no `call_icc`).
     """
 
     majority: int = 1
@@ -63,6 +67,7 @@ class Policy:
     need: int = 1
     rerun_failing: int = 0
     rerun: int = 0
+    confirm: int = 0
 
     def __post_init__(self) -> None:
         check_count("majority", self.majority, low=1, high=MAX_CALLS)
@@ -75,6 +80,10 @@ class Policy:
         check_count("need", self.need, low=1, high=self.repeat)
         check_count("rerun_failing", self.rerun_failing, low=0, high=MAX_CALLS)
         check_count("rerun", self.rerun, low=0, high=MAX_CALLS)
+        check_count("confirm", self.confirm, low=0, high=MAX_CALLS)
+        if self.confirm and (self.majority > 1 or icc > 0):
+            rule = "combines only with one judge call per check (no majority-M, no call_icc)"
+            raise ParameterError("confirm", rule, self.confirm)
 
     def describe(self) -> str:
         """The policy in words."""
@@ -83,6 +92,8 @@ class Policy:
             tie = f", ties {self.tie}" if self.majority % 2 == 0 else ""
             corr = f", calls correlated (icc {self.call_icc:g})" if self.call_icc else ""
             parts.append(f"majority of {self.majority} judge calls per check{tie}{corr}")
+        if self.confirm:
+            parts.append(f"a failing call re-asked {self.confirm}x, majority decides")
         if self.repeat > 1:
             parts.append(f"each case {self.need} of {self.repeat} runs")
         if self.rerun_failing:
@@ -170,15 +181,23 @@ class PolicyRates:
 
 
 def _attempt(
-    suite: Suite, build: str, noise: JudgeNoise, policy: Policy
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    """Pass-count pmf of one attempt and its expected judge calls (given one run's rates)."""
+    """Pass-count pmf of one attempt and its expected judge calls (given one run's rates).
+
+    `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
+    ``1 + confirm`` per check); other callers (plan_suite) refuse it."""
+    _not_sequential(policy, "policies")  # plan_suite comes here too: it is no attempt
+    if policy.confirm and not confirm:
+        raise ParameterError("policies", "must not use confirm-M here", f"confirm-{policy.confirm}")
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
     code_ok = truth[:, ~judge].all(axis=1)
-    check_pass = majority_pass(
-        noise.report_pass(suite, build), policy.majority, tie=policy.tie, icc=policy.call_icc
-    )
+    first = noise.report_pass(suite, build)
+    if policy.confirm:  # pass at once, or fail and win the majority of the re-asks
+        check_pass = first + (1.0 - first) * majority_pass(first, policy.confirm)
+    else:
+        check_pass = majority_pass(first, policy.majority, tie=policy.tie, icc=policy.call_icc)
     q = np.prod(check_pass, axis=1) * code_ok
     if policy.repeat > 1:  # k-of-n over repeated runs of the case
         from scipy import stats
@@ -192,7 +211,24 @@ def _attempt(
         pmf = grouped_pass_count_pmf(q_final)
     else:
         pmf = pass_count_pmfs(q_final[None, :])[0]
+    if policy.confirm:  # a call that says fail costs `confirm` more
+        per_case = policy.repeat * (1.0 + policy.confirm * (1.0 - first)).sum(axis=1)
+        return pmf, np.array(float((per_case * tries).sum()))
     return pmf, np.array(per_try * float(tries.sum()))
+
+
+def _not_sequential(policy: Policy, name: str = "policy") -> None:
+    """Refuse a sequential gate where one attempt of a policy is computed."""
+    from gatecal._analyses.sequential import SequentialPolicy
+
+    if isinstance(policy, SequentialPolicy):
+        rule = (
+            "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS are "
+            "for policies and check)"
+            if name == "policies"
+            else "is a sequential gate: see gatecal.sequential_gate"
+        )
+        raise ParameterError(name, rule, policy.text)
 
 
 def policy_rates(
@@ -209,6 +245,7 @@ def policy_rates(
     attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
     """
     policy = Policy() if policy is None else policy
+    _not_sequential(policy)
     rules = as_gates(gates)
     n = suite.n_cases
     rows = []
@@ -216,13 +253,13 @@ def policy_rates(
         if noise.run_correlated:
             a, b = noise.beta_parameters()
             verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
-            degree = verdicts * (policy.rerun_failing + 1)
+            degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
             xs, ws = beta_nodes(a, b, degree)
-            parts = [_attempt(suite, build, noise.at(float(x)), policy) for x in xs]
+            parts = [_attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs]
             pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
             calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
         else:
-            pmf, calls = _attempt(suite, build, noise, policy)
+            pmf, calls = _attempt(suite, build, noise, policy, confirm=True)
             calls_one = float(calls)
         for gate in rules:
             k = gate.k_min(n)
@@ -282,6 +319,7 @@ def simulate_policy(
     from gatecal._common.seeds import chunk_generator, root_seed
 
     policy = Policy() if policy is None else policy
+    _not_sequential(policy)
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
     root = root_seed(rng)
@@ -291,7 +329,7 @@ def simulate_policy(
     n, j = suite.n_cases, int(judge.sum())
     attempts, tries = policy.rerun + 1, policy.rerun_failing + 1
     m, rep = policy.majority, policy.repeat
-    per_run = attempts * tries * n * rep * max(j, 1) * m
+    per_run = attempts * tries * n * rep * max(j, 1) * max(m, 1 + policy.confirm)
     chunk = max(1, (1 << 21) // per_run)
     k_mins = np.array([g.k_min(n) for g in rules])
     failures = np.zeros(len(rules), dtype=np.int64)
@@ -311,15 +349,25 @@ def simulate_policy(
         if policy.call_icc > 0:
             s_full = np.clip(np.broadcast_to(s, shape), 1e-12, 1.0 - 1e-12)
             s = gen.beta(*beta_shape(s_full, policy.call_icc))
-        votes = (gen.random((*shape, m)) < s[..., None]).sum(axis=-1)
-        check_pass = 2 * votes > m
-        if m % 2 == 0 and policy.tie == "pass":
-            check_pass |= 2 * votes == m
+        if policy.confirm:  # one call; a fail is re-asked `confirm` times, majority decides
+            said = gen.random(shape) < s
+            again = (gen.random((*shape, policy.confirm)) < s[..., None]).sum(axis=-1)
+            check_pass = said | (2 * again > policy.confirm)
+            try_calls = (1 + policy.confirm * ~said).sum(axis=(-1, -2))  # (runs, att, tries, n)
+        else:
+            votes = (gen.random((*shape, m)) < s[..., None]).sum(axis=-1)
+            check_pass = 2 * votes > m
+            if m % 2 == 0 and policy.tie == "pass":
+                check_pass |= 2 * votes == m
         run_pass = check_pass.all(axis=-1) & code_ok[:, None]  # (runs, att, tries, n, rep)
         try_pass = run_pass.sum(axis=-1) >= policy.need  # (runs, att, tries, n)
         case_pass = try_pass.any(axis=2)  # (runs, att, n)
         first = np.where(try_pass.any(axis=2), try_pass.argmax(axis=2), tries - 1)
-        attempt_calls = ((first + 1).sum(axis=-1)) * j * m * rep  # (runs, att)
+        if policy.confirm:  # the calls of the tries each case made
+            made = np.arange(tries)[None, None, :, None] <= first[:, :, None, :]
+            attempt_calls = (try_calls * made).sum(axis=(2, 3))
+        else:
+            attempt_calls = ((first + 1).sum(axis=-1)) * j * m * rep  # (runs, att)
         k = case_pass.sum(axis=-1)  # (runs, att)
         for g, k_min in enumerate(k_mins):
             passed = k >= k_min  # (runs, att)
@@ -336,22 +384,51 @@ def simulate_policy(
 
 
 _POLICY_HELP = (
-    "single, majority-M, repeat-K-of-N, rerun-failing-R, rerun-R, or several joined by '+' "
-    "(majority-3+rerun-1)"
+    "single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, rerun-failing-R, rerun-R, "
+    "or several joined by '+' (majority-3+rerun-1); or one sequential gate: sprt-MAX, "
+    "pocock-LOOKS, obf-LOOKS"
 )
 
 
-def parse_policy(text: str, *, tie: str = "fail", call_icc: float = 0.0) -> Policy:
-    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``rerun-failing-1``,
-    ``rerun-1``, or several joined by ``+``."""
+def parse_policy(
+    text: str,
+    *,
+    tie: str = "fail",
+    call_icc: float = 0.0,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> Policy:
+    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``pass^3`` (all of 3
+    repeats: ``repeat-3-of-3``), ``pass@3`` (any of 3: ``repeat-1-of-3``),
+    ``confirm-2`` (a failing call asked twice more, majority decides), ``rerun-failing-1``,
+    ``rerun-1``, or several joined by ``+``; or one sequential gate
+    (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
+    boundaries are searched for `false_alarm` and `detection`)."""
+    from gatecal._analyses.sequential import parse_sequential
+
+    parts = [part.strip() for part in str(text).strip().lower().split("+")]
+    sequential = [
+        parse_sequential(part, false_alarm=false_alarm, detection=detection) for part in parts
+    ]
+    if any(sequential):
+        if len(parts) > 1:
+            rule = "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS) combines with no other"
+            raise ParameterError("policy", rule, text)
+        found = sequential[0]
+        assert found is not None
+        return found
     fields: dict[str, int] = {}
-    for part in str(text).strip().lower().split("+"):
-        part = part.strip()
+    for part in parts:
         if part == "single":
             continue
         pieces = part.split("-")
         try:
-            if pieces[0] == "majority" and len(pieces) == 2:
+            if part.startswith(("pass^", "pass@")) and len(pieces) == 1:
+                count = int(part[5:])  # pass^K: all K repeats pass; pass@K: any of K
+                fields["repeat"], fields["need"] = count, count if part[4] == "^" else 1
+            elif pieces[0] == "confirm" and len(pieces) == 2:
+                fields["confirm"] = int(pieces[1])
+            elif pieces[0] == "majority" and len(pieces) == 2:
                 fields["majority"] = int(pieces[1])
             elif pieces[:2] == ["rerun", "failing"] and len(pieces) == 3:
                 fields["rerun_failing"] = int(pieces[2])
@@ -421,7 +498,12 @@ def compare_policies(
     seed: int | None = None,
 ) -> PolicyReport:
     """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs
-    drawn from the root seed `rng` (`seed` is its deprecated old name)."""
+    drawn from the root seed `rng` (`seed` is its deprecated old name).
+
+    A sequential policy (:class:`gatecal.SequentialPolicy`) gets one row per build, not
+    per gate (it gates the cumulative passing count with its own boundaries): a
+    :class:`gatecal.SequentialComparisonRow`, exact by :func:`gatecal.sequential_gate`,
+    beside `n_runs` sequences simulated verdict by verdict."""
     from gatecal._common.intervals import binomial_interval
     from gatecal._common.seeds import renamed_seed
 
@@ -430,8 +512,13 @@ def compare_policies(
     if not policies:
         raise ParameterError("policies", "must hold at least one policy", list(policies))
     level = check_probability("confidence_level", confidence_level)
-    rows = []
+    rows: list[PolicyComparisonRow] = []
     for policy in policies:
+        from gatecal._analyses.sequential import SequentialPolicy, sequential_rows
+
+        if isinstance(policy, SequentialPolicy):  # runs until the gate on S_j decides
+            rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=rng, level=level)
+            continue
         exact = policy_rates(suite, noise, gates, policy)
         samples = {
             b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=rng)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from typing import Any
 
 from gatecal._analyses.policies import PolicyComparisonRow, PolicyReport
+from gatecal._analyses.sequential import SequentialComparisonRow
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -36,7 +38,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         }
         return json.dumps(data, indent=2) + "\n"
     if fmt == "csv":
-        return csv_text(dicts)
+        return csv_text(_flat(dicts))
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     lines = [
@@ -78,6 +80,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
             ]
         )
     lines += table_lines(header, table, fmt)
+    lines += _sequential_lines(report)
     bad = [r for r in report.rows if not r.consistent]
     level = f"{100 * report.confidence_level:g}%"
     lines += [
@@ -90,3 +93,37 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """CSV rows: every row with every column (a sequential row has more), lists as JSON."""
+    columns = list(dict.fromkeys(k for d in dicts for k in d))
+    if all(list(d) == columns for d in dicts):
+        return dicts  # no sequential row: the columns every release wrote
+    return [
+        {k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple) else d.get(k) for k in columns}
+        for d in dicts
+    ]
+
+
+def _sequential_lines(report: PolicyReport) -> list[str]:
+    """Below the table: each sequential policy's boundaries and expected runs."""
+    out: list[str] = []
+    rows = [r for r in report.rows if isinstance(r, SequentialComparisonRow)]
+    for h in rows:
+        if h.build != "healthy":
+            continue
+        g = next(r for r in rows if r.policy == h.policy and r.build == "regressed")
+        looks = "; ".join(
+            f"{b.look}: fail <= {b.fail_at_most}, pass >= {b.pass_at_least}" for b in h.boundaries
+        )
+        met = "" if h.meets_targets else " (targets not met: the highest detection in budget)"
+        out += [
+            "",
+            f"{h.gate}: after run j, S_j = passing cases over the runs so far; {looks}{met}",
+            f"  expected runs: healthy {h.expected_runs:.3f} ({h.simulated_expected_runs:.3f}), "
+            f"regressed {g.expected_runs:.3f} ({g.simulated_expected_runs:.3f}); "
+            "P(stop after run j), healthy: "
+            + ", ".join(format_probability(p) for p in h.stop_distribution),
+        ]
+    return out

@@ -21,6 +21,7 @@ from gatecal.cli._options import (
     JunitRepeatsOpt,
     OutOpt,
     PartialOpt,
+    RegressionOpt,
     ScoreThresholdOpt,
     TargetOpt,
     formats,
@@ -31,6 +32,9 @@ from gatecal.cli._outputs import Outputs
 
 if TYPE_CHECKING:
     from gatecal._analyses.check import GateCheck, RecommendedGate
+    from gatecal._analyses.sequential import SequentialPolicy
+    from gatecal._model.regression import Regression
+    from gatecal.readers import RunsData
 
 #: check's own spelling of the library's parameters, for its errors
 _NAMES = {
@@ -106,7 +110,10 @@ def check(
             metavar="POLICY",
             help="How several current runs combine, in the order "
             "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
-            "p-value are that policy's.",
+            "p-value are that policy's. Or a sequential gate over the runs of one build so "
+            "far, sprt-MAX, pocock-LOOKS or obf-LOOKS (boundaries searched for --false-alarm, "
+            "--detection and --regression): exit 0 pass, 1 fail, 3 continue (run the build "
+            "again and check all its runs).",
         ),
     ] = None,
     max_errors: Annotated[
@@ -145,8 +152,18 @@ def check(
     target: TargetOpt = None,
     threshold: ScoreThresholdOpt = None,
     partial: PartialOpt = "fail",
+    detection: Annotated[
+        float | None,
+        probability("--detection", "D", "Detection target of a sequential --policy (0.8)."),
+    ] = None,
+    regression: RegressionOpt = None,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
+
+    With a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) the current files are
+    the runs of one build so far, and exit 3 means continue: run it again. --detection
+    (default 0.8) and --regression (default 1 case) are that gate's target and need
+    such a policy.
 
     Reads the current run and known-good baseline runs, applies the gate, and gives the
     evidence: passing cases against k_min, the gate's false alarm under the baseline's
@@ -171,7 +188,11 @@ def check(
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     # appended to, never replaced, but never one of the inputs either
     appended = Outputs(("GITHUB_STEP_SUMMARY", Path(step)), inputs=inputs) if step else None
-    chosen = _chosen_gate(gate, gate_from, policy)
+    sequential = _sequential(policy, gate, gate_from)
+    if sequential is None and (detection is not None or regression is not None):
+        given = "--detection" if detection is not None else "--regression"
+        raise CliError(f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS)")
+    chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(
             option,
@@ -188,6 +209,21 @@ def check(
     outputs.refuse_inputs([*base.sources, *current.sources])
     if appended is not None:
         appended.refuse_inputs([*base.sources, *current.sources])
+    if sequential is not None:
+        _decide_sequential(
+            current,
+            base,
+            sequential,
+            outputs,
+            fmt=fmt,
+            false_alarm=false_alarm,
+            detection=0.8 if detection is None else detection,
+            regression=regression,
+            max_errors=max_errors,
+            confidence=confidence,
+            interval=interval,
+        )
+        return
     try:
         result = gatecal.check_gate(
             current,
@@ -225,6 +261,63 @@ def _chosen_gate(
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
     return chosen
+
+
+def _sequential(
+    policy: str | None, gate: str | None, gate_from: Path | None
+) -> SequentialPolicy | None:
+    """The sequential --policy, or None for the others (checked before any run is read)."""
+    if policy is None:
+        return None
+    try:
+        found = gatecal.parse_sequential(policy)
+    except ParameterError as exc:
+        raise from_library(exc, _NAMES) from None
+    if found is not None and (gate is not None or gate_from is not None):
+        given = "--gate" if gate is not None else "--gate-from"
+        raise CliError(f"{given} can't be combined with a sequential --policy (got {policy!r})")
+    return found
+
+
+def _decide_sequential(
+    current: RunsData,
+    base: RunsData,
+    policy: SequentialPolicy,
+    outputs: Outputs,
+    *,
+    fmt: str,
+    false_alarm: float,
+    detection: float,
+    regression: Regression | None,
+    max_errors: int,
+    confidence: float,
+    interval: str,
+) -> None:
+    """``check --policy sprt-MAX``: pass (0), fail or incomplete (1), continue (3)."""
+    from gatecal._render.sequential import render_sequential_check
+
+    names = {**_NAMES, "regression": "--regression", "detection": "--detection"}
+    try:
+        result = gatecal.check_sequential(
+            current,
+            base,
+            policy=policy,
+            false_alarm=false_alarm,
+            detection=detection,
+            regression=1 if regression is None else regression,
+            max_errors=max_errors,
+            confidence_level=confidence,
+            method=interval,
+        )
+    except ParameterError as exc:
+        raise from_library(exc, names) from None
+    markdown = render_sequential_check(result, "markdown")
+    outputs.put("--out", render_sequential_check(result, fmt))
+    outputs.put("--summary", markdown)
+    outputs.commit()
+    _append_step_summary(markdown)
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
 
 
 def _append_step_summary(markdown: str) -> None:

@@ -1,0 +1,1211 @@
+"""Sequential gates over CI runs of one build: stop as soon as the evidence decides.
+
+After run j of the same build the gate looks at ``S_j``, the number of passing cases
+summed over the runs so far, and passes the build (``S_j >= pass_at_least``), fails it
+(``S_j <= fail_at_most``) or asks for another run; at the last look the two boundaries
+meet (``pass_at_least = fail_at_most + 1``), so every sequence stops by then.
+
+One run's passing count K_i has the suite's exact pass-count distribution (binomial or
+Poisson-binomial, :func:`gatecal.exact_pass_counts`). With run-to-run correlation
+(``icc``) every run draws its own flip rate, independently of the other runs of the same
+build: K_1, K_2, ... are then independent draws of the *mixture* pmf (the Beta mixture of
+one run), and ``S_j`` is the j-fold convolution of that pmf. Everything below is exact by
+dynamic programming over the looks: the mass of ``S_j`` on the paths that have not
+stopped is convolved with one run's pmf, the stopping regions are read off and removed.
+
+Designs (one run per look):
+
+``sprt-MAX``
+    Wald's sequential probability ratio test on ``S_j``, truncated at MAX runs: two
+    parallel lines of slope ``d`` per run, the slope of Wald's binomial likelihood ratio
+    between the healthy and the regressed mean pass rates.
+``pocock-LOOKS``
+    Pocock's shape: the fail boundary a constant number of standard deviations of
+    ``S_j`` below the healthy mean ``j mu_h``, the pass boundary a constant number above
+    the regressed mean ``j mu_r`` (constant nominal z at every look).
+``obf-LOOKS``
+    O'Brien and Fleming's shape: the same with a constant distance on the sum scale
+    (the nominal z shrinks as ``sqrt(LOOKS / j)``).
+
+The two constants of each shape are searched on a grid and the final cut is the largest
+that keeps the exact false alarm within the budget; among the designs that meet the
+detection target the one with the fewest expected runs of a healthy build is chosen
+(most builds are healthy, so their runs are most of the cost), ties broken by the
+regressed build's expected runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._analyses.policies import Policy, PolicyComparisonRow
+from gatecal._common.validate import ParameterError, check_count, check_probability
+
+if TYPE_CHECKING:
+    from gatecal._common.seeds import SeedLike
+    from gatecal._model.regression import Regression
+    from gatecal._model.suite import JudgeNoise, Suite
+    from gatecal.readers import RunsData
+
+__all__ = [
+    "SEQUENTIAL_DESIGNS",
+    "SEQUENTIAL_EXIT_CONTINUE",
+    "SequentialBoundary",
+    "SequentialCheck",
+    "SequentialComparisonRow",
+    "SequentialDesign",
+    "SequentialGate",
+    "SequentialOutcome",
+    "SequentialPolicy",
+    "SequentialSample",
+    "WaldApproximation",
+    "check_sequential",
+    "design_sequential",
+    "parse_sequential",
+    "sequential_gate",
+    "sequential_outcome",
+    "sequential_rows",
+    "simulate_sequential",
+    "wald_approximation",
+    "wald_sprt",
+]
+
+FloatArray = npt.NDArray[np.float64]
+Design = Literal["sprt", "pocock", "obf"]
+SEQUENTIAL_DESIGNS: tuple[Design, ...] = ("sprt", "pocock", "obf")
+#: The exit code of ``gatecal check`` when a sequential gate asks for another run.
+SEQUENTIAL_EXIT_CONTINUE = 3
+#: Relative slack on the targets, so that no choice depends on the last bits of a float.
+_SLACK = 1e-9
+#: The grid of each shape's two constants (in standard deviations of one run's count).
+_GRID = tuple(i / 8 for i in range(0, 49))
+
+
+# -- boundaries and their exact operating characteristics ------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialBoundary:
+    """The decision after run `look`: pass if ``S >= pass_at_least``, fail if
+    ``S <= fail_at_most``, else run again (S: passing cases summed over the runs so far).
+    ``fail_at_most = -1`` never fails; ``pass_at_least = look * cases + 1`` never passes."""
+
+    look: int
+    pass_at_least: int
+    fail_at_most: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "look": self.look,
+            "pass_at_least": self.pass_at_least,
+            "fail_at_most": self.fail_at_most,
+        }
+
+
+def _check_boundaries(
+    boundaries: Sequence[SequentialBoundary], cases: int
+) -> tuple[SequentialBoundary, ...]:
+    if not boundaries:
+        raise ParameterError("boundaries", "must hold at least one look", list(boundaries))
+    for j, b in enumerate(boundaries, start=1):
+        top = j * cases
+        if b.look != j:
+            raise ParameterError("boundaries", f"look {j} must be numbered {j}", b.look)
+        if not -1 <= b.fail_at_most <= top or not 0 <= b.pass_at_least <= top + 1:
+            raise ParameterError(
+                "boundaries", f"must lie in [-1, {top + 1}] at look {j}", b.to_dict()
+            )
+        if b.pass_at_least <= b.fail_at_most:
+            raise ParameterError(
+                "boundaries", f"pass_at_least must exceed fail_at_most at look {j}", b.to_dict()
+            )
+    last = boundaries[-1]
+    if last.pass_at_least != last.fail_at_most + 1:
+        raise ParameterError(
+            "boundaries",
+            "must meet at the last look (pass_at_least = fail_at_most + 1)",
+            last.to_dict(),
+        )
+    return tuple(boundaries)
+
+
+def _check_pmf(name: str, pmf: npt.ArrayLike) -> FloatArray:
+    p = np.asarray(pmf, dtype=np.float64)
+    if p.ndim != 1 or p.size < 2:
+        raise ParameterError(name, "must be a pmf over 0..cases (at least 2 entries)", p.shape)
+    if not np.all((p >= 0) & (p <= 1)) or abs(math.fsum(p.tolist()) - 1.0) > 1e-9:
+        raise ParameterError(name, "must hold probabilities in [0, 1] summing to 1", p.tolist())
+    return p
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialOutcome:
+    """What a sequential gate does to one build, exactly.
+
+    Attributes
+    ----------
+    failure_probability : float
+        P(the gate fails the build): the false alarm of a healthy build, the detection
+        of a regressed one.
+    pass_probability : float
+        P(it passes the build), summed on its own (not ``1 - failure_probability``).
+    expected_runs : float
+        E[number of runs until it stops] (the average sample number, ASN).
+    stop_distribution : tuple of float
+        ``stop_distribution[j - 1]`` = P(it stops after run j).
+    fail_by_look, pass_by_look : tuple of float
+        P(it fails / passes the build after run j).
+    """
+
+    failure_probability: float
+    pass_probability: float
+    expected_runs: float
+    stop_distribution: tuple[float, ...]
+    fail_by_look: tuple[float, ...]
+    pass_by_look: tuple[float, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "failure_probability": self.failure_probability,
+            "pass_probability": self.pass_probability,
+            "expected_runs": self.expected_runs,
+            "stop_distribution": list(self.stop_distribution),
+            "fail_by_look": list(self.fail_by_look),
+            "pass_by_look": list(self.pass_by_look),
+        }
+
+
+def _fast_sum(x: FloatArray) -> float:
+    """numpy's pairwise sum: of non-negative terms, accurate to a few ulps relative."""
+    return float(x.sum())
+
+
+def _fsum(x: FloatArray) -> float:
+    return math.fsum(x.tolist())
+
+
+def _look(
+    alive: FloatArray,
+    offset: int,
+    pmf: FloatArray,
+    b: SequentialBoundary,
+    total: Callable[[FloatArray], float] = _fsum,
+) -> tuple[float, float, FloatArray, int]:
+    """One look: convolve the paths still running with one run, take off both stopping
+    regions. `alive[i]` is the mass at ``S = offset + i``; only the continuation region
+    is kept (it is narrow: the work is its width times the cases, not the whole range)."""
+    if alive.size == 0:
+        return 0.0, 0.0, alive, offset
+    dist = np.convolve(alive, pmf)
+    lo = min(max(b.fail_at_most + 1 - offset, 0), dist.size)
+    hi = min(max(b.pass_at_least - offset, lo), dist.size)
+    return total(dist[:lo]), total(dist[hi:]), dist[lo:hi], offset + lo
+
+
+def sequential_outcome(
+    boundaries: Sequence[SequentialBoundary], pmf: npt.ArrayLike
+) -> SequentialOutcome:
+    """Exact operating characteristics of `boundaries` when one run's passing count has `pmf`.
+
+    Runs are independent draws of `pmf` (with run-to-run correlation, pass the mixture
+    pmf of one run: each run draws its own rate). Dynamic programming over the looks.
+    """
+    p = _check_pmf("pmf", pmf)
+    bounds = _check_boundaries(boundaries, p.size - 1)
+    alive, offset = np.ones(1), 0
+    fails, passes = [], []
+    for b in bounds:
+        failed, passed, alive, offset = _look(alive, offset, p, b)
+        fails.append(failed)
+        passes.append(passed)
+    stops = [f + s for f, s in zip(fails, passes, strict=True)]
+    lower, upper = math.fsum(fails), math.fsum(passes)
+    return SequentialOutcome(  # both sides summed on their own: a tiny one keeps its accuracy
+        failure_probability=lower / (lower + upper),
+        pass_probability=upper / (lower + upper),
+        expected_runs=math.fsum(j * s for j, s in enumerate(stops, start=1)),
+        stop_distribution=tuple(stops),
+        fail_by_look=tuple(fails),
+        pass_by_look=tuple(passes),
+    )
+
+
+# -- designs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialDesign:
+    """A sequential gate: its shape, its boundaries, and the targets it was searched for.
+
+    Attributes
+    ----------
+    design : {'sprt', 'pocock', 'obf'}
+    looks : int
+        Runs at most (one run per look).
+    cases : int
+        Cases per run.
+    boundaries : tuple of SequentialBoundary
+        One per look, on the cumulative passing count.
+    false_alarm_target, detection_target : float
+        The targets of the search (``nan`` for boundaries given by hand or by Wald's
+        formulas).
+    fail_constant, pass_constant : float
+        The shape's two constants the search chose (standard deviations of one run's
+        count; ``inf``: that boundary is used only at the last look).
+    """
+
+    design: str
+    looks: int
+    cases: int
+    boundaries: tuple[SequentialBoundary, ...]
+    false_alarm_target: float
+    detection_target: float
+    fail_constant: float
+    pass_constant: float
+
+    @property
+    def text(self) -> str:
+        """The policy spelling: ``sprt-5``, ``pocock-4``, ``obf-3``."""
+        return f"{self.design}-{self.looks}"
+
+    def decide(self, passing: Sequence[int]) -> tuple[Literal["pass", "fail", "continue"], int]:
+        """The decision on the runs so far (passing cases per run, in order), and the look
+        it was taken at: the first look whose boundary is crossed, or ``continue``."""
+        total = 0
+        for b, k in zip(self.boundaries, passing, strict=False):
+            total += int(k)
+            if total >= b.pass_at_least:
+                return "pass", b.look
+            if total <= b.fail_at_most:
+                return "fail", b.look
+        return "continue", min(len(passing), self.looks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "design": self.design,
+            "looks": self.looks,
+            "cases": self.cases,
+            "boundaries": [b.to_dict() for b in self.boundaries],
+            "false_alarm_target": self.false_alarm_target,
+            "detection_target": self.detection_target,
+            "fail_constant": self.fail_constant,
+            "pass_constant": self.pass_constant,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialGate:
+    """A sequential design and what it does to a healthy and to a regressed build.
+
+    Attributes
+    ----------
+    design : SequentialDesign
+    healthy, regressed : SequentialOutcome
+        ``healthy.failure_probability`` is the false alarm,
+        ``regressed.failure_probability`` the detection.
+    meets_targets : bool
+        False alarm within the budget and detection at least the target. When no design
+        of the shape meets both, the one with the highest detection within the budget.
+    judge_calls_per_run : int
+        Judge calls one run of the suite makes (0 when unknown).
+    """
+
+    design: SequentialDesign
+    healthy: SequentialOutcome
+    regressed: SequentialOutcome
+    meets_targets: bool
+    judge_calls_per_run: int = 0
+
+    @property
+    def false_alarm(self) -> float:
+        return self.healthy.failure_probability
+
+    @property
+    def detection(self) -> float:
+        return self.regressed.failure_probability
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.design.to_dict(),
+            "false_alarm": self.false_alarm,
+            "detection": self.detection,
+            "meets_targets": self.meets_targets,
+            "judge_calls_per_run": self.judge_calls_per_run,
+            "healthy": self.healthy.to_dict(),
+            "regressed": self.regressed.to_dict(),
+        }
+
+
+def _moments(p: FloatArray) -> tuple[float, float]:
+    k = np.arange(p.size, dtype=np.float64)
+    mean = math.fsum((k * p).tolist())
+    var = math.fsum(((k - mean) ** 2 * p).tolist())
+    return mean, math.sqrt(max(var, 0.0))
+
+
+def _wald_slope(mu_h: float, mu_r: float, cases: int) -> tuple[float, float]:
+    """Per-run slope d of Wald's lines and the count scale |a| of the per-case log LR.
+
+    Binomial log likelihood ratio (regressed over healthy) of S after j runs:
+    ``S log(p_r/p_h) + (j n - S) log(q_r/q_h)`` = ``b j n - |a| S`` with
+    ``b = log(q_r/q_h)``, ``|a| = log(p_h q_r / (p_r q_h))``; its zero line is ``S = j d``.
+    """
+    eps = 1e-12
+    ph = min(max(mu_h / cases, eps), 1 - eps)
+    pr = min(max(mu_r / cases, eps), 1 - eps)
+    b = math.log1p(-pr) - math.log1p(-ph)
+    a = math.log(ph) - math.log(pr) + b
+    return cases * b / a, a
+
+
+def _shape(
+    design: Design, looks: int, cases: int, moments: tuple[tuple[float, float], tuple[float, float]]
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Centres and widths (per look, one per boundary) of the design's shape."""
+    (mu_h, sd_h), (mu_r, sd_r) = moments
+    j = np.arange(1, looks + 1, dtype=np.float64)
+    sd = max(sd_h, sd_r, 0.5)  # half a case at least: a noiseless suite still has a scale
+    if design == "sprt":
+        d, _ = _wald_slope(mu_h, mu_r, cases)
+        width = np.full(looks, sd * math.sqrt(looks))
+        return j * d, j * d, width, width
+    width = sd * np.sqrt(j) if design == "pocock" else np.full(looks, sd * math.sqrt(looks))
+    return j * mu_h, j * mu_r, width, width
+
+
+def _early(
+    centre_fail: FloatArray,
+    centre_pass: FloatArray,
+    w_fail: FloatArray,
+    w_pass: FloatArray,
+    c_fail: float,
+    c_pass: float,
+    cases: int,
+) -> tuple[tuple[int, int], ...]:
+    """(pass_at_least, fail_at_most) of the looks before the last, for constants c."""
+    out = []
+    for j in range(centre_fail.size - 1):
+        top = (j + 1) * cases
+        f = -1 if math.isinf(c_fail) else math.floor(centre_fail[j] - c_fail * w_fail[j] + 1e-9)
+        s = top + 1 if math.isinf(c_pass) else math.ceil(centre_pass[j] + c_pass * w_pass[j] - 1e-9)
+        f = min(max(f, -1), top)
+        s = min(max(s, 0), top + 1)
+        if s <= f:  # the lines crossed: no room to continue; fail takes its side first
+            s = f + 1
+        out.append((s, f))
+    return tuple(out)
+
+
+def _final_cut(
+    early: tuple[tuple[int, int], ...],
+    pmfs: tuple[FloatArray, FloatArray],
+    false_alarm: float,
+) -> tuple[int, float, float, float, float] | None:
+    """Largest last-look cut with the false alarm in budget: (cut, fa, det, asn_h, asn_r)."""
+    results = []
+    top = (len(early) + 1) * (pmfs[0].size - 1)  # S at the last look is at most this
+    for p in pmfs:
+        alive, offset = np.ones(1), 0
+        failed, asn = [], 0.0
+        for j, (s, f) in enumerate(early, start=1):
+            bound = SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
+            fl, ps, alive, offset = _look(alive, offset, p, bound, _fast_sum)
+            failed.append(fl)
+            asn += j * (fl + ps)
+        last = np.convolve(alive, p) if alive.size else alive
+        reach = _fast_sum(last)
+        results.append((math.fsum(failed), last, offset, asn + (len(early) + 1) * reach))
+    (fa0, last_h, off_h, asn_h), (det0, last_r, off_r, asn_r) = results
+    if fa0 > false_alarm * (1 + _SLACK):
+        return None
+    budget = false_alarm * (1 + _SLACK) - fa0
+    # the largest cut c with P(fail) <= budget: S below off_h carries no mass, nor S above
+    # the last non-zero entry (then every cut up to `top` fits)
+    r = int(np.searchsorted(np.cumsum(last_h), budget, side="right")) - 1
+    cut = top if r >= last_h.size - 1 else off_h + r
+    fa = fa0 + _fast_sum(last_h[: max(cut - off_h + 1, 0)])
+    det = det0 + _fast_sum(last_r[: max(cut - off_r + 1, 0)])
+    return cut, fa, det, asn_h, asn_r
+
+
+def _build(
+    design: str,
+    looks: int,
+    cases: int,
+    early: tuple[tuple[int, int], ...],
+    cut: int,
+    targets: tuple[float, float],
+    constants: tuple[float, float],
+) -> SequentialDesign:
+    bounds = [
+        SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
+        for j, (s, f) in enumerate(early, start=1)
+    ]
+    bounds.append(SequentialBoundary(look=looks, pass_at_least=cut + 1, fail_at_most=cut))
+    return SequentialDesign(
+        design=design,
+        looks=looks,
+        cases=cases,
+        boundaries=tuple(bounds),
+        false_alarm_target=targets[0],
+        detection_target=targets[1],
+        fail_constant=constants[0],
+        pass_constant=constants[1],
+    )
+
+
+def design_sequential(
+    design: str,
+    looks: int,
+    healthy_pmf: npt.ArrayLike,
+    regressed_pmf: npt.ArrayLike,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> SequentialGate:
+    """Search the boundaries of a ``sprt``, ``pocock`` or ``obf`` gate of `looks` runs.
+
+    Parameters
+    ----------
+    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,)
+        One run's passing-count pmf of a healthy and of a regressed build.
+    false_alarm, detection : float
+        The budget (P(fail a healthy build) at most) and the target (P(fail a regressed
+        build) at least).
+
+    Every candidate is evaluated exactly (:func:`sequential_outcome`'s recursion): the
+    shape's two constants on a grid of 0 to 6 standard deviations in eighths, plus
+    "that boundary only at the last look"; for each, the last look's cut is the largest
+    within the false-alarm budget. Chosen: the fewest expected runs of a healthy build
+    among the designs meeting the detection target (then of a regressed build, then the
+    wider boundaries); if none meets it, the highest detection (then the same order).
+    """
+    if design not in SEQUENTIAL_DESIGNS:
+        raise ParameterError("design", f"must be one of {', '.join(SEQUENTIAL_DESIGNS)}", design)
+    looks = check_count("looks", looks, low=1)
+    alpha = check_probability("false_alarm", false_alarm)
+    target = check_probability("detection", detection)
+    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
+    if ph.size != pr.size:
+        raise ParameterError("regressed_pmf", f"must have {ph.size} entries", pr.size)
+    cases = ph.size - 1
+    moments = (_moments(ph), _moments(pr))
+    if not moments[1][0] < moments[0][0]:
+        raise ParameterError(
+            "regressed_pmf",
+            "must pass fewer cases on average than the healthy build",
+            moments[1][0],
+        )
+    cf, cp, wf, wp = _shape(design, looks, cases, moments)
+    grid = [*_GRID, math.inf]
+    seen: dict[tuple[tuple[int, int], ...], tuple[float, float]] = {}
+    for c_fail in grid:
+        for c_pass in grid:
+            early = _early(cf, cp, wf, wp, c_fail, c_pass, cases)
+            seen.setdefault(early, (c_fail, c_pass))
+    best: tuple[Any, ...] | None = None
+    for early, constants in seen.items():
+        found = _final_cut(early, (ph, pr), alpha)
+        if found is None:
+            continue
+        cut, _, det, asn_h, asn_r = found
+        meets = det >= target * (1 - _SLACK)
+        key = (
+            not meets,
+            0.0 if meets else -round(det, 12),
+            round(asn_h, 9),
+            round(asn_r, 9),
+            tuple(-f for _, f in early),
+            tuple(s for s, _ in early),
+        )
+        if best is None or key < best[0]:
+            best = (key, early, cut, constants, meets)
+    assert best is not None  # the fixed design (both constants inf) always fits the budget
+    _, early, cut, constants, meets = best
+    built = _build(design, looks, cases, early, cut, (alpha, target), constants)
+    return SequentialGate(
+        design=built,
+        healthy=sequential_outcome(built.boundaries, ph),
+        regressed=sequential_outcome(built.boundaries, pr),
+        meets_targets=bool(meets),
+    )
+
+
+def wald_sprt(
+    looks: int,
+    healthy_pmf: npt.ArrayLike,
+    regressed_pmf: npt.ArrayLike,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> SequentialGate:
+    """Wald's own SPRT boundaries (no search), truncated at `looks` runs.
+
+    Fail when the binomial log likelihood ratio reaches ``log(detection / false_alarm)``,
+    pass when it falls to ``log((1 - detection) / (1 - false_alarm))``; at the last look
+    fail when it is positive or zero. Its error rates are what they are (computed exactly):
+    Wald chose these thresholds so that, untruncated and without overshoot, they would
+    be the targets.
+    """
+    looks = check_count("looks", looks, low=1)
+    alpha = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    if not 0 < alpha < power < 1:
+        raise ParameterError("detection", "must exceed false_alarm, both in (0, 1)", power)
+    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
+    cases = ph.size - 1
+    (mu_h, _), (mu_r, _) = _moments(ph), _moments(pr)
+    d, a = _wald_slope(mu_h, mu_r, cases)
+    upper = math.log(power / alpha)
+    lower = math.log((1 - power) / (1 - alpha))
+    h_fail, h_pass = upper / a, -lower / a
+    early = []
+    for j in range(1, looks):
+        top = j * cases
+        f = min(max(math.floor(j * d - h_fail + 1e-9), -1), top)
+        s = min(max(math.ceil(j * d + h_pass - 1e-9), 0), top + 1)
+        early.append((max(s, f + 1), f))
+    cut = min(max(math.floor(looks * d + 1e-9), -1), looks * cases)
+    built = _build(
+        "sprt", looks, cases, tuple(early), cut, (math.nan, math.nan), (math.nan, math.nan)
+    )
+    healthy = sequential_outcome(built.boundaries, ph)
+    regressed = sequential_outcome(built.boundaries, pr)
+    return SequentialGate(
+        design=built,
+        healthy=healthy,
+        regressed=regressed,
+        meets_targets=healthy.failure_probability <= alpha * (1 + _SLACK)
+        and regressed.failure_probability >= power * (1 - _SLACK),
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WaldApproximation:
+    """Wald's classical approximations for an untruncated SPRT (no overshoot): labelled
+    approximations, a sanity check beside the exact figures, never a result.
+
+    Attributes
+    ----------
+    false_alarm_bound, miss_bound : float
+        Wald's inequalities ``alpha' <= alpha / (1 - beta)``, ``beta' <= beta / (1 - alpha)``
+        with ``alpha`` the false-alarm target and ``beta = 1 - detection``.
+    expected_runs_healthy, expected_runs_regressed : float
+        ``E[N] ~ (P(fail) log A + P(pass) log B) / E[log LR of one run]`` at the targets.
+    information_bound_healthy, information_bound_regressed : float
+        Lower bounds on the expected runs of *any* sequential test with the given exact
+        error rates: ``E_h[N] >= kl(P_h(pass) || P_r(pass)) / KL(healthy || regressed)``
+        (data processing; rigorous, not an approximation), filled in when the error rates
+        are given.
+    """
+
+    false_alarm_bound: float
+    miss_bound: float
+    expected_runs_healthy: float
+    expected_runs_regressed: float
+    information_bound_healthy: float
+    information_bound_regressed: float
+
+
+def _kl(p: FloatArray, q: FloatArray) -> float:
+    mask = p > 0
+    if np.any(q[mask] == 0):
+        return math.inf
+    return math.fsum((p[mask] * (np.log(p[mask]) - np.log(q[mask]))).tolist())
+
+
+def _binary_kl(x: float, y: float) -> float:
+    out = 0.0
+    for a, b in ((x, y), (1 - x, 1 - y)):
+        if a > 0:
+            out += math.inf if b <= 0 else a * math.log(a / b)
+    return out
+
+
+def wald_approximation(
+    healthy_pmf: npt.ArrayLike,
+    regressed_pmf: npt.ArrayLike,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+    actual: tuple[float, float] | None = None,
+) -> WaldApproximation:
+    """Wald's approximate OC and ASN of the SPRT for these pmfs (see
+    :class:`WaldApproximation`); `actual` = (exact false alarm, exact detection) of a
+    design gives the rigorous information bounds on its expected runs."""
+    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
+    alpha = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    beta = 1 - power
+    cases = ph.size - 1
+    (mu_h, _), (mu_r, _) = _moments(ph), _moments(pr)
+    d, a = _wald_slope(mu_h, mu_r, cases)
+    log_a, log_b = math.log(power / alpha), math.log(beta / (1 - alpha))
+    # one run's binomial log LR: b n - |a| K = |a| (d - K); its means under each build
+    z_h, z_r = a * (d - mu_h), a * (d - mu_r)
+    asn_h = (alpha * log_a + (1 - alpha) * log_b) / z_h
+    asn_r = (power * log_a + beta * log_b) / z_r
+    info_h = info_r = math.nan
+    if actual is not None:
+        fa, det = actual
+        info_h = _binary_kl(1 - fa, 1 - det) / _kl(ph, pr)
+        info_r = _binary_kl(1 - det, 1 - fa) / _kl(pr, ph)
+    return WaldApproximation(
+        false_alarm_bound=alpha / (1 - beta),
+        miss_bound=beta / (1 - alpha),
+        expected_runs_healthy=asn_h,
+        expected_runs_regressed=asn_r,
+        information_bound_healthy=info_h,
+        information_bound_regressed=info_r,
+    )
+
+
+# -- on a suite -------------------------------------------------------------------------------
+
+
+def _run_pmfs(suite: Suite, noise: JudgeNoise) -> tuple[FloatArray, FloatArray]:
+    from gatecal._engines.exact import exact_pass_counts
+
+    return tuple(  # type: ignore[return-value]
+        np.asarray(exact_pass_counts(suite, b, noise).pmf) for b in ("healthy", "regressed")
+    )
+
+
+def sequential_gate(
+    suite: Suite,
+    noise: JudgeNoise,
+    design: str,
+    looks: int,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> SequentialGate:
+    """:func:`design_sequential` on one run's exact pass-count pmfs of the suite's healthy
+    and regressed builds under `noise` (with ``noise.icc``, the Beta mixture of one run:
+    each run of the build draws its own flip rate)."""
+    ph, pr = _run_pmfs(suite, noise)
+    gate = design_sequential(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
+    calls = int(suite.judge_mask().sum()) * suite.n_cases
+    return SequentialGate(
+        design=gate.design,
+        healthy=gate.healthy,
+        regressed=gate.regressed,
+        meets_targets=gate.meets_targets,
+        judge_calls_per_run=calls,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialSample:
+    """Simulated sequences of CI runs under a sequential gate, verdict by verdict.
+
+    Attributes
+    ----------
+    n_sequences : int
+    failures : int
+        Sequences that ended with the gate failing the build.
+    stops : tuple of int
+        ``stops[j - 1]``: sequences that stopped after run j.
+    runs : int
+        Runs made over all sequences.
+    """
+
+    n_sequences: int
+    failures: int
+    stops: tuple[int, ...]
+    runs: int
+
+
+def simulate_sequential(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    design: SequentialDesign,
+    *,
+    n_sequences: int,
+    rng: SeedLike = None,
+) -> SequentialSample:
+    """Simulate `n_sequences` sequences of runs under `design`, every judge verdict drawn;
+    with ``noise.icc`` each run draws its own flip rate. Chunks of sequences get their own
+    spawned streams (SPEC 7), so the result does not depend on the chunk size's hardware."""
+    from gatecal._common.seeds import chunk_generator, root_seed
+
+    total = check_count("n_sequences", n_sequences, low=1)
+    root = root_seed(rng)
+    if design.cases != suite.n_cases:
+        raise ParameterError("design", f"must be for {suite.n_cases} cases", design.cases)
+    truth = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    code_ok = np.asarray(truth[:, ~judge].all(axis=1), dtype=bool)
+    n, j = suite.n_cases, max(int(judge.sum()), 1)
+    looks = design.looks
+    pass_at = np.array([b.pass_at_least for b in design.boundaries])
+    fail_at = np.array([b.fail_at_most for b in design.boundaries])
+    chunk = max(1, (1 << 21) // (looks * n * j))
+    failures, runs = 0, 0
+    stops = np.zeros(looks, dtype=np.int64)
+    for index, start in enumerate(range(0, total, chunk)):
+        gen = chunk_generator(root, index)
+        size = min(chunk, total - start)
+        if noise.run_correlated:
+            x = gen.beta(*noise.beta_parameters(), size=(size, looks))
+            keep = 1.0 - noise.unparseable
+            truth_j = truth[:, judge]
+            s = np.where(truth_j, keep * (1.0 - x[..., None, None]), keep * x[..., None, None])
+        else:
+            s = np.broadcast_to(noise.report_pass(suite, build), (size, looks, n, int(judge.sum())))
+        verdict = gen.random((size, looks, n, int(judge.sum()))) < s
+        k = (verdict.all(axis=-1) & code_ok).sum(axis=-1)  # (size, looks)
+        total_s = np.cumsum(k, axis=1)
+        stop_pass = total_s >= pass_at
+        stop_fail = total_s <= fail_at
+        stopped = stop_pass | stop_fail
+        first = stopped.argmax(axis=1)  # the last look always stops
+        failures += int(stop_fail[np.arange(size), first].sum())
+        stops += np.bincount(first, minlength=looks)
+        runs += int((first + 1).sum())
+    return SequentialSample(
+        n_sequences=total, failures=failures, stops=tuple(int(v) for v in stops), runs=runs
+    )
+
+
+# -- as a policy ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialPolicy(Policy):
+    """A sequential gate as a policy (``sprt-5``, ``pocock-4``, ``obf-3``): runs of the
+    same build one after another until the gate on the cumulative passing count decides.
+
+    Attributes
+    ----------
+    design : {'sprt', 'pocock', 'obf'}
+    looks : int
+        Runs at most.
+    false_alarm, detection : float
+        The targets its boundaries are searched for, against the suite's regressed build.
+    """
+
+    design: str = "sprt"
+    looks: int = 5
+    false_alarm: float = 0.05
+    detection: float = 0.8
+
+    def __post_init__(self) -> None:
+        Policy.__post_init__(self)
+        if self.design not in SEQUENTIAL_DESIGNS:
+            raise ParameterError(
+                "design", f"must be one of {', '.join(SEQUENTIAL_DESIGNS)}", self.design
+            )
+        check_count("looks", self.looks, low=1)
+        check_probability("false_alarm", self.false_alarm)
+        check_probability("detection", self.detection)
+        if (self.majority, self.repeat, self.rerun_failing, self.rerun, self.confirm) != (
+            1,
+            1,
+            0,
+            0,
+            0,
+        ):
+            raise ParameterError(
+                "policy", "a sequential gate combines with no other policy", self.describe()
+            )
+
+    @property
+    def text(self) -> str:
+        return f"{self.design}-{self.looks}"
+
+    def describe(self) -> str:
+        names = {"sprt": "SPRT", "pocock": "Pocock", "obf": "O'Brien-Fleming"}
+        return (
+            f"{names.get(self.design, self.design)} over up to {self.looks} runs "
+            f"(false alarm <= {self.false_alarm:g}, detection >= {self.detection:g})"
+        )
+
+
+def parse_sequential(
+    text: str, *, false_alarm: float = 0.05, detection: float = 0.8
+) -> SequentialPolicy | None:
+    """``sprt-MAX``, ``pocock-LOOKS`` or ``obf-LOOKS`` as a :class:`SequentialPolicy`;
+    None when `text` names no sequential design."""
+    pieces = str(text).strip().lower().split("-")
+    if len(pieces) != 2 or pieces[0] not in SEQUENTIAL_DESIGNS:
+        return None
+    raw = pieces[1]
+    if not (raw.isascii() and raw.isdecimal()) or int(raw) < 1:
+        raise ParameterError("policy", f"{pieces[0]}-N needs a whole number of runs N >= 1", text)
+    return SequentialPolicy(
+        design=pieces[0], looks=int(raw), false_alarm=false_alarm, detection=detection
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialComparisonRow(PolicyComparisonRow):
+    """A sequential policy on one build in ``compare_policies``: the columns of every policy
+    (``gate`` is the policy's spelling, ``k_min`` the last look's ``pass_at_least``,
+    ``judge_calls`` the expected calls until it stops), then its own.
+
+    Attributes
+    ----------
+    boundaries : tuple of SequentialBoundary
+    expected_runs : float
+        E[runs until it stops] (ASN) of this build.
+    stop_distribution : tuple of float
+        P(it stops after run j), j = 1..looks.
+    simulated_expected_runs : float
+        Runs per simulated sequence.
+    false_alarm_target, detection_target : float
+    meets_targets : bool
+    """
+
+    boundaries: tuple[SequentialBoundary, ...]
+    expected_runs: float
+    stop_distribution: tuple[float, ...]
+    simulated_expected_runs: float
+    false_alarm_target: float
+    detection_target: float
+    meets_targets: bool
+
+
+def sequential_rows(
+    suite: Suite,
+    noise: JudgeNoise,
+    policy: SequentialPolicy,
+    *,
+    n_runs: int,
+    seed: int,
+    level: float,
+) -> list[SequentialComparisonRow]:
+    """The rows of `policy` in :func:`gatecal.compare_policies`: exact, and `n_runs`
+    simulated sequences per build (seed `seed`) checked against the exact false alarm and
+    detection with the binomial interval at `level`."""
+    from gatecal._analyses.simulate import binomial_interval
+
+    gate = sequential_gate(
+        suite,
+        noise,
+        policy.design,
+        policy.looks,
+        false_alarm=policy.false_alarm,
+        detection=policy.detection,
+    )
+    calls = gate.judge_calls_per_run
+    rows = []
+    for build, out in (("healthy", gate.healthy), ("regressed", gate.regressed)):
+        sample = simulate_sequential(suite, build, noise, gate.design, n_sequences=n_runs, rng=seed)
+        interval = binomial_interval(sample.n_sequences, out.failure_probability, level)
+        rows.append(
+            SequentialComparisonRow(
+                policy=policy.describe(),
+                build=build,
+                gate=policy.text,
+                rule=f"cumulative passing cases, {policy.looks} looks",
+                k_min=gate.design.boundaries[-1].pass_at_least,
+                failure_probability=out.failure_probability,
+                judge_calls=out.expected_runs * calls,
+                runs=sample.n_sequences,
+                simulated_failures=sample.failures,
+                simulated_judge_calls=sample.runs * calls / sample.n_sequences,
+                interval_low=interval.low,
+                interval_high=interval.high,
+                consistent=sample.failures in interval,
+                boundaries=gate.design.boundaries,
+                expected_runs=out.expected_runs,
+                stop_distribution=out.stop_distribution,
+                simulated_expected_runs=sample.runs / sample.n_sequences,
+                false_alarm_target=policy.false_alarm,
+                detection_target=policy.detection,
+                meets_targets=gate.meets_targets,
+            )
+        )
+    return rows
+
+
+# -- deciding the runs given so far -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialCheck:
+    """The decision of a sequential gate on the current runs so far; see
+    :func:`check_sequential`.
+
+    Attributes
+    ----------
+    decision : {'pass', 'fail', 'continue', 'incomplete'}
+        ``continue``: no boundary crossed yet; run the build again and check all its runs.
+    look : int
+        The look the decision rests on (the runs it counted).
+    passed_per_run, cumulative : tuple of int
+        Baseline cases that passed each current run, and their running sum ``S_j``.
+    gate : SequentialGate
+        The design searched at the baseline's noise and its exact rates there.
+    false_alarm : float
+        Its false alarm, the largest over the baseline's (rate, icc) confidence region.
+    """
+
+    decision: Literal["pass", "fail", "continue", "incomplete"]
+    reasons: tuple[str, ...]
+    policy: str
+    look: int
+    cases: int
+    current_runs: tuple[str, ...]
+    passed_per_run: tuple[int, ...]
+    cumulative: tuple[int, ...]
+    gate: SequentialGate
+    false_alarm: float
+    false_alarm_target: float
+    detection_target: float
+    regressed_cases: int
+    baseline_runs: int
+    noise_rate: float
+    noise_icc: float
+    warnings: tuple[str, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass; 1 fail or incomplete evidence; 3 continue (run the build again)."""
+        return {"pass": 0, "continue": SEQUENTIAL_EXIT_CONTINUE}.get(self.decision, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "exit_codes": {
+                "0": "pass",
+                "1": "fail or incomplete evidence",
+                str(SEQUENTIAL_EXIT_CONTINUE): "continue: run the build again "
+                "and check all its runs",
+            },
+            "policy": self.policy,
+            "look": self.look,
+            "looks": self.gate.design.looks,
+            "cases": self.cases,
+            "current_runs": list(self.current_runs),
+            "passed_per_run": list(self.passed_per_run),
+            "cumulative": list(self.cumulative),
+            "boundaries": [b.to_dict() for b in self.gate.design.boundaries],
+            "false_alarm": self.false_alarm,
+            "false_alarm_target": self.false_alarm_target,
+            "detection": self.gate.detection,
+            "detection_target": self.detection_target,
+            "regressed_cases": self.regressed_cases,
+            "meets_targets": self.gate.meets_targets,
+            "expected_runs": {
+                "healthy": self.gate.healthy.expected_runs,
+                "regressed": self.gate.regressed.expected_runs,
+            },
+            "stop_distribution": {
+                "healthy": list(self.gate.healthy.stop_distribution),
+                "regressed": list(self.gate.regressed.stop_distribution),
+            },
+            "reasons": list(self.reasons),
+            "baseline": {
+                "runs": self.baseline_runs,
+                "rate_for_gate": self.noise_rate,
+                "icc_for_gate": self.noise_icc,
+            },
+            "warnings": list(self.warnings),
+        }
+
+
+def _noise_pmfs(n: int, rate: float, icc: float, failing: int) -> tuple[FloatArray, FloatArray]:
+    """Passing-count pmfs of one run: every case fails at `rate` with run-to-run
+    correlation `icc` (beta-binomial failures); the regressed build fails `failing` more
+    cases always."""
+    from gatecal._engines.exact import beta_binomial_pmf
+
+    healthy = beta_binomial_pmf(n, rate, icc)[::-1].copy()
+    regressed = np.zeros(n + 1)
+    regressed[: n - failing + 1] = beta_binomial_pmf(n - failing, rate, icc)[::-1]
+    return healthy, regressed
+
+
+def _within_region(
+    policy: SequentialPolicy,
+    healthy: FloatArray,
+    regressed: FloatArray,
+    region: Sequence[FloatArray],
+    false_alarm: float,
+    detection: float,
+) -> tuple[SequentialGate, float]:
+    """The design searched at one point, its budget tightened until the false alarm at
+    every point of the region is within `false_alarm` (a few rounds: the boundaries are
+    whole numbers); with the largest false alarm over the region."""
+    budget = false_alarm
+    for _ in range(12):
+        gate = design_sequential(
+            policy.design,
+            policy.looks,
+            healthy,
+            regressed,
+            false_alarm=budget,
+            detection=detection,
+        )
+        worst = max(
+            sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
+        )
+        if worst <= false_alarm * (1 + _SLACK) or budget == 0:
+            break
+        budget = budget * false_alarm / worst * (1 - 1e-6) if worst > 0 else 0.0
+    meets = worst <= false_alarm * (1 + _SLACK) and gate.detection >= detection * (1 - _SLACK)
+    return (
+        SequentialGate(
+            design=dataclasses.replace(gate.design, false_alarm_target=false_alarm),
+            healthy=gate.healthy,
+            regressed=gate.regressed,
+            meets_targets=meets,
+        ),
+        worst,
+    )
+
+
+def check_sequential(
+    current: RunsData,
+    baseline: RunsData,
+    *,
+    policy: SequentialPolicy | str,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+    regression: Regression | str | int = 1,
+    max_errors: int = 0,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+) -> SequentialCheck:
+    """Decide the current runs of one build (in the order read) with a sequential gate.
+
+    The baseline is measured as :func:`gatecal.check_gate` measures it (recommend's
+    model). The design is searched at the worst point of the baseline's (rate, icc)
+    confidence region (the highest case failure rate) for `false_alarm`, and `detection`
+    of a build that fails `regression` more cases; its false alarm is then computed
+    exactly at every point of the region and the largest quoted. `regression` is a number
+    of cases or a :class:`gatecal.Regression` (``"10%"``: a share of the cases). The gate
+    looks at the runs one by one and decides at the first boundary crossed; before one is
+    crossed the decision is ``continue`` (exit code 3); runs after the look that decided
+    are not used (a warning says so). A run missing a baseline case, or with more errors
+    than `max_errors`, is incomplete evidence (never a pass).
+    """
+    from gatecal._analyses.check import (
+        _ERROR,
+        _MISSING,
+        _PASS,
+        _baseline_counts,
+        _expected_checks,
+        _refuse_ambiguous,
+        _states,
+    )
+    from gatecal._analyses.recommend import noise_bounds, recommend_gate
+    from gatecal._model.regression import parse_regression
+
+    chosen = parse_sequential(policy) if isinstance(policy, str) else policy
+    if not isinstance(chosen, SequentialPolicy):
+        raise ParameterError(
+            "policy", f"must be one of {', '.join(SEQUENTIAL_DESIGNS)} with -N", policy
+        )
+    target = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    max_errors = check_count("max_errors", max_errors, low=0)
+    _refuse_ambiguous(current, baseline, chosen)  # a policy is given: only the file overlap
+    if "regressed" in current.builds():
+        raise ParameterError(
+            "current", "must not hold rows of the regressed build", "build=regressed"
+        )
+    rec = recommend_gate(
+        baseline,
+        false_alarm=target,
+        detection=0.0,
+        confidence_level=confidence_level,
+        method=method,
+    )
+    n = rec.cases
+    if isinstance(regression, str):
+        regression = parse_regression(regression)
+    count = regression if isinstance(regression, int) else regression.failing(n)
+    failing = check_count("regression", count, low=1, high=n)
+    failures, observed = _baseline_counts(baseline, rec)
+    bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
+    points = [
+        (high, min(icc, 0.999) if 0 < high < 1 else 0.0)
+        for icc, high in zip(bounds.iccs, bounds.highs, strict=True)
+    ]
+    rate, icc = max(points, key=lambda p: (p[0], p[1]))
+    ph, pr = _noise_pmfs(n, rate, icc, failing)
+    healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
+    gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
+    short = baseline.short_names()
+    full_of = {short[c]: c for c in baseline.cases()}
+    order = [full_of[name] for name in rec.case_order]
+    runs, states, gaps = _states(current, order, _expected_checks(baseline))
+    reasons: list[str] = []
+    if gaps:
+        reasons.append(
+            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
+            f"missing evidence): {', '.join(gaps[:10])}"
+        )
+    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
+    passed = []
+    for run, st in zip(runs, states, strict=True):
+        missing = [short[c] for c in order if st[c] == _MISSING]
+        errors = [short[c] for c in order if st[c] == _ERROR]
+        if missing:
+            reasons.append(
+                f"run {run}: {len(missing)} of {n} baseline cases have no verdict: "
+                + ", ".join(missing[:10])
+            )
+        if len(errors) > max_errors:
+            reasons.append(
+                f"run {run}: {len(errors)} error or unscored verdicts (at most "
+                f"{max_errors} allowed): {', '.join(errors[:10])}"
+            )
+        passed.append(sum(st[c] == _PASS for c in order))
+    if not runs:
+        reasons.append("no current run: no verdict on any baseline case")
+    decision, look = gate.design.decide(passed)  # the last look always decides
+    if decision != "continue" and look < len(runs):
+        warnings.append(
+            f"the gate decided at run {look}; the {len(runs) - look} later run(s) were not used"
+        )
+    cumulative = tuple(int(v) for v in np.cumsum(passed)) if passed else ()
+    final: Literal["pass", "fail", "continue", "incomplete"] = decision
+    if reasons:
+        final = "incomplete"
+        reasons.insert(0, "incomplete evidence never passes")
+    elif decision == "continue":
+        b = gate.design.boundaries[look - 1]
+        reasons.append(
+            f"after {look} run(s) {cumulative[-1]} cases passed in all: between fail_at_most "
+            f"{b.fail_at_most} and pass_at_least {b.pass_at_least}; run the build again"
+        )
+    else:
+        b = gate.design.boundaries[look - 1]
+        side = f"at least {b.pass_at_least}" if decision == "pass" else f"at most {b.fail_at_most}"
+        verb = "passes" if decision == "pass" else "fails"
+        reasons.append(
+            f"after {look} run(s) {cumulative[look - 1]} cases passed in all: {side}, "
+            f"so the gate {verb}"
+        )
+    return SequentialCheck(
+        decision=final,
+        reasons=tuple(reasons),
+        policy=chosen.text,
+        look=look,
+        cases=n,
+        current_runs=tuple(runs),
+        passed_per_run=tuple(passed),
+        cumulative=cumulative,
+        gate=gate,
+        false_alarm=worst,
+        false_alarm_target=target,
+        detection_target=power,
+        regressed_cases=failing,
+        baseline_runs=rec.runs,
+        noise_rate=rate,
+        noise_icc=icc,
+        warnings=tuple(warnings),
+    )
