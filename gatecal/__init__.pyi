@@ -62,23 +62,27 @@ from ._analyses.sequential import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
     SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,
     SequentialBoundary as SequentialBoundary,
-    SequentialCheck as SequentialCheck,
-    SequentialComparisonRow as SequentialComparisonRow,
     SequentialDesign as SequentialDesign,
     SequentialGate as SequentialGate,
     SequentialOutcome as SequentialOutcome,
-    SequentialPolicy as SequentialPolicy,
-    SequentialSample as SequentialSample,
     WaldApproximation as WaldApproximation,
-    check_sequential as check_sequential,
     design_sequential as design_sequential,
-    parse_sequential as parse_sequential,
-    sequential_gate as sequential_gate,
     sequential_outcome as sequential_outcome,
-    sequential_rows as sequential_rows,
-    simulate_sequential as simulate_sequential,
     wald_approximation as wald_approximation,
     wald_sprt as wald_sprt,
+)
+from ._analyses.sequential_check import (
+    SequentialCheck as SequentialCheck,
+    check_sequential as check_sequential,
+)
+from ._analyses.sequential_policy import (
+    SequentialComparisonRow as SequentialComparisonRow,
+    SequentialPolicy as SequentialPolicy,
+    SequentialSample as SequentialSample,
+    parse_sequential as parse_sequential,
+    sequential_gate as sequential_gate,
+    sequential_rows as sequential_rows,
+    simulate_sequential as simulate_sequential,
 )
 from ._analyses.simulate import (
     BuildComparison as BuildComparison,

@@ -290,7 +290,11 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     assert "looks like a regression" in out and "case-05, case-06, case-07, case-08" in out
     gap = current(tmp_path, skipped=["case-02"], name="gap.jsonl")
     code, out, _ = cli(capsys, "check", gap, "--baseline", baseline)
-    assert code == 1 and "INCOMPLETE" in out and "1 of 12 baseline cases have no complete verdict" in out
+    assert (
+        code == 1
+        and "INCOMPLETE" in out
+        and "1 of 12 baseline cases have no complete verdict" in out
+    )
 
 
 def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, monkeypatch):

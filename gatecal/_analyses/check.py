@@ -448,7 +448,7 @@ def parse_check_policy(policy: Policy | str | None) -> Policy:
 def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
     """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
     confirm-on-fail re-asks inside a verdict, which no run file shows."""
-    from gatecal._analyses.sequential import SequentialPolicy
+    from gatecal._analyses.sequential_policy import SequentialPolicy
 
     if isinstance(chosen, SequentialPolicy):
         text = given if isinstance(given, str) else chosen.text

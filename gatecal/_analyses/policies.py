@@ -219,7 +219,7 @@ def _attempt(
 
 def _not_sequential(policy: Policy, name: str = "policy") -> None:
     """Refuse a sequential gate where one attempt of a policy is computed."""
-    from gatecal._analyses.sequential import SequentialPolicy
+    from gatecal._analyses.sequential_policy import SequentialPolicy
 
     if isinstance(policy, SequentialPolicy):
         rule = (
@@ -404,7 +404,7 @@ def parse_policy(
     ``rerun-1``, or several joined by ``+``; or one sequential gate
     (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
     boundaries are searched for `false_alarm` and `detection`)."""
-    from gatecal._analyses.sequential import parse_sequential
+    from gatecal._analyses.sequential_policy import parse_sequential
 
     parts = [part.strip() for part in str(text).strip().lower().split("+")]
     sequential = [
@@ -514,7 +514,7 @@ def compare_policies(
     level = check_probability("confidence_level", confidence_level)
     rows: list[PolicyComparisonRow] = []
     for policy in policies:
-        from gatecal._analyses.sequential import SequentialPolicy, sequential_rows
+        from gatecal._analyses.sequential_policy import SequentialPolicy, sequential_rows
 
         if isinstance(policy, SequentialPolicy):  # runs until the gate on S_j decides
             rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=rng, level=level)

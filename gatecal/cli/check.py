@@ -32,7 +32,7 @@ from gatecal.cli._outputs import Outputs
 
 if TYPE_CHECKING:
     from gatecal._analyses.check import GateCheck, RecommendedGate
-    from gatecal._analyses.sequential import SequentialPolicy
+    from gatecal._analyses.sequential_policy import SequentialPolicy
     from gatecal._model.regression import Regression
     from gatecal.readers import RunsData
 
