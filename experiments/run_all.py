@@ -18,6 +18,13 @@ SCRIPTS = [
     "plugin_loop.py",
     "report_charts.py",
     "calibrate_example.py",
+    "framework_loops.py",
+    "sequential_savings.py",
+    # the real judge's committed runs, analysed again (running the model is its own step:
+    # python experiments/real_judge.py --model FILE, tens of minutes)
+    "real_judge.py --analyse-only",
+    "real_judge.py --analyse-only --no-report --out reports/real-judge/temperature-0",
+    "real_judge.py --analyse-only --no-report --out reports/real-judge/temperature-0-run-major",
     "calibrate_coverage.py",
     "recommend_coverage.py",
     "bench_readers.py",
@@ -32,7 +39,8 @@ def main() -> None:
         if skip_bench and (script.startswith("bench_") or script == "recommend_coverage.py"):
             continue
         print(f"== {script}", flush=True)
-        subprocess.run([sys.executable, str(HERE / script)], check=True, cwd=HERE.parent)
+        name, *args = script.split()
+        subprocess.run([sys.executable, str(HERE / name), *args], check=True, cwd=HERE.parent)
 
 
 if __name__ == "__main__":

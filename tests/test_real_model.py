@@ -24,6 +24,7 @@ import pytest
 
 import gatecal
 from gatecal import evaluators as ev
+from tests.regen import assert_same
 
 MAX_TOKENS = 12
 
@@ -214,4 +215,4 @@ def test_the_committed_transcripts_are_what_gatecal_says_on_the_runs(study, name
 
     text = (REAL / study / "lenient" / name).read_text()
     argv = shlex.split(text.splitlines()[0].removeprefix("$ gatecal "))
-    assert real_judge.transcript(argv) == text
+    assert_same(real_judge.transcript(argv), text, f"{study}/{name}")

@@ -42,6 +42,7 @@ OPTION = {
     "max_cases": "--max-cases",
     "confidence_level": "--confidence",
     "method": "--interval",
+    "policies": "--policies",
 }
 
 

@@ -191,8 +191,11 @@ def regression() -> Any:
 RegressionOpt = Annotated[Regression | None, regression()]
 POLICIES_HELP = (
     "Policies: single, majority-M (M judge calls per check, majority wins), "
-    "repeat-K-of-N (each case passes K of N runs), rerun-failing-R, rerun-R (rerun the "
-    "suite while the gate fails), or several joined by '+'."
+    "repeat-K-of-N (each case passes K of N runs; pass^K is all K, pass@K any of K), "
+    "confirm-M (a failing call is re-asked M times, majority decides), rerun-failing-R, "
+    "rerun-R (rerun the suite while the gate fails), or several joined by '+'; or a "
+    "sequential gate over runs: sprt-MAX, pocock-LOOKS, obf-LOOKS. At most 1,000 calls, "
+    "repeats or reruns."
 )
 TieOpt = Annotated[
     str, choice("--tie", "WHICH", "Even majorities: a tie fails or passes.", ("fail", "pass"))
