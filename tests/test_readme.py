@@ -169,3 +169,26 @@ def test_readme_runs_example_is_real_output():
     finally:
         os.chdir(cwd)
     assert quoted.group(1) == actual
+
+
+def _command_blocks():
+    """README blocks marked <!-- cmd-NAME:start -->: '$ gatecal ARGS' and what it printed."""
+    return re.findall(
+        r"<!-- (cmd-[\w-]+):start -->\n```text\n\$ gatecal (.*?)\n(.*?)```\n<!-- \1:end -->",
+        README,
+        re.S,
+    )
+
+
+@pytest.mark.parametrize("name, command, printed", _command_blocks(), ids=lambda x: str(x)[:40])
+def test_readme_command_blocks_are_real_output(name, command, printed, monkeypatch, capsys):
+    import shlex
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    main(shlex.split(command))
+    assert_same(capsys.readouterr().out, printed, name)
+
+
+def test_readme_has_command_blocks():
+    assert len(_command_blocks()) >= 3

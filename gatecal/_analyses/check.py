@@ -735,9 +735,10 @@ def _vacuous(rec: Recommendation, k_min: int, target: float) -> str | None:
             "budget: quiet the judge (majority votes) or add cases"
         )
     else:
+        extra = more - rec.runs
         hint = (
-            f"about {more - rec.runs} more known-good runs at this noise ({more} in all) "
-            f"would support 'at least 1 of {n}'"
+            f"about {extra} more known-good run{'s' if extra != 1 else ''} at this noise "
+            f"({more} in all) would support 'at least 1 of {n}'"
         )
     return (
         f"the gate 'at least 0 of {n} cases pass' cannot fail a build ({rec.runs} known-good "
@@ -752,5 +753,5 @@ def _loose(rec: Recommendation, k_min: int) -> str | None:
         return None
     return (
         f"the gate 'at least {k_min} of {rec.cases} cases pass' lets almost every regressed "
-        f"build through: it catches {rec.regression} {detection:.2g} of the time"
+        f"build through: when {rec.regression}, it fails the build {detection:.2g} of the time"
     )
