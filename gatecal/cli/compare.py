@@ -203,6 +203,11 @@ def compare(
         target=target, threshold=threshold, partial=inspect_partial,
     )  # fmt: skip
     outputs.refuse_inputs(data.sources)
+    roles: dict[Path, str] = {}
+    for read in data.files:
+        key = Path(read.path).resolve()
+        if roles.setdefault(key, read.build) != read.build:
+            raise CliError(f"--candidate must not repeat a baseline file (got {read.path!r})")
     builds = data.builds()
     if "healthy" not in builds:
         raise CliError("--baseline must hold baseline runs (got only candidate verdicts)")
