@@ -263,7 +263,10 @@ def test_a_clear_regression_names_its_cases(tmp_path):
     result = gatecal.compare_builds(data, oc_samples=0)
     assert result.test == "runs"
     assert result.decision == "regression" and result.exit_code == 1
-    assert result.p_value == pytest.approx(1 / math.comb(12, 6))
+    assert result.mode == "both"  # half the level to the run test, half to the cases
+    assert result.p_test == pytest.approx(1 / math.comb(12, 6))
+    assert result.p_cases == pytest.approx(8 / 924)
+    assert result.p_value == pytest.approx(2 / math.comb(12, 6))
     assert set(result.worse) == {"case-1", "case-5"}
     # each of them 6/6 vs 0/6: Fisher 1/C(12, 6); Holm: 8 p, and 7 p raised to 8 p (the
     # adjusted values never decrease down the sorted list)
@@ -272,6 +275,21 @@ def test_a_clear_regression_names_its_cases(tmp_path):
     assert [c.adjusted for c in flagged.values()] == pytest.approx([8 / 924, 8 / 924])
     frame = result.to_frame()
     assert list(frame.loc[frame.flagged, "candidate_share"]) == [0.0, 0.0]
+
+
+def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
+    gen = np.random.default_rng(11)
+    base = (gen.random((10, 60)) >= 0.05).astype(int)
+    cand = (gen.random((10, 60)) >= 0.05).astype(int)
+    cand[:, 0] = 0
+    base[:, 0] = 1
+    result = gatecal.compare_matrices(base, cand, oc_samples=0)
+    assert result.mode == "both"
+    assert result.p_test > 0.025  # one case in 60: the run test alone would not see it
+    # 10/10 against 0/10: Fisher 1/C(20, 10), Holm times 60
+    assert result.p_cases == pytest.approx(60 / math.comb(20, 10))
+    assert result.decision == "regression"
+    assert result.worse == ("0",)
 
 
 def test_one_run_each_is_mcnemar_and_names_no_case(tmp_path):
@@ -298,7 +316,7 @@ def test_a_test_that_cannot_reach_alpha_is_incomplete_not_a_pass(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 2, 2, {"case-0", "case-1"})])
     result = gatecal.compare_builds(data, oc_samples=0)  # 2 + 2 runs: p >= 1/6
     assert result.decision == "incomplete"
-    assert "cannot reach" in result.reasons[-1]
+    assert "can reach alpha" in result.reasons[-1]
 
 
 def test_two_sided_names_better_cases(tmp_path):
@@ -371,7 +389,8 @@ def test_cli_several_paths_per_option_and_json(tmp_path, capsys):
     assert set(keys) <= set(doc)
     assert (doc["baseline_runs"], doc["candidate_runs"], doc["cases_compared"]) == (6, 5, 8)
     assert doc["decision"] == "regression"
-    assert doc["p_value"] == pytest.approx(1 / math.comb(11, 6))
+    assert doc["p_test"] == pytest.approx(1 / math.comb(11, 6))
+    assert doc["p_value"] == pytest.approx(2 / math.comb(11, 6))
     assert doc["worse"] == ["case-2"]
     assert doc["version"] == gatecal.__version__
 

@@ -39,6 +39,7 @@ joint (rate, icc) confidence region of :func:`gatecal._analyses.recommend.noise_
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -316,9 +317,12 @@ class Comparison:
     decision: str
     reasons: tuple[str, ...]
     test: str
+    mode: str
     alternative: str
     alpha: float
     p_value: float
+    p_test: float
+    p_cases: float
     exact: bool
     p_value_se: float
     smallest_p: float
@@ -356,9 +360,12 @@ class Comparison:
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),
             "test": self.test,
+            "mode": self.mode,
             "alternative": self.alternative,
             "alpha": self.alpha,
             "p_value": self.p_value,
+            "p_test": self.p_test,
+            "p_cases": self.p_cases,
             "exact": self.exact,
             "p_value_se": self.p_value_se,
             "smallest_p": self.smallest_p,
@@ -526,35 +533,20 @@ def compare_matrices(
     if not compared or not len(base) or not len(cand):
         reasons.append("no case observed in both builds")
         return Comparison(decision="incomplete", reasons=tuple(reasons), test=test,
-                          p_value=1.0, exact=True, p_value_se=0.0, smallest_p=1.0,
+                          mode="none", p_value=1.0, p_test=1.0, p_cases=1.0, exact=True,
+                          p_value_se=0.0, smallest_p=1.0,
                           statistic=0.0, cases=(), worse=(), better=(), discordant=None,
                           regression_failing=0, operating=(), false_alarm=None,
                           detection=None, **common)  # fmt: skip
     chosen = _choose_test(test, len(base), len(cand))
-    result, statistic, discordant = _global_test(base, cand, chosen, alternative, seed)
-
-    # changed cases
-    changes = []
-    raw = []
-    for j, name in enumerate(compared):
-        b, c = base[:, j], cand[:, j]
-        bp, bn = int((b == 1).sum()), int((b >= 0).sum())
-        cp, cn = int((c == 1).sum()), int((c >= 0).sum())
-        worse_p = fisher_one_sided(bp, bn, cp, cn)
-        if alternative == "worse":
-            p = worse_p
-        else:
-            p = _two_sided(worse_p, fisher_one_sided(cp, cn, bp, bn))
-        raw.append(float(p))
-        share = Fraction(bp, bn) - Fraction(cp, cn)
-        changes.append((name, bp, bn, cp, cn, "worse" if share > 0 else
-                        "better" if share < 0 else "same"))  # fmt: skip
-    adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
+    found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=seed)
+    result = found.test
     case_rows = tuple(
         CaseChange(case=name, baseline_passes=bp, baseline_runs=bn, candidate_passes=cp,
-                   candidate_runs=cn, p_value=p, adjusted=a, direction=d,
-                   flagged=a <= alpha and d != "same")
-        for (name, bp, bn, cp, cn, d), p, a in zip(changes, raw, adjusted, strict=True)
+                   candidate_runs=cn, p_value=p, adjusted=a, direction=d, flagged=f)
+        for name, (bp, bn, cp, cn), p, a, d, f in zip(
+            compared, found.counts, found.raw, found.adjusted, found.directions,
+            found.flagged, strict=True)
     )  # fmt: skip
     case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
     worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
@@ -566,30 +558,125 @@ def compare_matrices(
     operating: tuple[CompareOC, ...] = ()
     if samples and 1 <= failing <= n:
         operating = _operating(base, n, len(base), len(cand), chosen, alternative, alpha,
-                               failing, samples, seed, level)  # fmt: skip
+                               multiplicity, failing, samples, seed, level)  # fmt: skip
     false_alarm = max((o.false_alarm for o in operating), default=None)
     detection = min((o.detection for o in operating), default=None)
 
-    if result.smallest_p > alpha:
-        reasons.append(f"the {chosen} test cannot reach alpha {alpha:g} with "
-                       f"{len(base)} + {len(cand)} runs of {n} cases (its smallest p-value is "
-                       f"{result.smallest_p:.3g})")  # fmt: skip
-    incomplete = (bool(baseline_only or candidate_only) and not partial) or (
-        result.smallest_p > alpha
-    )
-    direction_worse = statistic > 0
+    if found.mode == "none":
+        reasons.append(f"neither the {chosen} test nor the per-case tests can reach alpha "
+                       f"{alpha:g} with {len(base)} + {len(cand)} runs of {n} cases (the "
+                       f"test's smallest p-value is {result.smallest_p:.3g})")  # fmt: skip
+    incomplete = (bool(baseline_only or candidate_only) and not partial) or found.mode == "none"
     if incomplete:
         decision = "incomplete"
-    elif result.p_value <= alpha:
-        decision = "regression" if direction_worse else "better"
+    elif found.reject:
+        decision = "regression" if found.worse else "better"
     else:
         decision = "no evidence"
-    return Comparison(decision=decision, reasons=tuple(reasons), test=chosen,
-                      p_value=result.p_value, exact=result.exact,
-                      p_value_se=result.standard_error, smallest_p=result.smallest_p,
-                      statistic=statistic, cases=case_rows, worse=worse, better=better,
-                      discordant=discordant, regression_failing=failing, operating=operating,
-                      false_alarm=false_alarm, detection=detection, **common)  # fmt: skip
+    return Comparison(decision=decision, reasons=tuple(reasons), test=chosen, mode=found.mode,
+                      p_value=found.p_value, p_test=result.p_value, p_cases=found.p_cases,
+                      exact=result.exact, p_value_se=result.standard_error,
+                      smallest_p=result.smallest_p, statistic=found.statistic,
+                      cases=case_rows, worse=worse, better=better,
+                      discordant=found.discordant, regression_failing=failing,
+                      operating=operating, false_alarm=false_alarm, detection=detection,
+                      **common)  # fmt: skip
+
+
+#: How the level is spent: on the run test and the per-case tests (half each), on one.
+MODES = ("both", "test", "cases", "none")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Decision:
+    test: TestResult
+    statistic: float
+    discordant: tuple[int, int] | None
+    counts: list[tuple[int, int, int, int]]
+    raw: list[float]
+    adjusted: list[float]
+    directions: list[str]
+    flagged: list[bool]
+    mode: str
+    p_cases: float
+    p_value: float
+    reject: bool
+    worse: bool
+
+
+_comb = functools.lru_cache(maxsize=4096)(math.comb)
+
+
+@functools.lru_cache(maxsize=65536)
+def _case_p(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
+    """One case's exact Fisher p-value (cached: simulated builds repeat the same counts)."""
+    worse_p = fisher_one_sided(bp, bn, cp, cn)
+    if alternative == "worse":
+        return float(worse_p)
+    return float(_two_sided(worse_p, fisher_one_sided(cp, cn, bp, bn)))
+
+
+def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: float,
+            multiplicity: str, rng: SeedLike = 0) -> _Decision:  # fmt: skip
+    """The global test, the per-case tests and how they combine into one decision.
+
+    When both can reach half the level, the run test and the per-case family each get
+    alpha / 2 and the decision's p-value is ``min(1, 2 min(p_test, p_cases))``, p_cases
+    the smallest adjusted per-case p-value (a Bonferroni union of two level-alpha/2
+    tests: level alpha under any dependence); a flagged case then always means a
+    regression. Otherwise the one that can reach alpha decides alone, and cases are
+    flagged only when the test rejects (closed testing: the error rate stays alpha).
+    """
+    result, statistic, discordant = _global_test(base, cand, test, alternative, rng)
+    table = np.stack([(base == 1).sum(axis=0), (base >= 0).sum(axis=0),
+                      (cand == 1).sum(axis=0), (cand >= 0).sum(axis=0)], axis=1)  # fmt: skip
+    counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
+    raw = [_case_p(*c, alternative) for c in counts]
+    adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
+    directions = []
+    for bp, bn, cp, cn in counts:
+        share = bp * cn - cp * bn  # the sign of bp / bn - cp / cn
+        directions.append("worse" if share > 0 else "better" if share < 0 else "same")
+    m = len(counts)
+    # the smallest p-value a case can give (all passes on one side, all failures on the
+    # other), and what Holm's or BH's first step makes of it
+    factor = 1 if alternative == "worse" else 2
+    smallest_case = min(factor / _comb(bn + cn, bn) for _, bn, _, cn in counts) * m
+    half = alpha / 2
+    if test != "mcnemar" and result.smallest_p <= half and smallest_case <= half:
+        mode, case_level = "both", half
+    elif result.smallest_p <= alpha:
+        mode, case_level = "test", alpha
+    elif smallest_case <= alpha:
+        mode, case_level = "cases", alpha
+    else:
+        mode, case_level = "none", alpha
+    changed = [a for a, d in zip(adjusted, directions, strict=True)
+               if d == "worse" or (alternative == "two-sided" and d == "better")]  # fmt: skip
+    p_cases = min(changed, default=1.0)
+    test_worse = statistic > 0
+    if mode == "both":
+        p_value = min(1.0, 2 * min(result.p_value, p_cases))
+    elif mode == "cases":
+        p_value = p_cases
+    else:
+        p_value = result.p_value
+    reject = mode != "none" and p_value <= alpha
+    flagged = [a <= case_level and d != "same" for a, d in zip(adjusted, directions, strict=True)]
+    if mode == "test" and not reject:
+        flagged = [False] * m  # closed testing: no case claim without the global one
+    if (
+        mode in ("both", "cases")
+        and p_cases <= case_level
+        and (mode == "cases" or p_cases <= result.p_value)
+    ):
+        worse = any(f and d == "worse" for f, d in zip(flagged, directions, strict=True))
+    else:
+        worse = test_worse
+    return _Decision(test=result, statistic=statistic, discordant=discordant, counts=counts,
+                     raw=raw, adjusted=adjusted, directions=directions, flagged=flagged,
+                     mode=mode, p_cases=p_cases, p_value=p_value, reject=reject,
+                     worse=worse)  # fmt: skip
 
 
 def compare_builds(
@@ -677,6 +764,7 @@ def compare_oc(
     alpha: float = 0.05,
     alternative: str = "worse",
     test: str = "auto",
+    multiplicity: str = "holm",
     samples: int = 1000,
     seed: SeedLike = 0,
     point: str = "",
@@ -704,8 +792,8 @@ def compare_oc(
         base = _draw_runs(gen, rb, n, rate, icc)
         for h, f in enumerate((0, k)):
             cand = _draw_runs(gen, rc, n, rate, icc, f)
-            result, stat, _ = _global_test(base, cand, chosen, alternative)
-            hits[h] += result.p_value <= alpha and stat > 0
+            found = _decide(base, cand, chosen, alternative, alpha, multiplicity)
+            hits[h] += found.reject and found.worse
     fa, det = hits[0] / samples, hits[1] / samples
     return CompareOC(point=point, rate=rate, icc=icc, false_alarm=fa,
                      false_alarm_se=math.sqrt(fa * (1 - fa) / samples), detection=det,
@@ -713,7 +801,7 @@ def compare_oc(
 
 
 def _operating(base: Matrix, n: int, rb: int, rc: int, test: str, alternative: str,
-               alpha: float, failing: int, samples: int, seed: SeedLike,
+               alpha: float, multiplicity: str, failing: int, samples: int, seed: SeedLike,
                level: float) -> tuple[CompareOC, ...]:  # fmt: skip
     """The operating characteristic at the fitted noise and at two points of the joint
     (rate, icc) confidence region: its largest icc, and its largest rate."""
@@ -738,8 +826,8 @@ def _operating(base: Matrix, n: int, rb: int, rc: int, test: str, alternative: s
     for (name, rate, icc), child in zip(points, root.spawn(len(points)), strict=True):
         out.append(compare_oc(cases=n, baseline_runs=rb, candidate_runs=rc, rate=rate,
                               icc=min(icc, 0.999), failing=failing, alpha=alpha,
-                              alternative=alternative, test=test, samples=samples,
-                              seed=child, point=name))  # fmt: skip
+                              alternative=alternative, test=test, multiplicity=multiplicity,
+                              samples=samples, seed=child, point=name))  # fmt: skip
     return tuple(out)
 
 

@@ -67,9 +67,20 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
     p_text = format_probability(r.p_value)
     if not r.exact:
         p_text += f" (Monte Carlo, standard error {r.p_value_se:.2g})"
+    test_p = format_probability(r.p_test)
+    cases_p = format_probability(r.p_cases)
+    how = {
+        "both": f"p = {p_text} at alpha {r.alpha:g}: twice the smaller of the run test's "
+        f"{test_p} and the per-case tests' {cases_p} (each has half the level)",
+        "test": f"p = {p_text} at alpha {r.alpha:g} (the per-case tests can't reach half the "
+        "level with these runs, so the test decides alone)",
+        "cases": f"p = {p_text} at alpha {r.alpha:g}, the per-case tests' (the test itself "
+        f"can't reach alpha; its p is {test_p})",
+        "none": f"p = {test_p}; neither part can reach alpha {r.alpha:g}",
+    }[r.mode]
     lines += [
-        f"  test: {_TESTS[r.test]}",
-        f"  alternative: {alt}; p = {p_text} at alpha {r.alpha:g}",
+        f"  test: {_TESTS[r.test]}, and Fisher's exact test per case",
+        f"  alternative: {alt}; {how}",
     ]
     if r.discordant is not None:
         lines.append(
@@ -82,7 +93,8 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
     control = "Holm (family-wise error)" if r.multiplicity == "holm" else (
         "Benjamini-Hochberg (false-discovery rate)")  # fmt: skip
-    lines += ["", f"changed cases (Fisher's exact test per case, {control} at {r.alpha:g}):"]
+    level = r.alpha / 2 if r.mode == "both" else r.alpha
+    lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
     lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))
     if r.alternative == "two-sided":
         lines.append("  better: " + (", ".join(name(c) for c in r.better) or "none"))
