@@ -64,7 +64,8 @@ def main() -> None:
         text = done.stdout + done.stderr
         if keep == "summary":  # pytest: the plugin's lines and pytest's own last line
             lines = text.splitlines()
-            text = "\n".join([*(x for x in lines if x.startswith("gatecal: ")), lines[-1]])
+            kept = [x for x in lines if x.startswith("gatecal: ") and "did not pass" not in x]
+            text = "\n".join([*kept, lines[-1]])
         transcript.append(f"$ {prefix + ' ' if prefix else ''}{shown}\n{_quiet(text).rstrip()}"
                           f"\n[exit {done.returncode}]\n")  # fmt: skip
         return done.returncode

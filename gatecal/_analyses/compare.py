@@ -513,10 +513,11 @@ def compare_matrices(
     reasons: list[str] = []
     if baseline_only or candidate_only:
         seen_one = len(baseline_only) + len(candidate_only)
+        what = "1 case" if seen_one == 1 else f"{seen_one} cases"
         if partial:
-            reasons.append(f"{seen_one} case(s) seen in one build only were left out (partial)")
+            reasons.append(f"{what} seen in one build only left out (partial)")
         else:
-            reasons.append(f"{seen_one} case(s) seen in one build only: incomplete evidence "
+            reasons.append(f"{what} seen in one build only: incomplete evidence "
                            "(allow with partial)")  # fmt: skip
     if regression is None or isinstance(regression, str):
         reg = parse_regression("0.25" if regression is None else regression)
