@@ -157,6 +157,7 @@ from ._render.check import (
     render_check as render_check,
 )
 from ._render.compare import (
+    render_compare_design as render_compare_design,
     render_comparison as render_comparison,
 )
 from ._render.plans import (

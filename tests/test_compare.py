@@ -171,9 +171,15 @@ def test_the_run_test_holds_its_level_under_run_to_run_correlation_the_naive_one
 
 
 def test_the_case_sign_flip_is_too_liberal_under_run_to_run_correlation():
-    oc = gatecal.compare_oc(cases=20, baseline_runs=5, candidate_runs=5, rate=0.1, icc=0.1,
-                            failing=1, test="cases", samples=600, seed=4)  # fmt: skip
-    assert oc.false_alarm > 0.05 + 6 * math.sqrt(0.05 * 0.95 / 600)
+    from gatecal._analyses.compare import _draw_runs, _global_test
+
+    gen = np.random.default_rng(4)
+    hits = 0
+    for _ in range(600):
+        base, cand = (_draw_runs(gen, 5, 20, 0.1, 0.1) for _ in range(2))
+        result, stat, _ = _global_test(base, cand, "cases", "worse")
+        hits += result.p_value <= 0.05 and stat > 0
+    assert hits / 600 > 0.05 + 6 * math.sqrt(0.05 * 0.95 / 600)
 
 
 def _exact_mcnemar_oc(cases, failing, rate, alpha):
@@ -452,3 +458,18 @@ def test_cli_missing_build_or_file_is_exit_2(tmp_path, capsys):
     code, _, err = cli(capsys, "compare", "--baseline", *base, "--candidate", base[0],
                        "--out", out_file)  # fmt: skip
     assert code == 2 and not out_file.exists()
+
+
+def test_plan_compare_on_the_command_line(capsys):
+    # no noise: the candidate's runs pass 3 of 4 cases, the baseline's 4 of 4, so the run
+    # test's p is 1 / C(2R, R): 1/6 at R = 2, 1/20 = alpha at R = 3
+    code, out, err = cli(capsys, "plan", "--compare", "--cases", "4", "--flip", "0",
+                         "--regression", "1", "--format", "json")  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["runs"] == 3
+    assert {r["runs"]: r["detection"] for r in doc["rows"]}[2] == 0.0
+    code, _, err = cli(capsys, "plan", "--compare")
+    assert code == 2 and "--cases" in err
+    code, _, err = cli(capsys, "plan", "--cases", "12")
+    assert code == 2 and "--compare" in err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.compare import Comparison
+from gatecal._analyses.compare import CompareDesign, Comparison
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -16,7 +16,7 @@ from gatecal._common.tables import (
 )
 from gatecal._common.validate import ParameterError
 
-__all__ = ["render_comparison"]
+__all__ = ["render_compare_design", "render_comparison"]
 
 _TESTS = {
     "mcnemar": "exact McNemar test (one run per build: an exact binomial test on the "
@@ -124,4 +124,42 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
                 for o in r.operating]  # fmt: skip
         lines += table_lines(["noise point", "rate", "icc", "false alarm", "detection"],
                              rows, fmt)  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
+    """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(design.to_dict(), indent=2) + "\n"
+    rows = [{"runs": r, "false_alarm": o.false_alarm, "false_alarm_se": o.false_alarm_se,
+             "detection": o.detection, "detection_se": o.detection_se}
+            for r, o in design.rows]  # fmt: skip
+    if fmt == "csv":
+        return csv_text(rows)
+    if fmt not in ("table", "markdown"):
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    d = design
+    lines = [
+        f"compare plan: {plural(d.cases, 'case')}, each run's failure rate {d.rate:g} on "
+        f"average (icc {d.icc:g}); the regression: {plural(d.failing, 'case')} failing in the "
+        "candidate",
+        f"targets: false alarm <= {d.false_alarm_target:g} (the comparison's level), "
+        f"detection >= {d.detection_target:g}; simulated, {d.samples} pairs of builds per row",
+        "",
+    ]
+    if d.runs is None:
+        top = max(r for r, _ in d.rows)
+        lines.append(f"no number of runs per build up to {top} meets both targets")
+    else:
+        o = dict(d.rows)[d.runs]
+        lines.append(
+            f"runs per build: {d.runs} (false alarm {format_probability(o.false_alarm)} ± "
+            f"{o.false_alarm_se:.2g}, detection {format_probability(o.detection)} ± "
+            f"{o.detection_se:.2g})"
+        )
+    lines += ["", "runs tried:"]
+    table = [[str(r["runs"]), f"{format_probability(r['false_alarm'])} ± {r['false_alarm_se']:.2g}",
+              f"{format_probability(r['detection'])} ± {r['detection_se']:.2g}"]
+             for r in rows]  # fmt: skip
+    lines += table_lines(["runs per build", "false alarm", "detection"], table, fmt)
     return "\n".join(lines) + "\n"
