@@ -99,6 +99,18 @@ def test_run_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monke
     assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / 20_001
 
 
+def test_run_permutation_float_counts_agree_with_the_integer_count():
+    # 40 + 40 runs: C(80, 40) ~ 1e23 outgrows int64, so the exact count uses Python
+    # integers and the simulation's fast path float64
+    gen = np.random.default_rng(0)
+    base = [Fraction(int(x), 100) for x in gen.binomial(100, 0.95, 40)]
+    cand = [Fraction(int(x), 100) for x in gen.binomial(100, 0.94, 40)]
+    exact = run_permutation_p(base, cand)
+    fast = run_permutation_p(base, cand, exact_counts=False)
+    assert 0.01 < exact.p_value < 0.99
+    assert fast.p_value == pytest.approx(exact.p_value, rel=1e-12)
+
+
 DIFFERENCES = [
     [Fraction(1), Fraction(1, 2), Fraction(-1, 3), Fraction(0), Fraction(2, 3)],
     [Fraction(1, 10)] * 6,

@@ -121,12 +121,13 @@ def fisher_one_sided(base_pass: int, base_runs: int, cand_pass: int, cand_runs: 
     return Fraction(num, denom)
 
 
-def _subset_counts(values: list[int], size: int | None) -> list[int]:
-    """How many subsets (of `size` elements, or of any size) sum to each s = 0..sum."""
+def _subset_counts(values: list[int], size: int | None, *, exact: bool = True) -> list[Any]:
+    """How many subsets (of `size` elements, or of any size) sum to each s = 0..sum:
+    exact integers, or (``exact=False``, counts beyond int64 only) float64 counts."""
     total = sum(values)
     n = len(values)
-    exact = math.comb(n, size) if size is not None else 2**n
-    dtype: Any = np.int64 if exact < 2**62 else object
+    count = math.comb(n, size) if size is not None else 2**n
+    dtype: Any = np.int64 if count < 2**62 else (object if exact else np.float64)
     if size is None:
         dp = np.zeros(total + 1, dtype=dtype)
         dp[0] = 1
@@ -134,14 +135,14 @@ def _subset_counts(values: list[int], size: int | None) -> list[int]:
             new = dp.copy()
             new[v:] += dp[: total + 1 - v]
             dp = new
-        return [int(c) for c in dp]
+        return [int(c) for c in dp] if dtype is not np.float64 else list(dp)
     table = np.zeros((size + 1, total + 1), dtype=dtype)
     table[0, 0] = 1
     for v in values:
         new = table.copy()
         new[1:, v:] += table[:-1, : total + 1 - v]
         table = new
-    return [int(c) for c in table[size]]
+    return [int(c) for c in table[size]] if dtype is not np.float64 else list(table[size])
 
 
 def _scaled(shares: list[Fraction]) -> tuple[list[int], int]:
@@ -166,15 +167,24 @@ def run_permutation_p(
     alternative: str = "worse",
     *,
     rng: SeedLike = 0,
+    exact_counts: bool = True,
 ) -> TestResult:
     """The permutation test of build labels over runs; `base` and `cand` are the runs'
-    pass shares. Exact by counting subset sums when feasible, else seeded Monte Carlo."""
+    pass shares. Exact by counting subset sums when feasible, else seeded Monte Carlo.
+    ``exact_counts=False`` (the simulation's fast path) counts in float64 where the
+    counts outgrow int64, instead of in Python integers."""
     values, _ = _scaled([*base, *cand])
     rb, n = len(base), len(base) + len(cand)
     observed = sum(values[:rb])
     smallest = 1.0 / math.comb(n, rb)
     if rb * sum(values) <= EXACT_CELLS:
-        counts = _subset_counts(values, rb)
+        counts = _subset_counts(values, rb, exact=exact_counts)
+        if isinstance(counts[0], float):
+            whole = math.fsum(counts)
+            hi = math.fsum(counts[observed:]) / whole
+            lo = math.fsum(counts[: observed + 1]) / whole
+            p = hi if alternative == "worse" else min(1.0, 2 * min(hi, lo))
+            return TestResult(p_value=p, exact=True, smallest_p=smallest)
         denom = math.comb(n, rb)
         upper = Fraction(sum(counts[observed:]), denom)
         if alternative == "worse":
@@ -421,7 +431,7 @@ def _check_matrix(name: str, value: Any, cases: int | None) -> Matrix:
 
 
 def _global_test(
-    base: Matrix, cand: Matrix, test: str, alternative: str, rng: SeedLike = 0
+    base: Matrix, cand: Matrix, test: str, alternative: str, rng: SeedLike = 0, fast: bool = False
 ) -> tuple[TestResult, float, tuple[int, int] | None]:
     """(result, statistic, discordant) of the global test on complete-by-case matrices."""
     if test == "mcnemar":
@@ -441,7 +451,8 @@ def _global_test(
             passed = (m == 1).sum(axis=1)
             shares.append([Fraction(int(p), int(s)) for p, s in zip(passed, seen, strict=True)
                            if s > 0])  # fmt: skip
-        result = run_permutation_p(shares[0], shares[1], alternative, rng=rng)
+        result = run_permutation_p(shares[0], shares[1], alternative, rng=rng,
+                                   exact_counts=not fast)  # fmt: skip
         stat = float(sum(shares[0]) / len(shares[0]) - sum(shares[1]) / len(shares[1]))
         return result, stat, None
     diffs = []
@@ -618,7 +629,7 @@ def _case_p(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
 
 
 def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: float,
-            multiplicity: str, rng: SeedLike = 0) -> _Decision:  # fmt: skip
+            multiplicity: str, rng: SeedLike = 0, fast: bool = False) -> _Decision:  # fmt: skip
     """The global test, the per-case tests and how they combine into one decision.
 
     When both can reach half the level, the run test and the per-case family each get
@@ -628,7 +639,7 @@ def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: floa
     regression. Otherwise the one that can reach alpha decides alone, and cases are
     flagged only when the test rejects (closed testing: the error rate stays alpha).
     """
-    result, statistic, discordant = _global_test(base, cand, test, alternative, rng)
+    result, statistic, discordant = _global_test(base, cand, test, alternative, rng, fast)
     table = np.stack([(base == 1).sum(axis=0), (base >= 0).sum(axis=0),
                       (cand == 1).sum(axis=0), (cand >= 0).sum(axis=0)], axis=1)  # fmt: skip
     counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
@@ -793,7 +804,7 @@ def compare_oc(
         base = _draw_runs(gen, rb, n, rate, icc)
         for h, f in enumerate((0, k)):
             cand = _draw_runs(gen, rc, n, rate, icc, f)
-            found = _decide(base, cand, chosen, alternative, alpha, multiplicity)
+            found = _decide(base, cand, chosen, alternative, alpha, multiplicity, fast=True)
             hits[h] += found.reject and found.worse
     fa, det = hits[0] / samples, hits[1] / samples
     return CompareOC(point=point, rate=rate, icc=icc, false_alarm=fa,
