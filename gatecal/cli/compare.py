@@ -71,7 +71,7 @@ PathsOpt = list[str] | None
 RunsArgument = Annotated[
     list[str] | None,
     typer.Argument(
-        metavar="[RUNS...]",
+        metavar="RUNS",
         help="Runs of both builds in tables with a `build` column (healthy = baseline, "
         "regressed = candidate), instead of or besides --baseline and --candidate.",
         show_default=False,
