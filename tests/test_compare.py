@@ -485,3 +485,17 @@ def test_plan_compare_on_the_command_line(capsys):
     assert code == 2 and "--cases" in err
     code, _, err = cli(capsys, "plan", "--cases", "12")
     assert code == 2 and "--compare" in err
+
+
+def test_the_committed_worked_example_is_what_compare_says(capsys):
+    # reports/compare-example/: real pytest runs (experiments/compare_example.py)
+    folder = Path(__file__).resolve().parent.parent / "reports" / "compare-example"
+    code, out, err = cli(capsys, "compare", "--baseline", folder / "baseline.jsonl",
+                         "--candidate", folder / "regressed-candidate.jsonl", "--regression",
+                         "1", "--format", "json")  # fmt: skip
+    assert code == 1, err
+    got = json.loads(out)
+    want = json.loads((folder / "regressed.json").read_text())
+    got.pop("sources"), want.pop("sources")  # the folder the runs were read from
+    assert got == want
+    assert got["worse"] == ["extra-seat", "refund-annual", "sso-plan"]
