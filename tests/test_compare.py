@@ -111,6 +111,18 @@ def test_run_permutation_float_counts_agree_with_the_integer_count():
     assert fast.p_value == pytest.approx(exact.p_value, rel=1e-12)
 
 
+def test_the_simulations_sampled_count_is_near_the_exact_one(monkeypatch):
+    import gatecal._analyses.compare as mod
+
+    base, cand = RUN_SHARES[2]
+    exact = float(_brute_runs(base, cand)[0])
+    monkeypatch.setattr(mod, "SIMULATION_WORK", 0)  # too costly to count in a simulation
+    sampled = run_permutation_p(base, cand, rng=5, exact_counts=False)
+    assert not sampled.exact
+    draws = mod.SIMULATION_PERMUTATIONS
+    assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / (draws + 1)
+
+
 DIFFERENCES = [
     [Fraction(1), Fraction(1, 2), Fraction(-1, 3), Fraction(0), Fraction(2, 3)],
     [Fraction(1, 10)] * 6,

@@ -86,6 +86,11 @@ MULTIPLICITY = ("holm", "bh")
 EXACT_CELLS = 4_000_000
 #: Permutations drawn when the exact count is too big.
 MONTE_CARLO_PERMUTATIONS = 100_000
+#: ... and in each simulated comparison of the operating characteristic (still a valid
+#: p-value, ``(1 + hits) / (1 + draws)``; a little less powerful than the reported one).
+SIMULATION_PERMUTATIONS = 2_000
+#: The simulation counts exactly only while the count costs at most this many cell updates.
+SIMULATION_WORK = 20_000_000
 
 Matrix = npt.NDArray[np.int8]
 
@@ -172,12 +177,15 @@ def run_permutation_p(
     """The permutation test of build labels over runs; `base` and `cand` are the runs'
     pass shares. Exact by counting subset sums when feasible, else seeded Monte Carlo.
     ``exact_counts=False`` (the simulation's fast path) counts in float64 where the
-    counts outgrow int64, instead of in Python integers."""
+    counts outgrow int64, instead of in Python integers, and samples
+    :data:`SIMULATION_PERMUTATIONS` permutations where it samples (and where the exact
+    count would cost more than :data:`SIMULATION_WORK` cell updates)."""
     values, _ = _scaled([*base, *cand])
     rb, n = len(base), len(base) + len(cand)
     observed = sum(values[:rb])
     smallest = 1.0 / math.comb(n, rb)
-    if rb * sum(values) <= EXACT_CELLS:
+    cells = rb * sum(values)
+    if cells <= EXACT_CELLS and (exact_counts or cells * n <= SIMULATION_WORK):
         counts = _subset_counts(values, rb, exact=exact_counts)
         if isinstance(counts[0], float):
             whole = math.fsum(counts)
@@ -194,7 +202,7 @@ def run_permutation_p(
         return TestResult(p_value=float(both), exact=True, smallest_p=min(1.0, 2 * smallest))
     gen = np.random.Generator(np.random.PCG64(root_seed(rng)))
     arr = np.asarray(values, dtype=np.float64)
-    draws = MONTE_CARLO_PERMUTATIONS
+    draws = MONTE_CARLO_PERMUTATIONS if exact_counts else SIMULATION_PERMUTATIONS
     sums = np.empty(draws)
     for start in range(0, draws, 1000):
         perm = gen.permuted(np.tile(arr, (min(1000, draws - start), 1)), axis=1)
