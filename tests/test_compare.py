@@ -512,3 +512,15 @@ def test_the_committed_worked_example_is_what_compare_says(capsys):
     got.pop("sources"), want.pop("sources")  # the folder the runs were read from
     assert got == want
     assert got["worse"] == ["extra-seat", "refund-annual", "sso-plan"]
+
+
+def test_the_chart_marks_the_flagged_cases(tmp_path):
+    from gatecal import charts
+
+    data = gatecal.read_runs([_builds(tmp_path, 6, 6, {"case-1", "case-5"})])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    ax = charts.plot_compare(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert {"* case-1", "* case-5"} <= set(labels)
+    assert "case-0" in labels and "* case-0" not in labels
+    assert charts.chart_bytes(ax, ".svg").startswith(b"<?xml")
