@@ -23,6 +23,16 @@ from ._analyses.check import (
     parse_check_policy as parse_check_policy,
     recommended_gate_from as recommended_gate_from,
 )
+from ._analyses.compare import (
+    CaseChange as CaseChange,
+    CompareDesign as CompareDesign,
+    CompareOC as CompareOC,
+    Comparison as Comparison,
+    compare_builds as compare_builds,
+    compare_matrices as compare_matrices,
+    compare_oc as compare_oc,
+    plan_compare as plan_compare,
+)
 from ._analyses.correct import (
     CORRECTION_METHODS as CORRECTION_METHODS,
     TOO_WIDE as TOO_WIDE,
@@ -167,6 +177,10 @@ from ._render.calibrate import (
 from ._render.check import (
     CHECK_FORMATS as CHECK_FORMATS,
     render_check as render_check,
+)
+from ._render.compare import (
+    render_compare_design as render_compare_design,
+    render_comparison as render_comparison,
 )
 from ._render.plans import (
     render_plans as render_plans,

@@ -20,6 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from gatecal._analyses.calibrate import Calibration
+from gatecal._analyses.compare import Comparison
 from gatecal._analyses.plan import SuitePlan
 from gatecal._analyses.recommend import Recommendation
 from gatecal._analyses.simulate import SimulationReport
@@ -30,6 +31,7 @@ __all__ = [
     "chart_bytes",
     "plot_calibration",
     "plot_cases_needed",
+    "plot_compare",
     "plot_false_alarm_heatmap",
     "plot_flakiness",
     "plot_gate_chart",
@@ -325,6 +327,32 @@ def plot_flakiness(rec: Recommendation, *, top: int = 20, ax: Axes | None = None
         ax.set_xlabel(f"share of the {rec.runs} known-good runs in which the case failed")
         ax.set_title("How often each case failed a known-good run (flakiest first)")
         ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def plot_compare(result: Comparison, *, top: int = 30, ax: Axes | None = None) -> Axes:
+    """Each compared case's pass share in the baseline and the candidate (most changed
+    first), the cases the per-case control flags marked."""
+    cases = result.cases[:top]
+    with mpl.rc_context(_STYLE):
+        ax = _axes(ax, size=(7.5, max(2.5, 0.28 * len(cases) + 1.4)))
+        y = np.arange(len(cases))[::-1]
+        base = [c.baseline_share for c in cases]
+        cand = [c.candidate_share for c in cases]
+        ax.hlines(y, np.minimum(base, cand), np.maximum(base, cand), color=COLORS["budget"],
+                  linewidth=1)  # fmt: skip
+        ax.scatter(base, y, color=COLORS["healthy"], label=f"baseline ({result.baseline_runs} "
+                   "runs)", zorder=3)  # fmt: skip
+        ax.scatter(cand, y, color=COLORS["regressed"], marker="D",
+                   label=f"candidate ({result.candidate_runs} runs)", zorder=3)  # fmt: skip
+        labels = [("* " if c.flagged else "") + c.case for c in cases]
+        ax.set_yticks(y, labels=labels)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_xlabel("share of the build's runs in which the case passed")
+        control = "Holm" if result.multiplicity == "holm" else "Benjamini-Hochberg"
+        ax.set_title(f"Pass share per case (* changed: {control} at {result.alpha:g}); "
+                     f"{result.decision}, p = {result.p_value:.3g}")  # fmt: skip
+        ax.legend(loc="lower left", fontsize=8)
     return ax
 
 

@@ -18,6 +18,7 @@ import gatecal
 from gatecal.cli import (
     calibrate,
     check,
+    compare,
     golden,
     plan,
     policies,
@@ -71,6 +72,7 @@ app.command("report")(report.report)
 app.command("runs")(runs.runs)
 app.command("calibrate")(calibrate.calibrate)
 app.command("check")(check.check)
+app.command("compare", cls=compare.CompareCommand)(compare.compare)
 
 #: Options renamed because one word meant two things; the old spelling still works.
 RENAMED = {

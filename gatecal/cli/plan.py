@@ -9,7 +9,7 @@ import typer
 import gatecal
 from gatecal._common.validate import ParameterError
 from gatecal._model.regression import Regression
-from gatecal.cli._errors import from_library
+from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import noise, parse_policies
 from gatecal.cli._options import (
     POLICIES_HELP,
@@ -25,6 +25,7 @@ from gatecal.cli._options import (
     UnparseableOpt,
     checks,
     regression,
+    seed,
     whole,
 )
 from gatecal.cli._outputs import Outputs, emit
@@ -54,6 +55,18 @@ def plan(
     ] = None,
     fmt: FormatOpt = "table",
     out: OutOpt = None,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare",
+            help="Plan 'gatecal compare' instead: the runs per build that reach both "
+            "targets for --cases cases at run failure rate --flip and --icc (simulated).",
+        ),
+    ] = False,
+    cases: Annotated[
+        int | None, whole("--cases", "With --compare: the cases both builds run.", low=1)
+    ] = None,
+    seed_value: Annotated[int, seed("With --compare: root seed of the simulation.")] = 0,
 ) -> None:
     """How many cases you need: the smallest suite and gate that meet both targets.
 
@@ -65,6 +78,12 @@ def plan(
     Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
     """
     Outputs(("--out", out))
+    if compare:
+        emit(_plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value,
+                           fmt), out)  # fmt: skip
+        return
+    if cases is not None:
+        raise CliError(f"--cases needs --compare (got {str(cases)!r})")
     try:
         result = gatecal.plan_suite(
             noise=noise(flip, fpr, unparseable, icc),
@@ -79,3 +98,24 @@ def plan(
     except ParameterError as exc:
         raise from_library(exc) from None
     emit(gatecal.render_plans(result, fmt), out)
+
+
+def _plan_compare(
+    cases: int | None,
+    flip: float,
+    icc: float | None,
+    regression: Regression,
+    false_alarm: float,
+    detection: float,
+    seed_value: int,
+    fmt: str,
+) -> str:
+    if cases is None:
+        raise CliError("--cases is needed with --compare (got nothing)")
+    try:
+        design = gatecal.plan_compare(cases=cases, rate=flip, icc=icc or 0.0,
+                                      regression=regression, false_alarm=false_alarm,
+                                      detection=detection, seed=seed_value)  # fmt: skip
+    except ParameterError as exc:
+        raise from_library(exc) from None
+    return gatecal.render_compare_design(design, fmt)

@@ -1,0 +1,174 @@
+"""The size and power of ``gatecal compare``'s tests on simulated pairs of builds.
+
+Healthy pairs: both builds' runs drawn alike; each run draws its failure rate from a
+Beta with mean RATE and intra-run correlation icc (recommend's model) and every case
+fails independently at it. Regressed pairs: the same, with the candidate's first case
+always failing. Each cell is SAMPLES seeded pairs; a rejection is p <= 0.05 with the
+candidate worse. Tests:
+
+- ``gatecal``: what ``compare`` decides with several runs per build: the exact permutation
+  test over runs and the per-case Fisher tests under Holm, half the level each;
+- ``runs``: the permutation test over runs alone;
+- ``cases``: the exact sign-flip test over cases on per-case pass-share differences;
+- ``naive``: McNemar on (case, repeat) pairs, repeat i of one build paired with repeat i
+  of the other and every pair counted as independent (what eval tools do);
+- with one run per build, ``mcnemar`` (gatecal's) is the only test; at icc 0 its false
+  alarm and detection are also computed exactly (the discordant counts convolved case
+  by case in fractions) to check the simulation.
+
+Usage: python experiments/compare_size.py [--samples N]   (writes reports/compare-size.md)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+import gatecal
+from gatecal._analyses.compare import _draw_runs, _global_test, exact_mcnemar
+
+RATE = 0.05
+ALPHA = 0.05
+CASES = (12, 40)
+RUNS = (1, 3, 5, 10)
+ICCS = (0.0, 0.05, 0.2)
+
+
+def naive_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
+    """False alarm and 1-case detection of the (case, repeat) McNemar."""
+    gen = np.random.Generator(np.random.PCG64(seed))
+    hits = [0, 0]
+    for _ in range(samples):
+        base = _draw_runs(gen, runs, cases, RATE, icc)
+        for h, failing in enumerate((0, 1)):
+            cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
+            worse = int(np.sum((base == 1) & (cand == 0)))
+            better = int(np.sum((base == 0) & (cand == 1)))
+            hits[h] += worse > better and exact_mcnemar(worse, better) <= ALPHA
+    return hits[0] / samples, hits[1] / samples
+
+
+def pure_rates(test: str, cases: int, runs: int, icc: float, samples: int,
+               seed: int) -> tuple[float, float]:  # fmt: skip
+    """False alarm and 1-case detection of one global test alone (no per-case half)."""
+    gen = np.random.Generator(np.random.PCG64(seed))
+    hits = [0, 0]
+    for _ in range(samples):
+        base = _draw_runs(gen, runs, cases, RATE, icc)
+        for h, failing in enumerate((0, 1)):
+            cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
+            result, stat, _ = _global_test(base, cand, test, "worse")
+            hits[h] += result.p_value <= ALPHA and stat > 0
+    return hits[0] / samples, hits[1] / samples
+
+
+def exact_mcnemar_oc(cases: int, failing: int) -> float:
+    """Exact P(McNemar rejects) at icc 0 with `failing` cases always failing the candidate."""
+    p = Fraction(RATE)
+    healthy = {(1, 0): (1 - p) * p, (0, 1): p * (1 - p), (0, 0): p * p + (1 - p) ** 2}
+    broken = {(1, 0): 1 - p, (0, 0): p}
+    dist = {(0, 0): Fraction(1)}
+    for j in range(cases):
+        step = broken if j < failing else healthy
+        new: dict[tuple[int, int], Fraction] = {}
+        for (w, b), q in dist.items():
+            for (dw, db), r in step.items():
+                new[(w + dw, b + db)] = new.get((w + dw, b + db), Fraction(0)) + q * r
+        dist = new
+    level = Fraction(1, 20)  # ALPHA exactly
+    hits = [q for (w, b), q in dist.items() if w > b and exact_mcnemar(w, b) <= level]
+    return float(sum(hits, Fraction(0)))
+
+
+def se(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1 - p), 1e-12) / n)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=int, default=2000)
+    args = parser.parse_args()
+    samples = args.samples
+    start = time.monotonic()
+    rows = []
+    seed = 0
+    for n in CASES:
+        for runs in RUNS:
+            for icc in ICCS:
+                tests = ["mcnemar"] if runs == 1 else ["gatecal", "runs", "cases", "naive"]
+                for test in tests:
+                    seed += 1
+                    if test == "naive":
+                        fa, det = naive_rates(n, runs, icc, samples, seed)
+                    elif test in ("runs", "cases"):
+                        fa, det = pure_rates(test, n, runs, icc, samples, seed)
+                    else:
+                        oc = gatecal.compare_oc(cases=n, baseline_runs=runs, candidate_runs=runs,
+                                                rate=RATE, icc=icc, failing=1, alpha=ALPHA,
+                                                samples=samples, seed=seed)  # fmt: skip
+                        fa, det = oc.false_alarm, oc.detection
+                    exact = ""
+                    if test == "mcnemar" and icc == 0:
+                        efa, edet = exact_mcnemar_oc(n, 0), exact_mcnemar_oc(n, 1)
+                        exact = f"{efa:.4f} / {edet:.4f}"
+                    rows.append((n, runs, icc, test, fa, det, exact))
+                    print(n, runs, icc, test, fa, det, exact, flush=True)
+    seconds = time.monotonic() - start
+    lines = [
+        "# gatecal compare: the size and power of its tests",
+        "",
+        f"Generated by `python experiments/compare_size.py --samples {samples}` "
+        f"({seconds:.0f} s on the machine it ran on).",
+        "",
+        f"Each cell: {samples} seeded pairs of builds of n cases, R runs each; each run's failure "
+        f"rate drawn from a Beta with mean {RATE} and the intra-run correlation icc, every case "
+        "failing independently at it. False alarm: healthy pairs. Detection: the candidate's "
+        f"first case always fails. A rejection is p <= {ALPHA} with the candidate worse. "
+        f"Standard error: sqrt(p (1 - p) / {samples}), at most "
+        f"{se(0.5, samples):.3f} (about {se(ALPHA, samples):.4f} at a false alarm of {ALPHA}).",
+        "",
+        "- `gatecal`: what `compare` decides with several runs: the exact permutation of build "
+        "labels over whole runs and the per-case Fisher tests under Holm, half the level each;",
+        "- `runs`: that permutation test alone;",
+        "- `cases`: exact sign-flip over cases on the per-case pass-share differences;",
+        "- `naive`: McNemar on (case, repeat) pairs counted as independent (what eval tools do);",
+        "- `mcnemar`: gatecal's test with one run per build; at icc 0 also exact (the discordant "
+        "counts convolved case by case in fractions).",
+        "",
+        "| n | R | icc | test | false alarm | ± se | detection (1 case) | ± se | exact FA / det |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n, runs, icc, test, fa, det, exact in rows:
+        flag = " **over**" if fa > ALPHA + 3 * se(ALPHA, samples) else ""
+        lines.append(f"| {n} | {runs} | {icc:g} | {test} | {fa:.4f}{flag} | {se(fa, samples):.4f} "
+                     f"| {det:.4f} | {se(det, samples):.4f} | {exact} |")  # fmt: skip
+    lines += [
+        "",
+        f"**over**: more than three standard errors above the nominal {ALPHA}.",
+        "",
+        "Reading: gatecal's decision and the run permutation test hold their level at every "
+        "icc (exact when the two builds' runs are exchangeable, whatever the run-to-run "
+        "correlation; the per-case Fisher tests are exact per case, and Holm holds under any "
+        "dependence). The naive (case, repeat) McNemar and the case sign-flip go over the "
+        "level once runs are correlated, more so with more cases and more runs. With one run "
+        "per build nothing can tell a correlated pair of runs from a regression: McNemar's "
+        "false alarm matches the exact figure at icc 0 and grows with icc, which `compare` "
+        "reports as its own false alarm when the baseline has several runs to measure the "
+        "icc from. One broken case among many is caught by the per-case half once the runs "
+        "let a single case reach it (n / C(2R, R) <= alpha / 2: R >= 6 for 12 cases, R >= 7 "
+        "for 40; below that the run test decides alone); the sign-flip test barely sees it "
+        "(one changed case among unchanged ones gives p >= 1/2).",
+        "",
+    ]
+    out = Path(__file__).resolve().parent.parent / "reports" / "compare-size.md"
+    out.write_text("\n".join(lines))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

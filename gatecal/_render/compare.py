@@ -1,0 +1,165 @@
+"""Text renderings of a Comparison: table, markdown, csv and json."""
+
+from __future__ import annotations
+
+import json
+
+from gatecal._analyses.compare import CompareDesign, Comparison
+from gatecal._common.tables import (
+    FORMATS,
+    csv_text,
+    format_probability,
+    md_text,
+    plural,
+    safe_terminal,
+    table_lines,
+)
+from gatecal._common.validate import ParameterError
+
+__all__ = ["render_compare_design", "render_comparison"]
+
+_TESTS = {
+    "mcnemar": "exact McNemar test (one run per build: an exact binomial test on the "
+    "discordant cases)",
+    "runs": "exact permutation test over whole runs (each run's pass share; repeats "
+    "and run-to-run correlation kept inside the runs)",
+    "cases": "exact sign-flip test over cases (per-case pass-share differences; valid "
+    "for independent runs only)",
+}
+
+
+def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) -> str:
+    """Render :func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2) + "\n"
+    if fmt == "csv":
+        if not result.cases:
+            return "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs," \
+                   "p_value,adjusted,direction,flagged\n"  # fmt: skip
+        return csv_text([c.to_dict() for c in result.cases])
+    if fmt not in ("table", "markdown"):
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+
+    def name(text: str) -> str:
+        return md_text(text) if fmt == "markdown" else safe_terminal(text)
+
+    r = result
+    alt = "worse (one-sided)" if r.alternative == "worse" else "different (two-sided)"
+    verdict = {
+        "regression": "REGRESSION: the candidate is worse than the baseline",
+        "better": "the candidate differs from the baseline, in its favour",
+        "no evidence": "no evidence that the candidate is worse",
+        "incomplete": "INCOMPLETE EVIDENCE",
+    }[r.decision]
+    lines = [
+        f"compare: {plural(r.baseline_runs, 'baseline run')} vs "
+        f"{plural(r.candidate_runs, 'candidate run')} on {plural(r.cases_compared, 'case')} "
+        f"seen in both",
+    ]
+    for label, only in (("baseline", r.baseline_only), ("candidate", r.candidate_only)):
+        if only:
+            shown = ", ".join(name(c) for c in only[:top])
+            more = f" ... {len(only) - top} more" if len(only) > top else ""
+            lines.append(f"  seen in the {label} only: {shown}{more}")
+    lines += [f"  warning: {name(w)}" for w in r.warnings]
+    lines += ["", f"decision: {verdict}"]
+    lines += [f"  {name(reason)}" for reason in r.reasons]
+    p_text = format_probability(r.p_value)
+    if not r.exact:
+        p_text += f" (Monte Carlo, standard error {r.p_value_se:.2g})"
+    test_p = format_probability(r.p_test)
+    cases_p = format_probability(r.p_cases)
+    how = {
+        "both": f"p = {p_text} at alpha {r.alpha:g}: twice the smaller of the run test's "
+        f"{test_p} and the per-case tests' {cases_p} (each has half the level)",
+        "test": f"p = {p_text} at alpha {r.alpha:g} (the per-case tests can't reach half the "
+        "level with these runs, so the test decides alone)",
+        "cases": f"p = {p_text} at alpha {r.alpha:g}, the per-case tests' (the test itself "
+        f"can't reach alpha; its p is {test_p})",
+        "none": f"p = {test_p}; neither part can reach alpha {r.alpha:g}",
+    }[r.mode]
+    lines += [
+        f"  test: {_TESTS[r.test]}, and Fisher's exact test per case",
+        f"  alternative: {alt}; {how}",
+    ]
+    if r.discordant is not None:
+        lines.append(
+            f"  discordant cases: {r.discordant[0]} passed in the baseline and failed in the "
+            f"candidate, {r.discordant[1]} the reverse"
+        )
+    elif r.test == "runs":
+        lines.append(f"  mean pass share, baseline minus candidate: {r.statistic:+.4f}")
+    else:
+        lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
+    control = "Holm (family-wise error)" if r.multiplicity == "holm" else (
+        "Benjamini-Hochberg (false-discovery rate)")  # fmt: skip
+    level = r.alpha / 2 if r.mode == "both" else r.alpha
+    lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
+    lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))
+    if r.alternative == "two-sided":
+        lines.append("  better: " + (", ".join(name(c) for c in r.better) or "none"))
+    changed = [c for c in r.cases if c.direction != "same"][:top]
+    if changed:
+        rows = [[name(c.case), f"{c.baseline_passes}/{c.baseline_runs}",
+                 f"{c.candidate_passes}/{c.candidate_runs}", format_probability(c.p_value),
+                 format_probability(c.adjusted), "yes" if c.flagged else ""]
+                for c in changed]  # fmt: skip
+        lines += ["", *table_lines(["case", "baseline", "candidate", "p", "adjusted",
+                                    "flagged"], rows, fmt)]  # fmt: skip
+        rest = sum(c.direction != "same" for c in r.cases) - len(changed)
+        if rest > 0:
+            lines.append(f"  ... {rest} more changed cases")
+    if r.operating:
+        lines += [
+            "",
+            f"this comparison's own error rates (simulated, {r.oc_samples} pairs of builds per "
+            "point; each run's failure rate drawn from the baseline's measured noise):",
+            f"  false alarm on two healthy builds: {format_probability(r.false_alarm or 0.0)}; "
+            f"detection of {r.regression} ({r.regression_failing} of {r.cases_compared}): "
+            f"{format_probability(r.detection or 0.0)} (the worst over the points below)",
+        ]
+        rows = [[o.point, f"{o.rate:.4f}", f"{o.icc:.3f}",
+                 f"{format_probability(o.false_alarm)} ± {o.false_alarm_se:.2g}",
+                 f"{format_probability(o.detection)} ± {o.detection_se:.2g}"]
+                for o in r.operating]  # fmt: skip
+        lines += table_lines(["noise point", "rate", "icc", "false alarm", "detection"],
+                             rows, fmt)  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
+    """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(design.to_dict(), indent=2) + "\n"
+    rows = [{"runs": r, "false_alarm": o.false_alarm, "false_alarm_se": o.false_alarm_se,
+             "detection": o.detection, "detection_se": o.detection_se}
+            for r, o in design.rows]  # fmt: skip
+    if fmt == "csv":
+        return csv_text(rows)
+    if fmt not in ("table", "markdown"):
+        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    d = design
+    lines = [
+        f"compare plan: {plural(d.cases, 'case')}, each run's failure rate {d.rate:g} on "
+        f"average (icc {d.icc:g}); the regression: {plural(d.failing, 'case')} failing in the "
+        "candidate",
+        f"targets: false alarm <= {d.false_alarm_target:g} (the comparison's level), "
+        f"detection >= {d.detection_target:g}; simulated, {d.samples} pairs of builds per row",
+        "",
+    ]
+    if d.runs is None:
+        top = max(r for r, _ in d.rows)
+        lines.append(f"no number of runs per build up to {top} meets both targets")
+    else:
+        o = dict(d.rows)[d.runs]
+        lines.append(
+            f"runs per build: {d.runs} (false alarm {format_probability(o.false_alarm)} ± "
+            f"{o.false_alarm_se:.2g}, detection {format_probability(o.detection)} ± "
+            f"{o.detection_se:.2g})"
+        )
+    lines += ["", "runs tried:"]
+    table = [[str(r["runs"]), f"{format_probability(r['false_alarm'])} ± {r['false_alarm_se']:.2g}",
+              f"{format_probability(r['detection'])} ± {r['detection_se']:.2g}"]
+             for r in rows]  # fmt: skip
+    lines += table_lines(["runs per build", "false alarm", "detection"], table, fmt)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,230 @@
+"""``gatecal compare``: is the candidate build worse than the baseline on the same cases?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import typer.core
+
+from gatecal._common.validate import ParameterError
+from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._inputs import read_runs
+from gatecal.cli._options import (
+    AttemptsOpt,
+    FormatOpt,
+    InputFormatOpt,
+    JunitRepeatsOpt,
+    OutOpt,
+    RegressionOpt,
+    ScoreThresholdOpt,
+    TargetOpt,
+    choice,
+    probability,
+    seed,
+    whole,
+)
+from gatecal.cli._outputs import Outputs
+
+__all__ = ["CompareCommand", "compare", "spread_paths"]
+
+#: Options that take one or more paths each: ``--baseline a b c --candidate d e``.
+PATH_LISTS = ("--baseline", "--candidate")
+
+
+def spread_paths(args: list[str]) -> list[str]:
+    """``--baseline a b --candidate c`` as click reads it: ``--baseline a --baseline b
+    --candidate c``. The words after a path option up to the next option are its paths
+    (shell globs expand to several words)."""
+    out: list[str] = []
+    current: str | None = None
+    first = False  # the word right after `--baseline` is its own value
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        name = arg.split("=", 1)[0]
+        if name in PATH_LISTS:
+            current, first = name, "=" not in arg
+            out.append(arg)
+        elif arg.startswith("-") and arg != "-":
+            current, first = None, False
+            out.append(arg)
+        elif current is not None and not first:
+            out += [current, arg]
+        else:
+            first = False
+            out.append(arg)
+    return out
+
+
+class CompareCommand(typer.core.TyperCommand):
+    """The compare command, reading several paths after each of ``--baseline`` and
+    ``--candidate``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, spread_paths(list(args)))
+
+
+PathsOpt = list[str] | None
+
+RunsArgument = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="RUNS",
+        help="Runs of both builds in tables with a `build` column (healthy = baseline, "
+        "regressed = candidate), instead of or besides --baseline and --candidate.",
+        show_default=False,
+    ),
+]
+
+
+def compare(
+    paths: RunsArgument = None,
+    baseline: Annotated[
+        PathsOpt,
+        typer.Option(
+            "--baseline",
+            metavar="RUNS...",
+            help="Runs of the baseline build: one or more files, folders or globs (JUnit XML, "
+            "promptfoo, inspect_ai, DeepEval, a long CSV/JSONL table).",
+        ),
+    ] = None,
+    candidate: Annotated[
+        PathsOpt,
+        typer.Option("--candidate", metavar="RUNS...", help="Runs of the candidate build."),
+    ] = None,
+    alternative: Annotated[
+        str,
+        choice(
+            "--alternative",
+            "ALT",
+            "worse (one-sided, the default) or two-sided.",
+            ("worse", "two-sided"),
+        ),
+    ] = "worse",
+    alpha: Annotated[
+        float,
+        probability(
+            "--alpha",
+            "A",
+            "Level of the test and of the per-case control.",
+            low_open=True,
+            high_open=True,
+        ),
+    ] = 0.05,
+    multiplicity: Annotated[
+        str,
+        choice(
+            "--multiplicity",
+            "METHOD",
+            "Changed cases: holm (family-wise error) or bh "
+            "(Benjamini-Hochberg, false-discovery rate).",
+            ("holm", "bh"),
+        ),
+    ] = "holm",
+    partial: Annotated[
+        bool,
+        typer.Option(
+            "--partial",
+            help="Compare the cases both builds report even when some "
+            "are in one build only (otherwise: incomplete evidence, exit 1).",
+        ),
+    ] = False,
+    test: Annotated[
+        str,
+        choice(
+            "--test",
+            "TEST",
+            "auto (McNemar with one run per build, else the run "
+            "permutation test), mcnemar, runs or cases (sign-flip over cases; valid "
+            "for independent runs only).",
+            ("auto", "mcnemar", "runs", "cases"),
+        ),
+    ] = "auto",
+    regression: RegressionOpt = None,
+    oc_samples: Annotated[
+        int,
+        whole(
+            "--oc-samples",
+            "Simulated pairs of builds per noise point for the comparison's "
+            "own false alarm and detection (0: skip).",
+            low=0,
+            high=10**6,
+        ),
+    ] = 1000,
+    seed_value: Annotated[int, seed("Root seed of the simulation.")] = 0,
+    fmt: FormatOpt = "table",
+    out: OutOpt = None,
+    chart: Annotated[
+        Path | None,
+        typer.Option(
+            "--chart",
+            metavar="FILE",
+            help="Also save each case's pass share in both builds (.png/.svg).",
+        ),
+    ] = None,
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    inspect_partial: Annotated[
+        str,
+        choice(
+            "--inspect-partial",
+            "AS",
+            "inspect_ai 'P' (partially correct) counts as: fail, pass or unscored.",
+            ("fail", "pass", "unscored"),
+        ),
+    ] = "fail",
+) -> None:
+    """Compare a candidate build with a baseline on the same cases: did it get worse?
+
+    Pairs the two builds by case, tests with an exact test that keeps each run whole
+    (so repeats and run-to-run correlation are not mistaken for evidence), names the
+    cases that got worse with Holm's (or Benjamini-Hochberg's) error control, and says
+    how often this comparison itself raises a false alarm and catches a regression,
+    given the baseline's measured noise. Exit 0: no evidence of a regression; 1: a
+    regression, or incomplete evidence.
+
+    Example: gatecal compare --baseline main/*.xml --candidate pr/*.xml
+    """
+    base_paths, cand_paths = list(baseline or ()), list(candidate or ())
+    outputs = Outputs(("--out", out), ("--chart", chart),
+                      inputs=[*(paths or ()), *base_paths, *cand_paths])  # fmt: skip
+    if not (paths or base_paths):
+        raise CliError("--baseline must name the baseline's runs (got nothing)")
+    if not (paths or cand_paths):
+        raise CliError("--candidate must name the candidate's runs (got nothing)")
+    data = read_runs(
+        "--baseline/--candidate", [*(paths or ()), *base_paths], cand_paths,
+        input_format=input_format, attempts=attempts, junit_repeats=junit_repeats,
+        target=target, threshold=threshold, partial=inspect_partial,
+    )  # fmt: skip
+    outputs.refuse_inputs(data.sources)
+    roles: dict[Path, str] = {}
+    for read in data.files:
+        key = Path(read.path).resolve()
+        if roles.setdefault(key, read.build) != read.build:
+            raise CliError(f"--candidate must not repeat a baseline file (got {read.path!r})")
+    builds = data.builds()
+    if "healthy" not in builds:
+        raise CliError("--baseline must hold baseline runs (got only candidate verdicts)")
+    if "regressed" not in builds:
+        raise CliError("--candidate must hold candidate runs (got only baseline verdicts)")
+    import gatecal
+
+    try:
+        result = gatecal.compare_builds(
+            data, alternative=alternative, alpha=alpha, multiplicity=multiplicity,
+            partial=partial, test=test, regression=regression, oc_samples=oc_samples,
+            seed=seed_value,
+        )  # fmt: skip
+    except ParameterError as exc:
+        raise from_library(exc, {"test": "--test", "alpha": "--alpha"}) from None
+    outputs.put("--out", gatecal.render_comparison(result, fmt))
+    outputs.chart(lambda charts: charts.plot_compare(result))
+    outputs.commit()
+    if result.exit_code:
+        raise typer.Exit(result.exit_code)
