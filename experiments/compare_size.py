@@ -30,7 +30,9 @@ from pathlib import Path
 import numpy as np
 
 import gatecal
-from gatecal._analyses.compare import _draw_runs, _global_test, exact_mcnemar
+from gatecal._analyses.compare import _global_test
+from gatecal._analyses.compare_oc import _draw_runs
+from gatecal._analyses.paired_tests import exact_mcnemar
 
 RATE = 0.05
 ALPHA = 0.05
@@ -110,7 +112,7 @@ def main() -> None:
                     else:
                         oc = gatecal.compare_oc(cases=n, baseline_runs=runs, candidate_runs=runs,
                                                 rate=RATE, icc=icc, failing=1, alpha=ALPHA,
-                                                samples=samples, seed=seed)  # fmt: skip
+                                                samples=samples, rng=seed)  # fmt: skip
                         fa, det = oc.false_alarm, oc.detection
                     exact = ""
                     if test == "mcnemar" and icc == 0:

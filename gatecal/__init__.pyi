@@ -25,11 +25,13 @@ from ._analyses.check import (
 )
 from ._analyses.compare import (
     CaseChange as CaseChange,
-    CompareDesign as CompareDesign,
     CompareOC as CompareOC,
     Comparison as Comparison,
     compare_builds as compare_builds,
     compare_matrices as compare_matrices,
+)
+from ._analyses.compare_oc import (
+    CompareDesign as CompareDesign,
     compare_oc as compare_oc,
     plan_compare as plan_compare,
 )

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 import gatecal
-from gatecal._analyses.compare import (
+from gatecal._analyses.paired_tests import (
     benjamini_hochberg,
     exact_mcnemar,
     fisher_one_sided,
@@ -25,7 +25,7 @@ from gatecal._analyses.compare import (
     sign_flip_p,
 )
 from gatecal.cli import main
-from gatecal.cli.compare import spread_paths
+from gatecal.cli._spread import spread_paths
 
 # -- exact p-values -------------------------------------------------------------------------
 
@@ -87,7 +87,7 @@ def test_run_permutation_is_the_brute_force_enumeration_of_relabellings(base, ca
 
 
 def test_run_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monkeypatch):
-    import gatecal._analyses.compare as mod
+    import gatecal._analyses.paired_tests as mod
 
     base = [Fraction(11, 12), Fraction(10, 11), Fraction(12, 12), Fraction(9, 10)]
     cand = [Fraction(8, 11), Fraction(10, 12), Fraction(7, 10), Fraction(11, 11)]
@@ -113,7 +113,7 @@ def test_run_permutation_float_counts_agree_with_the_integer_count():
 
 
 def test_the_simulations_sampled_count_is_near_the_exact_one(monkeypatch):
-    import gatecal._analyses.compare as mod
+    import gatecal._analyses.paired_tests as mod
 
     base, cand = RUN_SHARES[2]
     exact = float(_brute_runs(base, cand)[0])
@@ -188,7 +188,7 @@ def _naive_mcnemar_size(cases, runs, rate, icc, alpha, samples, seed):
 def test_the_run_test_holds_its_level_under_run_to_run_correlation_the_naive_one_does_not():
     cases, runs, rate, icc, alpha, samples = 20, 5, 0.1, 0.1, 0.05, 600
     oc = gatecal.compare_oc(cases=cases, baseline_runs=runs, candidate_runs=runs, rate=rate,
-                            icc=icc, failing=1, alpha=alpha, samples=samples, seed=1)  # fmt: skip
+                            icc=icc, failing=1, alpha=alpha, samples=samples, rng=1)  # fmt: skip
     se = math.sqrt(alpha * (1 - alpha) / samples)
     assert oc.false_alarm <= alpha + 3 * se
     naive = _naive_mcnemar_size(cases, runs, rate, icc, alpha, samples, seed=2)
@@ -196,7 +196,8 @@ def test_the_run_test_holds_its_level_under_run_to_run_correlation_the_naive_one
 
 
 def test_the_case_sign_flip_is_too_liberal_under_run_to_run_correlation():
-    from gatecal._analyses.compare import _draw_runs, _global_test
+    from gatecal._analyses.compare import _global_test
+    from gatecal._analyses.compare_oc import _draw_runs
 
     gen = np.random.default_rng(4)
     hits = 0
@@ -247,7 +248,7 @@ def test_exact_mcnemar_false_alarm_by_two_methods():
 def test_simulated_mcnemar_operating_characteristic_matches_the_exact_one(failing):
     exact = float(_exact_mcnemar_oc(10, failing, Fraction(3, 10), Fraction(1, 20)))
     oc = gatecal.compare_oc(cases=10, baseline_runs=1, candidate_runs=1, rate=0.3,
-                            failing=failing, samples=4000, seed=5)  # fmt: skip
+                            failing=failing, samples=4000, rng=5)  # fmt: skip
     sim = oc.false_alarm if failing == 0 else oc.detection
     se = math.sqrt(exact * (1 - exact) / 4000)
     assert abs(sim - exact) <= 4 * se
@@ -255,7 +256,7 @@ def test_simulated_mcnemar_operating_characteristic_matches_the_exact_one(failin
 
 def test_plan_compare_returns_the_fewest_runs_meeting_both_targets():
     design = gatecal.plan_compare(cases=12, rate=0.05, icc=0.05, regression="1",
-                                  false_alarm=0.05, detection=0.8, samples=300, seed=0)  # fmt: skip
+                                  false_alarm=0.05, detection=0.8, samples=300, rng=0)  # fmt: skip
     assert design.runs is not None
     rows = dict(design.rows)
     assert rows[design.runs].detection >= 0.8
@@ -364,8 +365,8 @@ def test_two_sided_names_better_cases(tmp_path):
 
 def test_operating_characteristic_is_reported_and_seeded(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 5, 5, {"case-3"})])
-    a = gatecal.compare_builds(data, oc_samples=100, regression="2", seed=7)
-    b = gatecal.compare_builds(data, oc_samples=100, regression="2", seed=7)
+    a = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
+    b = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
     assert a.operating == b.operating
     assert a.regression_failing == 2
     assert [o.point for o in a.operating] == ["fit", "largest icc", "largest rate"]
@@ -385,12 +386,15 @@ def test_bad_library_input_names_the_parameter():
 # -- the command line -----------------------------------------------------------------------
 
 
+LISTS = ("--baseline", "--candidate")
+
+
 def test_spread_paths_reads_several_paths_after_each_option():
     args = ["--baseline", "a", "b", "c", "--candidate", "d", "e", "--format", "json", "x"]
-    assert spread_paths(args) == ["--baseline", "a", "--baseline", "b", "--baseline", "c",
+    assert spread_paths(args, LISTS) == ["--baseline", "a", "--baseline", "b", "--baseline", "c",
                                   "--candidate", "d", "--candidate", "e", "--format", "json",
                                   "x"]  # fmt: skip
-    assert spread_paths(["--baseline=a", "b", "--partial", "c"]) == [
+    assert spread_paths(["--baseline=a", "b", "--partial", "c"], LISTS) == [
         "--baseline=a", "--baseline", "b", "--partial", "c"]  # fmt: skip
 
 

@@ -48,219 +48,42 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._common.seeds import SeedLike, root_seed
+from gatecal._analyses.paired_tests import (
+    TestResult,
+    _two_sided,
+    benjamini_hochberg,
+    exact_mcnemar,
+    fisher_one_sided,
+    holm,
+    run_permutation_p,
+    sign_flip_p,
+)
+from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
     ParameterError,
     check_count,
     check_instance,
     check_level,
-    check_probability,
 )
 from gatecal._model.regression import Regression, parse_regression
 from gatecal.readers import RunsData
+
+ALTERNATIVES = ("worse", "two-sided")
+COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
+MULTIPLICITY = ("holm", "bh")
 
 __all__ = [
     "ALTERNATIVES",
     "COMPARE_TESTS",
     "MULTIPLICITY",
     "CaseChange",
-    "CompareDesign",
     "CompareOC",
     "Comparison",
-    "benjamini_hochberg",
     "compare_builds",
     "compare_matrices",
-    "compare_oc",
-    "exact_mcnemar",
-    "fisher_one_sided",
-    "holm",
-    "plan_compare",
-    "run_permutation_p",
-    "sign_flip_p",
 ]
 
-ALTERNATIVES = ("worse", "two-sided")
-COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
-MULTIPLICITY = ("holm", "bh")
-#: The exact count's table may hold at most this many cells, else Monte Carlo.
-EXACT_CELLS = 4_000_000
-#: Permutations drawn when the exact count is too big.
-MONTE_CARLO_PERMUTATIONS = 100_000
-#: ... and in each simulated comparison of the operating characteristic (still a valid
-#: p-value, ``(1 + hits) / (1 + draws)``; a little less powerful than the reported one).
-SIMULATION_PERMUTATIONS = 2_000
-#: The simulation counts exactly only while the count costs at most this many cell updates.
-SIMULATION_WORK = 20_000_000
-
 Matrix = npt.NDArray[np.int8]
-
-
-# -- exact p-values -------------------------------------------------------------------------
-
-
-def _two_sided(upper: Fraction, lower: Fraction) -> Fraction:
-    """The doubled smaller tail, at most 1."""
-    return min(Fraction(1), 2 * min(upper, lower))
-
-
-def exact_mcnemar(worse: int, better: int, alternative: str = "worse") -> Fraction:
-    """Exact McNemar p-value: `worse` cases passed in the baseline and failed in the
-    candidate, `better` the reverse; under no change each discordant case is worse with
-    probability 1/2. One-sided ``P(Bin(D, 1/2) >= worse)``, or the doubled smaller tail."""
-    d = worse + better
-    upper = Fraction(sum(math.comb(d, i) for i in range(worse, d + 1)), 2**d)
-    if alternative == "worse":
-        return upper
-    lower = Fraction(sum(math.comb(d, i) for i in range(worse + 1)), 2**d)
-    return _two_sided(upper, lower)
-
-
-def fisher_one_sided(base_pass: int, base_runs: int, cand_pass: int, cand_runs: int) -> Fraction:
-    """Fisher's exact p-value that the candidate passes less often: ``P(A >= base_pass)``
-    for A the baseline's passes, hypergeometric given the total passes."""
-    total = base_pass + cand_pass
-    denom = math.comb(base_runs + cand_runs, total)
-    top = min(base_runs, total)
-    num = sum(math.comb(base_runs, x) * math.comb(cand_runs, total - x)
-              for x in range(base_pass, top + 1))  # fmt: skip
-    return Fraction(num, denom)
-
-
-def _subset_counts(values: list[int], size: int | None, *, exact: bool = True) -> list[Any]:
-    """How many subsets (of `size` elements, or of any size) sum to each s = 0..sum:
-    exact integers, or (``exact=False``, counts beyond int64 only) float64 counts."""
-    total = sum(values)
-    n = len(values)
-    count = math.comb(n, size) if size is not None else 2**n
-    dtype: Any = np.int64 if count < 2**62 else (object if exact else np.float64)
-    if size is None:
-        dp = np.zeros(total + 1, dtype=dtype)
-        dp[0] = 1
-        for v in values:
-            new = dp.copy()
-            new[v:] += dp[: total + 1 - v]
-            dp = new
-        return [int(c) for c in dp] if dtype is not np.float64 else list(dp)
-    table = np.zeros((size + 1, total + 1), dtype=dtype)
-    table[0, 0] = 1
-    for v in values:
-        new = table.copy()
-        new[1:, v:] += table[:-1, : total + 1 - v]
-        table = new
-    return [int(c) for c in table[size]] if dtype is not np.float64 else list(table[size])
-
-
-def _scaled(shares: list[Fraction]) -> tuple[list[int], int]:
-    """Integers proportional to `shares` and their common denominator."""
-    lcm = math.lcm(*(s.denominator for s in shares)) if shares else 1
-    return [int(s * lcm) for s in shares], lcm
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TestResult:
-    p_value: float
-    exact: bool
-    #: the Monte Carlo p-value's standard error (0 when exact)
-    standard_error: float = 0.0
-    #: the smallest p-value any data of this shape can give (can the test reach alpha?)
-    smallest_p: float = 0.0
-
-
-def run_permutation_p(
-    base: list[Fraction],
-    cand: list[Fraction],
-    alternative: str = "worse",
-    *,
-    rng: SeedLike = 0,
-    exact_counts: bool = True,
-) -> TestResult:
-    """The permutation test of build labels over runs; `base` and `cand` are the runs'
-    pass shares. Exact by counting subset sums when feasible, else seeded Monte Carlo.
-    ``exact_counts=False`` (the simulation's fast path) counts in float64 where the
-    counts outgrow int64, instead of in Python integers, and samples
-    :data:`SIMULATION_PERMUTATIONS` permutations where it samples (and where the exact
-    count would cost more than :data:`SIMULATION_WORK` cell updates)."""
-    values, _ = _scaled([*base, *cand])
-    rb, n = len(base), len(base) + len(cand)
-    observed = sum(values[:rb])
-    smallest = 1.0 / math.comb(n, rb)
-    cells = rb * sum(values)
-    if cells <= EXACT_CELLS and (exact_counts or cells * n <= SIMULATION_WORK):
-        counts = _subset_counts(values, rb, exact=exact_counts)
-        if isinstance(counts[0], float):
-            whole = math.fsum(counts)
-            hi = math.fsum(counts[observed:]) / whole
-            lo = math.fsum(counts[: observed + 1]) / whole
-            p = hi if alternative == "worse" else min(1.0, 2 * min(hi, lo))
-            return TestResult(p_value=p, exact=True, smallest_p=smallest)
-        denom = math.comb(n, rb)
-        upper = Fraction(sum(counts[observed:]), denom)
-        if alternative == "worse":
-            return TestResult(p_value=float(upper), exact=True, smallest_p=smallest)
-        lower = Fraction(sum(counts[: observed + 1]), denom)
-        both = _two_sided(upper, lower)
-        return TestResult(p_value=float(both), exact=True, smallest_p=min(1.0, 2 * smallest))
-    gen = np.random.Generator(np.random.PCG64(root_seed(rng)))
-    arr = np.asarray(values, dtype=np.float64)
-    draws = MONTE_CARLO_PERMUTATIONS if exact_counts else SIMULATION_PERMUTATIONS
-    sums = np.empty(draws)
-    for start in range(0, draws, 1000):
-        perm = gen.permuted(np.tile(arr, (min(1000, draws - start), 1)), axis=1)
-        sums[start : start + len(perm)] = perm[:, :rb].sum(axis=1)
-    hi = float(np.sum(sums >= observed))
-    lo = float(np.sum(sums <= observed))
-    p_hi, p_lo = (1 + hi) / (1 + draws), (1 + lo) / (1 + draws)
-    p = p_hi if alternative == "worse" else min(1.0, 2 * min(p_hi, p_lo))
-    se = math.sqrt(p * (1 - p) / draws)
-    return TestResult(p_value=p, exact=False, standard_error=se, smallest_p=smallest)
-
-
-def sign_flip_p(differences: list[Fraction], alternative: str = "worse") -> TestResult:
-    """The exact sign-flip test over cases of the per-case pass-share differences
-    (baseline minus candidate), counted over all 2^n sign vectors."""
-    scaled, _ = _scaled([abs(d) for d in differences])
-    signed, _ = _scaled(list(differences))
-    n = len(differences)
-    total = sum(scaled)
-    observed = sum(signed)  # same common denominator: |d| and d share it
-    counts = _subset_counts(scaled, None)
-    # a sign vector with + on subset P sums to 2 * sum_P |d| - total
-    denom = 2**n
-    upper = Fraction(sum(c for s, c in enumerate(counts) if 2 * s - total >= observed), denom)
-    smallest = 1.0 / denom
-    if alternative == "worse":
-        return TestResult(p_value=float(upper), exact=True, smallest_p=smallest)
-    lower = Fraction(sum(c for s, c in enumerate(counts) if 2 * s - total <= observed), denom)
-    return TestResult(p_value=float(_two_sided(upper, lower)), exact=True,
-                      smallest_p=min(1.0, 2 * smallest))  # fmt: skip
-
-
-# -- multiplicity ---------------------------------------------------------------------------
-
-
-def holm(p_values: list[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (family-wise error under any dependence)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    out = [0.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        out[i] = running
-    return out
-
-
-def benjamini_hochberg(p_values: list[float]) -> list[float]:
-    """Benjamini-Hochberg adjusted p-values (false-discovery rate under positive dependence)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i], reverse=True)
-    out = [0.0] * m
-    running = 1.0
-    for k, i in enumerate(order):
-        rank = m - k
-        running = min(running, p_values[i] * m / rank)
-        out[i] = min(1.0, running)
-    return out
 
 
 # -- results --------------------------------------------------------------------------------
@@ -315,9 +138,15 @@ class CompareOC:
     detection_se: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"point": self.point, "rate": self.rate, "icc": self.icc,
-                "false_alarm": self.false_alarm, "false_alarm_se": self.false_alarm_se,
-                "detection": self.detection, "detection_se": self.detection_se}  # fmt: skip
+        return {
+            "point": self.point,
+            "rate": self.rate,
+            "icc": self.icc,
+            "false_alarm": self.false_alarm,
+            "false_alarm_se": self.false_alarm_se,
+            "detection": self.detection,
+            "detection_se": self.detection_se,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -417,8 +246,17 @@ class Comparison:
         """The compared cases as a pandas DataFrame, one row per case."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        columns = ["case", "baseline_passes", "baseline_runs", "candidate_passes",
-                   "candidate_runs", "p_value", "adjusted", "direction", "flagged"]  # fmt: skip
+        columns = [
+            "case",
+            "baseline_passes",
+            "baseline_runs",
+            "candidate_passes",
+            "candidate_runs",
+            "p_value",
+            "adjusted",
+            "direction",
+            "flagged",
+        ]
         frame = pd.DataFrame([c.to_dict() for c in self.cases], columns=columns)
         frame["baseline_share"] = frame["baseline_passes"] / frame["baseline_runs"]
         frame["candidate_share"] = frame["candidate_passes"] / frame["candidate_runs"]
@@ -457,10 +295,12 @@ def _global_test(
         for m in (base, cand):
             seen = (m >= 0).sum(axis=1)
             passed = (m == 1).sum(axis=1)
-            shares.append([Fraction(int(p), int(s)) for p, s in zip(passed, seen, strict=True)
-                           if s > 0])  # fmt: skip
-        result = run_permutation_p(shares[0], shares[1], alternative, rng=rng,
-                                   exact_counts=not fast)  # fmt: skip
+            shares.append(
+                [Fraction(int(p), int(s)) for p, s in zip(passed, seen, strict=True) if s > 0]
+            )
+        result = run_permutation_p(
+            shares[0], shares[1], alternative, rng=rng, exact_counts=not fast
+        )
         stat = float(sum(shares[0]) / len(shares[0]) - sum(shares[1]) / len(shares[1]))
         return result, stat, None
     diffs = []
@@ -476,8 +316,9 @@ def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
     if test == "auto":
         return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
     if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
-        raise ParameterError("test", "mcnemar needs exactly one run per build",
-                             f"{base_runs} and {cand_runs} runs")  # fmt: skip
+        raise ParameterError(
+            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
+        )
     return test
 
 
@@ -493,7 +334,7 @@ def compare_matrices(
     test: str = "auto",
     regression: Regression | str | None = None,
     oc_samples: int = 1000,
-    seed: SeedLike = 0,
+    rng: SeedLike = 0,
     confidence_level: float = 0.95,
     sources: tuple[str, ...] = (),
     warnings: tuple[str, ...] = (),
@@ -503,8 +344,9 @@ def compare_matrices(
     import gatecal
 
     if alternative not in ALTERNATIVES:
-        raise ParameterError("alternative", f"must be one of {', '.join(ALTERNATIVES)}",
-                             alternative)  # fmt: skip
+        raise ParameterError(
+            "alternative", f"must be one of {', '.join(ALTERNATIVES)}", alternative
+        )
     if multiplicity not in MULTIPLICITY:
         raise ParameterError("multiplicity", "must be holm or bh", multiplicity)
     if test not in COMPARE_TESTS:
@@ -522,8 +364,9 @@ def compare_matrices(
     in_base = [bool(x) for x in np.asarray((base >= 0).any(axis=0))]
     in_cand = [bool(x) for x in np.asarray((cand >= 0).any(axis=0))]
     baseline_only = tuple(n for n, b, c in zip(names, in_base, in_cand, strict=True) if b and not c)
-    candidate_only = tuple(n for n, b, c in zip(names, in_base, in_cand, strict=True)
-                           if c and not b)  # fmt: skip
+    candidate_only = tuple(
+        n for n, b, c in zip(names, in_base, in_cand, strict=True) if c and not b
+    )
     both = np.array([b and c for b, c in zip(in_base, in_cand, strict=True)], dtype=bool)
     compared = [n for n, k in zip(names, both, strict=True) if k]
     base, cand = base[:, both], cand[:, both]
@@ -536,38 +379,79 @@ def compare_matrices(
         if partial:
             reasons.append(f"{what} seen in one build only left out (partial)")
         else:
-            reasons.append(f"{what} seen in one build only: incomplete evidence "
-                           "(allow with partial)")  # fmt: skip
+            reasons.append(
+                f"{what} seen in one build only: incomplete evidence (allow with partial)"
+            )
     if regression is None or isinstance(regression, str):
         reg = parse_regression("0.25" if regression is None else regression)
     else:
         reg = regression
     check_instance("regression", reg, Regression, "a Regression or its text")
     common: dict[str, Any] = dict(
-        alternative=alternative, alpha=alpha, cases_compared=len(compared),
-        baseline_runs=len(base), candidate_runs=len(cand), baseline_only=baseline_only,
-        candidate_only=candidate_only, partial=partial, multiplicity=multiplicity,
-        regression=reg.describe(), oc_samples=samples, sources=sources,
-        warnings=warnings, version=gatecal.__version__,
-    )  # fmt: skip
+        alternative=alternative,
+        alpha=alpha,
+        cases_compared=len(compared),
+        baseline_runs=len(base),
+        candidate_runs=len(cand),
+        baseline_only=baseline_only,
+        candidate_only=candidate_only,
+        partial=partial,
+        multiplicity=multiplicity,
+        regression=reg.describe(),
+        oc_samples=samples,
+        sources=sources,
+        warnings=warnings,
+        version=gatecal.__version__,
+    )
     if not compared or not len(base) or not len(cand):
         reasons.append("no case observed in both builds")
-        return Comparison(decision="incomplete", reasons=tuple(reasons), test=test,
-                          mode="none", p_value=1.0, p_test=1.0, p_cases=1.0, exact=True,
-                          p_value_se=0.0, smallest_p=1.0,
-                          statistic=0.0, cases=(), worse=(), better=(), discordant=None,
-                          regression_failing=0, operating=(), false_alarm=None,
-                          detection=None, **common)  # fmt: skip
+        return Comparison(
+            decision="incomplete",
+            reasons=tuple(reasons),
+            test=test,
+            mode="none",
+            p_value=1.0,
+            p_test=1.0,
+            p_cases=1.0,
+            exact=True,
+            p_value_se=0.0,
+            smallest_p=1.0,
+            statistic=0.0,
+            cases=(),
+            worse=(),
+            better=(),
+            discordant=None,
+            regression_failing=0,
+            operating=(),
+            false_alarm=None,
+            detection=None,
+            **common,
+        )
     chosen = _choose_test(test, len(base), len(cand))
-    found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=seed)
+    found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=rng)
     result = found.test
     case_rows = tuple(
-        CaseChange(case=name, baseline_passes=bp, baseline_runs=bn, candidate_passes=cp,
-                   candidate_runs=cn, p_value=p, adjusted=a, direction=d, flagged=f)
+        CaseChange(
+            case=name,
+            baseline_passes=bp,
+            baseline_runs=bn,
+            candidate_passes=cp,
+            candidate_runs=cn,
+            p_value=p,
+            adjusted=a,
+            direction=d,
+            flagged=f,
+        )
         for name, (bp, bn, cp, cn), p, a, d, f in zip(
-            compared, found.counts, found.raw, found.adjusted, found.directions,
-            found.flagged, strict=True)
-    )  # fmt: skip
+            compared,
+            found.counts,
+            found.raw,
+            found.adjusted,
+            found.directions,
+            found.flagged,
+            strict=True,
+        )
+    )
     case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
     worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
     better = tuple(c.case for c in case_rows if c.flagged and c.direction == "better")
@@ -577,15 +461,31 @@ def compare_matrices(
     failing = reg.failing(n)
     operating: tuple[CompareOC, ...] = ()
     if samples and 1 <= failing <= n:
-        operating = _operating(base, n, len(base), len(cand), chosen, alternative, alpha,
-                               multiplicity, failing, samples, seed, level)  # fmt: skip
+        from gatecal._analyses.compare_oc import _operating
+
+        operating = _operating(
+            base,
+            n,
+            len(base),
+            len(cand),
+            chosen,
+            alternative,
+            alpha,
+            multiplicity,
+            failing,
+            samples,
+            rng,
+            level,
+        )
     false_alarm = max((o.false_alarm for o in operating), default=None)
     detection = min((o.detection for o in operating), default=None)
 
     if found.mode == "none":
-        reasons.append(f"neither the {chosen} test nor the per-case tests can reach alpha "
-                       f"{alpha:g} with {len(base)} + {len(cand)} runs of {n} cases (the "
-                       f"test's smallest p-value is {result.smallest_p:.3g})")  # fmt: skip
+        reasons.append(
+            f"neither the {chosen} test nor the per-case tests can reach alpha "
+            f"{alpha:g} with {len(base)} + {len(cand)} runs of {n} cases (the "
+            f"test's smallest p-value is {result.smallest_p:.3g})"
+        )
     incomplete = (bool(baseline_only or candidate_only) and not partial) or found.mode == "none"
     if incomplete:
         decision = "incomplete"
@@ -593,14 +493,28 @@ def compare_matrices(
         decision = "regression" if found.worse else "better"
     else:
         decision = "no evidence"
-    return Comparison(decision=decision, reasons=tuple(reasons), test=chosen, mode=found.mode,
-                      p_value=found.p_value, p_test=result.p_value, p_cases=found.p_cases,
-                      exact=result.exact, p_value_se=result.standard_error,
-                      smallest_p=result.smallest_p, statistic=found.statistic,
-                      cases=case_rows, worse=worse, better=better,
-                      discordant=found.discordant, regression_failing=failing,
-                      operating=operating, false_alarm=false_alarm, detection=detection,
-                      **common)  # fmt: skip
+    return Comparison(
+        decision=decision,
+        reasons=tuple(reasons),
+        test=chosen,
+        mode=found.mode,
+        p_value=found.p_value,
+        p_test=result.p_value,
+        p_cases=found.p_cases,
+        exact=result.exact,
+        p_value_se=result.standard_error,
+        smallest_p=result.smallest_p,
+        statistic=found.statistic,
+        cases=case_rows,
+        worse=worse,
+        better=better,
+        discordant=found.discordant,
+        regression_failing=failing,
+        operating=operating,
+        false_alarm=false_alarm,
+        detection=detection,
+        **common,
+    )
 
 
 #: How the level is spent: on the run test and the per-case tests (half each), on one.
@@ -636,8 +550,16 @@ def _case_p(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
     return float(_two_sided(worse_p, fisher_one_sided(cp, cn, bp, bn)))
 
 
-def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: float,
-            multiplicity: str, rng: SeedLike = 0, fast: bool = False) -> _Decision:  # fmt: skip
+def _decide(
+    base: Matrix,
+    cand: Matrix,
+    test: str,
+    alternative: str,
+    alpha: float,
+    multiplicity: str,
+    rng: SeedLike = 0,
+    fast: bool = False,
+) -> _Decision:
     """The global test, the per-case tests and how they combine into one decision.
 
     When both can reach half the level, the run test and the per-case family each get
@@ -648,8 +570,15 @@ def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: floa
     flagged only when the test rejects (closed testing: the error rate stays alpha).
     """
     result, statistic, discordant = _global_test(base, cand, test, alternative, rng, fast)
-    table = np.stack([(base == 1).sum(axis=0), (base >= 0).sum(axis=0),
-                      (cand == 1).sum(axis=0), (cand >= 0).sum(axis=0)], axis=1)  # fmt: skip
+    table = np.stack(
+        [
+            (base == 1).sum(axis=0),
+            (base >= 0).sum(axis=0),
+            (cand == 1).sum(axis=0),
+            (cand >= 0).sum(axis=0),
+        ],
+        axis=1,
+    )
     counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
     raw = [_case_p(*c, alternative) for c in counts]
     adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
@@ -671,8 +600,11 @@ def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: floa
         mode, case_level = "cases", alpha
     else:
         mode, case_level = "none", alpha
-    changed = [a for a, d in zip(adjusted, directions, strict=True)
-               if d == "worse" or (alternative == "two-sided" and d == "better")]  # fmt: skip
+    changed = [
+        a
+        for a, d in zip(adjusted, directions, strict=True)
+        if d == "worse" or (alternative == "two-sided" and d == "better")
+    ]
     p_cases = min(changed, default=1.0)
     test_worse = statistic > 0
     if mode == "both":
@@ -693,10 +625,21 @@ def _decide(base: Matrix, cand: Matrix, test: str, alternative: str, alpha: floa
         worse = any(f and d == "worse" for f, d in zip(flagged, directions, strict=True))
     else:
         worse = test_worse
-    return _Decision(test=result, statistic=statistic, discordant=discordant, counts=counts,
-                     raw=raw, adjusted=adjusted, directions=directions, flagged=flagged,
-                     mode=mode, p_cases=p_cases, p_value=p_value, reject=reject,
-                     worse=worse)  # fmt: skip
+    return _Decision(
+        test=result,
+        statistic=statistic,
+        discordant=discordant,
+        counts=counts,
+        raw=raw,
+        adjusted=adjusted,
+        directions=directions,
+        flagged=flagged,
+        mode=mode,
+        p_cases=p_cases,
+        p_value=p_value,
+        reject=reject,
+        worse=worse,
+    )
 
 
 def compare_builds(
@@ -709,7 +652,7 @@ def compare_builds(
     test: str = "auto",
     regression: Regression | str | None = None,
     oc_samples: int = 1000,
-    seed: SeedLike = 0,
+    rng: SeedLike = 0,
     confidence_level: float = 0.95,
 ) -> Comparison:
     """Compare the candidate build (``regressed`` in `data`) against the baseline
@@ -735,7 +678,7 @@ def compare_builds(
         The regression whose detection is estimated (default: a quarter of the cases).
     oc_samples : int
         Simulated comparisons per noise point and hypothesis (0: not estimated).
-    seed : SeedLike
+    rng : SeedLike
         Root seed of the simulation (and of the Monte Carlo p-value, when used).
     """
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
@@ -749,195 +692,18 @@ def compare_builds(
     base = np.array(bm, dtype=np.int8).reshape(-1, len(case_ids))
     cand = np.array(cm, dtype=np.int8).reshape(-1, len(case_ids))
     return compare_matrices(
-        base, cand, [names[c] for c in case_ids], alternative=alternative, alpha=alpha,
-        multiplicity=multiplicity, partial=partial, test=test, regression=regression,
-        oc_samples=oc_samples, seed=seed, confidence_level=confidence_level,
-        sources=data.sources, warnings=data.warnings,
-    )  # fmt: skip
-
-
-# -- the comparison's own operating characteristic ------------------------------------------
-
-
-def _draw_runs(gen: np.random.Generator, runs: int, cases: int, rate: float, icc: float,
-               failing: int = 0) -> Matrix:  # fmt: skip
-    """Runs of `cases` cases: each run's failure rate from Beta(rate, icc) (or `rate` at
-    icc 0), each case failing independently at it; the first `failing` cases always fail."""
-    if icc > 0 and 0 < rate < 1:
-        scale = (1.0 - icc) / icc
-        x = gen.beta(rate * scale, (1 - rate) * scale, size=(runs, 1))
-    else:
-        x = np.full((runs, 1), rate)
-    out = (gen.random((runs, cases)) >= x).astype(np.int8)
-    out[:, :failing] = 0
-    return out
-
-
-def compare_oc(
-    *,
-    cases: int,
-    baseline_runs: int,
-    candidate_runs: int,
-    rate: float,
-    icc: float = 0.0,
-    failing: int = 1,
-    alpha: float = 0.05,
-    alternative: str = "worse",
-    test: str = "auto",
-    multiplicity: str = "holm",
-    samples: int = 1000,
-    seed: SeedLike = 0,
-    point: str = "",
-) -> CompareOC:
-    """The comparison's false alarm (two healthy builds) and detection (the candidate's
-    first `failing` cases always fail) by seeded simulation, with standard errors.
-
-    Every run draws its failure rate from a Beta with mean `rate` and intra-run
-    correlation `icc` (recommend's model); each case fails independently at it.
-    """
-    n = check_count("cases", cases, low=1)
-    rb = check_count("baseline_runs", baseline_runs, low=1)
-    rc = check_count("candidate_runs", candidate_runs, low=1)
-    rate = check_probability("rate", rate)
-    icc = check_probability("icc", icc)
-    if icc >= 1:
-        raise ParameterError("icc", "must be below 1", icc)
-    k = check_count("failing", failing, low=0, high=n)
-    samples = check_count("samples", samples, low=1)
-    alpha = check_level("alpha", alpha)
-    chosen = _choose_test(test, rb, rc)
-    gen = np.random.Generator(np.random.PCG64(root_seed(seed)))
-    hits = [0, 0]
-    for _ in range(samples):
-        base = _draw_runs(gen, rb, n, rate, icc)
-        for h, f in enumerate((0, k)):
-            cand = _draw_runs(gen, rc, n, rate, icc, f)
-            found = _decide(base, cand, chosen, alternative, alpha, multiplicity, fast=True)
-            hits[h] += found.reject and found.worse
-    fa, det = hits[0] / samples, hits[1] / samples
-    return CompareOC(point=point, rate=rate, icc=icc, false_alarm=fa,
-                     false_alarm_se=math.sqrt(fa * (1 - fa) / samples), detection=det,
-                     detection_se=math.sqrt(det * (1 - det) / samples))  # fmt: skip
-
-
-def _operating(base: Matrix, n: int, rb: int, rc: int, test: str, alternative: str,
-               alpha: float, multiplicity: str, failing: int, samples: int, seed: SeedLike,
-               level: float) -> tuple[CompareOC, ...]:  # fmt: skip
-    """The operating characteristic at the fitted noise and at two points of the joint
-    (rate, icc) confidence region: its largest icc, and its largest rate."""
-    from gatecal._analyses.recommend import noise_bounds
-
-    seen = (base >= 0).sum(axis=1)
-    failures = (base == 0).sum(axis=1)
-    points: list[tuple[str, float, float]] = []
-    if rb >= 2:
-        bounds = noise_bounds(failures, seen, confidence_level=level)
-        over = bounds.overdispersion
-        points.append(("fit", over.mean, over.icc))
-        top = int(np.argmax(bounds.iccs))
-        points.append(("largest icc", bounds.highs[top], bounds.iccs[top]))
-        high = int(np.argmax(bounds.highs))
-        points.append(("largest rate", bounds.highs[high], bounds.iccs[high]))
-    else:  # one run cannot bound the run-to-run correlation
-        rate = float(failures.sum() / seen.sum())
-        points.append(("fit (icc not measured: one run)", rate, 0.0))
-    root = root_seed(seed)
-    out = []
-    for (name, rate, icc), child in zip(points, root.spawn(len(points)), strict=True):
-        out.append(compare_oc(cases=n, baseline_runs=rb, candidate_runs=rc, rate=rate,
-                              icc=min(icc, 0.999), failing=failing, alpha=alpha,
-                              alternative=alternative, test=test, multiplicity=multiplicity,
-                              samples=samples, seed=child, point=name))  # fmt: skip
-    return tuple(out)
-
-
-# -- the design -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompareDesign:
-    """Runs per build for a comparison to meet a false-alarm budget and a detection
-    target; `rows` holds every runs-per-build tried, `runs` the smallest that meets both
-    (None when none up to `max_runs` does)."""
-
-    cases: int
-    rate: float
-    icc: float
-    failing: int
-    false_alarm_target: float
-    detection_target: float
-    samples: int
-    rows: tuple[tuple[int, CompareOC], ...]
-    runs: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"cases": self.cases, "rate": self.rate, "icc": self.icc,
-                "failing": self.failing, "false_alarm_target": self.false_alarm_target,
-                "detection_target": self.detection_target, "samples": self.samples,
-                "runs": self.runs,
-                "rows": [{"runs": r, **o.to_dict()} for r, o in self.rows]}  # fmt: skip
-
-
-def plan_compare(
-    *,
-    cases: int,
-    rate: float,
-    icc: float = 0.0,
-    regression: Regression | str = "1",
-    false_alarm: float = 0.05,
-    detection: float = 0.8,
-    max_runs: int = 32,
-    samples: int = 1000,
-    seed: SeedLike = 0,
-) -> CompareDesign:
-    """The fewest runs per build (the same for both) at which the comparison, run at
-    level `false_alarm`, has a simulated false alarm within the budget and a simulated
-    detection of the regression at least `detection`.
-
-    Tries 1, 2, 4, ... up to `max_runs`, then bisects between the last failure and the
-    first success (detection grows with the runs; the bisection assumes so). With two
-    or more runs the false alarm is at most the level whatever the noise (an exact
-    permutation test); with one run it is McNemar's, which a run-to-run correlation
-    inflates, so it is checked too.
-    """
-    n = check_count("cases", cases, low=1)
-    reg = parse_regression(regression) if isinstance(regression, str) else regression
-    k = reg.failing(n)
-    if not 1 <= k <= n:
-        raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
-    budget = check_level("false_alarm", false_alarm)
-    target = check_probability("detection", detection)
-    top = check_count("max_runs", max_runs, low=1)
-    root = root_seed(seed)
-    rows: dict[int, CompareOC] = {}
-
-    def ok(r: int) -> bool:
-        if r not in rows:
-            child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, r))
-            rows[r] = compare_oc(cases=n, baseline_runs=r, candidate_runs=r, rate=rate,
-                                 icc=icc, failing=k, alpha=budget, samples=samples,
-                                 seed=child, point=f"{r} runs")  # fmt: skip
-        o = rows[r]
-        return o.false_alarm <= budget and o.detection >= target
-
-    found = None
-    low, r = 0, 1
-    while r <= top:
-        if ok(r):
-            found = r
-            break
-        low, r = r, 2 * r
-    if found is None and low < top and ok(top):
-        found, r = top, top
-    if found is not None:
-        high = found
-        while high - low > 1:
-            mid = (low + high) // 2
-            if ok(mid):
-                high = mid
-            else:
-                low = mid
-        found = high
-    return CompareDesign(cases=n, rate=rate, icc=icc, failing=k, false_alarm_target=budget,
-                         detection_target=target, samples=samples,
-                         rows=tuple(sorted(rows.items())), runs=found)  # fmt: skip
+        base,
+        cand,
+        [names[c] for c in case_ids],
+        alternative=alternative,
+        alpha=alpha,
+        multiplicity=multiplicity,
+        partial=partial,
+        test=test,
+        regression=regression,
+        oc_samples=oc_samples,
+        rng=rng,
+        confidence_level=confidence_level,
+        sources=data.sources,
+        warnings=data.warnings,
+    )

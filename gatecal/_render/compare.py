@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.compare import CompareDesign, Comparison
+from gatecal._analyses.compare import Comparison
+from gatecal._analyses.compare_oc import CompareDesign
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -34,8 +35,10 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         return json.dumps(result.to_dict(), indent=2) + "\n"
     if fmt == "csv":
         if not result.cases:
-            return "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs," \
-                   "p_value,adjusted,direction,flagged\n"  # fmt: skip
+            return (
+                "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs,"
+                "p_value,adjusted,direction,flagged\n"
+            )
         return csv_text([c.to_dict() for c in result.cases])
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
@@ -91,8 +94,11 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         lines.append(f"  mean pass share, baseline minus candidate: {r.statistic:+.4f}")
     else:
         lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
-    control = "Holm (family-wise error)" if r.multiplicity == "holm" else (
-        "Benjamini-Hochberg (false-discovery rate)")  # fmt: skip
+    control = (
+        "Holm (family-wise error)"
+        if r.multiplicity == "holm"
+        else ("Benjamini-Hochberg (false-discovery rate)")
+    )
     level = r.alpha / 2 if r.mode == "both" else r.alpha
     lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
     lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))
@@ -100,12 +106,21 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         lines.append("  better: " + (", ".join(name(c) for c in r.better) or "none"))
     changed = [c for c in r.cases if c.direction != "same"][:top]
     if changed:
-        rows = [[name(c.case), f"{c.baseline_passes}/{c.baseline_runs}",
-                 f"{c.candidate_passes}/{c.candidate_runs}", format_probability(c.p_value),
-                 format_probability(c.adjusted), "yes" if c.flagged else ""]
-                for c in changed]  # fmt: skip
-        lines += ["", *table_lines(["case", "baseline", "candidate", "p", "adjusted",
-                                    "flagged"], rows, fmt)]  # fmt: skip
+        rows = [
+            [
+                name(c.case),
+                f"{c.baseline_passes}/{c.baseline_runs}",
+                f"{c.candidate_passes}/{c.candidate_runs}",
+                format_probability(c.p_value),
+                format_probability(c.adjusted),
+                "yes" if c.flagged else "",
+            ]
+            for c in changed
+        ]
+        lines += [
+            "",
+            *table_lines(["case", "baseline", "candidate", "p", "adjusted", "flagged"], rows, fmt),
+        ]
         rest = sum(c.direction != "same" for c in r.cases) - len(changed)
         if rest > 0:
             lines.append(f"  ... {rest} more changed cases")
@@ -118,12 +133,17 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
             f"detection of {r.regression} ({r.regression_failing} of {r.cases_compared}): "
             f"{format_probability(r.detection or 0.0)} (the worst over the points below)",
         ]
-        rows = [[o.point, f"{o.rate:.4f}", f"{o.icc:.3f}",
-                 f"{format_probability(o.false_alarm)} ± {o.false_alarm_se:.2g}",
-                 f"{format_probability(o.detection)} ± {o.detection_se:.2g}"]
-                for o in r.operating]  # fmt: skip
-        lines += table_lines(["noise point", "rate", "icc", "false alarm", "detection"],
-                             rows, fmt)  # fmt: skip
+        rows = [
+            [
+                o.point,
+                f"{o.rate:.4f}",
+                f"{o.icc:.3f}",
+                f"{format_probability(o.false_alarm)} ± {o.false_alarm_se:.2g}",
+                f"{format_probability(o.detection)} ± {o.detection_se:.2g}",
+            ]
+            for o in r.operating
+        ]
+        lines += table_lines(["noise point", "rate", "icc", "false alarm", "detection"], rows, fmt)
     return "\n".join(lines) + "\n"
 
 
@@ -131,9 +151,16 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
     """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``."""
     if fmt == "json":
         return json.dumps(design.to_dict(), indent=2) + "\n"
-    rows = [{"runs": r, "false_alarm": o.false_alarm, "false_alarm_se": o.false_alarm_se,
-             "detection": o.detection, "detection_se": o.detection_se}
-            for r, o in design.rows]  # fmt: skip
+    rows = [
+        {
+            "runs": r,
+            "false_alarm": o.false_alarm,
+            "false_alarm_se": o.false_alarm_se,
+            "detection": o.detection,
+            "detection_se": o.detection_se,
+        }
+        for r, o in design.rows
+    ]
     if fmt == "csv":
         return csv_text(rows)
     if fmt not in ("table", "markdown"):
@@ -158,8 +185,13 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
             f"{o.detection_se:.2g})"
         )
     lines += ["", "runs tried:"]
-    table = [[str(r["runs"]), f"{format_probability(r['false_alarm'])} ± {r['false_alarm_se']:.2g}",
-              f"{format_probability(r['detection'])} ± {r['detection_se']:.2g}"]
-             for r in rows]  # fmt: skip
+    table = [
+        [
+            str(r["runs"]),
+            f"{format_probability(r['false_alarm'])} ± {r['false_alarm_se']:.2g}",
+            f"{format_probability(r['detection'])} ± {r['detection_se']:.2g}",
+        ]
+        for r in rows
+    ]
     lines += table_lines(["runs per build", "false alarm", "detection"], table, fmt)
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from gatecal.cli import (
 )
 from gatecal.cli._errors import CliError
 from gatecal.cli._fast import fast_arguments, fast_call
+from gatecal.cli._spread import spread_command
 
 __all__ = ["CliError", "app", "main"]
 
@@ -71,35 +72,14 @@ app.command("recommend")(recommend.recommend)
 app.command("report")(report.report)
 app.command("runs")(runs.runs)
 app.command("calibrate")(calibrate.calibrate)
-app.command("check")(check.check)
-app.command("compare", cls=compare.CompareCommand)(compare.compare)
+app.command("check", cls=spread_command(check.PATH_LISTS))(check.check)
+app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
 
 #: Options renamed because one word meant two things; the old spelling still works.
 RENAMED = {
     ("golden", "--threshold"): "--pass-rate",
     **{(c, "--threshold"): "--score-threshold" for c in ("recommend", "report", "runs", "check")},
 }
-
-
-#: Options that take every following path up to the next option, as a shell glob gives
-#: them (``--baseline nightly/*``): each path is passed on as one ``--baseline PATH``.
-SPREAD = {("check", "--baseline"), ("check", "--current")}
-
-
-def _spread(args: Sequence[str]) -> list[str]:
-    """`args` with each path after a `SPREAD` option given that option of its own."""
-    command = args[0] if args else ""
-    out: list[str] = list(args[:1])
-    option = None
-    for arg in args[1:]:
-        if arg.startswith("-"):
-            option = arg if (command, arg) in SPREAD else None
-            out.append(arg)
-        elif option is not None and out[-1] != option:
-            out += [option, arg]
-        else:
-            out.append(arg)
-    return out
 
 
 def _renamed(args: Sequence[str]) -> list[str]:
@@ -115,7 +95,7 @@ def _renamed(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
-    args = _spread(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
     code = _run(args)
     if code != 2:  # an error stays one line
         sys.stderr.writelines(_renamed(args))

@@ -30,6 +30,9 @@ from gatecal.cli._options import (
 )
 from gatecal.cli._outputs import Outputs
 
+#: Options that take every path up to the next option (an unquoted glob works).
+PATH_LISTS = ("--baseline", "--current")
+
 if TYPE_CHECKING:
     from gatecal._analyses.check import GateCheck, RecommendedGate
     from gatecal._analyses.sequential_policy import SequentialPolicy

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 import typer.core
@@ -27,43 +27,10 @@ from gatecal.cli._options import (
 )
 from gatecal.cli._outputs import Outputs
 
-__all__ = ["CompareCommand", "compare", "spread_paths"]
+__all__ = ["PATH_LISTS", "compare"]
 
 #: Options that take one or more paths each: ``--baseline a b c --candidate d e``.
 PATH_LISTS = ("--baseline", "--candidate")
-
-
-def spread_paths(args: list[str]) -> list[str]:
-    """``--baseline a b --candidate c`` as click reads it: ``--baseline a --baseline b
-    --candidate c``. The words after a path option up to the next option are its paths
-    (shell globs expand to several words)."""
-    out: list[str] = []
-    current: str | None = None
-    first = False  # the word right after `--baseline` is its own value
-    for i, arg in enumerate(args):
-        if arg == "--":
-            return out + args[i:]
-        name = arg.split("=", 1)[0]
-        if name in PATH_LISTS:
-            current, first = name, "=" not in arg
-            out.append(arg)
-        elif arg.startswith("-") and arg != "-":
-            current, first = None, False
-            out.append(arg)
-        elif current is not None and not first:
-            out += [current, arg]
-        else:
-            first = False
-            out.append(arg)
-    return out
-
-
-class CompareCommand(typer.core.TyperCommand):
-    """The compare command, reading several paths after each of ``--baseline`` and
-    ``--candidate``."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, spread_paths(list(args)))
 
 
 PathsOpt = list[str] | None
@@ -191,17 +158,24 @@ def compare(
     Example: gatecal compare --baseline main/*.xml --candidate pr/*.xml
     """
     base_paths, cand_paths = list(baseline or ()), list(candidate or ())
-    outputs = Outputs(("--out", out), ("--chart", chart),
-                      inputs=[*(paths or ()), *base_paths, *cand_paths])  # fmt: skip
+    outputs = Outputs(
+        ("--out", out), ("--chart", chart), inputs=[*(paths or ()), *base_paths, *cand_paths]
+    )
     if not (paths or base_paths):
         raise CliError("--baseline must name the baseline's runs (got nothing)")
     if not (paths or cand_paths):
         raise CliError("--candidate must name the candidate's runs (got nothing)")
     data = read_runs(
-        "--baseline/--candidate", [*(paths or ()), *base_paths], cand_paths,
-        input_format=input_format, attempts=attempts, junit_repeats=junit_repeats,
-        target=target, threshold=threshold, partial=inspect_partial,
-    )  # fmt: skip
+        "--baseline/--candidate",
+        [*(paths or ()), *base_paths],
+        cand_paths,
+        input_format=input_format,
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        threshold=threshold,
+        partial=inspect_partial,
+    )
     outputs.refuse_inputs(data.sources)
     roles: dict[Path, str] = {}
     for read in data.files:
@@ -217,10 +191,16 @@ def compare(
 
     try:
         result = gatecal.compare_builds(
-            data, alternative=alternative, alpha=alpha, multiplicity=multiplicity,
-            partial=partial, test=test, regression=regression, oc_samples=oc_samples,
-            seed=seed_value,
-        )  # fmt: skip
+            data,
+            alternative=alternative,
+            alpha=alpha,
+            multiplicity=multiplicity,
+            partial=partial,
+            test=test,
+            regression=regression,
+            oc_samples=oc_samples,
+            rng=seed_value,
+        )
     except ParameterError as exc:
         raise from_library(exc, {"test": "--test", "alpha": "--alpha"}) from None
     outputs.put("--out", gatecal.render_comparison(result, fmt))

@@ -79,8 +79,10 @@ def plan(
     """
     Outputs(("--out", out))
     if compare:
-        emit(_plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value,
-                           fmt), out)  # fmt: skip
+        emit(
+            _plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value, fmt),
+            out,
+        )
         return
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
@@ -113,9 +115,15 @@ def _plan_compare(
     if cases is None:
         raise CliError("--cases is needed with --compare (got nothing)")
     try:
-        design = gatecal.plan_compare(cases=cases, rate=flip, icc=icc or 0.0,
-                                      regression=regression, false_alarm=false_alarm,
-                                      detection=detection, seed=seed_value)  # fmt: skip
+        design = gatecal.plan_compare(
+            cases=cases,
+            rate=flip,
+            icc=icc or 0.0,
+            regression=regression,
+            false_alarm=false_alarm,
+            detection=detection,
+            rng=seed_value,
+        )
     except ParameterError as exc:
         raise from_library(exc) from None
     return gatecal.render_compare_design(design, fmt)
