@@ -1,7 +1,8 @@
 """Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark].
 
-``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``) and the recommend
-coverage study (about 20 minutes): their reports carry this machine's timings.
+``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``), the recommend
+coverage study (about 20 minutes) and the compare size study (about 3 minutes): the
+benchmarks' reports carry this machine's timings.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ SCRIPTS = [
     "calibrate_example.py",
     "framework_loops.py",
     "sequential_savings.py",
+    "compare_example.py",
+    "compare_size.py",
     # the real judge's committed runs, analysed again (running the model is its own step:
     # python experiments/real_judge.py --model FILE, tens of minutes)
     "real_judge.py --analyse-only",
@@ -34,10 +37,14 @@ SCRIPTS = [
 ]
 
 
+#: The long studies --skip-benchmark leaves out with the benchmarks (minutes each).
+STUDIES = ("recommend_coverage.py", "compare_size.py")
+
+
 def main() -> None:
     skip_bench = "--skip-benchmark" in sys.argv[1:]
     for script in SCRIPTS:
-        if skip_bench and (script.startswith("bench_") or script == "recommend_coverage.py"):
+        if skip_bench and (script.startswith("bench_") or script in STUDIES):
             continue
         print(f"== {script}", flush=True)
         name, *args = script.split()
