@@ -115,9 +115,9 @@ def compare(
         whole(
             "--oc-samples",
             "Simulated pairs of builds per noise point for the comparison's "
-            "own false alarm and detection (0: skip).",
+            "own false alarm and detection (0: skip; at most 10,000, a minute or so).",
             low=0,
-            high=10**6,
+            high=10_000,
         ),
     ] = 1000,
     seed_value: Annotated[int, seed("Root seed of the simulation.")] = 0,
