@@ -431,6 +431,8 @@ def analyse(out: Path, report_folder: bool = True) -> None:
                                         judged_pass(ROOT / d / "regressed.jsonl")],
             "check.txt": ["check", f"{d}/regressed-run-000.jsonl", "--baseline",
                           f"{d}/healthy.jsonl"],
+            "compare.txt": ["compare", "--baseline", f"{d}/healthy.jsonl", "--candidate",
+                            f"{d}/regressed.jsonl", "--oc-samples", "200"],
         }  # fmt: skip
         for name, argv in commands.items():
             text = transcript(argv)
