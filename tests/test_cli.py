@@ -378,3 +378,47 @@ def test_old_spellings_still_work_with_a_note(capsys):
     assert code == 0 and "0.80" in out
     assert err == "gatecal: note: golden --threshold is now --pass-rate (the old spelling works)\n"
     assert run(capsys, "golden", "--pass-rate", "0.8", "--build", "healthy")[1] == out
+
+
+def _on_a_terminal(*args, env=None):
+    """Run gatecal with stderr on a pseudo-terminal; (exit code, what the terminal got)."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gatecal", *args],
+        stdin=slave, stdout=subprocess.DEVNULL, stderr=slave,
+        env={**os.environ, "COLUMNS": "100", **(env or {})},
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    while select.select([master], [], [], 60)[0]:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return proc.wait(), seen.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["plan", "--regression", "0.1", "--policies", "single"], "searching suite sizes"),
+        (["runs", str(Path(__file__).parent / "fixtures" / "junit" / "artefacts")], "reading runs"),
+    ],
+)
+def test_long_steps_show_a_spinner_on_a_terminal(args, what):
+    """GATECAL_PROGRESS_AFTER=0 shows it at once (it waits 2 s by default), on stderr only
+    when stderr is a terminal."""
+    code, seen = _on_a_terminal(*args, env={"GATECAL_PROGRESS_AFTER": "0"})
+    assert code == 0 and what in seen
+    code, seen = _on_a_terminal(*args)  # quicker than the 2 s it waits
+    assert code == 0 and what not in seen
+    plain = subprocess.run([sys.executable, "-m", "gatecal", *args], capture_output=True,
+                           text=True, env={**os.environ, "GATECAL_PROGRESS_AFTER": "0"})  # fmt: skip
+    assert plain.returncode == 0 and plain.stderr == ""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import gatecal
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import CliError
+from gatecal.cli._outputs import busy
 from gatecal.cli._values import ScoreThreshold, thresholds
 
 if TYPE_CHECKING:
@@ -110,16 +111,17 @@ def read_runs(
 ) -> RunsData:
     """Read runs, turning every reading error into one line that names `option`."""
     try:
-        return gatecal.read_runs(
-            paths,
-            regressed,
-            input_format=input_format,
-            attempts=attempts,
-            junit_repeats=junit_repeats,
-            target=target,
-            thresholds=thresholds(threshold),
-            partial=partial,
-        )
+        with busy("reading runs"):
+            return gatecal.read_runs(
+                paths,
+                regressed,
+                input_format=input_format,
+                attempts=attempts,
+                junit_repeats=junit_repeats,
+                target=target,
+                thresholds=thresholds(threshold),
+                partial=partial,
+            )
     except gatecal.RunsError as exc:
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
     except OSError as exc:
@@ -128,7 +130,8 @@ def read_runs(
 
 def read_labels(labels: Path, option: str = "LABELS") -> Any:
     try:
-        return gatecal.read_labels(labels)
+        with busy("reading labels"):
+            return gatecal.read_labels(labels)
     except gatecal.LabelsError as exc:
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
 

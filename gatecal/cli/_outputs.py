@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from gatecal.cli._errors import CliError
 
-__all__ = ["Outputs", "ProgressBar", "emit"]
+__all__ = ["BUSY_AFTER", "Outputs", "ProgressBar", "busy", "emit"]
+
+#: Seconds a step runs before its spinner shows.
+BUSY_AFTER = 2.0
 
 
 class Outputs:
@@ -117,3 +123,35 @@ class ProgressBar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+@contextlib.contextmanager
+def busy(what: str) -> Iterator[None]:
+    """A spinner with the elapsed time on stderr while the block runs, shown only on a
+    terminal and only once the block has run for BUSY_AFTER seconds (GATECAL_PROGRESS_AFTER
+    overrides): reading 10^6 verdicts or searching a big plan takes long enough to wonder."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    text = os.environ.get("GATECAL_PROGRESS_AFTER", "")
+    after = float(text) if text.replace(".", "", 1).isdigit() else BUSY_AFTER
+    done = threading.Event()
+
+    def show() -> None:
+        if done.wait(after):
+            return
+        from rich.console import Console
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        columns = (SpinnerColumn(), TextColumn(what), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+            progress.add_task(what, total=None)
+            done.wait()
+
+    thread = threading.Thread(target=show, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

@@ -13,7 +13,7 @@ from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import load_spec, read_labels, read_runs
 from gatecal.cli._options import ConfidenceOpt, FormatOpt, OutOpt, probability
-from gatecal.cli._outputs import Outputs
+from gatecal.cli._outputs import Outputs, busy
 from gatecal.cli._values import Observed, Passes
 
 #: calibrate's own spelling of the library's parameters, for its errors
@@ -128,15 +128,16 @@ def calibrate(
             raise from_library(exc, _NAMES, in_rule=False) from None
         source = f"{len(data.sources)} run files, each case's share of passing verdicts"
     try:
-        result = gatecal.calibrate_judge(
-            table,
-            confidence_level=confidence,
-            observed=pair,
-            observed_source=source,
-            check=check,
-            width=width,
-            source=str(labels),
-        )
+        with busy("calibrating the judge"):
+            result = gatecal.calibrate_judge(
+                table,
+                confidence_level=confidence,
+                observed=pair,
+                observed_source=source,
+                check=check,
+                width=width,
+                source=str(labels),
+            )
     except gatecal.LabelsError as exc:
         raise CliError(f"LABELS {' '.join(str(exc).split())}") from None
     except ParameterError as exc:

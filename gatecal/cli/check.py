@@ -28,7 +28,7 @@ from gatecal.cli._options import (
     probability,
     whole,
 )
-from gatecal.cli._outputs import Outputs
+from gatecal.cli._outputs import Outputs, busy
 
 #: Options that take every path up to the next option (an unquoted glob works).
 PATH_LISTS = ("--baseline", "--current")
@@ -228,17 +228,18 @@ def check(
         )
         return
     try:
-        result = gatecal.check_gate(
-            current,
-            base,
-            gate=chosen,
-            policy=policy,
-            false_alarm=false_alarm,
-            max_errors=max_errors,
-            flaky_rate=flaky_rate,
-            confidence_level=confidence,
-            method=interval,
-        )
+        with busy("weighing the evidence"):
+            result = gatecal.check_gate(
+                current,
+                base,
+                gate=chosen,
+                policy=policy,
+                false_alarm=false_alarm,
+                max_errors=max_errors,
+                flaky_rate=flaky_rate,
+                confidence_level=confidence,
+                method=interval,
+            )
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
     markdown = render_check(result, "markdown")

@@ -25,7 +25,7 @@ from gatecal.cli._options import (
     seed,
     whole,
 )
-from gatecal.cli._outputs import Outputs
+from gatecal.cli._outputs import Outputs, busy
 
 __all__ = ["PATH_LISTS", "compare"]
 
@@ -190,17 +190,18 @@ def compare(
     import gatecal
 
     try:
-        result = gatecal.compare_builds(
-            data,
-            alternative=alternative,
-            alpha=alpha,
-            multiplicity=multiplicity,
-            partial=partial,
-            test=test,
-            regression=regression,
-            oc_samples=oc_samples,
-            rng=seed_value,
-        )
+        with busy("comparing the builds"):
+            result = gatecal.compare_builds(
+                data,
+                alternative=alternative,
+                alpha=alpha,
+                multiplicity=multiplicity,
+                partial=partial,
+                test=test,
+                regression=regression,
+                oc_samples=oc_samples,
+                rng=seed_value,
+            )
     except ParameterError as exc:
         raise from_library(exc, {"test": "--test", "alpha": "--alpha"}) from None
     outputs.put("--out", gatecal.render_comparison(result, fmt))

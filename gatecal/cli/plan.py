@@ -28,7 +28,7 @@ from gatecal.cli._options import (
     seed,
     whole,
 )
-from gatecal.cli._outputs import Outputs, emit
+from gatecal.cli._outputs import Outputs, busy, emit
 
 
 def plan(
@@ -87,16 +87,17 @@ def plan(
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
     try:
-        result = gatecal.plan_suite(
-            noise=noise(flip, fpr, unparseable, icc),
-            regression=regression,
-            false_alarm=false_alarm,
-            detection=detection,
-            judge_checks=judge_checks,
-            code_checks=code_checks,
-            policies=parse_policies(policies, tie, call_icc),
-            max_cases=max_cases,
-        )
+        with busy("searching suite sizes"):
+            result = gatecal.plan_suite(
+                noise=noise(flip, fpr, unparseable, icc),
+                regression=regression,
+                false_alarm=false_alarm,
+                detection=detection,
+                judge_checks=judge_checks,
+                code_checks=code_checks,
+                policies=parse_policies(policies, tie, call_icc),
+                max_cases=max_cases,
+            )
     except ParameterError as exc:
         raise from_library(exc) from None
     emit(gatecal.render_plans(result, fmt), out)

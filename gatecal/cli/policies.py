@@ -29,7 +29,7 @@ from gatecal.cli._options import (
     seed,
     whole,
 )
-from gatecal.cli._outputs import Outputs, emit
+from gatecal.cli._outputs import Outputs, busy, emit
 
 #: policies simulates every judge call: its own limits keep a command to seconds.
 POLICIES_MAX_CASES = 2_000
@@ -87,14 +87,15 @@ def policies(
         suite, per_check, per_case = suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
         )
-        report = gatecal.compare_policies(
-            suite,
-            noise(flip, fpr, unparseable, icc, (per_check, per_case)),
-            gates,
-            parse_policies(policy_list, tie, call_icc),
-            n_runs=n_runs,
-            rng=root_seed,
-        )
+        with busy("computing and simulating the policies"):
+            report = gatecal.compare_policies(
+                suite,
+                noise(flip, fpr, unparseable, icc, (per_check, per_case)),
+                gates,
+                parse_policies(policy_list, tie, call_icc),
+                n_runs=n_runs,
+                rng=root_seed,
+            )
     except ParameterError as exc:
         raise from_library(exc) from None
     emit(gatecal.render_policies(report, fmt), out)

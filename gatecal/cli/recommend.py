@@ -28,7 +28,7 @@ from gatecal.cli._options import (
     ScoreThresholdOpt,
     TargetOpt,
 )
-from gatecal.cli._outputs import Outputs
+from gatecal.cli._outputs import Outputs, busy
 
 RunsArgument = Annotated[
     list[str],
@@ -103,14 +103,15 @@ def recommend(
     )
     outputs.refuse_inputs(data.sources)
     try:
-        rec = gatecal.recommend_gate(
-            data,
-            false_alarm=false_alarm,
-            detection=detection,
-            regression=regression,
-            confidence_level=confidence,
-            method=interval,
-        )
+        with busy("measuring the noise"):
+            rec = gatecal.recommend_gate(
+                data,
+                false_alarm=false_alarm,
+                detection=detection,
+                regression=regression,
+                confidence_level=confidence,
+                method=interval,
+            )
     except ParameterError as exc:
         raise from_library(exc) from None
     outputs.put("--out", gatecal.render_recommendation(rec, fmt))
