@@ -342,7 +342,7 @@ OPTIONS = {
     "check": {"--gate": "text", "--false-alarm": "number", "--policy": "text",
               "--max-errors": "count", "--flaky-rate": "number", "--confidence": "number",
               "--format": "text", "--interval": "text", "--attempts": "text",
-              "--score-threshold": "text", "--summary": "text"},
+              "--score-threshold": "text"},
     "compare": {"--alpha": "number", "--alternative": "text", "--multiplicity": "text",
                 "--format": "text", "--test": "text", "--regression": "number",
                 "--oc-samples": "count"},
