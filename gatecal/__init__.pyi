@@ -5,7 +5,6 @@ from ._analyses.calibrate import (
     Calibration as Calibration,
     CheckCalibration as CheckCalibration,
     ConfusionMatrix as ConfusionMatrix,
-    Estimate as Estimate,
     LabelPlan as LabelPlan,
     SelfConsistency as SelfConsistency,
     calibrate_judge as calibrate_judge,
@@ -112,6 +111,7 @@ from ._common.defaults import (
 )
 from ._common.intervals import (
     CI_METHODS as CI_METHODS,
+    Estimate as Estimate,
     Interval as Interval,
     RateEstimate as RateEstimate,
     binomial_interval as binomial_interval,

@@ -21,7 +21,7 @@ from statistics import NormalDist
 from typing import Any
 
 from gatecal._analyses.correct import CORRECTION_METHODS, CorrectedRate, correct_pass_rate
-from gatecal._common.intervals import clopper_pearson
+from gatecal._common.intervals import Estimate, clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
@@ -44,24 +44,6 @@ __all__ = [
     "plan_labels",
     "read_labels",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Estimate:
-    """A point estimate with its confidence interval and the method of the interval."""
-
-    estimate: float
-    low: float
-    high: float
-    method: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "method": self.method,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,6 +15,7 @@ from gatecal._common.validate import ParameterError, check_count, check_level, c
 
 __all__ = [
     "CI_METHODS",
+    "Estimate",
     "Interval",
     "RateEstimate",
     "binomial_interval",
@@ -24,6 +25,24 @@ __all__ = [
 
 CI_METHODS = ("wilson", "clopper-pearson", "jeffreys")
 CiMethod = Literal["wilson", "clopper-pearson", "jeffreys"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Estimate:
+    """A point estimate with its confidence interval and the method of the interval."""
+
+    estimate: float
+    low: float
+    high: float
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "method": self.method,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
