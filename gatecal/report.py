@@ -324,6 +324,9 @@ def _html(folder: Path, sim: SimulationReport, sections: Sequence[_Section]) -> 
         "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
         "line-height:1.45;color:#222}img{max-width:100%;height:auto;border:1px solid #ddd}"
         "pre{background:#f6f6f6;padding:.75rem;overflow-x:auto;font-size:.8rem}"
+        "table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}"
+        "th,td{padding:.2rem .7rem;border-bottom:1px solid #e4e4e4;text-align:left}"
+        "th{border-bottom:2px solid #bbb}"
     )
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
