@@ -172,8 +172,10 @@ def check(
     evidence: passing cases against k_min, the gate's false alarm under the baseline's
     noise, the p-value of today's result, and each failing case split into new failures
     (never or almost never failed in the baseline) and known flaky ones, with their
-    baseline rates. A baseline case missing from the current run, more errors than
-    --max-errors, or an empty run is incomplete evidence: exit 1, naming what is missing.
+    baseline rates. A baseline case missing from the current run (or one of its checks),
+    more errors than --max-errors, an empty run or a gate that cannot fail is incomplete
+    evidence: exit 1, naming what is missing. Several current runs need --policy; bad or
+    ambiguous input is exit 2.
 
     Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
     """
