@@ -329,3 +329,10 @@ def test_a_promptfoo_test_index_of_the_wrong_type_is_one_line(tmp_path, capsys):
     path.write_text(json.dumps(document))
     code, out, err = cli(capsys, "runs", path)
     assert code == 2 and out == "" and "results[2].testIdx must be a whole number" in err, err
+
+
+def test_a_sequential_policy_refuses_junit_in_one_line(tmp_path, capsys):
+    base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
+    code, out, err = cli(capsys, "check", current(tmp_path), "--baseline", base, "--policy",
+                         "sprt-5", "--format", "junit")  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1 and "--format junit" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,7 +35,7 @@ from gatecal.cli._outputs import Outputs, busy
 PATH_LISTS = ("--baseline", "--current")
 
 if TYPE_CHECKING:
-    from gatecal._analyses.check import GateCheck, RecommendedGate
+    from gatecal._analyses.check import RecommendedGate
     from gatecal._analyses.sequential_policy import SequentialPolicy
     from gatecal._model.regression import Regression
     from gatecal.readers import RunsData
@@ -194,6 +195,11 @@ def check(
     # appended to, never replaced, but never one of the inputs either
     appended = Outputs(("GITHUB_STEP_SUMMARY", Path(step)), inputs=inputs) if step else None
     sequential = _sequential(policy, gate, gate_from)
+    if sequential is not None and fmt == "junit":
+        raise CliError(
+            "--format junit is for a single decision; a sequential --policy "
+            "gives table, markdown or json (got 'junit')"
+        )
     if sequential is None and (detection is not None or regression is not None):
         given = "--detection" if detection is not None else "--regression"
         raise CliError(f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS)")
@@ -244,12 +250,7 @@ def check(
             )
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
-    markdown = render_check(result, "markdown")
-    outputs.put("--out", render_check(result, fmt))
-    outputs.put("--summary", markdown)
-    outputs.commit()
-    _append_step_summary(markdown)
-    _exit(result)
+    _deliver(outputs, lambda f: render_check(result, f), fmt, result.exit_code)
 
 
 def _chosen_gate(
@@ -317,13 +318,18 @@ def _decide_sequential(
         )
     except ParameterError as exc:
         raise from_library(exc, names) from None
-    markdown = render_sequential_check(result, "markdown")
-    outputs.put("--out", render_sequential_check(result, fmt))
+    _deliver(outputs, lambda f: render_sequential_check(result, f), fmt, result.exit_code)
+
+
+def _deliver(outputs: Outputs, render: Callable[[str], str], fmt: str, exit_code: int) -> None:
+    """The decision in `fmt`, the markdown summary where asked, then check's exit status."""
+    markdown = render("markdown")
+    outputs.put("--out", render(fmt))
     outputs.put("--summary", markdown)
     outputs.commit()
     _append_step_summary(markdown)
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
+    if exit_code:
+        raise typer.Exit(exit_code)
 
 
 def _append_step_summary(markdown: str) -> None:
@@ -337,8 +343,3 @@ def _append_step_summary(markdown: str) -> None:
                 f"gatecal: warning: GITHUB_STEP_SUMMARY could not be appended "
                 f"to ({step_summary!r}: {exc.strerror})\n"
             )
-
-
-def _exit(result: GateCheck) -> None:
-    if result.exit_code:
-        raise typer.Exit(result.exit_code)
