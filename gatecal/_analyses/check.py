@@ -12,10 +12,21 @@ anything, and they need only the standard library.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from gatecal._analyses.check_runs import (
+    _ERROR,
+    _FAIL,
+    _MISSING,
+    _PASS,
+    CHECK_POLICIES,
+    _combine,
+    _Combined,
+    _expected_checks,
+    _states,
+)
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
 from gatecal._model.gates import Gate, parse_gate, strictest_within
@@ -44,9 +55,6 @@ DECISIONS = ("pass", "fail", "incomplete")
 CHECK_FORMAT = "gatecal check"
 CHECK_VERSION = 1
 Decision = Literal["pass", "fail", "incomplete"]
-#: The policies whose attempts are runs gatecal check can read (majority votes happen
-#: inside one verdict, so no run file shows them).
-CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
 
 
 # -- the result ------------------------------------------------------------------------------
@@ -245,146 +253,6 @@ class GateCheck:
 
 # -- the decision ----------------------------------------------------------------------------
 
-_PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
-
-
-def _states(
-    data: RunsData, cases: Sequence[str], expected: Mapping[str, set[str]]
-) -> tuple[list[str], list[dict[str, str]], list[str]]:
-    """The current runs, and per run each case's state: passed, failed, error or missing.
-
-    A case that did not fail but lacks a check the baseline ran on it is missing: a
-    missing check is missing evidence, exactly like a missing case. The third list says
-    which checks were missing where.
-    """
-    runs = data.runs("healthy")
-    table: dict[str, dict[str, str]] = {r: {} for r in runs}
-    seen: dict[tuple[str, str], set[str]] = {}
-    for v in data.verdicts:
-        if v.build != "healthy":
-            continue
-        row = table[v.run]
-        seen.setdefault((v.run, v.case), set()).add(v.check)
-        if v.status != "ok":
-            if row.get(v.case) != _FAIL:
-                row[v.case] = _ERROR
-        elif not v.passed:
-            row[v.case] = _FAIL
-        else:
-            row.setdefault(v.case, _PASS)
-    gaps = []
-    for r in runs:
-        for c, state in table[r].items():
-            lacking = sorted(expected.get(c, set()) - seen[r, c])
-            if state == _PASS and lacking:
-                table[r][c] = _MISSING
-                gaps.append(
-                    f"{c} lacks {', '.join(lacking)}" + (f" in {r}" if len(runs) > 1 else "")
-                )
-    states = [
-        {c: table[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table[r]])} for r in runs
-    ]
-    return runs, states, gaps
-
-
-def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
-    """The checks the baseline ran on each case (in any known-good run)."""
-    out: dict[str, set[str]] = {}
-    for v in baseline.verdicts:
-        if v.build == "healthy":
-            out.setdefault(v.case, set()).add(v.check)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class _Combined:
-    final: dict[str, str]  # case -> passed / failed / error / missing
-    errors: set[str]  # cases with an error in an attempt that counted
-    reasons: list[str]  # incomplete evidence
-    attempt: int  # the attempt the decision rests on (rerun-R)
-
-
-def _combine(
-    policy: Policy,
-    runs: Sequence[str],
-    states: Sequence[dict[str, str]],
-    cases: Sequence[str],
-    k_min: int,
-) -> _Combined:
-    """Apply the policy to the current runs, in order; see :func:`check_gate`."""
-    reasons: list[str] = []
-    if policy.repeat > 1:
-        if len(runs) != policy.repeat:
-            reasons.append(
-                f"repeat-{policy.need}-of-{policy.repeat} needs {policy.repeat} "
-                f"current runs ({len(runs)} given)"
-            )
-        final, errors = {}, set()
-        for c in cases:
-            seen = [s[c] for s in states]
-            errors |= {c} if _ERROR in seen else set()
-            if _MISSING in seen:
-                final[c] = _MISSING
-            else:
-                final[c] = _PASS if seen.count(_PASS) >= policy.need else _FAIL
-        return _Combined(final, errors, reasons, 0)
-    if policy.rerun_failing:
-        limit = policy.rerun_failing + 1
-        name = f"rerun-failing-{policy.rerun_failing}"
-        if len(runs) > limit:
-            reasons.append(f"{name} allows {limit} attempts ({len(runs)} current runs given)")
-        final, errors = {}, set()
-        for c in cases:
-            state, tries = states[0][c], 1
-            errors |= {c} if state == _ERROR else set()
-            for s in states[1:]:
-                if state not in (_FAIL, _ERROR) or s[c] == _MISSING:
-                    break
-                state, tries = s[c], tries + 1
-                errors |= {c} if state == _ERROR else set()
-            if state in (_FAIL, _ERROR) and tries < min(limit, len(states)):
-                reasons.append(
-                    f"{c} did not pass attempt {tries} and is missing from "
-                    f"attempt {tries + 1} ({name} reruns what did not pass)"
-                )
-            elif state in (_FAIL, _ERROR) and tries < limit:
-                reasons.append(
-                    f"{c} did not pass in {tries} attempt(s) and {name} allows "
-                    f"{limit}: the rerun is missing"
-                )
-            final[c] = state
-        return _Combined(final, errors, reasons, 0)
-    if policy.rerun:
-        limit = policy.rerun + 1
-        if len(runs) > limit:
-            reasons.append(
-                f"rerun-{policy.rerun} allows {limit} attempts ({len(runs)} current runs given)"
-            )
-        best, best_k = 0, -1
-        for t, s in enumerate(states):
-            k = sum(s[c] == _PASS for c in cases)
-            if k > best_k:
-                best, best_k = t, k
-            if k >= k_min and all(s[c] != _MISSING for c in cases):
-                best = t
-                break
-        else:
-            if len(states) < limit:
-                reasons.append(
-                    f"every attempt given failed the gate, and rerun-{policy.rerun} "
-                    f"allows {limit} attempts ({len(states)} given)"
-                )
-        s = states[best]
-        used = states[: best + 1] if best_k < k_min else [s]
-        errors = {c for st in used for c in cases if st[c] == _ERROR}
-        return _Combined({c: s[c] for c in cases}, errors, reasons, best)
-    if len(runs) > 1:
-        reasons.append(
-            f"{len(runs)} current runs with no policy: name how they combine ({CHECK_POLICIES})"
-        )
-    s = states[0]
-    return _Combined({c: s[c] for c in cases}, {c for c in cases if s[c] == _ERROR}, reasons, 0)
-
 
 def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int], list[int]]:
     """Failures and observed cases per known-good run, as recommend counts them."""
@@ -520,26 +388,14 @@ def check_gate(
     policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
     baseline never saw fails; else ``pass``.
     """
-    from gatecal._analyses.recommend import recommend_gate
 
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
     chosen = parse_check_policy(policy)
     _refuse_ambiguous(current, baseline, policy)
-    # detection=0: check never needs recommend's fallback plans (which can be slow), and
-    # its table's false-alarm column does not depend on the detection target
-    rec = recommend_gate(
-        baseline,
-        false_alarm=target,
-        detection=0.0,
-        confidence_level=confidence_level,
-        method=method,
-    )
+    rec, short, order = _measured(baseline, target, confidence_level, method)
     n = rec.cases
-    short = baseline.short_names()
-    full_of = {short[c]: c for c in baseline.cases()}
-    order = [full_of[name] for name in rec.case_order]  # the baseline's cases, full ids
     fas = _false_alarms(rec, chosen, baseline)
     k_min, gate_text, source = _the_gate(gate, rec, fas, target)
     words = f"at least {k_min} of {n} cases pass"
@@ -654,6 +510,27 @@ def check_gate(
         confidence_level=rec.confidence_level,
         warnings=tuple(warnings),
     )
+
+
+def _measured(
+    baseline: RunsData, target: float, confidence_level: float, method: str
+) -> tuple[Recommendation, dict[str, str], list[str]]:
+    """The baseline as recommend measures it, its short case names, and its cases (full
+    ids) in recommend's order: what every kind of check decides against."""
+    from gatecal._analyses.recommend import recommend_gate
+
+    # detection=0: check never needs recommend's fallback plans (which can be slow), and
+    # its table's false-alarm column does not depend on the detection target
+    rec = recommend_gate(
+        baseline,
+        false_alarm=target,
+        detection=0.0,
+        confidence_level=confidence_level,
+        method=method,
+    )
+    short = baseline.short_names()
+    full_of = {short[c]: c for c in baseline.cases()}
+    return rec, short, [full_of[name] for name in rec.case_order]
 
 
 def _few(items: Sequence[str], shown: int = 10) -> str:

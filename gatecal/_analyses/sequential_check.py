@@ -196,16 +196,9 @@ def check_sequential(
     are not used (a warning says so). A run missing a baseline case, or with more errors
     than `max_errors`, is incomplete evidence (never a pass).
     """
-    from gatecal._analyses.check import (
-        _ERROR,
-        _MISSING,
-        _PASS,
-        _baseline_counts,
-        _expected_checks,
-        _refuse_ambiguous,
-        _states,
-    )
-    from gatecal._analyses.recommend import noise_bounds, recommend_gate
+    from gatecal._analyses.check import _baseline_counts, _measured, _refuse_ambiguous
+    from gatecal._analyses.check_runs import _ERROR, _MISSING, _PASS, _expected_checks, _states
+    from gatecal._analyses.recommend import noise_bounds
     from gatecal._model.regression import parse_regression
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy
@@ -221,13 +214,7 @@ def check_sequential(
         raise ParameterError(
             "current", "must not hold rows of the regressed build", "build=regressed"
         )
-    rec = recommend_gate(
-        baseline,
-        false_alarm=target,
-        detection=0.0,
-        confidence_level=confidence_level,
-        method=method,
-    )
+    rec, short, order = _measured(baseline, target, confidence_level, method)
     n = rec.cases
     if isinstance(regression, str):
         regression = parse_regression(regression)
@@ -243,9 +230,6 @@ def check_sequential(
     ph, pr = _noise_pmfs(n, rate, icc, failing)
     healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
     gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
-    short = baseline.short_names()
-    full_of = {short[c]: c for c in baseline.cases()}
-    order = [full_of[name] for name in rec.case_order]
     runs, states, gaps = _states(current, order, _expected_checks(baseline))
     reasons: list[str] = []
     if gaps:

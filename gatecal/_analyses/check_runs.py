@@ -1,0 +1,161 @@
+"""The current runs of a check, case by case, and how a policy combines them.
+
+Each current run gives each baseline case a state: passed, failed, error or missing (a case
+that lacks one of the checks the baseline ran on it is missing: missing evidence). A policy
+(rerun-failing-R, rerun-R, repeat-K-of-N) combines several runs into one final state per case,
+with the reasons the runs do not fit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gatecal._analyses.policies import Policy
+    from gatecal.readers import RunsData
+
+#: The policies whose attempts are runs gatecal check can read (majority votes happen
+#: inside one verdict, so no run file shows them).
+CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
+
+_PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
+
+
+def _states(
+    data: RunsData, cases: Sequence[str], expected: Mapping[str, set[str]]
+) -> tuple[list[str], list[dict[str, str]], list[str]]:
+    """The current runs, and per run each case's state: passed, failed, error or missing.
+
+    A case that did not fail but lacks a check the baseline ran on it is missing: a
+    missing check is missing evidence, exactly like a missing case. The third list says
+    which checks were missing where.
+    """
+    runs = data.runs("healthy")
+    table: dict[str, dict[str, str]] = {r: {} for r in runs}
+    seen: dict[tuple[str, str], set[str]] = {}
+    for v in data.verdicts:
+        if v.build != "healthy":
+            continue
+        row = table[v.run]
+        seen.setdefault((v.run, v.case), set()).add(v.check)
+        if v.status != "ok":
+            if row.get(v.case) != _FAIL:
+                row[v.case] = _ERROR
+        elif not v.passed:
+            row[v.case] = _FAIL
+        else:
+            row.setdefault(v.case, _PASS)
+    gaps = []
+    for r in runs:
+        for c, state in table[r].items():
+            lacking = sorted(expected.get(c, set()) - seen[r, c])
+            if state == _PASS and lacking:
+                table[r][c] = _MISSING
+                gaps.append(
+                    f"{c} lacks {', '.join(lacking)}" + (f" in {r}" if len(runs) > 1 else "")
+                )
+    states = [
+        {c: table[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table[r]])} for r in runs
+    ]
+    return runs, states, gaps
+
+
+def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
+    """The checks the baseline ran on each case (in any known-good run)."""
+    out: dict[str, set[str]] = {}
+    for v in baseline.verdicts:
+        if v.build == "healthy":
+            out.setdefault(v.case, set()).add(v.check)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Combined:
+    final: dict[str, str]  # case -> passed / failed / error / missing
+    errors: set[str]  # cases with an error in an attempt that counted
+    reasons: list[str]  # incomplete evidence
+    attempt: int  # the attempt the decision rests on (rerun-R)
+
+
+def _combine(
+    policy: Policy,
+    runs: Sequence[str],
+    states: Sequence[dict[str, str]],
+    cases: Sequence[str],
+    k_min: int,
+) -> _Combined:
+    """Apply the policy to the current runs, in order; see :func:`check_gate`."""
+    reasons: list[str] = []
+    if policy.repeat > 1:
+        if len(runs) != policy.repeat:
+            reasons.append(
+                f"repeat-{policy.need}-of-{policy.repeat} needs {policy.repeat} "
+                f"current runs ({len(runs)} given)"
+            )
+        final, errors = {}, set()
+        for c in cases:
+            seen = [s[c] for s in states]
+            errors |= {c} if _ERROR in seen else set()
+            if _MISSING in seen:
+                final[c] = _MISSING
+            else:
+                final[c] = _PASS if seen.count(_PASS) >= policy.need else _FAIL
+        return _Combined(final, errors, reasons, 0)
+    if policy.rerun_failing:
+        limit = policy.rerun_failing + 1
+        name = f"rerun-failing-{policy.rerun_failing}"
+        if len(runs) > limit:
+            reasons.append(f"{name} allows {limit} attempts ({len(runs)} current runs given)")
+        final, errors = {}, set()
+        for c in cases:
+            state, tries = states[0][c], 1
+            errors |= {c} if state == _ERROR else set()
+            for s in states[1:]:
+                if state not in (_FAIL, _ERROR) or s[c] == _MISSING:
+                    break
+                state, tries = s[c], tries + 1
+                errors |= {c} if state == _ERROR else set()
+            if state in (_FAIL, _ERROR) and tries < min(limit, len(states)):
+                reasons.append(
+                    f"{c} did not pass attempt {tries} and is missing from "
+                    f"attempt {tries + 1} ({name} reruns what did not pass)"
+                )
+            elif state in (_FAIL, _ERROR) and tries < limit:
+                reasons.append(
+                    f"{c} did not pass in {tries} attempt(s) and {name} allows "
+                    f"{limit}: the rerun is missing"
+                )
+            final[c] = state
+        return _Combined(final, errors, reasons, 0)
+    if policy.rerun:
+        limit = policy.rerun + 1
+        if len(runs) > limit:
+            reasons.append(
+                f"rerun-{policy.rerun} allows {limit} attempts ({len(runs)} current runs given)"
+            )
+        best, best_k = 0, -1
+        for t, s in enumerate(states):
+            k = sum(s[c] == _PASS for c in cases)
+            if k > best_k:
+                best, best_k = t, k
+            if k >= k_min and all(s[c] != _MISSING for c in cases):
+                best = t
+                break
+        else:
+            if len(states) < limit:
+                reasons.append(
+                    f"every attempt given failed the gate, and rerun-{policy.rerun} "
+                    f"allows {limit} attempts ({len(states)} given)"
+                )
+        s = states[best]
+        used = states[: best + 1] if best_k < k_min else [s]
+        errors = {c for st in used for c in cases if st[c] == _ERROR}
+        return _Combined({c: s[c] for c in cases}, errors, reasons, best)
+    if len(runs) > 1:
+        reasons.append(
+            f"{len(runs)} current runs with no policy: name how they combine ({CHECK_POLICIES})"
+        )
+    s = states[0]
+    return _Combined({c: s[c] for c in cases}, {c for c in cases if s[c] == _ERROR}, reasons, 0)
