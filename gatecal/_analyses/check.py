@@ -12,7 +12,7 @@ anything, and they need only the standard library.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -402,12 +402,7 @@ def check_gate(
 
     runs, states, gaps = _states(current, order, _expected_checks(baseline))
     reasons: list[str] = []
-    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
-    if baseline.errors or baseline.unscored:
-        warnings.append(
-            f"baseline: {baseline.errors + baseline.unscored} error or unscored verdicts, "
-            "left out as missing data (an error is never a pass)"
-        )
+    warnings = _warnings(current, baseline)
     extra = [c for c in current.cases() if c not in set(order)]
     if "regressed" in current.builds():
         raise ParameterError(
@@ -420,24 +415,11 @@ def check_gate(
         combined = _combine(chosen, runs, states, order, k_min)
         reasons += combined.reasons
     final = combined.final
-    missing = [short[c] for c in order if final[c] == _MISSING]
-    if missing and runs and len(missing) < n:
-        reasons.append(
-            f"{len(missing)} of {n} baseline cases have no complete verdict: {_few(missing)}"
-        )
-    if gaps:
-        reasons.append(
-            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
-            f"missing evidence): {_few(gaps)}"
-        )
     attempt = states[combined.attempt] if states else {}
+    missing = [short[c] for c in order if final[c] == _MISSING]
     errors = [short[c] for c in order if c in combined.errors]
     errors += [c for c in extra if attempt.get(c) == _ERROR]  # errors wherever they are
-    if len(errors) > max_errors:
-        reasons.append(
-            f"{len(errors)} error or unscored verdicts (at most {max_errors} "
-            f"allowed; an error is never a pass): {_few(errors)}"
-        )
+    reasons += _gaps(missing if runs else [], n, gaps, errors, max_errors)
     vacuous = _vacuous(rec, k_min, target)
     if vacuous:
         reasons.append(vacuous)
@@ -445,19 +427,7 @@ def check_gate(
     if loose:
         warnings.append(loose)
     passed = sum(final[c] == _PASS for c in order)
-    per_case = {c.case: c.rate for c in rec.per_case}
-    failing = [
-        FailingCase(
-            case=short[c],
-            case_id=c,
-            status=final[c],
-            baseline=per_case[short[c]],
-            new=per_case[short[c]].estimate <= flaky,
-        )
-        for c in order
-        if final[c] in (_FAIL, _ERROR)
-    ]
-    failing.sort(key=lambda f: (not f.new, f.baseline.estimate, order.index(f.case_id)))
+    failing = _failing(rec, final, order, short, flaky)
     extra_failed = [c for c in extra if attempt.get(c) == _FAIL]
     complete = not reasons
     if not complete:
@@ -531,6 +501,65 @@ def _measured(
     short = baseline.short_names()
     full_of = {short[c]: c for c in baseline.cases()}
     return rec, short, [full_of[name] for name in rec.case_order]
+
+
+def _warnings(current: RunsData, baseline: RunsData) -> list[str]:
+    """The readers' warnings of both sides (a cached baseline is one), and the baseline's
+    errors, which it leaves out as missing data."""
+    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
+    if baseline.errors or baseline.unscored:
+        warnings.append(
+            f"baseline: {baseline.errors + baseline.unscored} error or unscored verdicts, "
+            "left out as missing data (an error is never a pass)"
+        )
+    return warnings
+
+
+def _gaps(
+    missing: list[str], n: int, gaps: list[str], errors: list[str], max_errors: int
+) -> list[str]:
+    """Why the evidence is incomplete: cases without a complete verdict (when some have
+    one), checks missing inside cases, more errors than allowed."""
+    reasons = []
+    if missing and len(missing) < n:
+        reasons.append(
+            f"{len(missing)} of {n} baseline cases have no complete verdict: {_few(missing)}"
+        )
+    if gaps:
+        reasons.append(
+            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
+            f"missing evidence): {_few(gaps)}"
+        )
+    if len(errors) > max_errors:
+        reasons.append(
+            f"{len(errors)} error or unscored verdicts (at most {max_errors} "
+            f"allowed; an error is never a pass): {_few(errors)}"
+        )
+    return reasons
+
+
+def _failing(
+    rec: Recommendation,
+    final: Mapping[str, str],
+    order: list[str],
+    short: Mapping[str, str],
+    flaky: float,
+) -> list[FailingCase]:
+    """The baseline cases that did not pass, new failures first, with their records."""
+    per_case = {c.case: c.rate for c in rec.per_case}
+    failing = [
+        FailingCase(
+            case=short[c],
+            case_id=c,
+            status=final[c],
+            baseline=per_case[short[c]],
+            new=per_case[short[c]].estimate <= flaky,
+        )
+        for c in order
+        if final[c] in (_FAIL, _ERROR)
+    ]
+    failing.sort(key=lambda f: (not f.new, f.baseline.estimate, order.index(f.case_id)))
+    return failing
 
 
 def _few(items: Sequence[str], shown: int = 10) -> str:
