@@ -196,8 +196,8 @@ def test_the_run_test_holds_its_level_under_run_to_run_correlation_the_naive_one
 
 
 def test_the_case_sign_flip_is_too_liberal_under_run_to_run_correlation():
-    from gatecal._analyses.compare import _global_test
     from gatecal._analyses.compare_oc import _draw_runs
+    from gatecal._analyses.paired_tests import _global_test
 
     gen = np.random.default_rng(4)
     hits = 0

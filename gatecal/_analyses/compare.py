@@ -39,24 +39,16 @@ joint (rate, icc) confidence region of :func:`gatecal._analyses.recommend.noise_
 
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.paired_tests import (
-    TestResult,
-    _two_sided,
-    benjamini_hochberg,
-    exact_mcnemar,
-    fisher_one_sided,
-    holm,
-    run_permutation_p,
-    sign_flip_p,
+    Matrix,
+    _decide,
+    _Decision,
 )
 from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
@@ -82,8 +74,6 @@ __all__ = [
     "compare_builds",
     "compare_matrices",
 ]
-
-Matrix = npt.NDArray[np.int8]
 
 
 # -- results --------------------------------------------------------------------------------
@@ -276,42 +266,6 @@ def _check_matrix(name: str, value: Any, cases: int | None) -> Matrix:
     return arr.astype(np.int8)
 
 
-def _global_test(
-    base: Matrix, cand: Matrix, test: str, alternative: str, rng: SeedLike = 0, fast: bool = False
-) -> tuple[TestResult, float, tuple[int, int] | None]:
-    """(result, statistic, discordant) of the global test on complete-by-case matrices."""
-    if test == "mcnemar":
-        b, c = base[0], cand[0]
-        seen = (b >= 0) & (c >= 0)
-        worse = int(np.sum(seen & (b == 1) & (c == 0)))
-        better = int(np.sum(seen & (b == 0) & (c == 1)))
-        n = int(seen.sum())
-        p = exact_mcnemar(worse, better, alternative)
-        smallest = 0.5**n if alternative == "worse" else min(1.0, 2 * 0.5**n)
-        result = TestResult(p_value=float(p), exact=True, smallest_p=smallest)
-        return result, float(worse - better), (worse, better)
-    if test == "runs":
-        shares = []
-        for m in (base, cand):
-            seen = (m >= 0).sum(axis=1)
-            passed = (m == 1).sum(axis=1)
-            shares.append(
-                [Fraction(int(p), int(s)) for p, s in zip(passed, seen, strict=True) if s > 0]
-            )
-        result = run_permutation_p(
-            shares[0], shares[1], alternative, rng=rng, exact_counts=not fast
-        )
-        stat = float(sum(shares[0]) / len(shares[0]) - sum(shares[1]) / len(shares[1]))
-        return result, stat, None
-    diffs = []
-    for j in range(base.shape[1]):
-        b, c = base[:, j], cand[:, j]
-        nb, nc = int((b >= 0).sum()), int((c >= 0).sum())
-        diffs.append(Fraction(int((b == 1).sum()), nb) - Fraction(int((c == 1).sum()), nc))
-    result = sign_flip_p(diffs, alternative)
-    return result, float(sum(diffs)), None
-
-
 def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
     if test == "auto":
         return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
@@ -359,19 +313,7 @@ def compare_matrices(
     names = list(cases) if cases is not None else [str(j) for j in range(base.shape[1])]
     if len(names) != base.shape[1]:
         raise ParameterError("cases", f"must name the {base.shape[1]} columns", len(names))
-    base = base[(base >= 0).any(axis=1)]  # a run with no verdict is no run
-    cand = cand[(cand >= 0).any(axis=1)]
-    in_base = [bool(x) for x in np.asarray((base >= 0).any(axis=0))]
-    in_cand = [bool(x) for x in np.asarray((cand >= 0).any(axis=0))]
-    baseline_only = tuple(n for n, b, c in zip(names, in_base, in_cand, strict=True) if b and not c)
-    candidate_only = tuple(
-        n for n, b, c in zip(names, in_base, in_cand, strict=True) if c and not b
-    )
-    both = np.array([b and c for b, c in zip(in_base, in_cand, strict=True)], dtype=bool)
-    compared = [n for n, k in zip(names, both, strict=True) if k]
-    base, cand = base[:, both], cand[:, both]
-    base = base[(base >= 0).any(axis=1)]
-    cand = cand[(cand >= 0).any(axis=1)]
+    base, cand, compared, baseline_only, candidate_only = _pair_by_case(base, cand, names)
     reasons: list[str] = []
     if baseline_only or candidate_only:
         seen_one = len(baseline_only) + len(candidate_only)
@@ -430,31 +372,7 @@ def compare_matrices(
     chosen = _choose_test(test, len(base), len(cand))
     found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=rng)
     result = found.test
-    case_rows = tuple(
-        CaseChange(
-            case=name,
-            baseline_passes=bp,
-            baseline_runs=bn,
-            candidate_passes=cp,
-            candidate_runs=cn,
-            p_value=p,
-            adjusted=a,
-            direction=d,
-            flagged=f,
-        )
-        for name, (bp, bn, cp, cn), p, a, d, f in zip(
-            compared,
-            found.counts,
-            found.raw,
-            found.adjusted,
-            found.directions,
-            found.flagged,
-            strict=True,
-        )
-    )
-    case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
-    worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
-    better = tuple(c.case for c in case_rows if c.flagged and c.direction == "better")
+    case_rows, worse, better = _case_changes(compared, found)
 
     # the comparison's own operating characteristic, from the baseline's noise
     n = len(compared)
@@ -514,131 +432,6 @@ def compare_matrices(
         false_alarm=false_alarm,
         detection=detection,
         **common,
-    )
-
-
-#: How the level is spent: on the run test and the per-case tests (half each), on one.
-MODES = ("both", "test", "cases", "none")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Decision:
-    test: TestResult
-    statistic: float
-    discordant: tuple[int, int] | None
-    counts: list[tuple[int, int, int, int]]
-    raw: list[float]
-    adjusted: list[float]
-    directions: list[str]
-    flagged: list[bool]
-    mode: str
-    p_cases: float
-    p_value: float
-    reject: bool
-    worse: bool
-
-
-_comb = functools.lru_cache(maxsize=4096)(math.comb)
-
-
-@functools.lru_cache(maxsize=65536)
-def _case_p(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
-    """One case's exact Fisher p-value (cached: simulated builds repeat the same counts)."""
-    worse_p = fisher_one_sided(bp, bn, cp, cn)
-    if alternative == "worse":
-        return float(worse_p)
-    return float(_two_sided(worse_p, fisher_one_sided(cp, cn, bp, bn)))
-
-
-def _decide(
-    base: Matrix,
-    cand: Matrix,
-    test: str,
-    alternative: str,
-    alpha: float,
-    multiplicity: str,
-    rng: SeedLike = 0,
-    fast: bool = False,
-) -> _Decision:
-    """The global test, the per-case tests and how they combine into one decision.
-
-    When both can reach half the level, the run test and the per-case family each get
-    alpha / 2 and the decision's p-value is ``min(1, 2 min(p_test, p_cases))``, p_cases
-    the smallest adjusted per-case p-value (a Bonferroni union of two level-alpha/2
-    tests: level alpha under any dependence); a flagged case then always means a
-    regression. Otherwise the one that can reach alpha decides alone, and cases are
-    flagged only when the test rejects (closed testing: the error rate stays alpha).
-    """
-    result, statistic, discordant = _global_test(base, cand, test, alternative, rng, fast)
-    table = np.stack(
-        [
-            (base == 1).sum(axis=0),
-            (base >= 0).sum(axis=0),
-            (cand == 1).sum(axis=0),
-            (cand >= 0).sum(axis=0),
-        ],
-        axis=1,
-    )
-    counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
-    raw = [_case_p(*c, alternative) for c in counts]
-    adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
-    directions = []
-    for bp, bn, cp, cn in counts:
-        share = bp * cn - cp * bn  # the sign of bp / bn - cp / cn
-        directions.append("worse" if share > 0 else "better" if share < 0 else "same")
-    m = len(counts)
-    # the smallest p-value a case can give (all passes on one side, all failures on the
-    # other), and what Holm's or BH's first step makes of it
-    factor = 1 if alternative == "worse" else 2
-    smallest_case = min(factor / _comb(bn + cn, bn) for _, bn, _, cn in counts) * m
-    half = alpha / 2
-    if test != "mcnemar" and result.smallest_p <= half and smallest_case <= half:
-        mode, case_level = "both", half
-    elif result.smallest_p <= alpha:
-        mode, case_level = "test", alpha
-    elif smallest_case <= alpha:
-        mode, case_level = "cases", alpha
-    else:
-        mode, case_level = "none", alpha
-    changed = [
-        a
-        for a, d in zip(adjusted, directions, strict=True)
-        if d == "worse" or (alternative == "two-sided" and d == "better")
-    ]
-    p_cases = min(changed, default=1.0)
-    test_worse = statistic > 0
-    if mode == "both":
-        p_value = min(1.0, 2 * min(result.p_value, p_cases))
-    elif mode == "cases":
-        p_value = p_cases
-    else:
-        p_value = result.p_value
-    reject = mode != "none" and p_value <= alpha
-    flagged = [a <= case_level and d != "same" for a, d in zip(adjusted, directions, strict=True)]
-    if mode == "test" and not reject:
-        flagged = [False] * m  # closed testing: no case claim without the global one
-    if (
-        mode in ("both", "cases")
-        and p_cases <= case_level
-        and (mode == "cases" or p_cases <= result.p_value)
-    ):
-        worse = any(f and d == "worse" for f, d in zip(flagged, directions, strict=True))
-    else:
-        worse = test_worse
-    return _Decision(
-        test=result,
-        statistic=statistic,
-        discordant=discordant,
-        counts=counts,
-        raw=raw,
-        adjusted=adjusted,
-        directions=directions,
-        flagged=flagged,
-        mode=mode,
-        p_cases=p_cases,
-        p_value=p_value,
-        reject=reject,
-        worse=worse,
     )
 
 
@@ -707,3 +500,56 @@ def compare_builds(
         sources=data.sources,
         warnings=data.warnings,
     )
+
+
+def _pair_by_case(
+    base: Matrix, cand: Matrix, names: list[str]
+) -> tuple[Matrix, Matrix, list[str], tuple[str, ...], tuple[str, ...]]:
+    """Both matrices on the cases both builds observed (runs with no verdict dropped), the
+    compared case names, and the cases seen in one build only."""
+    base = base[(base >= 0).any(axis=1)]  # a run with no verdict is no run
+    cand = cand[(cand >= 0).any(axis=1)]
+    in_base = [bool(x) for x in np.asarray((base >= 0).any(axis=0))]
+    in_cand = [bool(x) for x in np.asarray((cand >= 0).any(axis=0))]
+    pairs = list(zip(names, in_base, in_cand, strict=True))
+    baseline_only = tuple(n for n, b, c in pairs if b and not c)
+    candidate_only = tuple(n for n, b, c in pairs if c and not b)
+    both = np.array([b and c for _, b, c in pairs], dtype=bool)
+    compared = [n for n, k in zip(names, both, strict=True) if k]
+    base, cand = base[:, both], cand[:, both]
+    base = base[(base >= 0).any(axis=1)]
+    cand = cand[(cand >= 0).any(axis=1)]
+    return base, cand, compared, baseline_only, candidate_only
+
+
+def _case_changes(
+    compared: list[str], found: _Decision
+) -> tuple[tuple[CaseChange, ...], tuple[str, ...], tuple[str, ...]]:
+    """Each compared case with its counts and p-values, most significant first; the
+    flagged ones that got worse, and better."""
+    case_rows = tuple(
+        CaseChange(
+            case=name,
+            baseline_passes=bp,
+            baseline_runs=bn,
+            candidate_passes=cp,
+            candidate_runs=cn,
+            p_value=p,
+            adjusted=a,
+            direction=d,
+            flagged=f,
+        )
+        for name, (bp, bn, cp, cn), p, a, d, f in zip(
+            compared,
+            found.counts,
+            found.raw,
+            found.adjusted,
+            found.directions,
+            found.flagged,
+            strict=True,
+        )
+    )
+    case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
+    worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
+    better = tuple(c.case for c in case_rows if c.flagged and c.direction == "better")
+    return case_rows, worse, better

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gatecal._analyses.compare import CompareOC, Matrix, _choose_test, _decide
+from gatecal._analyses.compare import CompareOC, _choose_test
+from gatecal._analyses.paired_tests import Matrix, _decide
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
     ParameterError,
