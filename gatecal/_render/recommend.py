@@ -117,7 +117,7 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
         )
     if rec.icc_for_gate > 0:
         lines.append(
-            f"  the gate allows for an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
+            f"  the runs allow an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
             f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
         )
     lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
@@ -135,8 +135,8 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         "",
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
-        f"{rec.detection_target:g}; false alarm the largest and detection the smallest over "
-        "that (rate, icc) region",
+        f"{rec.detection_target:g}; each gate's false alarm (detection) its one-sided "
+        f"{100 * rec.gate_level:g}% upper (lower) profile-likelihood bound over (rate, icc)",
         "",
     ]
     if rec.recommended is not None:
