@@ -723,3 +723,55 @@ def test_detection_that_is_exactly_one_prints_as_one(tmp_path):
         if plan is not None and plan.max_failures < plan.failing:
             assert plan.detection == 1.0
     assert "0.9999999" not in text and "> 0.9999" not in text.split("operating table")[0]
+
+
+# --- issue 22: what more known-good runs buy ---
+
+
+def test_more_runs_certify_the_strictest_gate_valid_at_the_estimate(tmp_path):
+    """15 quiet runs of 16 cases: no gate meets both targets, but at the measured estimate
+    "at least 14 pass" does; 29 runs in all, the 15 repeated in turn, certify it and 28
+    do not (each gate's bounds recomputed here on the repeated runs)."""
+    from gatecal._model.gates import strictest_within
+    from gatecal._render.recommend import render_recommendation
+
+    matrix = _runs(3, 15, 0.03)
+    _write_csv(tmp_path / "runs.csv", matrix)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    n = len(CASES)
+    assert rec.recommended is None and rec.more_runs is not None
+    more = rec.more_runs
+    # at the estimate, from scipy's tails alone: the strictest gate within budget
+    fit = rec.overdispersion
+    fa = [0.0] + [_tails(n, fit.mean, fit.icc)[n - k] for k in range(1, n + 1)]
+    k = max(k for k in range(n + 1) if fa[k] <= 0.05)
+    assert more.k_min == k == 14 and more.false_alarm == pytest.approx(fa[k], rel=1e-9)
+    x = np.array(rec.failures_per_run)
+    assert more.runs == 29
+    for total, certified in ((29, True), (28, False)):
+        bounds = noise_bounds(np.tile(x, 2)[:total], n)
+        fas, dets = bounds.false_alarms(n), bounds.detections(n, 4)
+        assert (fas[k] <= 0.05 and dets[k] >= 0.95) == certified
+        assert (strictest_within(list(fas), 0.05) >= k) == certified
+    assert rec.to_dict()["more_runs"] == {
+        "k_min": 14, "runs": 29, "more": 14, "false_alarm_at_estimate": more.false_alarm,
+        "detection_at_estimate": more.detection,
+    }  # fmt: skip
+    assert "more known-good runs: 14 more (29 in all)" in render_recommendation(rec)
+    assert "'at least 14 of 16 pass' for both targets" in render_recommendation(rec)
+
+
+def test_more_runs_say_when_they_cannot_help(tmp_path):
+    """Whole runs go bad together (icc near 0.5): at the estimate no gate of 16 cases meets
+    both targets, so more runs alone cannot; the text says so."""
+    from gatecal._render.recommend import render_recommendation
+
+    matrix = [[not (r % 4 == 0 and i < 8) for i in range(len(CASES))] for r in range(20)]
+    _write_csv(tmp_path / "runs.csv", matrix)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    assert rec.recommended is None and rec.more_runs is not None
+    assert rec.more_runs.k_min is None and rec.more_runs.runs is None
+    # the strictest gate within budget at the estimate catches the regression rarely
+    assert rec.more_runs.false_alarm <= 0.05 and rec.more_runs.detection < 0.2
+    assert "more known-good runs alone would not help" in render_recommendation(rec)
+    assert rec.to_dict()["more_runs"]["more"] is None

@@ -36,6 +36,7 @@ __all__ = [
     "ICC_MAX",
     "PLAN_MAX_CASES",
     "CaseNoise",
+    "MoreRuns",
     "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
@@ -57,6 +58,34 @@ class CaseNoise:
 
     case: str
     rate: RateEstimate
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoreRuns:
+    """What more known-good runs buy when no gate meets both targets.
+
+    At the measured estimate (the beta-binomial fit's rate and icc), `k_min` is the
+    strictest gate within the false-alarm budget, or None when at the estimate no gate
+    of this suite meets both targets (more runs alone cannot help). `runs` is how many
+    known-good runs in all, failing as the measured ones did (repeated in turn), would
+    let the bounds certify it for both targets (:func:`runs_for_gate`); None when not
+    even :data:`RUNS_FOR_GATE_MAX` would.
+    """
+
+    k_min: int | None
+    runs: int | None
+    measured_runs: int
+    false_alarm: float
+    detection: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k_min": self.k_min,
+            "runs": self.runs,
+            "more": None if self.runs is None else self.runs - self.measured_runs,
+            "false_alarm_at_estimate": self.false_alarm,
+            "detection_at_estimate": self.detection,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +131,7 @@ class Recommendation:
     within_budget: int | None
     recommended: int | None
     plans: SuitePlans | None
+    more_runs: MoreRuns | None = None
 
     def suite_spec(self) -> dict[str, Any]:
         """The measured suite as a suite spec, for ``gatecal simulate --suite``.
@@ -197,6 +227,7 @@ class Recommendation:
             "would_work": [p.to_dict() if p else None for p in self.plans.plans]
             if self.plans
             else None,
+            "more_runs": self.more_runs.to_dict() if self.more_runs else None,
         }
 
 
@@ -704,7 +735,18 @@ def recommend_gate(
     within_budget = best if best >= 1 else None
     recommended = within_budget if table[best][1] >= power else None
     plans = None
+    more_runs = None
     if recommended is None:
+        more_runs = _more_runs(
+            bounds,
+            failures_per_run,
+            cases_per_run,
+            detections,
+            None if regressed_runs else round(failing_cases),
+            alpha,
+            power,
+            level,
+        )
         # planned at the point of the region worst for this suite's gate "fewer failing
         # than the regression" (a bigger suite's worst point may differ a little)
         worst = bounds.worst_point(n, max(1, round(failing_cases)))
@@ -747,7 +789,50 @@ def recommend_gate(
         within_budget=within_budget,
         recommended=recommended,
         plans=plans,
+        more_runs=more_runs,
     )
+
+
+def _more_runs(
+    bounds: NoiseBounds,
+    failures_per_run: Ints,
+    cases_per_run: Ints,
+    detections: Floats,
+    failing: int | None,
+    alpha: float,
+    power: float,
+    level: float,
+) -> MoreRuns:
+    """The strictest gate within budget at the estimate and the runs that would certify it
+    (`failing` None: the regression is measured, its detection does not tighten)."""
+    n = len(detections) - 1
+    over = bounds.overdispersion
+    fa = _below(beta_binomial_pmf(n, over.mean, over.icc)[::-1])
+    k = strictest_within(list(fa), alpha)
+    if failing is None:
+        det = float(detections[k])
+    else:
+        rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
+        det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
+    if k < 1 or det < power:
+        return MoreRuns(
+            k_min=None, runs=None, measured_runs=len(failures_per_run),
+            false_alarm=float(fa[k]), detection=det,
+        )  # fmt: skip
+    runs = runs_for_gate(
+        failures_per_run,
+        cases_per_run,
+        cases=n,
+        false_alarm=alpha,
+        k_min=k,
+        confidence_level=level,
+        detection=None if failing is None else power,
+        failing=failing,
+    )
+    return MoreRuns(
+        k_min=k, runs=runs, measured_runs=len(failures_per_run),
+        false_alarm=float(fa[k]), detection=det,
+    )  # fmt: skip
 
 
 def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
@@ -840,26 +925,36 @@ def runs_for_gate(
     k_min: int,
     confidence_level: float = 0.95,
     limit: int = RUNS_FOR_GATE_MAX,
+    detection: float | None = None,
+    failing: int | None = None,
 ) -> int | None:
     """How many known-good runs in all would let the strictest gate within `false_alarm`
-    reach "at least `k_min` of `cases` pass", if later runs fail as these did.
+    reach "at least `k_min` of `cases` pass", if later runs fail as these did; with
+    `detection`, also its detection bound of `failing` cases failing a code check must
+    reach that target (the gate is then certified for both).
 
     The measured runs are repeated in turn (run i + R fails as run i did), so the estimate
-    stays where it is and only the confidence region shrinks; the answer is the fewest
-    runs, found by doubling and then bisection, whose region allows the gate; None if
+    stays where it is and only each gate's bound tightens; the answer is the fewest
+    runs, found by doubling and then bisection, whose bounds allow the gate; None if
     not even `limit` runs would.
     """
     f = np.asarray(failures_per_run, dtype=np.int64)
     m = np.asarray(cases_per_run, dtype=np.int64)
     level = check_probability("confidence_level", confidence_level)
+    if detection is not None and failing is None:
+        raise ParameterError("failing", "must be given with detection", failing)
 
     def enough(total: int) -> bool:
         reps = -(-total // len(f))
         bounds = noise_bounds(
             np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
         )
-        return strictest_within(list(bounds.false_alarms(cases)), false_alarm) >= k_min
+        if bounds.false_alarm(cases, k_min) > false_alarm:
+            return False
+        return detection is None or bounds.detection(cases, failing or 0, k_min) >= detection
 
+    if enough(len(f)):
+        return len(f)
     low, high = len(f), 2 * len(f)
     while not enough(high):
         if high >= limit:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.recommend import RateEstimate, Recommendation
+from gatecal._analyses.recommend import RUNS_FOR_GATE_MAX, RateEstimate, Recommendation
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -178,4 +178,30 @@ def _decision_lines(rec: Recommendation) -> list[str]:
                 f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
                 f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
             )
+        lines += _more_runs_lines(rec)
     return lines
+
+
+def _more_runs_lines(rec: Recommendation) -> list[str]:
+    """What more known-good runs, failing as these did, would buy."""
+    more = rec.more_runs
+    if more is None:
+        return []
+    if more.k_min is None:
+        return [
+            "  more known-good runs alone would not help: at the measured noise no gate of "
+            f"{plural(rec.cases, 'case')} meets both targets"
+        ]
+    gate = f"'at least {more.k_min} of {rec.cases} pass'"
+    if more.runs is None:
+        return [
+            f"  more known-good runs: not even {RUNS_FOR_GATE_MAX:,} in all, failing as these "
+            f"did, would certify {gate} (false alarm {format_probability(more.false_alarm)} "
+            "at the measured noise)"
+        ]
+    return [
+        f"  more known-good runs: {more.runs - more.measured_runs} more ({more.runs} in all), "
+        f"failing as these did, would certify {gate} for both targets (at the measured noise "
+        f"false alarm {format_probability(more.false_alarm)}, detection "
+        f"{format_probability(more.detection)})"
+    ]
