@@ -189,7 +189,7 @@ def _tails(n, mu, rho):
 )
 def test_each_gate_is_its_largest_over_the_profile_likelihood_set(tmp_path, seed, runs, p, icc):
     """The table is each gate's largest false alarm (smallest detection) over the set
-    2 (max log L - log L(mu, rho)) <= chi2_1(0.98) = 5.41: never below a brute-force
+    2 (max log L - log L(mu, rho)) <= chi2_1(0.99) = 6.63: never below a brute-force
     maximum over 400 iccs (scipy's likelihood and tails, _dense_gate_bounds), and the
     value it reports is attained: the independent tail at the (rate, icc) it names."""
     matrix = _runs(seed, runs, p, icc)
@@ -198,9 +198,9 @@ def test_each_gate_is_its_largest_over_the_profile_likelihood_set(tmp_path, seed
     n = len(CASES)
     x = np.array([sum(not ok for ok in row) for row in matrix])
     bounds = noise_bounds(x, n)
-    # python -c "from scipy import stats; print(stats.chi2.ppf(0.98, 1))" -> 5.411894431...
-    assert bounds.gate_cutoff == pytest.approx(5.411894431, rel=1e-9)
-    assert rec.gate_level == 0.99
+    # python -c "from scipy import stats; print(stats.chi2.ppf(0.99, 1))" -> 6.634896601...
+    assert bounds.gate_cutoff == pytest.approx(6.634896601, rel=1e-9)
+    assert rec.gate_level == 0.995
     dense = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 401)[:-1]
     fa_ref, det_ref, floor = _dense_gate_bounds(x, n, bounds.gate_cutoff, dense, 5)
     fa = np.array([f for f, _ in rec.table])
@@ -232,7 +232,7 @@ def test_each_gate_is_its_largest_over_the_profile_likelihood_set(tmp_path, seed
 
 
 def test_the_search_beats_the_old_25_icc_trace_and_the_set_is_smaller():
-    """The per-gate set (5.41) lies inside the printed joint region (7.38), so every bound
+    """The per-gate set (6.63) lies inside the printed joint region (7.38), so every bound
     is at most the old one; the search finds more than a 25-icc trace of the same set
     where the maximum falls between its iccs."""
     x = [0, 1, 0, 3, 0, 0, 2, 0, 0, 5, 0, 1, 0, 0, 0, 4, 0, 0, 1, 0]
@@ -636,8 +636,8 @@ def test_no_failures_leave_the_icc_unbounded():
     assert (fit.icc, fit.p_value, fit.icc_upper) == (0.0, 1.0, ICC_MAX)
     bounds = noise_bounds([0] * 30, 12)
     # at icc -> 1 the likelihood is 30 log(1 - mu) (whole runs fail at rate mu), so each
-    # gate's set reaches 1 - exp(-q / 60), q the 98% point of chi-square(1)
-    edge = 1 - math.exp(-stats.chi2.ppf(0.98, 1) / 60)
+    # gate's set reaches 1 - exp(-q / 60), q the 99% point of chi-square(1)
+    edge = 1 - math.exp(-stats.chi2.ppf(0.99, 1) / 60)
     assert bounds.false_alarms(12)[1] == pytest.approx(edge, rel=0.01)
 
 
@@ -730,7 +730,7 @@ def test_detection_that_is_exactly_one_prints_as_one(tmp_path):
 
 def test_more_runs_certify_the_strictest_gate_valid_at_the_estimate(tmp_path):
     """15 quiet runs of 16 cases: no gate meets both targets, but at the measured estimate
-    "at least 14 pass" does; 29 runs in all, the 15 repeated in turn, certify it and 28
+    "at least 14 pass" does; 35 runs in all, the 15 repeated in turn, certify it and 34
     do not (each gate's bounds recomputed here on the repeated runs)."""
     from gatecal._model.gates import strictest_within
     from gatecal._render.recommend import render_recommendation
@@ -747,17 +747,17 @@ def test_more_runs_certify_the_strictest_gate_valid_at_the_estimate(tmp_path):
     k = max(k for k in range(n + 1) if fa[k] <= 0.05)
     assert more.k_min == k == 14 and more.false_alarm == pytest.approx(fa[k], rel=1e-9)
     x = np.array(rec.failures_per_run)
-    assert more.runs == 29
-    for total, certified in ((29, True), (28, False)):
-        bounds = noise_bounds(np.tile(x, 2)[:total], n)
+    assert more.runs == 35
+    for total, certified in ((35, True), (34, False)):
+        bounds = noise_bounds(np.tile(x, 3)[:total], n)
         fas, dets = bounds.false_alarms(n), bounds.detections(n, 4)
         assert (fas[k] <= 0.05 and dets[k] >= 0.95) == certified
         assert (strictest_within(list(fas), 0.05) >= k) == certified
     assert rec.to_dict()["more_runs"] == {
-        "k_min": 14, "runs": 29, "more": 14, "false_alarm_at_estimate": more.false_alarm,
+        "k_min": 14, "runs": 35, "more": 20, "false_alarm_at_estimate": more.false_alarm,
         "detection_at_estimate": more.detection,
     }  # fmt: skip
-    assert "more known-good runs: 14 more (29 in all)" in render_recommendation(rec)
+    assert "more known-good runs: 20 more (35 in all)" in render_recommendation(rec)
     assert "'at least 14 of 16 pass' for both targets" in render_recommendation(rec)
 
 
