@@ -34,3 +34,61 @@ def case_pass_probability(
         else:
             prob *= (1 - fnr) if ok else fpr
     return prob
+
+
+def gate_set_edges(
+    failures: list[int], cases: list[int], cutoff: float, rhos: list[float]
+) -> tuple[list[tuple[float, float, float]], float]:
+    """The rate edges (rho, low, high) of the set ``2 (max log L - log L(mu, rho)) <=
+    cutoff`` at each icc of `rhos` inside it, and the floor ``max log L - cutoff / 2``.
+
+    Independently of gatecal: scipy's binom / betabinom log-likelihood (runs of sizes
+    `cases`), maximised by a bounded search over rho of the maximum over mu, polished by
+    Nelder-Mead; at each icc the profile maximum by a bounded search and both edges by
+    Brent's method.
+    """
+    import numpy as np
+    from scipy import optimize, stats
+
+    x, m = np.asarray(failures), np.asarray(cases)
+
+    def loglik(mu: float, rho: float) -> float:
+        if rho == 0:
+            return float(stats.binom.logpmf(x, m, mu).sum())
+        s = (1 - rho) / rho
+        return float(stats.betabinom.logpmf(x, m, mu * s, (1 - mu) * s).sum())
+
+    def peak(rho: float) -> tuple[float, float]:
+        got = optimize.minimize_scalar(
+            lambda mu: -loglik(mu, rho), bounds=(1e-10, 0.9), method="bounded",
+            options={"xatol": 1e-13},
+        )  # fmt: skip
+        return float(got.x), -float(got.fun)
+
+    # scipy's betabinom cancels below rho ~ 1e-4 (betaln of huge arguments): the search
+    # over rho > 0 starts there, and rho = 0 is the binomial at its closed-form maximum
+    p = float(x.sum() / m.sum())
+    best_rho = optimize.minimize_scalar(
+        lambda r: -peak(r)[1], bounds=(1e-4, 0.95), method="bounded", options={"xatol": 1e-10}
+    )
+    best = max(loglik(p, 0.0), -float(best_rho.fun))
+    polished = optimize.minimize(
+        lambda v: -loglik(v[0], v[1]), [peak(float(best_rho.x))[0], float(best_rho.x)],
+        method="Nelder-Mead", bounds=[(1e-9, 0.9), (1e-4, 0.95)],
+        options={"xatol": 1e-12, "fatol": 1e-13},
+    )  # fmt: skip
+    best = max(best, -float(polished.fun))
+    floor = best - cutoff / 2
+    edges = []
+    for rho in rhos:
+        mu, value = peak(rho)
+        if value < floor:
+            continue  # outside the set
+
+        def gap(r: float, rho: float = rho) -> float:
+            return loglik(r, rho) - floor
+
+        high = optimize.brentq(gap, mu, 1 - 1e-12, xtol=1e-15)
+        low = optimize.brentq(gap, 1e-300, mu, xtol=1e-300) if gap(1e-300) < 0 else 0.0
+        edges.append((float(rho), float(low), float(high)))
+    return edges, floor

@@ -61,19 +61,16 @@ def decide(tmp_path, baseline, **kwargs):
 
 
 def region_below(data, k, n=12, tries=1, attempts=1):
-    """P(fewer than k of n pass) at the worst point of recommend's (rate, icc) region,
-    computed here with scipy alone: each case fails a try with the run's rate x (x the
-    region's rate, or Beta-distributed with that mean and icc), `tries` tries per case
-    (rerun-failing), and the build fails only if all `attempts` whole attempts fail."""
+    """P(fewer than k of n pass), the largest over the gate's (rate, icc) set (recommend's
+    per-gate bound), by brute force over 200 iccs and with scipy alone: the set's edges
+    from :func:`tests.reference.gate_set_edges`, each case failing a try with the run's
+    rate x (x the set's upper rate, or Beta-distributed with that mean and icc), `tries`
+    tries per case (rerun-failing), and the build failing only if all `attempts` whole
+    attempts fail."""
     from scipy import special, stats
 
-    from gatecal._analyses.recommend import noise_bounds
-
-    rec = gatecal.recommend_gate(data, detection=0.0)
-    failures, observed = _check._baseline_counts(data, rec)
-    bounds = noise_bounds(failures, observed)
     worst = 0.0
-    for icc, hi in zip(bounds.iccs, bounds.highs, strict=True):
+    for icc, _, hi in _gate_edges(data):
         x = np.array([hi])
         weights = np.ones(1)
         if icc > 0 and 0 < hi < 1:
@@ -87,6 +84,33 @@ def region_below(data, k, n=12, tries=1, attempts=1):
     return worst
 
 
+_EDGES: dict[tuple, list] = {}
+
+
+def _gate_edges(data):
+    """The gate's set at 200 iccs across its range (the range from gatecal, the edges not)."""
+    from gatecal._analyses.recommend import noise_bounds
+    from tests.reference import gate_set_edges
+
+    rec = gatecal.recommend_gate(data, detection=0.0)
+    failures, observed = _check._baseline_counts(data, rec)
+    key = (tuple(failures), tuple(observed))
+    if key not in _EDGES:
+        bounds = noise_bounds(failures, observed)
+        rhos = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 201)[:-1]
+        # below icc 2e-3 scipy's Gauss-Jacobi weights overflow (a + b > 500): icc 0 and above
+        rhos = rhos[(rhos == 0) | (rhos >= 2e-3)]
+        _EDGES[key] = gate_set_edges(failures, observed, bounds.gate_cutoff, list(rhos))[0]
+    return _EDGES[key]
+
+
+def assert_bound(ours, dense):
+    """`ours` is a maximum the dense grid never beats and comes within 1% of (the grid
+    leaves out iccs in (0, 2e-3), where a quiet baseline's tiniest tails peak)."""
+    assert dense <= ours * (1 + 1e-7) + 1e-15
+    assert ours <= dense * (1 + 1e-2) + 1e-14
+
+
 def test_default_gate_is_recommends_strictest_within_budget(tmp_path, baseline):
     data = gatecal.read_runs([baseline])
     rec = gatecal.recommend_gate(data, false_alarm=0.05)
@@ -95,8 +119,8 @@ def test_default_gate_is_recommends_strictest_within_budget(tmp_path, baseline):
     assert res.k_min == max(admissible)
     assert res.false_alarm == rec.table[res.k_min][0]
     assert res.gate == f"fails<={12 - res.k_min}" and res.cases == 12
-    # and the number is the worst tail over recommend's region, computed with scipy alone
-    assert res.false_alarm == pytest.approx(region_below(data, res.k_min), rel=1e-6)
+    # and the number is the worst tail over the gate's set, computed with scipy alone
+    assert_bound(res.false_alarm, region_below(data, res.k_min))
     assert region_below(data, res.k_min + 1) > 0.05  # the next stricter gate is over budget
 
 
@@ -106,7 +130,7 @@ def test_pass_with_known_flaky_failures_and_the_p_value(tmp_path, baseline):
     assert res.passed == 10 and res.k_min <= 10
     assert res.known_flaky == ["case-01", "case-00"] and res.new_failures == []
     # P(K <= 10) = P(K < 11) at the worst point of the region
-    assert res.p_value == pytest.approx(region_below(gatecal.read_runs([baseline]), 11), rel=1e-6)
+    assert_bound(res.p_value, region_below(gatecal.read_runs([baseline]), 11))
     flaky = {f.case: f for f in res.failing}
     assert flaky["case-00"].baseline.failures == 10 and flaky["case-00"].baseline.trials == 30
     assert flaky["case-01"].baseline.failures == 6
@@ -123,7 +147,7 @@ def test_fail_names_new_failures_with_their_own_probability(tmp_path, baseline):
     ref = gatecal.proportion_interval(0, 30)  # never failed in 30 known-good runs
     assert new.baseline.failures == 0 and new.probability == ref.high
     assert res.passed == 7
-    assert res.p_value == pytest.approx(region_below(gatecal.read_runs([baseline]), 8), rel=1e-6)
+    assert_bound(res.p_value, region_below(gatecal.read_runs([baseline]), 8))
     assert res.p_value < res.false_alarm  # failing the gate is the rarer event
 
 
@@ -203,7 +227,7 @@ def overdispersed_runs():
 @pytest.mark.parametrize(
     "runs", [baseline_runs(), overdispersed_runs()], ids=["quiet", "overdispersed"]
 )
-def test_policy_false_alarm_is_the_worst_over_recommends_region(tmp_path, runs):
+def test_policy_false_alarm_is_the_worst_over_the_gates_set(tmp_path, runs):
     data = gatecal.read_runs([write_runs(tmp_path / "b.jsonl", runs)])
     rec = gatecal.recommend_gate(data, detection=0.0)
     # rerun-failing-1: a case fails only if both tries fail; rerun-1: both attempts fail
@@ -211,11 +235,11 @@ def test_policy_false_alarm_is_the_worst_over_recommends_region(tmp_path, runs):
                        (gatecal.Policy(rerun=1), {"attempts": 2})):  # fmt: skip
         fas = _false_alarms(rec, policy, data)
         for k in (1, 6, 9, 10, 11, 12):
-            assert fas[k] == pytest.approx(region_below(data, k, **kw), rel=1e-6, abs=1e-14)
+            assert_bound(fas[k], region_below(data, k, **kw))
     # the single policy is recommend's own table, and that is the same worst-case tail
     assert _false_alarms(rec, gatecal.Policy(), data) == [fa for fa, _ in rec.table]
     for k in (1, 9, 10, 11, 12):
-        assert rec.table[k][0] == pytest.approx(region_below(data, k), rel=1e-6, abs=1e-14)
+        assert_bound(rec.table[k][0], region_below(data, k))
 
 
 def test_several_runs_need_a_policy_and_the_policy_combines_them(tmp_path, baseline):

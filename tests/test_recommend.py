@@ -156,43 +156,102 @@ def test_every_input_format_gives_the_same_answer(tmp_path):
     assert all(t == tables["csv"] for t in tables.values())
 
 
-def test_recommendation_is_the_worst_case_over_the_likelihood_region(tmp_path):
-    """The table is the largest false alarm (smallest detection) over the joint (rate, icc)
-    region, checked with a second method: scipy's betabinom likelihood and tails on a fine
-    grid of the region, which never beats the table."""
-    matrix = _runs(11, 40, 0.04)
+def _dense_gate_bounds(x, n, cutoff, rhos, failing):
+    """Each gate's largest false alarm and smallest detection over the set
+    ``2 (max log L - log L) <= cutoff``, by brute force over the iccs `rhos` and
+    independently of gatecal: the set's edges from scipy alone
+    (:func:`tests.reference.gate_set_edges`), the tails summed from scipy's pmf."""
+    from tests.reference import gate_set_edges
+
+    edges, floor = gate_set_edges(list(x), [n] * len(x), cutoff, list(rhos))
+    assert len(edges) > 0.9 * len(rhos)
+    fa = np.zeros(n + 1)
+    det = np.ones(n + 1)
+    k = np.arange(n + 1)
+    for rho, lo, hi in edges:
+        fa = np.maximum(fa, _tails(n, hi, rho)[n - k])
+        # the gate fails when more than n - k fail: more than n - failing - k of the others
+        rest = _tails(n - failing, lo, rho)
+        det = np.minimum(det, [1.0 if t < 0 else rest[t] for t in n - failing - k])
+    fa[0] = 0.0
+    return fa, det, floor
+
+
+def _tails(n, mu, rho):
+    """P(more than t of n fail), t = 0..n, summed from scipy's pmf (its sf underflows)."""
+    j = np.arange(n + 1)
+    pmf = stats.betabinom.pmf(j, n, *beta_shape(mu, rho)) if rho > 0 else stats.binom.pmf(j, n, mu)
+    return np.array([math.fsum(pmf[t + 1 :]) for t in range(n + 1)])
+
+
+@pytest.mark.parametrize(
+    ("seed", "runs", "p", "icc"), [(11, 40, 0.04, 0.0), (3, 20, 0.05, 0.1), (8, 60, 0.03, 0.03)]
+)
+def test_each_gate_is_its_largest_over_the_profile_likelihood_set(tmp_path, seed, runs, p, icc):
+    """The table is each gate's largest false alarm (smallest detection) over the set
+    2 (max log L - log L(mu, rho)) <= chi2_1(0.99) = 6.63: never below a brute-force
+    maximum over 400 iccs (scipy's likelihood and tails, _dense_gate_bounds), and the
+    value it reports is attained: the independent tail at the (rate, icc) it names."""
+    matrix = _runs(seed, runs, p, icc)
     _write_csv(tmp_path / "runs.csv", matrix)
     rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="5")
     n = len(CASES)
     x = np.array([sum(not ok for ok in row) for row in matrix])
     bounds = noise_bounds(x, n)
-    fit = bounds.overdispersion
-
-    def loglik(mu, rho):  # scipy, independently of gatecal's log1p sums
-        if rho == 0:
-            return stats.binom.logpmf(x, n, mu).sum()
-        return stats.betabinom.logpmf(x, n, *beta_shape(mu, rho)).sum()
-
-    best = loglik(fit.mean, fit.icc) if fit.icc > 0 else loglik(x.sum() / (40 * n), 0.0)
-    floor = best - stats.chi2.ppf(0.975, 2) / 2
-    for rho, lo, hi in zip(bounds.iccs, bounds.lows, bounds.highs, strict=True):
-        if hi > lo:  # the region's edges solve log L = max log L - q/2
-            assert loglik(hi, rho) == pytest.approx(floor, abs=1e-7)
-            assert loglik(lo, rho) == pytest.approx(floor, abs=1e-7)
+    # python -c "from scipy import stats; print(stats.chi2.ppf(0.99, 1))" -> 6.634896601...
+    assert bounds.gate_cutoff == pytest.approx(6.634896601, rel=1e-9)
+    assert rec.gate_level == 0.995
+    dense = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 401)[:-1]
+    fa_ref, det_ref, floor = _dense_gate_bounds(x, n, bounds.gate_cutoff, dense, 5)
+    fa = np.array([f for f, _ in rec.table])
+    det = np.array([d for _, d in rec.table])
+    assert np.all(fa >= fa_ref * (1 - 1e-7)), np.max(fa_ref / np.maximum(fa, 1e-300))
+    assert np.all(det <= det_ref * (1 + 1e-7) + 1e-15)
+    assert np.max(fa_ref[1:] / fa[1:]) > 1 - 1e-4  # and the dense grid comes close
+    # the reported maximum is attained: its (rate, icc) lies on the set's edge
     for k in range(1, n + 1):
-        tails = [stats.betabinom.sf(n - k, n, *beta_shape(hi, rho)) if rho > 0
-                 else stats.binom.sf(n - k, n, hi)
-                 for rho, hi in zip(bounds.iccs, bounds.highs, strict=True)]  # fmt: skip
-        assert rec.table[k][0] == pytest.approx(max(tails), rel=1e-9)
-    inside = [(mu, rho) for rho in np.linspace(1e-4, bounds.icc_top, 25)
-              for mu in np.linspace(0.005, 0.15, 80) if loglik(mu, rho) >= floor]  # fmt: skip
-    assert len(inside) > 50
-    for k in (12, 13, 14):
-        worst = max(stats.betabinom.sf(n - k, n, *beta_shape(mu, rho)) for mu, rho in inside)
-        assert worst <= rec.table[k][0] * (1 + 1e-3)  # the grid's rho steps: within 0.1%
+        _, where = bounds.largest(
+            lambda mu, rho, k=k: [stats.betabinom.sf(n - k, n, *beta_shape(mu, rho))
+                                  if rho > 0 else stats.binom.sf(n - k, n, mu)])  # fmt: skip
+        rho = float(where[0])
+        mu = bounds.edge(rho)
+        ll = (stats.betabinom.logpmf(x, n, *beta_shape(mu, rho)).sum() if rho > 0
+              else stats.binom.logpmf(x, n, mu).sum())  # fmt: skip
+        assert ll == pytest.approx(floor, abs=1e-6)
+        tail = (stats.betabinom.sf(n - k, n, *beta_shape(mu, rho)) if rho > 0
+                else stats.binom.sf(n - k, n, mu))  # fmt: skip
+        assert fa[k] == pytest.approx(tail, rel=1e-7)
     best_k = max(k for k in range(n + 1) if rec.table[k][0] <= 0.05)
-    assert rec.recommended == (best_k if rec.table[best_k][1] >= 0.95 else None)
-    assert rec.recommended is not None and rec.within_budget == rec.recommended
+    assert rec.within_budget == (best_k or None)
+    assert rec.recommended == (best_k if best_k and rec.table[best_k][1] >= 0.95 else None)
+    # one gate alone, and the bisection over gates, give the table's values
+    assert bounds.strictest_gate(n, 0.05) == best_k
+    for k in (1, n // 2, best_k, n):
+        assert bounds.false_alarm(n, k) == pytest.approx(fa[k], rel=1e-9)
+        assert bounds.detection(n, 5, k) == pytest.approx(det[k], rel=1e-9, abs=1e-300)
+
+
+def test_the_search_beats_the_old_25_icc_trace_and_the_set_is_smaller():
+    """The per-gate set (6.63) lies inside the printed joint region (7.38), so every bound
+    is at most the old one; the search finds more than a 25-icc trace of the same set
+    where the maximum falls between its iccs."""
+    x = [0, 1, 0, 3, 0, 0, 2, 0, 0, 5, 0, 1, 0, 0, 0, 4, 0, 0, 1, 0]
+    bounds = noise_bounds(x, 20)
+    assert bounds.gate_icc_top < bounds.icc_top
+    old = np.max([_below_tail(20, hi, rho) for rho, hi in zip(bounds.iccs, bounds.highs,
+                  strict=True)], axis=0)  # fmt: skip
+    new = bounds.false_alarms(20)
+    assert np.all(new <= old * (1 + 1e-12))
+    trace = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 25)
+    sampled = np.max([_below_tail(20, bounds.edge(r), r) for r in trace], axis=0)
+    assert np.all(new >= sampled * (1 - 1e-12))
+    assert np.max(new[1:] / sampled[1:]) > 1.001  # the trace misses the maximum somewhere
+
+
+def _below_tail(n, mu, rho):
+    from gatecal._analyses.recommend import _below
+
+    return _below(beta_binomial_pmf(n, mu, rho)[::-1])
 
 
 def test_measured_regressed_runs_and_the_json_contract(tmp_path):
@@ -576,9 +635,9 @@ def test_no_failures_leave_the_icc_unbounded():
     fit = fit_overdispersion([0] * 30, 12)
     assert (fit.icc, fit.p_value, fit.icc_upper) == (0.0, 1.0, ICC_MAX)
     bounds = noise_bounds([0] * 30, 12)
-    # at icc -> 1 the likelihood is 30 log(1 - mu) (whole runs fail at rate mu), so the
-    # region reaches 1 - exp(-q / 60), q the 97.5% point of chi-square(2)
-    edge = 1 - math.exp(-stats.chi2.ppf(0.975, 2) / 60)
+    # at icc -> 1 the likelihood is 30 log(1 - mu) (whole runs fail at rate mu), so each
+    # gate's set reaches 1 - exp(-q / 60), q the 99% point of chi-square(1)
+    edge = 1 - math.exp(-stats.chi2.ppf(0.99, 1) / 60)
     assert bounds.false_alarms(12)[1] == pytest.approx(edge, rel=0.01)
 
 
@@ -664,3 +723,55 @@ def test_detection_that_is_exactly_one_prints_as_one(tmp_path):
         if plan is not None and plan.max_failures < plan.failing:
             assert plan.detection == 1.0
     assert "0.9999999" not in text and "> 0.9999" not in text.split("operating table")[0]
+
+
+# --- issue 22: what more known-good runs buy ---
+
+
+def test_more_runs_certify_the_strictest_gate_valid_at_the_estimate(tmp_path):
+    """15 quiet runs of 16 cases: no gate meets both targets, but at the measured estimate
+    "at least 14 pass" does; 35 runs in all, the 15 repeated in turn, certify it and 34
+    do not (each gate's bounds recomputed here on the repeated runs)."""
+    from gatecal._model.gates import strictest_within
+    from gatecal._render.recommend import render_recommendation
+
+    matrix = _runs(3, 15, 0.03)
+    _write_csv(tmp_path / "runs.csv", matrix)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    n = len(CASES)
+    assert rec.recommended is None and rec.more_runs is not None
+    more = rec.more_runs
+    # at the estimate, from scipy's tails alone: the strictest gate within budget
+    fit = rec.overdispersion
+    fa = [0.0] + [_tails(n, fit.mean, fit.icc)[n - k] for k in range(1, n + 1)]
+    k = max(k for k in range(n + 1) if fa[k] <= 0.05)
+    assert more.k_min == k == 14 and more.false_alarm == pytest.approx(fa[k], rel=1e-9)
+    x = np.array(rec.failures_per_run)
+    assert more.runs == 35
+    for total, certified in ((35, True), (34, False)):
+        bounds = noise_bounds(np.tile(x, 3)[:total], n)
+        fas, dets = bounds.false_alarms(n), bounds.detections(n, 4)
+        assert (fas[k] <= 0.05 and dets[k] >= 0.95) == certified
+        assert (strictest_within(list(fas), 0.05) >= k) == certified
+    assert rec.to_dict()["more_runs"] == {
+        "k_min": 14, "runs": 35, "more": 20, "false_alarm_at_estimate": more.false_alarm,
+        "detection_at_estimate": more.detection,
+    }  # fmt: skip
+    assert "more known-good runs: 20 more (35 in all)" in render_recommendation(rec)
+    assert "'at least 14 of 16 pass' for both targets" in render_recommendation(rec)
+
+
+def test_more_runs_say_when_they_cannot_help(tmp_path):
+    """Whole runs go bad together (icc near 0.5): at the estimate no gate of 16 cases meets
+    both targets, so more runs alone cannot; the text says so."""
+    from gatecal._render.recommend import render_recommendation
+
+    matrix = [[not (r % 4 == 0 and i < 8) for i in range(len(CASES))] for r in range(20)]
+    _write_csv(tmp_path / "runs.csv", matrix)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="4")
+    assert rec.recommended is None and rec.more_runs is not None
+    assert rec.more_runs.k_min is None and rec.more_runs.runs is None
+    # the strictest gate within budget at the estimate catches the regression rarely
+    assert rec.more_runs.false_alarm <= 0.05 and rec.more_runs.detection < 0.2
+    assert "more known-good runs alone would not help" in render_recommendation(rec)
+    assert rec.to_dict()["more_runs"]["more"] is None

@@ -268,10 +268,10 @@ def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int]
 def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> list[float]:
     """False alarm of "at least k pass" for k = 0..n under `policy`: recommend's model.
 
-    For one run this is recommend's own table. Under a policy it is
-    :func:`gatecal.policy_rates` at every point of the baseline's (rate, icc) confidence
-    region that recommend traces (:func:`gatecal._analyses.recommend.noise_bounds`), the
-    largest per gate: every case fails at the region's rate, with its run-level correlation.
+    For one run this is recommend's own table. Under a policy it is each gate's bound the
+    same way (:meth:`gatecal._analyses.recommend.NoiseBounds.largest`): the largest
+    :func:`gatecal.policy_rates` over the baseline's (rate, icc) set, every case failing
+    at the set's rate, with its run-level correlation.
     """
     n = rec.cases
     if policy == _single():
@@ -284,13 +284,14 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
     bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
     suite = Suite.uniform(cases=n, judge_checks=1, code_checks=0, failing=1)
     gates = [Gate(text=f"fails<={n - k}", kind="fails", max_failures=n - k) for k in range(n + 1)]
-    worst = [0.0] * (n + 1)
-    for icc, high in zip(bounds.iccs, bounds.highs, strict=True):
+
+    def rates(high: float, icc: float) -> list[float]:
         rho = min(icc, 0.999) if 0 < high < 1 else 0.0
         rows = policy_rates(suite, JudgeNoise(fnr=high, fpr=high, icc=rho), gates, policy).rows
         by_gate = {r.gate: r.failure_probability for r in rows if r.build == "healthy"}
-        worst = [max(w, by_gate[g.text]) for w, g in zip(worst, gates, strict=True)]
-    return worst
+        return [by_gate[g.text] for g in gates]
+
+    return [float(v) for v in bounds.largest(rates)[0]]
 
 
 def _single() -> Policy:

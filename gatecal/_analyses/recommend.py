@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -31,9 +32,11 @@ from gatecal.readers import RunsData
 
 __all__ = [
     "CI_METHODS",
+    "GATE_LEVEL",
     "ICC_MAX",
     "PLAN_MAX_CASES",
     "CaseNoise",
+    "MoreRuns",
     "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
@@ -58,14 +61,43 @@ class CaseNoise:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MoreRuns:
+    """What more known-good runs buy when no gate meets both targets.
+
+    At the measured estimate (the beta-binomial fit's rate and icc), `k_min` is the
+    strictest gate within the false-alarm budget, or None when at the estimate no gate
+    of this suite meets both targets (more runs alone cannot help). `runs` is how many
+    known-good runs in all, failing as the measured ones did (repeated in turn), would
+    let the bounds certify it for both targets (:func:`runs_for_gate`); None when not
+    even :data:`RUNS_FOR_GATE_MAX` would.
+    """
+
+    k_min: int | None
+    runs: int | None
+    measured_runs: int
+    false_alarm: float
+    detection: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k_min": self.k_min,
+            "runs": self.runs,
+            "more": None if self.runs is None else self.runs - self.measured_runs,
+            "false_alarm_at_estimate": self.false_alarm,
+            "detection_at_estimate": self.detection,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recommendation:
     """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
 
     ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
-    pass" under the conservative models. `within_budget` is the strictest gate whose
-    false alarm is within the budget (the largest such k_min, at least 1: a gate that
-    can fail), or None when not even "at least 1 passes" is; `recommended` is that
-    gate when its detection also meets the target, else None.
+    pass": each gate's one-sided `gate_level` profile-likelihood bound (the false alarm
+    from above, the detection from below; see :class:`NoiseBounds`). `within_budget` is
+    the strictest gate whose false alarm is within the budget (the largest such k_min,
+    at least 1: a gate that can fail), or None when not even "at least 1 passes" is;
+    `recommended` is that gate when its detection also meets the target, else None.
     """
 
     runs: int
@@ -86,6 +118,7 @@ class Recommendation:
     noise: RateEstimate
     noise_for_gate: RateEstimate
     icc_for_gate: float
+    gate_level: float
     judge_noise: RateEstimate | None
     per_case: tuple[CaseNoise, ...]
     overdispersion: Overdispersion
@@ -98,6 +131,7 @@ class Recommendation:
     within_budget: int | None
     recommended: int | None
     plans: SuitePlans | None
+    more_runs: MoreRuns | None = None
 
     def suite_spec(self) -> dict[str, Any]:
         """The measured suite as a suite spec, for ``gatecal simulate --suite``.
@@ -174,6 +208,7 @@ class Recommendation:
             "noise": self.noise.to_dict(),
             "noise_for_gate": self.noise_for_gate.to_dict(),
             "icc_for_gate": self.icc_for_gate,
+            "gate_level": self.gate_level,
             "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
             "overdispersion": self.overdispersion.to_dict(),
             "correlated": self.correlated,
@@ -192,6 +227,7 @@ class Recommendation:
             "would_work": [p.to_dict() if p else None for p in self.plans.plans]
             if self.plans
             else None,
+            "more_runs": self.more_runs.to_dict() if self.more_runs else None,
         }
 
 
@@ -203,29 +239,58 @@ def _below(pass_pmf: Floats) -> Floats:
     return np.asarray(lo / (lo + hi))
 
 
+#: The one-sided level of each gate's bound: its false alarm is at most the largest over
+#: the (rate, icc) set where twice the log-likelihood is within the 99% point of
+#: chi-square with 1 degree of freedom (6.63) of its maximum, the upper end of a two-sided
+#: 99% profile-likelihood interval of that gate's false alarm. Calibrated by simulation
+#: (experiments/recommend_coverage.py): at 0.99 (5.41) up to 1.3% of data sets got a gate
+#: over budget in truth with 100 runs of 20 cases at icc 0.03 (9 of 900 in two runs).
+GATE_LEVEL = 0.995
+
+#: Where the gate's bound first evaluates the region's edge (evenly spaced iccs) before a
+#: bounded one-dimensional search finds each gate's largest value from the best of them.
+_GATE_GRID = 24
+
+#: The gate's bound searches each gate's best interval of iccs to this share of it.
+_RHO_TOL = 1e-3
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NoiseBounds:
-    """What the known-good runs allow: a joint confidence region of (rate, icc).
+    """What the known-good runs allow: each gate's bound and a joint confidence region.
 
-    The region holds every (mu, rho) whose log-likelihood is within ``q / 2`` of the
-    maximum, q the ``(1 + confidence_level) / 2`` quantile of chi-square with 2 degrees
-    of freedom (7.38 at 95%, the one-sided level of the upper end of a 95% interval): a
-    joint likelihood-ratio confidence region, so with that confidence the truth lies in
-    it and every gate's false alarm is at most its largest value over it,
-    simultaneously for all gates. (At the `confidence_level` quantile itself, 5.99, the
-    coverage study measured up to 2% of gates over budget near icc 0.03.) It is traced
-    at `iccs` (a grid from 0 to the region's largest icc, `icc_top`); at each the rate
-    runs from `lows` to `highs`. At any icc the false alarm rises with the rate, so its
-    largest value over the region is the largest at the `highs`.
+    **The gates.** The false alarm of a gate is a function of the (rate, icc) the runs
+    were drawn at; its bound is the upper end of a profile-likelihood interval of that
+    function: the largest false alarm over the set of (mu, rho) where
+    ``2 (max log L - log L(mu, rho)) <= gate_cutoff``, with ``gate_cutoff`` the
+    ``2 gate_level - 1`` quantile of chi-square with one degree of freedom (6.63 at
+    0.995). One bound per gate, each at one-sided level ``gate_level``: not a region
+    holding for all gates at once, which a CI job never needs (it runs one gate). The
+    level is calibrated, not assumed: a one-sided 95% bound (2.71) is not valid with 20
+    runs; at 0.995 the coverage study measured the share of data sets given a gate over
+    budget in truth (``experiments/recommend_coverage.py``). Detection is bounded the same
+    way from below. At any icc the false alarm rises with the rate, so each gate's
+    largest value lies on the set's upper edge ``mu = edge(rho)`` (a bracketed root of
+    the log-likelihood, concave in mu); over rho it is found by a bounded search
+    (:meth:`largest`), not sampled.
+
+    **What is printed.** The joint region at ``confidence_level``: every (mu, rho) whose
+    log-likelihood is within ``q / 2`` of the maximum, q the ``(1 + confidence_level) /
+    2`` quantile of chi-square with 2 degrees of freedom (7.38 at 95%), traced at `iccs`
+    (from 0 to its largest icc, `icc_top`), the rate running from `lows` to `highs`.
 
     Attributes
     ----------
     overdispersion : Overdispersion
     icc_top : float
-        The largest icc in the region (``ICC_MAX`` when the runs cannot bound it).
+        The largest icc in the printed region (``ICC_MAX`` when the runs cannot bound it).
     iccs, lows, highs : tuple of float
     rate : RateEstimate
-        The rate's range over the whole region (method ``profile likelihood``).
+        The rate's range over the printed region (method ``profile likelihood``).
+    gate_level, gate_cutoff : float
+    gate_icc_top, gate_icc_bottom : float
+        The largest icc of the gates' set (``ICC_MAX`` when the runs cannot bound it) and
+        the smallest (0 unless the runs rule out independence at that level).
     """
 
     overdispersion: Overdispersion
@@ -234,34 +299,185 @@ class NoiseBounds:
     lows: tuple[float, ...]
     highs: tuple[float, ...]
     rate: RateEstimate
+    gate_level: float
+    gate_cutoff: float
+    gate_icc_top: float
+    gate_icc_bottom: float
+    likelihood: _Likelihood = field(repr=False, compare=False)
+    gate_floor: float = field(repr=False, compare=False)
+    memo: dict[tuple[bool, float], float] = field(default_factory=dict, repr=False, compare=False)
+
+    def edge(self, rho: float, upper: bool = True) -> float:
+        """The largest (`upper`) or smallest rate of the gates' set at icc `rho`: the root
+        of ``log L(mu, rho) = max log L - gate_cutoff / 2`` on that side of the profile
+        maximum (0 or 1 when the set reaches it; the profile maximum itself at the tip).
+
+        Newton's method from outside the set, started at the edge already found at the
+        nearest icc: the log-likelihood is concave in mu, so from outside every step
+        stays outside and approaches the root monotonically; Brent's method on the
+        bracket from the profile maximum wherever that does not settle within 12 steps.
+        """
+        key = (upper, rho)
+        if key in self.memo:
+            return self.memo[key]
+        theta = rho / (1 - rho)
+        out = None
+        near = [r for up, r in self.memo if up == upper and 0 < self.memo[(up, r)] < 1]
+        if near and self.gate_icc_bottom < rho < self.gate_icc_top:
+            out = self._newton(
+                self.memo[(upper, min(near, key=lambda r: abs(r - rho)))], theta, upper
+            )
+        if out is None:
+            out = self._bracketed(rho, theta, upper)
+        self.memo[key] = out
+        return out
+
+    def _newton(self, start: float, theta: float, upper: bool) -> float | None:
+        lik, floor = self.likelihood, self.gate_floor
+        x, step = start, 1e-3 * (start if not upper else 1 - start)
+        for _ in range(40):  # outward from the nearby edge until outside the set
+            if lik.excess(x, theta) < floor:
+                break
+            x = x + step if upper else x - step
+            step *= 2
+            if not 0 < x < 1:
+                return None
+        else:
+            return None
+        for _ in range(12):
+            gap = lik.excess(x, theta) - floor
+            slope = lik.score_mu(x, theta)
+            if slope == 0 or not math.isfinite(gap):
+                return None
+            move = gap / slope
+            x -= move
+            if not 0 < x < 1:
+                return None
+            if abs(move) <= 1e-12 * x or gap >= 0:  # converged, or at the root to rounding
+                return x
+        return None
+
+    def _bracketed(self, rho: float, theta: float, upper: bool) -> float:
+        from scipy import optimize
+
+        lik, floor = self.likelihood, self.gate_floor
+        mu, value = lik.profile(rho)
+        if value <= floor:  # the set's tip, up to rounding
+            return mu
+
+        def gap(r: float) -> float:
+            return lik.excess(r, theta) - floor
+
+        end = 1.0 if upper else 0.0
+        if gap(end) >= 0:
+            return end
+        lo, hi = (mu, 1.0) if upper else (0.0, mu)
+        return float(optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13))
+
+    def largest(
+        self, values: Callable[[float, float], npt.ArrayLike], upper: bool = True
+    ) -> tuple[Floats, Floats]:
+        """Each component's largest value over the gates' set, and the icc where it is.
+
+        ``values(mu, rho)`` gives one value per gate and must rise with mu at every rho
+        (a false alarm); with ``upper=False`` it must rise with mu and the smallest values
+        are returned (a detection: at the lower edge). Each is searched along the set's
+        edge over rho: evaluated at ``_GATE_GRID + 1`` evenly spaced iccs and the fitted
+        one, then, for each gate, a bounded Brent search (scipy ``minimize_scalar``) in
+        the two grid intervals beside every local maximum of those values, to
+        ``_RHO_TOL`` of the interval (a maximum inside is then found to about
+        ``_RHO_TOL^2`` relative). The result is never below any value evaluated.
+        """
+        from scipy import optimize
+
+        sign = 1.0 if upper else -1.0
+        top, bottom = self.gate_icc_top, self.gate_icc_bottom
+        steps = [bottom + (top - bottom) * i / _GATE_GRID for i in range(_GATE_GRID + 1)]
+        grid = sorted({*steps, min(max(self.overdispersion.icc, bottom), top)})
+        cache: dict[float, Floats] = {}
+
+        def at(rho: float) -> Floats:
+            if rho not in cache:
+                got = values(self.edge(rho, upper), rho)
+                cache[rho] = sign * np.asarray(got, dtype=np.float64)
+            return cache[rho]
+
+        table = np.array([at(r) for r in grid])
+        index = np.argmax(table, axis=0)
+        best = table[index, np.arange(table.shape[1])]
+        where = np.asarray([grid[i] for i in index.tolist()], dtype=np.float64)
+        last = len(grid) - 1
+        for k in range(table.shape[1]):
+            col = table[:, k]
+            if col.max() == col.min() or best[k] >= (1.0 if upper else 0.0):
+                continue  # flat, or already 1 (a false alarm) or 0 (a detection)
+            for i in range(len(grid)):
+                left, right = col[max(i - 1, 0)], col[min(i + 1, last)]
+                if col[i] < left or col[i] < right or col[i] == left == right:
+                    continue  # not a local maximum of the grid
+                a, b = grid[max(i - 1, 0)], grid[min(i + 1, last)]
+                found = optimize.minimize_scalar(
+                    lambda r, k=k: -float(at(r)[k]),
+                    bounds=(a, b),
+                    method="bounded",
+                    options={"xatol": _RHO_TOL * (b - a)},
+                )
+                if -found.fun > best[k]:
+                    best[k], where[k] = -float(found.fun), float(found.x)
+        return sign * best, where
 
     def false_alarms(self, n: int) -> Floats:
-        """P(a healthy run of n cases fails "at least k pass"), k = 0..n: the largest over
-        the region."""
-        below = [
-            _below(beta_binomial_pmf(n, hi, icc)[::-1])
-            for icc, hi in zip(self.iccs, self.highs, strict=True)
-        ]
-        return np.asarray(np.max(below, axis=0))
+        """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
+        upper bound (its largest over the gates' set)."""
+        return self.largest(lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1]))[0]
+
+    def false_alarm(self, n: int, k_min: int) -> float:
+        """The bound of one gate, "at least `k_min` of n pass" (``false_alarms(n)[k_min]``,
+        searched for this gate alone)."""
+
+        def fa(mu: float, rho: float) -> Floats:
+            return _below(beta_binomial_pmf(n, mu, rho)[::-1])[k_min:][:1]
+
+        return float(self.largest(fa)[0][0])
+
+    def strictest_gate(self, n: int, false_alarm: float) -> int:
+        """``strictest_within(false_alarms(n), false_alarm)``, by bisection over the gates
+        (each bound rises with k_min), searching about log2(n) gates instead of all."""
+        low, high = 0, n + 1  # false_alarm(low) <= budget (k 0 never fails), high: above
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if self.false_alarm(n, mid) <= false_alarm else (low, mid)
+        return low
+
+    def detection(self, n: int, failing: int, k_min: int) -> float:
+        """The bound of one gate's detection (``detections(n, failing)[k_min]``)."""
+
+        def det(mu: float, rho: float) -> Floats:
+            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]
+            return _below(np.concatenate((rest, np.zeros(failing))))[k_min:][:1]
+
+        return float(self.largest(det, upper=False)[0][0])
 
     def worst_point(self, n: int, failing: int) -> tuple[float, float]:
-        """(rate, icc) of the region where "at most ``failing - 1`` of n fail" has its
+        """(rate, icc) of the gates' set where "at most ``failing - 1`` of n fail" has its
         largest false alarm."""
-        tails = [
-            _below(beta_binomial_pmf(n, hi, icc)[::-1])[n - failing + 1]
-            for icc, hi in zip(self.iccs, self.highs, strict=True)
-        ]
-        i = int(np.argmax(tails))
-        return self.highs[i], self.iccs[i]
+        k = n - failing + 1
+        _, where = self.largest(
+            lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1])[k : k + 1]
+        )
+        rho = float(where[0])
+        return self.edge(rho), rho
 
     def detections(self, n: int, failing: int) -> Floats:
         """P(a run with `failing` cases failing a code check fails "at least k pass"):
-        the smallest over the region (the other cases at the lowest rate)."""
-        out = []
-        for icc, lo in zip(self.iccs, self.lows, strict=True):
-            rest = beta_binomial_pmf(n - failing, lo, icc)[::-1]  # passes among the others
-            out.append(_below(np.concatenate((rest, np.zeros(failing)))))
-        return np.asarray(np.min(out, axis=0))
+        each gate's lower bound (the smallest over the gates' set, the other cases at the
+        set's lower edge)."""
+
+        def det(mu: float, rho: float) -> Floats:
+            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]  # passes among the others
+            return _below(np.concatenate((rest, np.zeros(failing))))
+
+        return self.largest(det, upper=False)[0]
 
 
 def noise_bounds(
@@ -270,25 +486,33 @@ def noise_bounds(
     *,
     confidence_level: float = 0.95,
     grid: int = 24,
+    gate_level: float = GATE_LEVEL,
 ) -> NoiseBounds:
-    """The joint (rate, icc) confidence region the gate is computed over (see
+    """Each gate's bound and the printed joint (rate, icc) confidence region (see
     :class:`NoiseBounds`), from the failures and the observed cases of each run.
 
-    The icc is carried up to the region's largest value whatever the test of rho = 0
-    says (a test that fails to reject is no evidence of independence). The region is
-    traced at `grid` + 1 iccs evenly spaced in ``[0, icc_top]`` plus the fitted icc;
-    at each, the rate's range solves ``log L(mu, rho) = max log L - q / 2`` by Brent's
+    The icc is carried up to each set's largest value whatever the test of rho = 0 says
+    (a test that fails to reject is no evidence of independence). The printed region is
+    traced at `grid` + 1 iccs evenly spaced in ``[0, icc_top]`` plus the fitted icc; at
+    each, the rate's range solves ``log L(mu, rho) = max log L - q / 2`` by Brent's
     method (the log-likelihood is concave in mu).
     """
     from scipy import optimize, stats
 
     level = check_probability("confidence_level", confidence_level)
+    one_sided = check_probability("gate_level", gate_level)
+    if one_sided <= 0.5:
+        raise ParameterError("gate_level", "must be above 0.5 (a one-sided level)", gate_level)
     x, m = _run_counts(failures, cases)
     over = fit_overdispersion(x, m, level)
     lik = _Likelihood(x, m)
     floor = over.statistic / 2 - float(stats.chi2.ppf((1 + level) / 2, 2)) / 2
+    cutoff = float(stats.chi2.ppf(2 * one_sided - 1, 1))
+    gate_floor = over.statistic / 2 - cutoff / 2
     values = [lik.profile(float(r))[1] for r in _RHO_GRID]
     top = _profile_bound(lik, over.icc, floor, _RHO_GRID, values)
+    gate_top = _profile_bound(lik, over.icc, gate_floor, _RHO_GRID, values)
+    gate_bottom = _profile_bound_below(lik, over.icc, gate_floor, _RHO_GRID, values)
     iccs = sorted({top * i / grid for i in range(grid + 1)} | {over.icc})
     lows, highs = [], []
     for icc in iccs:
@@ -323,6 +547,31 @@ def noise_bounds(
         lows=tuple(lows),
         highs=tuple(highs),
         rate=rate,
+        gate_level=one_sided,
+        gate_cutoff=cutoff,
+        gate_icc_top=gate_top,
+        gate_icc_bottom=gate_bottom,
+        likelihood=lik,
+        gate_floor=gate_floor,
+    )
+
+
+def _profile_bound_below(
+    lik: _Likelihood, rho: float, target: float, grid: Floats, values: list[float]
+) -> float:
+    """The last rho below `rho` where the profile log-likelihood rises to `target`
+    (bracketed on `grid`, where it takes `values`); 0 if it is above it at rho = 0."""
+    from scipy import optimize
+
+    below = [i for i in range(grid.size) if grid[i] < rho and values[i] < target]
+    if not below:
+        return 0.0
+    i = below[-1]
+    end = min(rho, float(grid[i + 1])) if i + 1 < grid.size else rho
+    return float(
+        optimize.brentq(
+            lambda r: lik.profile(r)[1] - target, float(grid[i]), end, xtol=1e-14, rtol=1e-12
+        )
     )
 
 
@@ -426,15 +675,16 @@ def recommend_gate(
 ) -> Recommendation:
     """Measure the judge's noise from known-good runs and recommend the gate.
 
-    The healthy build's failing-case count is modelled as beta-binomial with the icc
-    anywhere from 0 to its profile-likelihood upper bound and, at each icc, the
-    pooled rate at the upper end of its design-effect-widened interval; the false
-    alarm of a gate is the largest over these: conservative whether or not the runs
-    are correlated, and whatever the test of rho = 0 says (`significance` only labels
-    the runs ``correlated``). The regressed build is either the measured regressed
-    runs (each case failing at its observed rate in them) or `regression` cases
-    failing a code check with the rest at the lower rate bound, the smallest detection
-    over the icc range: a conservative detection. The recommended gate is the largest
+    The healthy build's failing-case count is modelled as beta-binomial in (rate, icc);
+    the false alarm of each gate is its one-sided 99.5% profile-likelihood upper bound
+    over both (:class:`NoiseBounds`, :data:`GATE_LEVEL`): conservative whether or not
+    the runs are correlated, and whatever the test of rho = 0 says (`significance`
+    only labels the runs ``correlated``). The regressed build is either the measured
+    regressed runs (each case failing at its observed rate in them) or `regression`
+    cases failing a code check with the rest as noisy as the healthy build, each
+    gate's detection its lower bound the same way: a conservative detection. The
+    printed rate and icc ranges (``noise_for_gate``, ``icc_for_gate``) are the joint
+    region at `confidence_level`. The recommended gate is the largest
     k_min whose false alarm is at most `false_alarm`, provided its detection is at
     least `detection`; otherwise `plans` says what suite would work (searched up to
     :data:`PLAN_MAX_CASES` cases, at the point of the region worst for this suite).
@@ -486,7 +736,18 @@ def recommend_gate(
     within_budget = best if best >= 1 else None
     recommended = within_budget if table[best][1] >= power else None
     plans = None
+    more_runs = None
     if recommended is None:
+        more_runs = _more_runs(
+            bounds,
+            failures_per_run,
+            cases_per_run,
+            detections,
+            None if regressed_runs else round(failing_cases),
+            alpha,
+            power,
+            level,
+        )
         # planned at the point of the region worst for this suite's gate "fewer failing
         # than the regression" (a bigger suite's worst point may differ a little)
         worst = bounds.worst_point(n, max(1, round(failing_cases)))
@@ -516,6 +777,7 @@ def recommend_gate(
         noise=noise,
         noise_for_gate=gate_noise,
         icc_for_gate=bounds.icc_top,
+        gate_level=bounds.gate_level,
         judge_noise=judge_noise,
         per_case=tuple(per_case),
         overdispersion=over,
@@ -528,7 +790,50 @@ def recommend_gate(
         within_budget=within_budget,
         recommended=recommended,
         plans=plans,
+        more_runs=more_runs,
     )
+
+
+def _more_runs(
+    bounds: NoiseBounds,
+    failures_per_run: Ints,
+    cases_per_run: Ints,
+    detections: Floats,
+    failing: int | None,
+    alpha: float,
+    power: float,
+    level: float,
+) -> MoreRuns:
+    """The strictest gate within budget at the estimate and the runs that would certify it
+    (`failing` None: the regression is measured, its detection does not tighten)."""
+    n = len(detections) - 1
+    over = bounds.overdispersion
+    fa = _below(beta_binomial_pmf(n, over.mean, over.icc)[::-1])
+    k = strictest_within(list(fa), alpha)
+    if failing is None:
+        det = float(detections[k])
+    else:
+        rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
+        det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
+    if k < 1 or det < power:
+        return MoreRuns(
+            k_min=None, runs=None, measured_runs=len(failures_per_run),
+            false_alarm=float(fa[k]), detection=det,
+        )  # fmt: skip
+    runs = runs_for_gate(
+        failures_per_run,
+        cases_per_run,
+        cases=n,
+        false_alarm=alpha,
+        k_min=k,
+        confidence_level=level,
+        detection=None if failing is None else power,
+        failing=failing,
+    )
+    return MoreRuns(
+        k_min=k, runs=runs, measured_runs=len(failures_per_run),
+        false_alarm=float(fa[k]), detection=det,
+    )  # fmt: skip
 
 
 def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
@@ -621,26 +926,36 @@ def runs_for_gate(
     k_min: int,
     confidence_level: float = 0.95,
     limit: int = RUNS_FOR_GATE_MAX,
+    detection: float | None = None,
+    failing: int | None = None,
 ) -> int | None:
     """How many known-good runs in all would let the strictest gate within `false_alarm`
-    reach "at least `k_min` of `cases` pass", if later runs fail as these did.
+    reach "at least `k_min` of `cases` pass", if later runs fail as these did; with
+    `detection`, also its detection bound of `failing` cases failing a code check must
+    reach that target (the gate is then certified for both).
 
     The measured runs are repeated in turn (run i + R fails as run i did), so the estimate
-    stays where it is and only the confidence region shrinks; the answer is the fewest
-    runs, found by doubling and then bisection, whose region allows the gate; None if
+    stays where it is and only each gate's bound tightens; the answer is the fewest
+    runs, found by doubling and then bisection, whose bounds allow the gate; None if
     not even `limit` runs would.
     """
     f = np.asarray(failures_per_run, dtype=np.int64)
     m = np.asarray(cases_per_run, dtype=np.int64)
     level = check_probability("confidence_level", confidence_level)
+    if detection is not None and failing is None:
+        raise ParameterError("failing", "must be given with detection", failing)
 
     def enough(total: int) -> bool:
         reps = -(-total // len(f))
         bounds = noise_bounds(
             np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
         )
-        return strictest_within(list(bounds.false_alarms(cases)), false_alarm) >= k_min
+        if bounds.false_alarm(cases, k_min) > false_alarm:
+            return False
+        return detection is None or bounds.detection(cases, failing or 0, k_min) >= detection
 
+    if enough(len(f)):
+        return len(f)
     low, high = len(f), 2 * len(f)
     while not enough(high):
         if high >= limit:

@@ -59,6 +59,12 @@ def _case_line(f: FailingCase, width: int) -> str:
     return text
 
 
+def _gate_level() -> str:
+    from gatecal._analyses.recommend import GATE_LEVEL
+
+    return f"{100 * GATE_LEVEL:g}%"
+
+
 def _table(res: GateCheck) -> str:
     level = f"{100 * res.confidence_level:g}%"
     noise = res.noise_for_gate
@@ -70,9 +76,10 @@ def _table(res: GateCheck) -> str:
         lines.append(f"policy: {res.policy} over {len(res.current_runs)} current runs")
     lines += [
         f"passed: {res.passed} of {res.cases} cases (k_min {res.k_min})",
-        f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, at the "
-        f"worst point of the {level} region of {res.baseline_runs} known-good runs: case "
-        f"failure rate up to {noise.high:.4f}, run-to-run icc up to {res.icc_for_gate:.3f})",
+        f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, its "
+        f"one-sided {_gate_level()} profile-likelihood bound from {res.baseline_runs} "
+        f"known-good runs; their {level} region: case failure rate up to {noise.high:.4f}, "
+        f"run-to-run icc up to {res.icc_for_gate:.3f})",
     ]
     if res.p_value is not None:
         lines.append(
@@ -118,9 +125,9 @@ def _markdown(res: GateCheck) -> str:
         f"| passed | {res.passed} of {res.cases} cases; the gate needs {res.k_min} (k_min) |",
         f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
         f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
-        f"| baseline | {res.baseline_runs} known-good runs; at the worst of their {level} "
-        f"region: case failure rate <= {res.noise_for_gate.high:.4f}, icc <= "
-        f"{res.icc_for_gate:.3f} |",
+        f"| baseline | {res.baseline_runs} known-good runs (each gate's false alarm its "
+        f"one-sided {_gate_level()} profile-likelihood bound); their {level} region: case "
+        f"failure rate <= {res.noise_for_gate.high:.4f}, icc <= {res.icc_for_gate:.3f} |",
         f"| errors | {len(res.error_cases)} (at most {res.max_errors}) |",
     ]
     if res.policy != "single":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.recommend import RateEstimate, Recommendation
+from gatecal._analyses.recommend import RUNS_FOR_GATE_MAX, RateEstimate, Recommendation
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -117,7 +117,7 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
         )
     if rec.icc_for_gate > 0:
         lines.append(
-            f"  the gate allows for an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
+            f"  the runs allow an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
             f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
         )
     lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
@@ -135,8 +135,8 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         "",
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
-        f"{rec.detection_target:g}; false alarm the largest and detection the smallest over "
-        "that (rate, icc) region",
+        f"{rec.detection_target:g}; each gate's false alarm (detection) its one-sided "
+        f"{100 * rec.gate_level:g}% upper (lower) profile-likelihood bound over (rate, icc)",
         "",
     ]
     if rec.recommended is not None:
@@ -178,4 +178,30 @@ def _decision_lines(rec: Recommendation) -> list[str]:
                 f"  (each case one judge verdict; rate {rec.plans.noise.fnr:.4f} and icc "
                 f"{rec.plans.noise.icc:.3f}, the region's worst for this suite)"
             )
+        lines += _more_runs_lines(rec)
     return lines
+
+
+def _more_runs_lines(rec: Recommendation) -> list[str]:
+    """What more known-good runs, failing as these did, would buy."""
+    more = rec.more_runs
+    if more is None:
+        return []
+    if more.k_min is None:
+        return [
+            "  more known-good runs alone would not help: at the measured noise no gate of "
+            f"{plural(rec.cases, 'case')} meets both targets"
+        ]
+    gate = f"'at least {more.k_min} of {rec.cases} pass'"
+    if more.runs is None:
+        return [
+            f"  more known-good runs: not even {RUNS_FOR_GATE_MAX:,} in all, failing as these "
+            f"did, would certify {gate} (false alarm {format_probability(more.false_alarm)} "
+            "at the measured noise)"
+        ]
+    return [
+        f"  more known-good runs: {more.runs - more.measured_runs} more ({more.runs} in all), "
+        f"failing as these did, would certify {gate} for both targets (at the measured noise "
+        f"false alarm {format_probability(more.false_alarm)}, detection "
+        f"{format_probability(more.detection)})"
+    ]
