@@ -817,9 +817,12 @@ def _more_runs(
         det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
     if k < 1 or det < power:
         return MoreRuns(
-            k_min=None, runs=None, measured_runs=len(failures_per_run),
-            false_alarm=float(fa[k]), detection=det,
-        )  # fmt: skip
+            k_min=None,
+            runs=None,
+            measured_runs=len(failures_per_run),
+            false_alarm=float(fa[k]),
+            detection=det,
+        )
     runs = runs_for_gate(
         failures_per_run,
         cases_per_run,
@@ -831,9 +834,12 @@ def _more_runs(
         failing=failing,
     )
     return MoreRuns(
-        k_min=k, runs=runs, measured_runs=len(failures_per_run),
-        false_alarm=float(fa[k]), detection=det,
-    )  # fmt: skip
+        k_min=k,
+        runs=runs,
+        measured_runs=len(failures_per_run),
+        false_alarm=float(fa[k]),
+        detection=det,
+    )
 
 
 def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
