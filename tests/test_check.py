@@ -89,7 +89,7 @@ _EDGES: dict[tuple, list] = {}
 
 def _gate_edges(data):
     """The gate's set at 200 iccs across its range (the range from gatecal, the edges not)."""
-    from gatecal._analyses.recommend import noise_bounds
+    from gatecal._analyses.noise_bounds import noise_bounds
     from tests.reference import gate_set_edges
 
     rec = gatecal.recommend_gate(data, detection=0.0)

@@ -18,8 +18,9 @@ from scipy import stats
 
 import gatecal
 from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
+from gatecal._analyses.noise_bounds import noise_bounds
 from gatecal._analyses.overdispersion import ICC_MAX, _Likelihood
-from gatecal._analyses.recommend import noise_bounds, would_work
+from gatecal._analyses.recommend import would_work
 from gatecal._engines.exact import beta_binomial_pmf, beta_rule
 from gatecal._model.suite import beta_shape
 from gatecal.cli import main
@@ -249,7 +250,7 @@ def test_the_search_beats_the_old_25_icc_trace_and_the_set_is_smaller():
 
 
 def _below_tail(n, mu, rho):
-    from gatecal._analyses.recommend import _below
+    from gatecal._analyses.noise_bounds import _below
 
     return _below(beta_binomial_pmf(n, mu, rho)[::-1])
 

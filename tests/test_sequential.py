@@ -494,7 +494,7 @@ def test_check_sequential_fails_a_regressed_build_and_quotes_the_region(check_fi
     from scipy import stats
 
     from gatecal._analyses import check as _check
-    from gatecal._analyses.recommend import noise_bounds
+    from gatecal._analyses.noise_bounds import noise_bounds
 
     baseline, run = check_files
     base = gatecal.read_runs([baseline])

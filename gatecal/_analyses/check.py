@@ -269,15 +269,15 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
     """False alarm of "at least k pass" for k = 0..n under `policy`: recommend's model.
 
     For one run this is recommend's own table. Under a policy it is each gate's bound the
-    same way (:meth:`gatecal._analyses.recommend.NoiseBounds.largest`): the largest
+    same way (:meth:`gatecal._analyses.noise_bounds.NoiseBounds.largest`): the largest
     :func:`gatecal.policy_rates` over the baseline's (rate, icc) set, every case failing
     at the set's rate, with its run-level correlation.
     """
     n = rec.cases
     if policy == _single():
         return [fa for fa, _ in rec.table]  # exactly what recommend says
+    from gatecal._analyses.noise_bounds import noise_bounds
     from gatecal._analyses.policies import policy_rates
-    from gatecal._analyses.recommend import noise_bounds
     from gatecal._model.suite import JudgeNoise, Suite
 
     failures, observed = _baseline_counts(baseline, rec)

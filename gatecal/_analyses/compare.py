@@ -34,7 +34,7 @@ The comparison's own operating characteristic (false alarm on two healthy builds
 detection of a k-case regression) is estimated by a seeded simulation of the same test
 on runs drawn from the baseline's measured noise, with each run's failure rate drawn from
 a Beta with the measured mean and icc (the model of ``recommend``), at points of the
-joint (rate, icc) confidence region of :func:`gatecal._analyses.recommend.noise_bounds`.
+joint (rate, icc) confidence region of :func:`gatecal._analyses.noise_bounds.noise_bounds`.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def _operating(
 ) -> tuple[CompareOC, ...]:
     """The operating characteristic at the fitted noise and at two points of the joint
     (rate, icc) confidence region: its largest icc, and its largest rate."""
-    from gatecal._analyses.recommend import noise_bounds
+    from gatecal._analyses.noise_bounds import noise_bounds
 
     seen = (base >= 0).sum(axis=1)
     failures = (base == 0).sum(axis=1)

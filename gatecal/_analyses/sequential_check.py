@@ -198,7 +198,7 @@ def check_sequential(
     """
     from gatecal._analyses.check import _baseline_counts, _measured, _refuse_ambiguous
     from gatecal._analyses.check_runs import _ERROR, _MISSING, _PASS, _expected_checks, _states
-    from gatecal._analyses.recommend import noise_bounds
+    from gatecal._analyses.noise_bounds import noise_bounds
     from gatecal._model.regression import parse_regression
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy

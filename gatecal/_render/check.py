@@ -60,7 +60,7 @@ def _case_line(f: FailingCase, width: int) -> str:
 
 
 def _gate_level() -> str:
-    from gatecal._analyses.recommend import GATE_LEVEL
+    from gatecal._analyses.noise_bounds import GATE_LEVEL
 
     return f"{100 * GATE_LEVEL:g}%"
 

@@ -1,0 +1,381 @@
+"""What known-good runs allow: the confidence set of (rate, icc), and each gate's bound.
+
+A gate's false alarm is bounded by its own one-sided profile-likelihood bound over
+(rate, icc): the largest false alarm over the set where twice the log-likelihood is within
+``chi2_1`` of its maximum, found by search (a bracketed root in the rate at each icc, Brent
+over the icc); detection is bounded from below the same way. The joint region at
+``--confidence`` is what the printed intervals quote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._analyses.overdispersion import (
+    _RHO_GRID,
+    Overdispersion,
+    _Likelihood,
+    _profile_bound,
+    _run_counts,
+    fit_overdispersion,
+)
+from gatecal._common.intervals import RateEstimate
+from gatecal._common.validate import ParameterError, check_probability
+from gatecal._engines.exact import beta_binomial_pmf, log_prefix
+
+__all__ = ["GATE_LEVEL", "NoiseBounds", "noise_bounds"]
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+
+def _below(pass_pmf: Floats) -> Floats:
+    """``P(K < k)`` for k = 0..n from the pass-count pmf: exactly 0 at k = 0 and exactly 1
+    where no mass is left at or above k."""
+    lo = log_prefix(pass_pmf)[:-1]
+    hi = np.cumsum(pass_pmf[::-1])[::-1]
+    return np.asarray(lo / (lo + hi))
+
+
+#: The one-sided level of each gate's bound: its false alarm is at most the largest over
+#: the (rate, icc) set where twice the log-likelihood is within the 99% point of
+#: chi-square with 1 degree of freedom (6.63) of its maximum, the upper end of a two-sided
+#: 99% profile-likelihood interval of that gate's false alarm. Calibrated by simulation
+#: (experiments/recommend_coverage.py): at 0.99 (5.41) up to 1.3% of data sets got a gate
+#: over budget in truth with 100 runs of 20 cases at icc 0.03 (9 of 900 in two runs).
+GATE_LEVEL = 0.995
+
+#: Where the gate's bound first evaluates the region's edge (evenly spaced iccs) before a
+#: bounded one-dimensional search finds each gate's largest value from the best of them.
+_GATE_GRID = 24
+
+#: The gate's bound searches each gate's best interval of iccs to this share of it.
+_RHO_TOL = 1e-3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoiseBounds:
+    """What the known-good runs allow: each gate's bound and a joint confidence region.
+
+    **The gates.** The false alarm of a gate is a function of the (rate, icc) the runs
+    were drawn at; its bound is the upper end of a profile-likelihood interval of that
+    function: the largest false alarm over the set of (mu, rho) where
+    ``2 (max log L - log L(mu, rho)) <= gate_cutoff``, with ``gate_cutoff`` the
+    ``2 gate_level - 1`` quantile of chi-square with one degree of freedom (6.63 at
+    0.995). One bound per gate, each at one-sided level ``gate_level``: not a region
+    holding for all gates at once, which a CI job never needs (it runs one gate). The
+    level is calibrated, not assumed: a one-sided 95% bound (2.71) is not valid with 20
+    runs; at 0.995 the coverage study measured the share of data sets given a gate over
+    budget in truth (``experiments/recommend_coverage.py``). Detection is bounded the same
+    way from below. At any icc the false alarm rises with the rate, so each gate's
+    largest value lies on the set's upper edge ``mu = edge(rho)`` (a bracketed root of
+    the log-likelihood, concave in mu); over rho it is found by a bounded search
+    (:meth:`largest`), not sampled.
+
+    **What is printed.** The joint region at ``confidence_level``: every (mu, rho) whose
+    log-likelihood is within ``q / 2`` of the maximum, q the ``(1 + confidence_level) /
+    2`` quantile of chi-square with 2 degrees of freedom (7.38 at 95%), traced at `iccs`
+    (from 0 to its largest icc, `icc_top`), the rate running from `lows` to `highs`.
+
+    Attributes
+    ----------
+    overdispersion : Overdispersion
+    icc_top : float
+        The largest icc in the printed region (``ICC_MAX`` when the runs cannot bound it).
+    iccs, lows, highs : tuple of float
+    rate : RateEstimate
+        The rate's range over the printed region (method ``profile likelihood``).
+    gate_level, gate_cutoff : float
+    gate_icc_top, gate_icc_bottom : float
+        The largest icc of the gates' set (``ICC_MAX`` when the runs cannot bound it) and
+        the smallest (0 unless the runs rule out independence at that level).
+    """
+
+    overdispersion: Overdispersion
+    icc_top: float
+    iccs: tuple[float, ...]
+    lows: tuple[float, ...]
+    highs: tuple[float, ...]
+    rate: RateEstimate
+    gate_level: float
+    gate_cutoff: float
+    gate_icc_top: float
+    gate_icc_bottom: float
+    likelihood: _Likelihood = field(repr=False, compare=False)
+    gate_floor: float = field(repr=False, compare=False)
+    memo: dict[tuple[bool, float], float] = field(default_factory=dict, repr=False, compare=False)
+
+    def edge(self, rho: float, upper: bool = True) -> float:
+        """The largest (`upper`) or smallest rate of the gates' set at icc `rho`: the root
+        of ``log L(mu, rho) = max log L - gate_cutoff / 2`` on that side of the profile
+        maximum (0 or 1 when the set reaches it; the profile maximum itself at the tip).
+
+        Newton's method from outside the set, started at the edge already found at the
+        nearest icc: the log-likelihood is concave in mu, so from outside every step
+        stays outside and approaches the root monotonically; Brent's method on the
+        bracket from the profile maximum wherever that does not settle within 12 steps.
+        """
+        key = (upper, rho)
+        if key in self.memo:
+            return self.memo[key]
+        theta = rho / (1 - rho)
+        out = None
+        near = [r for up, r in self.memo if up == upper and 0 < self.memo[(up, r)] < 1]
+        if near and self.gate_icc_bottom < rho < self.gate_icc_top:
+            out = self._newton(
+                self.memo[(upper, min(near, key=lambda r: abs(r - rho)))], theta, upper
+            )
+        if out is None:
+            out = self._bracketed(rho, theta, upper)
+        self.memo[key] = out
+        return out
+
+    def _newton(self, start: float, theta: float, upper: bool) -> float | None:
+        lik, floor = self.likelihood, self.gate_floor
+        x, step = start, 1e-3 * (start if not upper else 1 - start)
+        for _ in range(40):  # outward from the nearby edge until outside the set
+            if lik.excess(x, theta) < floor:
+                break
+            x = x + step if upper else x - step
+            step *= 2
+            if not 0 < x < 1:
+                return None
+        else:
+            return None
+        for _ in range(12):
+            gap = lik.excess(x, theta) - floor
+            slope = lik.score_mu(x, theta)
+            if slope == 0 or not math.isfinite(gap):
+                return None
+            move = gap / slope
+            x -= move
+            if not 0 < x < 1:
+                return None
+            if abs(move) <= 1e-12 * x or gap >= 0:  # converged, or at the root to rounding
+                return x
+        return None
+
+    def _bracketed(self, rho: float, theta: float, upper: bool) -> float:
+        from scipy import optimize
+
+        lik, floor = self.likelihood, self.gate_floor
+        mu, value = lik.profile(rho)
+        if value <= floor:  # the set's tip, up to rounding
+            return mu
+
+        def gap(r: float) -> float:
+            return lik.excess(r, theta) - floor
+
+        end = 1.0 if upper else 0.0
+        if gap(end) >= 0:
+            return end
+        lo, hi = (mu, 1.0) if upper else (0.0, mu)
+        return float(optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13))
+
+    def largest(
+        self, values: Callable[[float, float], npt.ArrayLike], upper: bool = True
+    ) -> tuple[Floats, Floats]:
+        """Each component's largest value over the gates' set, and the icc where it is.
+
+        ``values(mu, rho)`` gives one value per gate and must rise with mu at every rho
+        (a false alarm); with ``upper=False`` it must rise with mu and the smallest values
+        are returned (a detection: at the lower edge). Each is searched along the set's
+        edge over rho: evaluated at ``_GATE_GRID + 1`` evenly spaced iccs and the fitted
+        one, then, for each gate, a bounded Brent search (scipy ``minimize_scalar``) in
+        the two grid intervals beside every local maximum of those values, to
+        ``_RHO_TOL`` of the interval (a maximum inside is then found to about
+        ``_RHO_TOL^2`` relative). The result is never below any value evaluated.
+        """
+        from scipy import optimize
+
+        sign = 1.0 if upper else -1.0
+        top, bottom = self.gate_icc_top, self.gate_icc_bottom
+        steps = [bottom + (top - bottom) * i / _GATE_GRID for i in range(_GATE_GRID + 1)]
+        grid = sorted({*steps, min(max(self.overdispersion.icc, bottom), top)})
+        cache: dict[float, Floats] = {}
+
+        def at(rho: float) -> Floats:
+            if rho not in cache:
+                got = values(self.edge(rho, upper), rho)
+                cache[rho] = sign * np.asarray(got, dtype=np.float64)
+            return cache[rho]
+
+        table = np.array([at(r) for r in grid])
+        index = np.argmax(table, axis=0)
+        best = table[index, np.arange(table.shape[1])]
+        where = np.asarray([grid[i] for i in index.tolist()], dtype=np.float64)
+        last = len(grid) - 1
+        for k in range(table.shape[1]):
+            col = table[:, k]
+            if col.max() == col.min() or best[k] >= (1.0 if upper else 0.0):
+                continue  # flat, or already 1 (a false alarm) or 0 (a detection)
+            for i in range(len(grid)):
+                left, right = col[max(i - 1, 0)], col[min(i + 1, last)]
+                if col[i] < left or col[i] < right or col[i] == left == right:
+                    continue  # not a local maximum of the grid
+                a, b = grid[max(i - 1, 0)], grid[min(i + 1, last)]
+                found = optimize.minimize_scalar(
+                    lambda r, k=k: -float(at(r)[k]),
+                    bounds=(a, b),
+                    method="bounded",
+                    options={"xatol": _RHO_TOL * (b - a)},
+                )
+                if -found.fun > best[k]:
+                    best[k], where[k] = -float(found.fun), float(found.x)
+        return sign * best, where
+
+    def false_alarms(self, n: int) -> Floats:
+        """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
+        upper bound (its largest over the gates' set)."""
+        return self.largest(lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1]))[0]
+
+    def false_alarm(self, n: int, k_min: int) -> float:
+        """The bound of one gate, "at least `k_min` of n pass" (``false_alarms(n)[k_min]``,
+        searched for this gate alone)."""
+
+        def fa(mu: float, rho: float) -> Floats:
+            return _below(beta_binomial_pmf(n, mu, rho)[::-1])[k_min:][:1]
+
+        return float(self.largest(fa)[0][0])
+
+    def strictest_gate(self, n: int, false_alarm: float) -> int:
+        """``strictest_within(false_alarms(n), false_alarm)``, by bisection over the gates
+        (each bound rises with k_min), searching about log2(n) gates instead of all."""
+        low, high = 0, n + 1  # false_alarm(low) <= budget (k 0 never fails), high: above
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if self.false_alarm(n, mid) <= false_alarm else (low, mid)
+        return low
+
+    def detection(self, n: int, failing: int, k_min: int) -> float:
+        """The bound of one gate's detection (``detections(n, failing)[k_min]``)."""
+
+        def det(mu: float, rho: float) -> Floats:
+            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]
+            return _below(np.concatenate((rest, np.zeros(failing))))[k_min:][:1]
+
+        return float(self.largest(det, upper=False)[0][0])
+
+    def worst_point(self, n: int, failing: int) -> tuple[float, float]:
+        """(rate, icc) of the gates' set where "at most ``failing - 1`` of n fail" has its
+        largest false alarm."""
+        k = n - failing + 1
+        _, where = self.largest(
+            lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1])[k : k + 1]
+        )
+        rho = float(where[0])
+        return self.edge(rho), rho
+
+    def detections(self, n: int, failing: int) -> Floats:
+        """P(a run with `failing` cases failing a code check fails "at least k pass"):
+        each gate's lower bound (the smallest over the gates' set, the other cases at the
+        set's lower edge)."""
+
+        def det(mu: float, rho: float) -> Floats:
+            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]  # passes among the others
+            return _below(np.concatenate((rest, np.zeros(failing))))
+
+        return self.largest(det, upper=False)[0]
+
+
+def noise_bounds(
+    failures: npt.ArrayLike,
+    cases: int | npt.ArrayLike,
+    *,
+    confidence_level: float = 0.95,
+    grid: int = 24,
+    gate_level: float = GATE_LEVEL,
+) -> NoiseBounds:
+    """Each gate's bound and the printed joint (rate, icc) confidence region (see
+    :class:`NoiseBounds`), from the failures and the observed cases of each run.
+
+    The icc is carried up to each set's largest value whatever the test of rho = 0 says
+    (a test that fails to reject is no evidence of independence). The printed region is
+    traced at `grid` + 1 iccs evenly spaced in ``[0, icc_top]`` plus the fitted icc; at
+    each, the rate's range solves ``log L(mu, rho) = max log L - q / 2`` by Brent's
+    method (the log-likelihood is concave in mu).
+    """
+    from scipy import optimize, stats
+
+    level = check_probability("confidence_level", confidence_level)
+    one_sided = check_probability("gate_level", gate_level)
+    if one_sided <= 0.5:
+        raise ParameterError("gate_level", "must be above 0.5 (a one-sided level)", gate_level)
+    x, m = _run_counts(failures, cases)
+    over = fit_overdispersion(x, m, level)
+    lik = _Likelihood(x, m)
+    floor = over.statistic / 2 - float(stats.chi2.ppf((1 + level) / 2, 2)) / 2
+    cutoff = float(stats.chi2.ppf(2 * one_sided - 1, 1))
+    gate_floor = over.statistic / 2 - cutoff / 2
+    values = [lik.profile(float(r))[1] for r in _RHO_GRID]
+    top = _profile_bound(lik, over.icc, floor, _RHO_GRID, values)
+    gate_top = _profile_bound(lik, over.icc, gate_floor, _RHO_GRID, values)
+    gate_bottom = _profile_bound_below(lik, over.icc, gate_floor, _RHO_GRID, values)
+    iccs = sorted({top * i / grid for i in range(grid + 1)} | {over.icc})
+    lows, highs = [], []
+    for icc in iccs:
+        theta = icc / (1 - icc)
+        mu, value = lik.profile(icc)
+        if value <= floor:  # the region's tip (icc_upper), up to rounding
+            lows.append(mu)
+            highs.append(mu)
+            continue
+
+        def gap(r: float, theta: float = theta) -> float:
+            return lik.excess(r, theta) - floor
+
+        lo = 0.0 if gap(0.0) >= 0 else optimize.brentq(gap, 0.0, mu, xtol=1e-300, rtol=1e-13)
+        hi = 1.0 if gap(1.0) >= 0 else optimize.brentq(gap, mu, 1.0, xtol=1e-300, rtol=1e-13)
+        lows.append(float(lo))
+        highs.append(float(hi))
+    total, trials = float(x.sum()), float(m.sum())
+    rate = RateEstimate(
+        failures=total,
+        trials=trials,
+        estimate=total / trials,
+        low=min(lows),
+        high=max(highs),
+        method="profile likelihood",
+        confidence_level=level,
+    )
+    return NoiseBounds(
+        overdispersion=over,
+        icc_top=top,
+        iccs=tuple(iccs),
+        lows=tuple(lows),
+        highs=tuple(highs),
+        rate=rate,
+        gate_level=one_sided,
+        gate_cutoff=cutoff,
+        gate_icc_top=gate_top,
+        gate_icc_bottom=gate_bottom,
+        likelihood=lik,
+        gate_floor=gate_floor,
+    )
+
+
+def _profile_bound_below(
+    lik: _Likelihood, rho: float, target: float, grid: Floats, values: list[float]
+) -> float:
+    """The last rho below `rho` where the profile log-likelihood rises to `target`
+    (bracketed on `grid`, where it takes `values`); 0 if it is above it at rho = 0."""
+    from scipy import optimize
+
+    below = [i for i in range(grid.size) if grid[i] < rho and values[i] < target]
+    if not below:
+        return 0.0
+    i = below[-1]
+    end = min(rho, float(grid[i + 1])) if i + 1 < grid.size else rho
+    return float(
+        optimize.brentq(
+            lambda r: lik.profile(r)[1] - target, float(grid[i]), end, xtol=1e-14, rtol=1e-12
+        )
+    )
+
+
+#: The fallback "what would work" search tries every suite size up to this.
