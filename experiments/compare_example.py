@@ -31,6 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script, too
 from experiments.plugin_loop import FLIP, TEST_FILE
 
 REPEATS = 10
