@@ -231,6 +231,12 @@ def test_index_html_opens_offline_in_a_real_browser(report, recommendation, tmp_
     total, loaded = int(body.group(1)), int(body.group(2))
     assert total == len(list((tmp_path / "rep").glob("*.png"))) == 8
     assert loaded == total
+    # every section's markdown rendered: tables and headings, no raw markdown left
+    assert dom.count("<table>") >= 3 and "<h3>" in dom
+    assert "|---|" not in dom and "### " not in dom and "**" not in dom
+    # one answer: with measured runs the top says what the runs say, the rest is modelled
+    top = dom.split("<h2>Which gate to pick</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "From your 30 known-good runs:" in top and "Modelled at 3% judge noise" in top
 
 
 def test_committed_report_regenerates(tmp_path, monkeypatch):
