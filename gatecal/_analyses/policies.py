@@ -51,7 +51,9 @@ class Policy:
         them pass (k-of-n per case). Default 1 of 1.
     rerun_failing : int
         Rerun only the failing cases, up to this many times; a case passes if any
-        attempt passes.
+        attempt passes. Under run-to-run correlation (``icc``) the reruns happen inside
+        the same CI run and share its drawn rate, which is the conservative model: a
+        fresh rate per retry would give a lower false alarm.
     rerun : int
         Rerun the whole suite up to this many times while the gate fails.
     confirm : int
@@ -241,7 +243,8 @@ def policy_rates(
 
     A majority vote and repeated cases change each check's or case's pass
     probability; rerunning failing cases gives a case up to ``1 + rerun_failing``
-    tries; rerunning the suite fails the build only if every attempt fails, each
+    tries, all within one run (with ``noise.icc`` they share the run's drawn rate:
+    conservative); rerunning the suite fails the build only if every attempt fails, each
     attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
     """
     policy = Policy() if policy is None else policy
