@@ -273,6 +273,14 @@ def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
             ["check", "c.jsonl", "--baseline", "b.jsonl", "--policy", "rerun-failing-100000"],
             "--policy rerun_failing must be an integer in [0, 1000]",
         ),
+        (
+            ["policies", "--policies", "sprt-101"],
+            "sprt-N needs a whole number of runs N in [1, 100]",
+        ),
+        (
+            ["check", "c.jsonl", "--baseline", "b.jsonl", "--policy", "obf-1000"],
+            "--policy obf-N needs a whole number of runs N in [1, 100]",
+        ),
     ],
 )
 def test_every_count_has_a_limit(capsys, args, message):
