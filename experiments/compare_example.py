@@ -24,7 +24,6 @@ Usage: python experiments/compare_example.py
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -32,16 +31,9 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script, too
-from experiments.plugin_loop import FLIP, TEST_FILE
+from experiments.plugin_loop import FLIP, TEST_FILE, _quiet
 
 REPEATS = 10
-
-
-def _quiet(text: str) -> str:
-    """pytest's output without its timing or progress dots."""
-    text = re.sub(r" in \d+\.\d+s", "", text)
-    progress = re.compile(r"[.F]+\s*(\[.*\])?")
-    return "\n".join(line for line in text.splitlines() if not progress.fullmatch(line))
 
 
 def main() -> None:
