@@ -1,43 +1,14 @@
-"""The readers on the newest files of each framework (issue 21), written by the tools.
+"""The readers on the newest files of each framework, written by the tools.
 
 Each fixture's README (tests/fixtures/*/README.md) gives the command, the version and the
 tool's own count; the expected values below are those counts (the tool's `success`,
 JUnit outcome or summary line), not values read back from our reader.
 """
 
-import contextlib
-import io
-from pathlib import Path
-
 import pytest
 
 from gatecal import RunsError, read_runs
-from gatecal.cli import main
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-JUNIT = FIXTURES / "junit"
-INSPECT = FIXTURES / "inspect_ai"
-DEEPEVAL = FIXTURES / "deepeval"
-PROMPTFOO = FIXTURES / "promptfoo"
-
-
-def _grid(data, build="healthy"):
-    """{short case: outcome string over runs}: '.' pass, 'x' fail, '-' missing."""
-    runs, cases, matrix = data.case_outcomes(build)
-    names = data.short_names()
-    symbol = {1: ".", 0: "x", -1: "-"}
-    return {
-        names[c]: "".join(symbol[matrix[i][j]] for i in range(len(runs)))
-        for j, c in enumerate(cases)
-    }
-
-
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
+from tests.test_readers import DEEPEVAL, INSPECT, JUNIT, PROMPTFOO, _cli, _grid
 
 # -- DeepEval: cases named with LLMTestCase(name=...) under -r 3 -------------------------
 
