@@ -60,6 +60,7 @@ from gatecal._analyses.noise_bounds import NoiseBounds, _below, noise_bounds
 from gatecal._engines.exact import beta_binomial_pmf, pass_count_pmf
 from gatecal._model.gates import strictest_within
 from gatecal.readers import RunsData, Verdict
+from gatecal.readers._columns import VerdictColumns
 
 MEAN = 0.03
 ICCS = (0.0, 0.03, 0.1, 0.2)
@@ -167,7 +168,7 @@ def runs_data(failed: np.ndarray, run0: int = 0) -> RunsData:
         for i in range(failed.shape[0])
         for j in range(failed.shape[1])
     )
-    return RunsData(verdicts=verdicts)
+    return RunsData(verdicts=VerdictColumns.of(verdicts))
 
 
 def old_gate(bounds: NoiseBounds, n: int, failing: int) -> tuple[int, float]:

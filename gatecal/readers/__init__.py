@@ -34,6 +34,7 @@ from gatecal.readers._base import (
     decode,
     load_json,
 )
+from gatecal.readers._columns import VerdictColumns
 from gatecal.readers._model import (
     LONG_COLUMNS,
     OPTIONAL_COLUMNS,
@@ -321,28 +322,44 @@ def read_runs(
     return _assemble(total, options)
 
 
+def _first_duplicate(table: VerdictColumns) -> int | None:
+    """The first verdict (in order) whose (build, run, case, check) an earlier one has."""
+    import numpy as np
+
+    if not len(table):
+        return None
+    keys = np.stack([table.codes(c) for c in ("check", "case", "run", "build")])
+    order = np.lexsort(keys)
+    ordered = keys[:, order]
+    same = (ordered[:, 1:] == ordered[:, :-1]).all(axis=0)
+    if not same.any():
+        return None
+    # within a run of equal keys the lexsort is stable: later rows are the duplicates
+    later = order[1:][same]
+    return int(later.min())
+
+
 def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
     if not batch.verdicts and not batch.skips:
         names = ", ".join(f.path for f in batch.files) or "input"
         raise RunsError(f"{names}: no verdicts to read")
-    seen: set[tuple[str, str, str, str]] = set()
-    for v in batch.verdicts:
-        key = (v.build, v.run, v.case, v.check)
-        if key in seen:
-            what = f"check {v.check!r} of " if v.check else ""
-            raise RunsError(
-                f"{v.source}: duplicate verdict: {what}case {v.case!r} in run {v.run!r} "
-                f"({v.build}); a rerun belongs in one row with `attempts`"
-            )
-        seen.add(key)
+    table = batch.verdicts.build()
+    duplicate = _first_duplicate(table)
+    if duplicate is not None:
+        v = table[duplicate]
+        what = f"check {v.check!r} of " if v.check else ""
+        raise RunsError(
+            f"{v.source}: duplicate verdict: {what}case {v.case!r} in run {v.run!r} "
+            f"({v.build}); a rerun belongs in one row with `attempts`"
+        )
     warnings = list(batch.warnings)
-    cached = sum(v.cached for v in batch.verdicts)
+    cached = int(table.array("cached").sum())
     if cached:
         warnings.append(
-            f"{cached} of {len(batch.verdicts)} verdicts were replayed from a cache: a cached "
+            f"{cached} of {len(table)} verdicts were replayed from a cache: a cached "
             "re-run measures nothing (run with the cache off)"
         )
-    for first, copies, n, chance in duplicate_runs(batch.verdicts):
+    for first, copies, n, chance in duplicate_runs(table):
         which = ", ".join(repr(c) for c in copies[:5]) + (" ..." if len(copies) > 5 else "")
         warnings.append(
             f"run(s) {which} repeat run {first!r} verdict for verdict ({n} verdicts; "
@@ -350,7 +367,7 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
             "measures nothing"
         )
     return RunsData(
-        verdicts=tuple(batch.verdicts),
+        verdicts=table,
         skips=tuple(batch.skips),
         components=tuple(batch.components),
         files=tuple(batch.files),

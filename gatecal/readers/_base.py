@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gatecal.readers._columns import VerdictBuilder
 from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
 
 __all__ = [
@@ -62,7 +63,8 @@ class ReadOptions:
 class Batch:
     """What a reader returns: verdicts, skips, how each file was read, reruns, warnings."""
 
-    verdicts: list[Verdict] = field(default_factory=list)
+    #: the verdicts, appended as Verdict objects or field by field (see VerdictBuilder)
+    verdicts: VerdictBuilder = field(default_factory=VerdictBuilder)
     skips: list[Skip] = field(default_factory=list)
     #: checks underneath a case-level verdict (status ``component``): never verdicts
     components: list[Verdict] = field(default_factory=list)

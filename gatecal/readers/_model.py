@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gatecal.readers._columns import VerdictColumns
 
 __all__ = [
     "BUILDS",
@@ -204,9 +206,14 @@ class RunsData:
     when any ``ok`` verdict fails; otherwise (skipped, errored, unscored or absent) it
     is *missing* in that run and counts neither way. `components` are the checks
     underneath a case-level verdict (status ``component``): shown, never counted.
+
+    `verdicts` is held as columns (:class:`~gatecal.readers._columns.VerdictColumns`, a
+    sequence of :class:`Verdict` made on demand); any sequence of verdicts given is
+    turned into columns. The counts below are taken from the columns, so they cost
+    about a pass over a few arrays however many verdicts there are.
     """
 
-    verdicts: tuple[Verdict, ...]
+    verdicts: VerdictColumns
     skips: tuple[Skip, ...] = ()
     components: tuple[Verdict, ...] = ()
     files: tuple[FileRead, ...] = ()
@@ -214,6 +221,11 @@ class RunsData:
     attempts_policy: str = "first"
     warnings: tuple[str, ...] = ()
     _index: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from gatecal.readers._columns import VerdictColumns
+
+        object.__setattr__(self, "verdicts", VerdictColumns.of(self.verdicts))
 
     # -- counts -------------------------------------------------------------------------
     @property
@@ -224,34 +236,43 @@ class RunsData:
     @property
     def errors(self) -> int:
         """Verdicts with status ``error``."""
-        return sum(v.status == "error" for v in self.verdicts)
+        return int(self.verdicts.mask("status", "error").sum())
 
     @property
     def unscored(self) -> int:
         """Verdicts with status ``unscored``."""
-        return sum(v.status == "unscored" for v in self.verdicts)
+        return int(self.verdicts.mask("status", "unscored").sum())
 
     @property
     def cached(self) -> int:
         """Verdicts the source marks as replayed from a cache."""
-        return sum(v.cached for v in self.verdicts)
+        return int(self.verdicts.array("cached").sum())
 
     @property
     def cost(self) -> float | None:
         """The summed `cost` of the rows that carry one; None when none does."""
-        costs = [v.cost for v in (*self.verdicts, *self.components) if v.cost is not None]
+        table = self.verdicts
+        costs = table.array("cost")[table.array("has_cost") == 1].tolist()
+        costs += [v.cost for v in self.components if v.cost is not None]
         return sum(costs) if costs else None
 
     @property
     def tokens(self) -> int | None:
         """The summed `tokens` of the rows that carry them; None when none does."""
-        counts = [v.tokens for v in (*self.verdicts, *self.components) if v.tokens is not None]
+        table = self.verdicts
+        counts = table.array("tokens")[table.array("has_tokens") == 1].tolist()
+        counts += [v.tokens for v in self.components if v.tokens is not None]
         return sum(counts) if counts else None
 
     def columns(self) -> tuple[str, ...]:
         """The long table's columns: LONG_COLUMNS, then each optional column some row has."""
-        rows = (*self.verdicts, *self.components)
-        extra = [c for c in OPTIONAL_COLUMNS if any(getattr(v, c) is not None for v in rows)]
+        table = self.verdicts
+        extra = [
+            c
+            for c in OPTIONAL_COLUMNS
+            if table.array(f"has_{c}").any()
+            or any(getattr(v, c) is not None for v in self.components)
+        ]
         return (*LONG_COLUMNS, *extra)
 
     @property
@@ -259,28 +280,32 @@ class RunsData:
         """The files read."""
         return tuple(f.path for f in self.files)
 
+    def _build_mask(self, build: str) -> Any:
+        return self.verdicts.mask("build", build)
+
     def sessions(self, build: str | None = None) -> list[str]:
         """Sessions (invocations) behind the runs, in order of first appearance."""
-        return list(dict.fromkeys(v.session for v in self.verdicts if build in (None, v.build)))
+        where = None if build is None else self._build_mask(build)
+        return self.verdicts.ordered("session", where)
 
     def builds(self) -> list[str]:
         """Builds present, healthy first."""
-        present = {v.build for v in self.verdicts} | {s.build for s in self.skips}
+        present = set(self.verdicts.values("build")) | {s.build for s in self.skips}
         return [b for b in BUILDS if b in present]
 
     def runs(self, build: str) -> list[str]:
         """Run ids of `build`, in order of first appearance (skips included)."""
-        seen = [v.run for v in self.verdicts if v.build == build]
+        seen = self.verdicts.ordered("run", self._build_mask(build))
         seen += [s.run for s in self.skips if s.build == build]
         return list(dict.fromkeys(seen))
 
     def cases(self) -> list[str]:
         """Case ids with at least one verdict, in order of first appearance."""
-        return list(dict.fromkeys(v.case for v in self.verdicts))
+        return self.verdicts.ordered("case")
 
     def checks(self) -> list[str]:
         """Named checks, in order of first appearance ("" is not a check)."""
-        return [c for c in dict.fromkeys(v.check for v in self.verdicts) if c]
+        return [c for c in self.verdicts.ordered("check") if c]
 
     def short_names(self) -> dict[str, str]:
         """Each case id shortened for display, the same way for every case, unambiguously."""
@@ -290,59 +315,69 @@ class RunsData:
             self._index["short"] = cached
         return dict(cached)
 
+    def outcome_array(self, build: str) -> tuple[list[str], list[str], Any]:
+        """(runs, cases, outcome): a numpy int8 array, outcome[run, case] 1 pass, 0 fail,
+        -1 missing (as :meth:`case_outcomes`, without the lists)."""
+        import numpy as np
+
+        table = self.verdicts
+        runs, cases = self.runs(build), self.cases()
+        where = self._build_mask(build)
+        run_values = table.values("run")
+        row_of = np.full(len(run_values), -1, dtype=np.int64)
+        position = {r: i for i, r in enumerate(runs)}
+        for code, value in enumerate(run_values):
+            row_of[code] = position.get(value, -1)
+        rows = row_of[table.codes("run")[where]]
+        cols = table.codes("case")[where].astype(np.int64)
+        flat = rows * len(cases) + cols
+        ok = table.mask("status", "ok")[where]
+        passed = table.array("passed")[where]
+        size = len(runs) * len(cases)
+        failed = np.zeros(size, dtype=bool)
+        failed[flat[ok & (passed == 0)]] = True
+        passing = np.zeros(size, dtype=bool)
+        passing[flat[ok & (passed == 1)]] = True
+        unsure = np.zeros(size, dtype=bool)
+        unsure[flat[~ok]] = True
+        outcome = np.where(failed, 0, np.where(passing & ~unsure, 1, -1)).astype(np.int8)
+        return runs, cases, outcome.reshape(len(runs), len(cases))
+
     def case_outcomes(self, build: str) -> tuple[list[str], list[str], list[list[int]]]:
         """(runs, cases, outcome[run][case]): 1 pass, 0 fail, -1 missing."""
-        runs, cases = self.runs(build), self.cases()
-        row = {r: i for i, r in enumerate(runs)}
-        col = {c: j for j, c in enumerate(cases)}
-        # 2: no ok verdict yet; 1: every ok verdict passed; 0: one failed
-        state = [[2] * len(cases) for _ in runs]
-        unsure = [[False] * len(cases) for _ in runs]
-        for v in self.verdicts:
-            if v.build != build:
-                continue
-            i, j = row[v.run], col[v.case]
-            if v.status != "ok":
-                unsure[i][j] = True
-            elif not v.passed:
-                state[i][j] = 0
-            elif state[i][j] == 2:
-                state[i][j] = 1
-        matrix = [
-            [
-                0 if s == 0 else (-1 if s == 2 or u else 1)
-                for s, u in zip(states, unsures, strict=True)
-            ]
-            for states, unsures in zip(state, unsure, strict=True)
-        ]
+        runs, cases, outcome = self.outcome_array(build)
+        matrix: list[list[int]] = outcome.tolist()
         return runs, cases, matrix
 
     def judge_verdicts(self, build: str) -> tuple[int, int]:
         """(failed, total) ok judge verdicts of `build`, where checks and kinds are given."""
-        judged = [
-            v for v in self.verdicts if v.build == build and v.kind == "judge" and v.status == "ok"
-        ]
-        return sum(not v.passed for v in judged), len(judged)
+        table = self.verdicts
+        judged = self._build_mask(build) & table.mask("kind", "judge") & table.mask("status", "ok")
+        return int((table.array("passed")[judged] == 0).sum()), int(judged.sum())
 
     def to_rows(self) -> list[dict[str, Any]]:
         """The long table: one row per verdict, then per component, then per skip (status
         ``skipped``)."""
         rows = [v.to_row() for v in (*self.verdicts, *self.components)]
-        for s in self.skips:
-            rows.append(
-                {
-                    **dict.fromkeys(LONG_COLUMNS, ""),
-                    "build": s.build,
-                    "run": s.run,
-                    "case": s.case,
-                    "status": "skipped",
-                    "session": s.session,
-                    "attempts": 1,
-                    "cached": "false",
-                    "source": s.source,
-                }
-            )
+        rows += self.skip_rows()
         return rows
+
+    def skip_rows(self) -> list[dict[str, Any]]:
+        """The long table's rows of the skips (status ``skipped``)."""
+        return [
+            {
+                **dict.fromkeys(LONG_COLUMNS, ""),
+                "build": s.build,
+                "run": s.run,
+                "case": s.case,
+                "status": "skipped",
+                "session": s.session,
+                "attempts": 1,
+                "cached": "false",
+                "source": s.source,
+            }
+            for s in self.skips
+        ]
 
     def to_frame(self) -> Any:
         """The long table of verdicts and components as a pandas DataFrame (columns
@@ -386,7 +421,9 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
     return {c: c for c in cases}
 
 
-def duplicate_runs(verdicts: Iterable[Verdict]) -> list[tuple[str, list[str], int, float]]:
+def duplicate_runs(
+    verdicts: VerdictColumns | Sequence[Verdict],
+) -> list[tuple[str, list[str], int, float]]:
     """Runs that repeat another run verdict for verdict, beyond what chance explains.
 
     Returns (first run, its copies, verdicts, chance) for each group of identical runs
@@ -397,33 +434,65 @@ def duplicate_runs(verdicts: Iterable[Verdict]) -> list[tuple[str, list[str], in
     Identical all-pass runs of a quiet suite are likely and so never flagged; two runs
     alone cannot be told apart from chance this way (a cache flag still can).
     """
-    by_run: dict[tuple[str, str], dict[tuple[str, str], tuple[Any, ...]]] = {}
-    for v in verdicts:
-        value = (v.status, v.passed, v.score)
-        by_run.setdefault((v.build, v.run), {})[(v.case, v.check)] = value
+    import numpy as np
+
+    from gatecal.readers._columns import VerdictColumns
+
+    table = VerdictColumns.of(verdicts)
     out: list[tuple[str, list[str], int, float]] = []
-    for build in dict.fromkeys(b for b, _ in by_run):
-        runs = {run: cells for (b, run), cells in by_run.items() if b == build}
+    n_checks = max(len(table.values("check")), 1)
+    # one code per distinct (status, passed, score) value
+    value_key = np.stack(
+        [
+            table.codes("status").astype(np.float64),
+            table.array("passed").astype(np.float64),
+            table.array("has_score").astype(np.float64),
+            np.where(table.array("has_score") == 1, table.array("score"), 0.0),
+        ],
+        axis=1,
+    )
+    _, value = np.unique(value_key, axis=0, return_inverse=True)
+    value = value.reshape(-1).astype(np.int64)
+    n_values = int(value.max()) + 1 if len(value) else 1
+    for build in table.ordered("build"):
+        where = table.mask("build", build)
+        run_codes = table.codes("run")[where]
+        runs_seen, first = np.unique(run_codes, return_index=True)
+        runs = runs_seen[np.argsort(first, kind="stable")]
         if len(runs) < 3:
             continue
-        freq: dict[tuple[str, str], Counter[tuple[Any, ...]]] = {}
-        for cells in runs.values():
-            for key, value in cells.items():
-                freq.setdefault(key, Counter())[value] += 1
-        collision = {
-            key: sum(c * c for c in counter.values()) / sum(counter.values()) ** 2
-            for key, counter in freq.items()
-        }
-        groups: dict[frozenset[tuple[Any, ...]], list[str]] = {}
-        for run, cells in runs.items():
-            groups.setdefault(frozenset(cells.items()), []).append(run)
+        cell = table.codes("case")[where].astype(np.int64) * n_checks + table.codes("check")[where]
+        val = value[where]
+        pair, counts = np.unique(cell * n_values + val, return_counts=True)
+        pair_cell = pair // n_values
+        cells, start = np.unique(pair_cell, return_index=True)
+        totals = np.add.reduceat(counts, start)
+        squares = np.add.reduceat(counts.astype(np.float64) ** 2, start)
+        shares = (squares / totals.astype(np.float64) ** 2).tolist()
+        collision = dict(zip(cells.tolist(), shares, strict=True))
+        order = np.lexsort((cell, run_codes))
+        sorted_runs = run_codes[order]
+        bounds = np.searchsorted(sorted_runs, runs_seen)
+        ends = np.append(bounds[1:], len(order))
+        spans = zip(runs_seen.tolist(), bounds.tolist(), ends.tolist(), strict=True)
+        by_code = {c: (b, e) for c, b, e in spans}
+        names = table.values("run")
+        groups: dict[bytes, list[int]] = {}
+        for code in runs.tolist():
+            b, e = by_code[code]
+            rows = order[b:e]
+            signature = np.stack([cell[rows], val[rows]]).tobytes()
+            groups.setdefault(signature, []).append(code)
         pairs = len(runs) * (len(runs) - 1) / 2
-        for pattern, members in groups.items():
+        for members in groups.values():
             if len(members) < 2:
                 continue
+            b, e = by_code[members[0]]
             chance = 1.0
-            for cell, _value in pattern:
-                chance *= collision[cell]
+            for c in cell[order[b:e]].tolist():
+                chance *= collision[c]
             if pairs * chance < 0.01:
-                out.append((members[0], members[1:], len(pattern), pairs * chance))
+                out.append(
+                    (names[members[0]], [names[m] for m in members[1:]], e - b, pairs * chance)
+                )
     return out

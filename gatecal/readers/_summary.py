@@ -20,22 +20,17 @@ GRID_MAX_CASES = 200
 
 def runs_summary(data: RunsData) -> dict[str, Any]:
     """Counts, identities and the per-file mapping, as plain data (``--format json``)."""
-    kinds: dict[str, str] = {}
-    all_kinds: dict[str, dict[str, None]] = {}
-    for v in data.verdicts:
-        if v.check and v.check not in kinds:
-            kinds[v.check] = v.kind
-        all_kinds.setdefault(v.check, {})[v.kind] = None
+    kinds, all_kinds = _kinds(data)
     names = data.short_names()
     builds: dict[str, Any] = {}
     for build in data.builds():
-        runs, _, matrix = data.case_outcomes(build)
+        runs, _, outcome = data.outcome_array(build)
         builds[build] = {
             "runs": len(runs),
             "sessions": len(data.sessions(build)),
-            "passed": sum(row.count(1) for row in matrix),
-            "failed": sum(row.count(0) for row in matrix),
-            "missing": sum(row.count(-1) for row in matrix),
+            "passed": int((outcome == 1).sum()),
+            "failed": int((outcome == 0).sum()),
+            "missing": int((outcome == -1).sum()),
         }
     skipped_cases = {s.case for s in data.skips} - set(data.cases())
     return {
@@ -65,6 +60,25 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "files": [f.to_dict() for f in data.files],
         "warnings": list(data.warnings),
     }
+
+
+def _kinds(data: RunsData) -> tuple[dict[str, str], dict[str, dict[str, None]]]:
+    """Each named check's first kind, and every (check, kind) pair, in order of appearance."""
+    import numpy as np
+
+    table = data.verdicts
+    pairs = table.codes("check").astype(np.int64) * max(len(table.values("kind")), 1)
+    pairs += table.codes("kind")
+    seen, first = np.unique(pairs, return_index=True)
+    kinds: dict[str, str] = {}
+    all_kinds: dict[str, dict[str, None]] = {}
+    n_kinds = max(len(table.values("kind")), 1)
+    for pair in seen[np.argsort(first, kind="stable")].tolist():
+        check, kind = table.values("check")[pair // n_kinds], table.values("kind")[pair % n_kinds]
+        if check and check not in kinds:
+            kinds[check] = kind
+        all_kinds.setdefault(check, {})[kind] = None
+    return kinds, all_kinds
 
 
 def _grid(data: RunsData, build: str) -> list[str]:

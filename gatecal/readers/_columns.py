@@ -1,0 +1,340 @@
+"""Verdicts held as columns: for each text column, codes into its distinct values.
+
+A read of a million verdicts keeps a few bytes per verdict (one small integer per text
+column, the flags and numbers in arrays) and each distinct run, case or check name once,
+instead of a Python object per verdict. :class:`VerdictColumns` is still a sequence of
+:class:`~gatecal.readers._model.Verdict` (made on demand), so a consumer that wants objects
+iterates it; the counts every analysis needs are taken from the columns directly.
+
+Codes are given in order of first appearance, so a column's ``values`` are its distinct
+values in the order the verdicts first show them (the order ``runs()`` and ``cases()``
+report).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from gatecal.readers._model import Verdict
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["TEXT_COLUMNS", "VerdictBuilder", "VerdictColumns"]
+
+# The verdict's text columns, coded; the rest are numbers and flags.
+TEXT_COLUMNS = ("build", "run", "case", "check", "kind", "status", "session", "source")
+_NUMBERS: tuple[str, ...] = ("passed", "score", "has_score", "attempts", "cached", "cost")
+_NUMBERS += ("has_cost", "tokens", "has_tokens")
+# array typecodes of the numbers while they are appended
+_TYPECODES = {
+    "passed": "b",  # 1 pass, 0 fail, -1 none
+    "score": "d",
+    "has_score": "b",
+    "attempts": "q",
+    "cached": "b",
+    "cost": "d",
+    "has_cost": "b",
+    "tokens": "q",
+    "has_tokens": "b",
+}
+_DTYPES = {"b": "int8", "d": "float64", "q": "int64", "i": "int32"}
+
+
+class VerdictBuilder:
+    """Verdicts appended one by one (:meth:`append`, :meth:`add`) or a block at a time
+    (:meth:`add_block`), in order; :meth:`build` freezes them into :class:`VerdictColumns`."""
+
+    __slots__ = ("_blocks", "_codes", "_index", "_numbers", "_values")
+
+    def __init__(self) -> None:
+        self._index: dict[str, dict[str, int]] = {name: {} for name in TEXT_COLUMNS}
+        self._values: dict[str, list[str]] = {name: [] for name in TEXT_COLUMNS}
+        self._codes: dict[str, array[int]] = {name: array("i") for name in TEXT_COLUMNS}
+        self._numbers: dict[str, array[Any]] = {k: array(t) for k, t in _TYPECODES.items()}
+        self._blocks: list[dict[str, Any]] = []  # numpy columns, in order
+
+    def __len__(self) -> int:
+        appended = len(self._numbers["passed"])
+        return appended + sum(len(b["passed"]) for b in self._blocks)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def code(self, column: str, value: str) -> int:
+        """The code of `value` in `column`, given it if new."""
+        index = self._index[column]
+        found = index.get(value)
+        if found is None:
+            found = index[value] = len(index)
+            self._values[column].append(value)
+        return found
+
+    def codes_of(self, column: str, values: Sequence[str]) -> list[int]:
+        """The codes of several distinct values (a block's uniques), in their order."""
+        return [self.code(column, v) for v in values]
+
+    def add(
+        self,
+        build: str,
+        run: str,
+        case: str,
+        check: str,
+        kind: str,
+        passed: bool | None,
+        status: str,
+        score: float | None,
+        session: str,
+        attempts: int,
+        cached: bool,
+        source: str,
+        cost: float | None = None,
+        tokens: int | None = None,
+    ) -> None:
+        """Append one verdict from its fields (the fast path of a reader's loop)."""
+        codes, numbers = self._codes, self._numbers
+        for column, value in (
+            ("build", build),
+            ("run", run),
+            ("case", case),
+            ("check", check),
+            ("kind", kind),
+            ("status", status),
+            ("session", session),
+            ("source", source),
+        ):
+            index = self._index[column]
+            found = index.get(value)
+            if found is None:
+                found = index[value] = len(index)
+                self._values[column].append(value)
+            codes[column].append(found)
+        numbers["passed"].append(-1 if passed is None else int(passed))
+        numbers["score"].append(0.0 if score is None else score)
+        numbers["has_score"].append(score is not None)
+        numbers["attempts"].append(attempts)
+        numbers["cached"].append(cached)
+        numbers["cost"].append(0.0 if cost is None else cost)
+        numbers["has_cost"].append(cost is not None)
+        numbers["tokens"].append(0 if tokens is None else tokens)
+        numbers["has_tokens"].append(tokens is not None)
+
+    def append(self, v: Verdict) -> None:
+        """Append one :class:`Verdict`."""
+        self.add(
+            v.build,
+            v.run,
+            v.case,
+            v.check,
+            v.kind,
+            v.passed,
+            v.status,
+            v.score,
+            v.session,
+            v.attempts,
+            v.cached,
+            v.source,
+            v.cost,
+            v.tokens,
+        )
+
+    def _flush(self) -> None:
+        """Move the verdicts appended one by one into a block, keeping the order."""
+        import numpy as np
+
+        if not len(self._numbers["passed"]):
+            return
+        block: dict[str, Any] = {}
+        for name, codes in self._codes.items():
+            block[name] = np.frombuffer(codes, dtype=np.int32).copy()
+            self._codes[name] = array("i")
+        for name, values in self._numbers.items():
+            block[name] = np.frombuffer(values, dtype=_DTYPES[values.typecode]).copy()
+            self._numbers[name] = array(values.typecode)
+        self._blocks.append(block)
+
+    def add_block(self, block: dict[str, Any]) -> None:
+        """Append verdicts given as numpy columns: every TEXT_COLUMNS name as int32 codes
+        of this builder (from :meth:`code`), every number column as in `_TYPECODES`."""
+        self._flush()
+        self._blocks.append(block)
+
+    def extend(self, other: VerdictBuilder) -> None:
+        """Append every verdict of `other`, its codes mapped into this builder's."""
+        import numpy as np
+
+        other._flush()
+        self._flush()
+        for block in other._blocks:
+            mapped = dict(block)
+            for name in TEXT_COLUMNS:
+                lookup = np.asarray(self.codes_of(name, other._values[name]), dtype=np.int32)
+                mapped[name] = lookup[block[name]] if len(lookup) else block[name]
+            self._blocks.append(mapped)
+
+    def __iadd__(self, other: VerdictBuilder) -> VerdictBuilder:
+        self.extend(other)
+        return self
+
+    def __iter__(self) -> Iterator[Verdict]:
+        return iter(self.build())
+
+    def build(self) -> VerdictColumns:
+        """The verdicts so far, frozen."""
+        import numpy as np
+
+        self._flush()
+        columns: dict[str, Any] = {}
+        for name in (*TEXT_COLUMNS, *_NUMBERS):
+            parts = [b[name] for b in self._blocks]
+            dtype = np.int32 if name in TEXT_COLUMNS else _DTYPES[_TYPECODES[name]]
+            columns[name] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+        values = {name: tuple(self._values[name]) for name in TEXT_COLUMNS}
+        return VerdictColumns(columns, values)
+
+
+class VerdictColumns(Sequence[Verdict]):
+    """Read verdicts as columns; a sequence of :class:`Verdict` made on demand.
+
+    ``codes(name)`` and ``values(name)`` give a text column (``values(name)[codes]`` is
+    the column); ``array(name)`` a number column (``passed``: 1, 0, -1 for none;
+    ``score``, ``cost``, ``tokens`` with ``has_score``, ``has_cost``, ``has_tokens``).
+    """
+
+    __slots__ = ("_columns", "_values")
+
+    def __init__(self, columns: dict[str, Any], values: dict[str, tuple[str, ...]]) -> None:
+        self._columns = columns
+        self._values = values
+
+    @classmethod
+    def of(cls, verdicts: Sequence[Verdict] | VerdictColumns) -> VerdictColumns:
+        """`verdicts` as columns (as they are, when they already are)."""
+        if isinstance(verdicts, VerdictColumns):
+            return verdicts
+        builder = VerdictBuilder()
+        for v in verdicts:
+            builder.append(v)
+        return builder.build()
+
+    def __len__(self) -> int:
+        return len(self._columns["passed"])
+
+    def codes(self, name: str) -> npt.NDArray[np.int32]:
+        codes: npt.NDArray[np.int32] = self._columns[name]
+        return codes
+
+    def values(self, name: str) -> tuple[str, ...]:
+        return self._values[name]
+
+    def array(self, name: str) -> npt.NDArray[Any]:
+        column: npt.NDArray[Any] = self._columns[name]
+        return column
+
+    def code(self, name: str, value: str) -> int:
+        """The code of `value` in text column `name`, or -1 when no verdict has it."""
+        try:
+            return self._values[name].index(value)
+        except ValueError:
+            return -1
+
+    def mask(self, name: str, value: str) -> npt.NDArray[np.bool_]:
+        """Which verdicts have `value` in text column `name`."""
+        result: npt.NDArray[np.bool_] = self.codes(name) == self.code(name, value)
+        return result
+
+    def ordered(self, name: str, where: npt.NDArray[np.bool_] | None = None) -> list[str]:
+        """The distinct values of a text column among the verdicts `where` selects, in order
+        of first appearance."""
+        import numpy as np
+
+        if where is None:
+            return list(self._values[name])  # codes are given in order of first appearance
+        codes = self.codes(name)[where]
+        seen, first = np.unique(codes, return_index=True)
+        values = self._values[name]
+        return [values[c] for c in seen[np.argsort(first, kind="stable")].tolist()]
+
+    def _text(self, name: str) -> list[str]:
+        values = self._values[name]
+        return [values[c] for c in self.codes(name).tolist()]
+
+    def _make(self, i: int) -> Verdict:
+        def text(name: str) -> str:
+            return self._values[name][int(self._columns[name][i])]
+
+        col = self._columns
+        passed = int(col["passed"][i])
+        return Verdict(
+            build=text("build"),
+            run=text("run"),
+            case=text("case"),
+            check=text("check"),
+            kind=text("kind"),
+            passed=None if passed < 0 else bool(passed),
+            status=text("status"),
+            score=float(col["score"][i]) if col["has_score"][i] else None,
+            session=text("session"),
+            attempts=int(col["attempts"][i]),
+            cached=bool(col["cached"][i]),
+            source=text("source"),
+            cost=float(col["cost"][i]) if col["has_cost"][i] else None,
+            tokens=int(col["tokens"][i]) if col["has_tokens"][i] else None,
+        )
+
+    @overload
+    def __getitem__(self, index: int) -> Verdict: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Verdict, ...]: ...
+    def __getitem__(self, index: int | slice) -> Verdict | tuple[Verdict, ...]:
+        if isinstance(index, slice):
+            return tuple(self._make(i) for i in range(*index.indices(len(self))))
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError("verdict index out of range")
+        return self._make(index % n)
+
+    def __iter__(self) -> Iterator[Verdict]:
+        if not len(self):
+            return
+        text = {name: self._text(name) for name in TEXT_COLUMNS}
+        col = self._columns
+        passed = col["passed"].tolist()
+        score = col["score"].tolist()
+        has_score = col["has_score"].tolist()
+        attempts = col["attempts"].tolist()
+        cached = col["cached"].tolist()
+        cost = col["cost"].tolist()
+        has_cost = col["has_cost"].tolist()
+        tokens = col["tokens"].tolist()
+        has_tokens = col["has_tokens"].tolist()
+        for i in range(len(passed)):
+            yield Verdict(
+                build=text["build"][i],
+                run=text["run"][i],
+                case=text["case"][i],
+                check=text["check"][i],
+                kind=text["kind"][i],
+                passed=None if passed[i] < 0 else bool(passed[i]),
+                status=text["status"][i],
+                score=score[i] if has_score[i] else None,
+                session=text["session"][i],
+                attempts=attempts[i],
+                cached=bool(cached[i]),
+                source=text["source"][i],
+                cost=cost[i] if has_cost[i] else None,
+                tokens=tokens[i] if has_tokens[i] else None,
+            )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, VerdictColumns | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"VerdictColumns({len(self)} verdicts)"
