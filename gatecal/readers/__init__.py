@@ -308,6 +308,15 @@ def read_runs(
         files = _expand(group, role)
         labels = _labels(files)
         for path in files:
+            streamed = _stream_format(path, input_format)
+            if streamed in ("csv", "jsonl"):
+                from gatecal.readers._blocks import SlowPath, read_table_blocks
+
+                try:
+                    batch.extend(read_table_blocks(path, build, streamed))
+                    continue
+                except SlowPath:
+                    pass  # read row by row below, as a small file is
             raw = path.read_bytes()
             fmt = input_format or detect_format(path, raw)
             if fmt == "junit":
@@ -337,6 +346,24 @@ def _first_duplicate(table: VerdictColumns) -> int | None:
     # within a run of equal keys the lexsort is stable: later rows are the duplicates
     later = order[1:][same]
     return int(later.min())
+
+
+def _stream_format(path: Path, input_format: str | None) -> str | None:
+    """The format of a big file read without loading it whole (csv, jsonl, junit), from its
+    first 64 KiB; None for a small file or any other (read whole, as always)."""
+    from gatecal.readers._blocks import STREAM_MIN_BYTES
+
+    if path.stat().st_size < STREAM_MIN_BYTES:
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 16)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head or b"\n" not in head:
+        return None
+    try:
+        fmt = input_format or detect_format(path, head[: head.rfind(b"\n") + 1])
+    except RunsError:
+        return None
+    return fmt if fmt in ("csv", "jsonl", "junit") else None
 
 
 def _assemble(batch: Batch, options: ReadOptions) -> RunsData:

@@ -74,8 +74,18 @@ class VerdictBuilder:
         return found
 
     def codes_of(self, column: str, values: Sequence[str]) -> list[int]:
-        """The codes of several distinct values (a block's uniques), in their order."""
-        return [self.code(column, v) for v in values]
+        """The codes of several values (a block's distinct ones), in their order; new
+        ones are given codes in that order."""
+        index, known = self._index[column], self._values[column]
+        get = index.get
+        out = []
+        for value in values:
+            found = get(value)
+            if found is None:
+                found = index[value] = len(known)
+                known.append(value)
+            out.append(found)
+        return out
 
     def add(
         self,
@@ -163,17 +173,27 @@ class VerdictBuilder:
         self._blocks.append(block)
 
     def extend(self, other: VerdictBuilder) -> None:
-        """Append every verdict of `other`, its codes mapped into this builder's."""
+        """Append every verdict of `other`, its codes mapped into this builder's; `other`
+        is left empty (its blocks move here)."""
         import numpy as np
 
         other._flush()
         self._flush()
-        for block in other._blocks:
-            mapped = dict(block)
-            for name in TEXT_COLUMNS:
-                lookup = np.asarray(self.codes_of(name, other._values[name]), dtype=np.int32)
-                mapped[name] = lookup[block[name]] if len(lookup) else block[name]
-            self._blocks.append(mapped)
+        if not self._blocks and not any(self._values.values()):
+            self._index, self._values = other._index, other._values  # nothing to map
+            self._blocks = other._blocks
+        else:
+            lookups = {
+                name: np.asarray(self.codes_of(name, other._values[name]), dtype=np.int32)
+                for name in TEXT_COLUMNS
+            }
+            for block in other._blocks:
+                for name, lookup in lookups.items():
+                    block[name] = lookup[block[name]] if len(lookup) else block[name]
+                self._blocks.append(block)
+        other._index = {name: {} for name in TEXT_COLUMNS}
+        other._values = {name: [] for name in TEXT_COLUMNS}
+        other._blocks = []
 
     def __iadd__(self, other: VerdictBuilder) -> VerdictBuilder:
         self.extend(other)
@@ -183,15 +203,20 @@ class VerdictBuilder:
         return iter(self.build())
 
     def build(self) -> VerdictColumns:
-        """The verdicts so far, frozen."""
+        """The verdicts so far, frozen (the builder keeps them, as one block)."""
         import numpy as np
 
         self._flush()
         columns: dict[str, Any] = {}
         for name in (*TEXT_COLUMNS, *_NUMBERS):
-            parts = [b[name] for b in self._blocks]
+            parts = [b.pop(name) for b in self._blocks]  # freed column by column
             dtype = np.int32 if name in TEXT_COLUMNS else _DTYPES[_TYPECODES[name]]
-            columns[name] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+            if len(parts) == 1:
+                columns[name] = parts[0]
+            else:
+                columns[name] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+            del parts
+        self._blocks = [dict(columns)] if len(columns["passed"]) else []
         values = {name: tuple(self._values[name]) for name in TEXT_COLUMNS}
         return VerdictColumns(columns, values)
 

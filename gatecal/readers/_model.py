@@ -442,16 +442,14 @@ def duplicate_runs(
     out: list[tuple[str, list[str], int, float]] = []
     n_checks = max(len(table.values("check")), 1)
     # one code per distinct (status, passed, score) value
-    value_key = np.stack(
-        [
-            table.codes("status").astype(np.float64),
-            table.array("passed").astype(np.float64),
-            table.array("has_score").astype(np.float64),
-            np.where(table.array("has_score") == 1, table.array("score"), 0.0),
-        ],
-        axis=1,
-    )
-    _, value = np.unique(value_key, axis=0, return_inverse=True)
+    value = table.codes("status").astype(np.int64) * 3 + table.array("passed") + 1
+    has_score = table.array("has_score") == 1
+    if has_score.any():
+        _, score_code = np.unique(table.array("score")[has_score], return_inverse=True)
+        scored = np.zeros(len(value), dtype=np.int64)
+        scored[has_score] = score_code.reshape(-1) + 1
+        value = value * (int(scored.max()) + 1) + scored
+    _, value = np.unique(value, return_inverse=True)
     value = value.reshape(-1).astype(np.int64)
     n_values = int(value.max()) + 1 if len(value) else 1
     for build in table.ordered("build"):

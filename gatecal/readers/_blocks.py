@@ -1,0 +1,371 @@
+"""Big long tables (CSV, JSONL) read in blocks: each column's distinct values checked once.
+
+:mod:`gatecal.readers.table` reads a table row by row and names the line of the first
+thing wrong. A table of a million rows holds a few hundred distinct runs, checks and
+statuses, so here each block of rows is split into columns, each column's distinct
+values are normalised and checked once, and the verdicts go into the columns as codes.
+Anything this path does not decide for sure (a value it cannot check by itself, a row
+that is not an object, text that is not UTF-8, a parse error) sends the whole file to
+the row-by-row reader, which then reads it exactly as it always has, errors included.
+The two paths give the same verdicts, skips, components, counts and run order
+(``tests/test_readers_scale.py`` reads every table both ways).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from gatecal.readers._base import Batch
+from gatecal.readers._model import BUILDS, COMPONENT, FileRead, Skip, Verdict
+
+__all__ = ["BLOCK_ROWS", "STREAM_MIN_BYTES", "SlowPath", "read_table_blocks"]
+
+#: files from this size on are read in blocks (smaller ones row by row, as always)
+STREAM_MIN_BYTES = 1 << 20
+#: rows per block: bounds the memory a block takes (about 1 KB a row at most)
+BLOCK_ROWS = 50_000
+
+_KEYS = (
+    "build",
+    "run",
+    "case",
+    "check",
+    "kind",
+    "passed",
+    "status",
+    "score",
+    "session",
+    "attempts",
+    "cached",
+    "source",
+    "cost",
+    "tokens",
+)
+
+
+class SlowPath(Exception):
+    """This file is for the row-by-row reader to decide."""
+
+
+def _factorize(values: Sequence[Any]) -> tuple[Any, list[Any]]:
+    """(codes, distinct values in order of first appearance) of one column of a block.
+
+    Only columns of one Python type (and None) are taken: True == 1 == 1.0 in a hash
+    table, and the row reader tells them apart.
+    """
+    import numpy as np
+    import pandas as pd
+
+    kinds = set(map(type, values))
+    has_none = type(None) in kinds
+    kinds.discard(type(None))
+    if len(kinds) > 1 or not kinds <= {str, bool, int, float}:
+        raise SlowPath
+    if has_none:  # pandas takes None for NaN and merges the two
+        values = [_NONE if v is None else v for v in values]
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    codes, uniques = pd.factorize(array, use_na_sentinel=False)
+    return codes, [None if u is _NONE else u for u in uniques]
+
+
+_NONE = object()  # None while pandas factorizes
+
+
+def _normalised(
+    values: Sequence[Any], rule: Any, memo: dict[type, dict[Any, Any]]
+) -> tuple[Any, list[Any]]:
+    """(codes, results): per row, a code into the block's distinct raw values, and what
+    `rule` makes of each (in order of first appearance; two raw values can give one
+    result). `memo` keeps results across blocks, one table per raw type (True == 1).
+    Anything `rule` raises sends the file to the row reader."""
+    codes, uniques = _factorize(values)
+    results: list[Any] = []
+    try:
+        for u in uniques:
+            known = memo.setdefault(type(u), {})
+            if u in known:
+                results.append(known[u])
+            else:
+                results.append(known.setdefault(u, rule(u)))
+    except Exception:
+        raise SlowPath from None
+    return codes, results
+
+
+def _block(
+    columns: dict[str, Any],
+    n: int,
+    path: Path,
+    build: str,
+    batch: Batch,
+    runs: dict[str, None],
+    unescape: bool,
+    memos: dict[str, dict[type, dict[Any, Any]]],
+) -> tuple[int, int]:
+    """Fold one block of rows into `batch`; (verdicts, errors) it added."""
+    import numpy as np
+
+    from gatecal.readers import table
+
+    where = str(path)
+    none: list[Any] = [None] * n
+
+    def unesc(value: Any) -> Any:
+        if unescape and type(value) is str and value.startswith("'"):
+            return table._from_cell(value)
+        return value
+
+    def norm(key: str, rule: Any) -> tuple[Any, list[Any]]:
+        memo = memos.setdefault(key, {})
+        return _normalised(columns.get(key, none), lambda v: rule(unesc(v)), memo)
+
+    def text(value: Any) -> str:
+        return "" if value is None else str(value).strip()
+
+    def required(value: Any) -> str:
+        found = text(value)
+        if not found:
+            raise ValueError("missing")
+        return found
+
+    def of_set(allowed: Sequence[str], default: str = "") -> Any:
+        def rule(value: Any) -> str:
+            found = (text(value) or default).lower()
+            if found not in allowed:
+                raise ValueError(found)
+            return found
+
+        return rule
+
+    run_c, run_v = norm("run", required)
+    case_c, case_v = norm("case", required)
+    kind_c, kind_v = norm("kind", of_set(("", "judge", "code")))
+    build_c, build_v = norm("build", of_set(BUILDS, build))
+    status_c, status_v = norm("status", of_set(table._STATUS, "ok"))
+    check_c, check_v = norm("check", text)
+    session_c, session_v = norm("session", lambda v: text(v) or where)
+    source_c, source_v = norm("source", lambda v: text(v) or where)
+    for value in run_v:  # in order of first appearance (see _normalised)
+        runs[value] = None
+    status_names = np.asarray(status_v, dtype=object)[status_c] if n else np.zeros(0, object)
+    skipped = status_names == "skipped"
+    component = status_names == COMPONENT
+    counted = ~skipped
+    passed_c, passed_v = norm("passed", lambda v: table._passed(v, where))
+    passed_of = np.asarray([-1 if p is None else int(p) for p in passed_v], dtype=np.int8)
+    passed = passed_of[passed_c] if len(passed_of) else np.zeros(n, np.int8)
+    needs = counted & ((status_names == "ok") | component)
+    if (passed[needs] < 0).any():
+        raise SlowPath  # a missing `passed`: the row reader names the line
+    passed = np.where(needs, passed, -1).astype(np.int8)
+
+    def numbers(key: str, rule: Any, kind: Any) -> tuple[Any, Any]:
+        codes, distinct = norm(key, rule)
+        if not len(distinct):
+            return np.zeros(n, kind), np.zeros(n, bool)
+        have = np.asarray([d is not None for d in distinct], dtype=bool)
+        value = np.asarray([0 if d is None else d for d in distinct], dtype=kind)
+        return value[codes], have[codes]
+
+    score, has_score = numbers("score", lambda v: table._score(v, where), np.float64)
+    cost, has_cost = numbers("cost", lambda v: _cost(table._score(v, where, "cost")), np.float64)
+    tokens, has_tokens = numbers("tokens", lambda v: table._tokens(v, where), np.int64)
+    attempts, _ = numbers("attempts", _attempts(text), np.int64)
+    cached_c, cached_v = norm("cached", lambda v: table._passed(v, where))
+    cached = np.asarray([bool(c) for c in cached_v], dtype=bool)[cached_c] if n else cached_c
+    batch.reruns += int((attempts[counted] - 1).sum())
+
+    # skips and components, in row order, as objects (they are few)
+    for i in np.flatnonzero(skipped).tolist():
+        batch.skips.append(
+            Skip(
+                build=build_v[build_c[i]],
+                run=run_v[run_c[i]],
+                case=case_v[case_c[i]],
+                source=source_v[source_c[i]],
+                session=session_v[session_c[i]],
+            )
+        )
+    for i in np.flatnonzero(component).tolist():
+        batch.components.append(
+            Verdict(
+                build=build_v[build_c[i]],
+                run=run_v[run_c[i]],
+                case=case_v[case_c[i]],
+                check=check_v[check_c[i]],
+                kind=kind_v[kind_c[i]],
+                passed=bool(passed[i]),
+                status=COMPONENT,
+                score=float(score[i]) if has_score[i] else None,
+                session=session_v[session_c[i]],
+                attempts=int(attempts[i]),
+                cached=bool(cached[i]),
+                source=source_v[source_c[i]],
+                cost=float(cost[i]) if has_cost[i] else None,
+                tokens=int(tokens[i]) if has_tokens[i] else None,
+            )
+        )
+    keep = counted & ~component
+    every = bool(keep.all())
+    builder = batch.verdicts
+    block: dict[str, Any] = {}
+    for name, codes, values in (
+        ("build", build_c, build_v),
+        ("run", run_c, run_v),
+        ("case", case_c, case_v),
+        ("check", check_c, check_v),
+        ("kind", kind_c, kind_v),
+        ("status", status_c, status_v),
+        ("session", session_c, session_v),
+        ("source", source_c, source_v),
+    ):
+        kept = codes if every else codes[keep]
+        present: list[int]
+        if every:  # values are in order of first appearance (see _normalised)
+            present = list(range(len(values)))
+        else:
+            local, first = np.unique(kept, return_index=True)
+            present = local[np.argsort(first, kind="stable")].tolist()
+        lookup = np.zeros(len(values), dtype=np.int32)
+        lookup[present] = builder.codes_of(name, [values[c] for c in present])
+        block[name] = lookup[kept] if len(kept) else np.zeros(0, np.int32)
+    block["passed"] = passed[keep]
+    block["score"] = score[keep].astype(np.float64)
+    block["has_score"] = has_score[keep].astype(np.int8)
+    block["attempts"] = attempts[keep].astype(np.int64)
+    block["cached"] = cached[keep].astype(np.int8)
+    block["cost"] = cost[keep].astype(np.float64)
+    block["has_cost"] = has_cost[keep].astype(np.int8)
+    block["tokens"] = tokens[keep].astype(np.int64)
+    block["has_tokens"] = has_tokens[keep].astype(np.int8)
+    builder.add_block(block)
+    errors = int((status_names[keep] == "error").sum())
+    return int(keep.sum()), errors
+
+
+def _cost(value: float | None) -> float | None:
+    if value is not None and value < 0:
+        raise ValueError("negative")
+    return value
+
+
+def _attempts(text: Any) -> Any:
+    def rule(value: Any) -> int:
+        found = text(value) or "1"
+        if not found.isascii() or not found.isdecimal() or int(found) < 1:
+            raise ValueError(found)
+        return int(found)
+
+    return rule
+
+
+def _jsonl_blocks(path: Path) -> Iterator[tuple[dict[str, list[Any]], int]]:
+    with open(path, "rb") as handle:
+        first = True
+        while True:
+            lines = list(itertools.islice(handle, BLOCK_ROWS))
+            if not lines:
+                return
+            if first and lines[0].startswith(b"\xef\xbb\xbf"):
+                lines[0] = lines[0][3:]
+            first = False
+            lines = [line for line in lines if line.strip()]
+            if not lines:
+                continue
+            try:  # one parse for the block; each line must have held one object
+                rows = json.loads(b"[" + b",".join(lines) + b"]")
+            except (ValueError, RecursionError):
+                raise SlowPath from None  # the row reader names the line
+            if len(rows) != len(lines) or not all(type(r) is dict for r in rows):
+                raise SlowPath
+            keys: set[str] = set()
+            for row in rows:
+                keys.update(row)
+            yield {k: [r.get(k) for r in rows] for k in _KEYS if k in keys}, len(rows)
+
+
+def _csv_blocks(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
+    import csv
+
+    import pandas as pd
+
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        header_line = handle.readline()
+    delimiter = max(",;\t", key=header_line.split("\n", 1)[0].count)
+    fields = next(csv.reader(io.StringIO(header_line), delimiter=delimiter), [])
+    names = [f.strip().lower() for f in fields]
+    if len(set(names)) < len(names) or not {"run", "case", "passed"} <= set(names):
+        raise SlowPath  # the row reader says what is wrong with the header
+    options: dict[str, Any] = {
+        "sep": delimiter,
+        "dtype": str,
+        "keep_default_na": False,
+        "na_filter": False,
+        "skip_blank_lines": True,
+        "index_col": False,
+        "encoding": "utf-8-sig",
+        "chunksize": BLOCK_ROWS,
+        "engine": "c",
+    }
+    try:
+        with pd.read_csv(path, **options) as reader:
+            while True:
+                with warnings.catch_warnings():  # rows longer than the header, say
+                    warnings.simplefilter("error", pd.errors.ParserWarning)
+                    chunk = next(reader, None)
+                if chunk is None:
+                    return
+                if list(chunk.columns) != fields:
+                    raise SlowPath
+                columns = {
+                    name: chunk.iloc[:, i].to_numpy(dtype=object).tolist()
+                    for i, name in enumerate(names)
+                    if name in _KEYS
+                }
+                yield columns, len(chunk)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.ParserWarning):
+        raise SlowPath from None
+
+
+def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
+    """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
+    reader must decide."""
+    if fmt == "csv" and _has_blank_looking_rows(path):
+        raise SlowPath
+    batch = Batch()
+    runs: dict[str, None] = {}
+    memos: dict[str, dict[type, dict[Any, Any]]] = {}
+    n_verdicts = n_errors = 0
+    blocks = _csv_blocks(path) if fmt == "csv" else _jsonl_blocks(path)
+    for columns, n in blocks:
+        added, errors = _block(columns, n, path, build, batch, runs, fmt == "csv", memos)
+        n_verdicts += added
+        n_errors += errors
+    batch.files.append(
+        FileRead(
+            path=str(path),
+            format=fmt,
+            detail="long table",
+            build=build,
+            runs=tuple(runs),
+            verdicts=n_verdicts,
+            skipped=len(batch.skips),
+            errors=n_errors,
+        )
+    )
+    return batch
+
+
+def _has_blank_looking_rows(path: Path) -> bool:
+    """A line of spaces only (or a lone carriage return) is a row to the csv module and
+    no row to pandas: such a file is read row by row. (An empty line is no row to
+    either.)"""
+    with open(path, "rb") as handle:
+        return any(not line.strip() and line not in (b"\n", b"\r\n") for line in handle)

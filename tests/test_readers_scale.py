@@ -1,0 +1,227 @@
+"""Big tables are read in blocks; every table reads the same either way.
+
+The block reader (gatecal/readers/_blocks.py) is engaged for files from STREAM_MIN_BYTES
+on. Here that limit is set to 0 (every table read in blocks) and to a size no test file
+reaches (every table read row by row, as before), and the two reads must agree on every
+verdict, skip, component, count, run order, warning and error message.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import gatecal
+from gatecal.readers import RunsError, _blocks
+from gatecal.readers._columns import VerdictBuilder, VerdictColumns
+from gatecal.readers._model import Verdict
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _read(paths, monkeypatch, blocks: bool, **kwargs):
+    monkeypatch.setattr(_blocks, "STREAM_MIN_BYTES", 0 if blocks else 1 << 40)
+    try:
+        return gatecal.read_runs([str(p) for p in paths], **kwargs)
+    except RunsError as exc:
+        return f"RunsError: {exc}"
+
+
+def _same(a, b) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+        return
+
+    def rows(data):
+        return [tuple(_key(getattr(v, f)) for f in v.__slots__) for v in data.verdicts]
+
+    assert rows(a) == rows(b)
+    assert a.skips == b.skips and a.components == b.components
+    assert a.files == b.files and a.reruns == b.reruns and a.warnings == b.warnings
+    for build in ("healthy", "regressed"):
+        assert a.case_outcomes(build) == b.case_outcomes(build)
+        assert a.sessions(build) == b.sessions(build)
+    assert a.cases() == b.cases() and a.checks() == b.checks()
+
+
+def _key(value):
+    """NaN equals NaN, and -0.0 is not 0.0, when comparing reads."""
+    if isinstance(value, float):
+        return ("float", repr(value)) if not math.isnan(value) else ("nan",)
+    return value
+
+
+def _long_tables() -> list[Path]:
+    found = []
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.suffix in (".csv", ".jsonl") and path.is_file():
+            found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("path", _long_tables(), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_every_fixture_table_reads_the_same_in_blocks(path, monkeypatch):
+    _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
+
+
+def test_a_written_long_table_reads_back_the_same_in_blocks(tmp_path, monkeypatch):
+    """Every framework's fixtures, converted to the long table, read back both ways."""
+    junit = FIXTURES / "junit" / "artefacts"
+    data = gatecal.read_runs([str(junit)])
+    from gatecal.readers._summary import render_runs
+
+    for fmt in ("csv", "jsonl"):
+        out = tmp_path / f"runs.{fmt}"
+        out.write_text(render_runs(data, fmt))
+        blocks, rows = _read([out], monkeypatch, True), _read([out], monkeypatch, False)
+        _same(blocks, rows)
+        assert not isinstance(blocks, str) and len(blocks.verdicts) == len(data.verdicts)
+
+
+def _edge_rows():
+    yield {"run": "r1", "case": "a", "passed": "true"}
+    yield {"run": " r1 ", "case": "b", "passed": "FAIL", "check": "rel", "kind": "Judge"}
+    yield {"run": "r1", "case": "c", "passed": "", "status": "skipped", "attempts": "3"}
+    yield {"run": "r1", "case": "d", "passed": "no", "status": "component", "check": "x"}
+    yield {"run": "r2", "case": "a", "passed": "1", "score": "-0.0", "attempts": "3"}
+    yield {"run": "r2", "case": "b", "passed": "", "status": "error", "cost": "0.25"}
+    yield {"run": "r2", "case": "f", "passed": "true", "status": "unscored"}
+    yield {"run": "r2", "case": "'=SUM(A1)", "passed": "yes", "tokens": "12", "cached": "true"}
+    yield {"run": "r2", "case": "e, quoted", "passed": "pass", "build": "regressed"}
+    yield {"run": "r3", "case": "a", "passed": "false", "score": "nan", "session": "s"}
+
+
+def _write_csv(path: Path, rows, delimiter=",") -> None:
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=keys, delimiter=delimiter, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buffer.getvalue())
+
+
+def test_edge_cases_read_the_same_in_blocks(tmp_path, monkeypatch):
+    rows = list(_edge_rows())
+    for delimiter in (",", ";", "\t"):
+        path = tmp_path / f"t{ord(delimiter)}.csv"
+        _write_csv(path, rows, delimiter)
+        got = _read([path], monkeypatch, True)
+        _same(got, _read([path], monkeypatch, False))
+        assert not isinstance(got, str) and len(got.skips) == 1 and len(got.components) == 1
+        assert got.unscored == 1 and got.errors == 1
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _same(_read([jsonl], monkeypatch, True), _read([jsonl], monkeypatch, False))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "run,case,passed\nr1,a,true\nr1,a,false\n",  # a duplicate verdict
+        "run,case,passed\nr1,a,maybe\n",  # not a verdict
+        "run,case,passed\nr1,,true\n",  # no case
+        "run,case,passed\nr1,a,true\n   \nr1,b,true\n",  # a row of spaces
+        "run,case,passed,attempts\nr1,a,true,0\n",
+        "run,case,passed,score\nr1,a,true,inf\n",
+        "run,case,passed,cost\nr1,a,true,-1\n",
+        "run,case\nr1,a\n",  # no passed column
+        "run,case,passed\nr1,a,true,extra,more\n",
+        '{"run": "r1", "case": "a", "passed": true}\n[1, 2]\n',
+        '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": 1}\n',
+        '{"run": "r1", "case": "a", "passed": true}, {"run": "r2", "case": "a", "passed": 1}\n',
+        '{"run": 1, "case": "a", "passed": true}\n{"run": "1", "case": "b", "passed": false}\n',
+        '{"run": "r1", "case": "a", "passed": "x"}\n',
+        '{"run": "r1", "case": "a", "passed": true, "score": true}\n',
+        '{"run": "r1", "case": "a",\n "passed": true}\n',
+    ],
+)
+def test_unusual_tables_read_the_same_in_blocks(text, tmp_path, monkeypatch):
+    """Whatever the block path does not decide goes to the row reader: same data, or the
+    same one-line error naming the line."""
+    path = tmp_path / ("t.jsonl" if text.startswith("{") else "t.csv")
+    path.write_text(text)
+    _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
+
+
+_ODD = ["", " ", "x", "'=x", "''", "=1+1", "nan", "-1", "2"]  # mostly refused somewhere
+_POOLS = {
+    "build": ["healthy", "regressed", "Healthy ", ""],
+    "run": ["r1", "r2", " r1", "r3"],
+    "case": ["a", "b", "'=a", "c d"],
+    "check": ["", "rel", "code"],
+    "kind": ["", "judge", "code", "JUDGE"],
+    "passed": ["true", "false", "1", "0", "yes", "NO", "pass", ""],
+    "status": ["ok", "ok", "error", "unscored", "skipped", "component", ""],
+    "score": ["", "0.5", "-0.0", "1e3", "nan"],
+    "session": ["", "s1", "s2"],
+    "attempts": ["", "1", "2", "3"],
+    "cached": ["", "false", "true"],
+    "source": ["", "f.xml"],
+    "cost": ["", "0.25", "0"],
+    "tokens": ["", "5", "0"],
+}
+_OPTIONAL = tuple(k for k in _POOLS if k not in ("run", "case", "passed"))
+
+
+@st.composite
+def _tables(draw):
+    names = ["run", "case", "passed"]
+    names += draw(st.lists(st.sampled_from(_OPTIONAL), max_size=6, unique=True))
+    odd = draw(st.booleans())  # now and then a value some rule refuses
+    rows = []
+    for _ in range(draw(st.integers(1, 14))):
+        row = {}
+        for name in names:
+            pool = _POOLS[name] + (_ODD if odd else [])
+            row[name] = draw(st.sampled_from(pool))
+        rows.append(row)
+    return rows
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=_tables(),
+    jsonl=st.booleans(),
+    typed=st.lists(st.sampled_from([True, False, 1, 0, 1.0, 2, None, "t"]), max_size=14),
+)
+def test_random_tables_read_the_same_in_blocks(rows, jsonl, typed, tmp_path_factory, monkeypatch):
+    if jsonl:  # JSON's own types, mixed in
+        for row, value in zip(rows, typed, strict=False):
+            row["passed" if len(typed) % 2 else "run"] = value
+    folder = tmp_path_factory.mktemp("t")
+    if jsonl:
+        path = folder / "t.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        path = folder / "t.csv"
+        _write_csv(path, rows)
+    _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
+
+
+def test_columns_are_a_sequence_of_the_verdicts_given():
+    verdicts = [
+        Verdict(build="healthy", run="r1", case="a", passed=True, score=0.5, cost=0.1),
+        Verdict(build="regressed", run="r9", case="b", check="c", kind="judge", passed=None,
+                status="error", attempts=2, cached=True, tokens=7),
+    ]  # fmt: skip
+    table = VerdictColumns.of(verdicts)
+    assert list(table) == verdicts and table[1] == verdicts[1] and table[-1] == verdicts[1]
+    assert table[0:1] == (verdicts[0],) and len(table) == 2 and table == verdicts
+    with pytest.raises(IndexError):
+        table[2]
+    merged = VerdictBuilder()
+    for v in verdicts[::-1]:
+        merged.append(v)
+    other = VerdictBuilder()
+    other.append(verdicts[0])
+    merged.extend(other)  # codes of another builder, mapped into this one's
+    assert list(merged.build()) == [verdicts[1], verdicts[0], verdicts[0]]
+    assert list(other.build()) == []  # its verdicts moved
