@@ -86,6 +86,10 @@ from ._analyses.sequential_check import (
     SequentialCheck as SequentialCheck,
     check_sequential as check_sequential,
 )
+from ._analyses.sequential_plan import (
+    SequentialSuitePlan as SequentialSuitePlan,
+    plan_sequential as plan_sequential,
+)
 from ._analyses.sequential_policy import (
     SequentialComparisonRow as SequentialComparisonRow,
     SequentialPolicy as SequentialPolicy,

@@ -189,7 +189,7 @@ def _attempt(
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
     ``1 + confirm`` per check); other callers (plan_suite) refuse it."""
-    _not_sequential(policy, "policies")  # plan_suite comes here too: it is no attempt
+    _not_sequential(policy, "policies")  # a sequential gate is no attempt
     if policy.confirm and not confirm:
         raise ParameterError("policies", "must not use confirm-M here", f"confirm-{policy.confirm}")
     truth = suite.truth_matrix(build)
@@ -226,7 +226,7 @@ def _not_sequential(policy: Policy, name: str = "policy") -> None:
     if isinstance(policy, SequentialPolicy):
         rule = (
             "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS are "
-            "for policies and check)"
+            "for policies, plan and check)"
             if name == "policies"
             else "is a sequential gate: see gatecal.sequential_gate"
         )
