@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._analyses.evalue import design_gate
 from gatecal._analyses.plan import SuitePlan
-from gatecal._analyses.sequential import _SLACK, SequentialBoundary, design_sequential
+from gatecal._analyses.sequential import _SLACK, SequentialBoundary
 
 if TYPE_CHECKING:
     from gatecal._analyses.sequential_policy import SequentialPolicy
@@ -185,7 +186,7 @@ def plan_sequential(
         k = np.arange(n + 1)
         if not float(k @ pr) < float(k @ ph):
             continue
-        gate = design_sequential(
+        gate = design_gate(
             policy.design, looks, ph, pr, false_alarm=false_alarm, detection=detection
         )
         if not gate.meets_targets:

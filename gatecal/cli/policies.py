@@ -98,7 +98,9 @@ def policies(
     whole suite) and gate: the exact false-alarm and detection rates and the expected
     judge calls per CI run, each beside a call-by-call simulation that checks it.
     A sequential policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) has its boundaries searched
-    for --false-alarm and --detection against the suite's regressed build.
+    for --false-alarm and --detection against the suite's regressed build; evalue-MAX,
+    the anytime-valid e-process, fails at e-value 1/--false-alarm (its nominal level) and
+    shows its exact false alarm beside it.
 
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
@@ -115,7 +117,7 @@ def policies(
             if value is not None:
                 raise CliError(
                     f"{option} needs a sequential policy in --policies (sprt-MAX, "
-                    f"pocock-LOOKS, obf-LOOKS) (got {value:g})"
+                    f"pocock-LOOKS, obf-LOOKS, evalue-MAX) (got {value:g})"
                 )
     try:
         suite, per_check, per_case = suite_and_rates(
