@@ -205,3 +205,13 @@ def test_evalue_refusals():
     with pytest.raises(ParameterError, match="evalue-N needs a whole number"):
         gatecal.parse_policy("evalue-0")
     assert gatecal.parse_policy("evalue-7").describe().startswith("e-process after each of up")
+
+
+def test_anytime_report_regenerates():
+    from pathlib import Path
+
+    from experiments import anytime_evalue
+    from tests.regen import assert_same
+
+    committed = Path(__file__).resolve().parent.parent / "reports" / "anytime-evalue.md"
+    assert_same(anytime_evalue.render(), committed.read_text(), committed.name)
