@@ -215,3 +215,27 @@ def test_anytime_report_regenerates():
 
     committed = Path(__file__).resolve().parent.parent / "reports" / "anytime-evalue.md"
     assert_same(anytime_evalue.render(), committed.read_text(), committed.name)
+
+
+def test_plan_sizes_an_evalue_gate_exactly():
+    # plan's smallest suite for evalue-3 at flip 1/20 and a 20% regression: 8 cases (2
+    # failing); its exact rates against brute force, and every smaller size falls short
+    from gatecal import parse_regression, plan_suite
+    from tests.test_sequential_targets import _run_pmfs
+
+    flip, reg = Fraction(1, 20), parse_regression("0.2")
+    result = plan_suite(noise=JudgeNoise.flip(0.05), regression=reg, false_alarm=0.05,
+                        detection=0.8, judge_checks=1, code_checks=0,
+                        policies=[gatecal.parse_policy("evalue-3")], max_cases=30)  # fmt: skip
+    (plan,) = result.plans
+    assert plan is not None and (plan.cases, plan.failing) == (8, 2)
+    healthy, regressed = _run_pmfs(8, 2, flip)
+    bounds = [(b.pass_at_least, b.fail_at_most) for b in plan.boundaries]
+    h, r = brute_force(healthy, bounds), brute_force(regressed, bounds)
+    assert plan.false_alarm == pytest.approx(float(h["fail"]), rel=1e-12) and h["fail"] <= 0.05
+    assert plan.detection == pytest.approx(float(r["fail"]), rel=1e-12) and r["fail"] >= 0.8
+    assert plan.expected_runs == pytest.approx(float(h["runs"]), rel=1e-12)
+    for n in range(1, 8):
+        if reg.failing(n) >= 1:
+            small_h, small_r = _run_pmfs(n, reg.failing(n), flip)
+            assert not evalue_gate(3, floats(small_h), floats(small_r)).meets_targets, n
