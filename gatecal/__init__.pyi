@@ -41,6 +41,11 @@ from ._analyses.correct import (
     correct_pass_rate as correct_pass_rate,
     corrected_intervals as corrected_intervals,
 )
+from ._analyses.evalue import (
+    EvalueDesign as EvalueDesign,
+    design_evalue as design_evalue,
+    evalue_gate as evalue_gate,
+)
 from ._analyses.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,
@@ -85,6 +90,10 @@ from ._analyses.sequential import (
 from ._analyses.sequential_check import (
     SequentialCheck as SequentialCheck,
     check_sequential as check_sequential,
+)
+from ._analyses.sequential_plan import (
+    SequentialSuitePlan as SequentialSuitePlan,
+    plan_sequential as plan_sequential,
 )
 from ._analyses.sequential_policy import (
     SequentialComparisonRow as SequentialComparisonRow,

@@ -14,6 +14,11 @@ one of its options it only registers the ``gatecal`` marker and the
 ``--gatecal-repeat N``
     Runs every marked test N times (ids ``[...-gatecal-rI]``, the same on every xdist
     worker); repeat I is run ``<run>#I``. For measuring a baseline, not with a gate.
+``--gatecal-sequential FILE`` with ``--gatecal-repeat N``
+    A sequential gate across the N repeats (one run per look), its boundaries read from
+    FILE (see :mod:`gatecal._plugin_sequential`): exit 0 pass, 1 fail or CONTINUE (no
+    boundary crossed in N repeats: incomplete evidence). Without xdist it stops the
+    session at the first decision.
 ``--gatecal-runs-out PATH``
     Writes every verdict as gatecal's long JSONL table, atomically, on the xdist
     controller only; ``gatecal recommend PATH`` reads it. The run is named
@@ -160,6 +165,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Run every marked test N times (to measure a baseline).",
     )
     group.addoption(
+        "--gatecal-sequential",
+        dest="gatecal_sequential",
+        metavar="FILE",
+        default=None,
+        help="A sequential gate across --gatecal-repeat N repeats: its boundaries from a "
+        "'gatecal check --policy sprt-MAX --format json' output; stops once it decides.",
+    )
+    group.addoption(
         "--gatecal-runs-out",
         dest="gatecal_runs_out",
         metavar="PATH",
@@ -187,6 +200,7 @@ class _Settings:
     repeat: int
     runs_out: Path | None
     run: str
+    sequential: Any = None  # gatecal._plugin_sequential.SequentialRule or None
 
     @property
     def active(self) -> bool:
@@ -239,6 +253,11 @@ def _settings(config: pytest.Config) -> _Settings:
                 f"(each repeat is a collected copy of every marked test) (got {text!r})"
             )
         repeat = int(raw)
+    sequential = None
+    if config.getoption("gatecal_sequential") is not None:
+        sequential = _plugin_sequential().from_options(
+            config, gate, repeat, rule_option if rule else source_option
+        )
     if repeat and gate is not None:
         raise pytest.UsageError(
             f"gatecal: --gatecal-repeat measures a baseline and can't be combined with a gate "
@@ -247,7 +266,7 @@ def _settings(config: pytest.Config) -> _Settings:
     run = config.getoption("gatecal_run") or (runs_out.stem if runs_out else "run")
     if "#" in run or not run.strip():
         raise pytest.UsageError(f"gatecal: --gatecal-run must be a name without '#' (got {run!r})")
-    return _Settings(gate=gate, repeat=repeat, runs_out=runs_out, run=run)
+    return _Settings(gate=gate, repeat=repeat, runs_out=runs_out, run=run, sequential=sequential)
 
 
 #: The most repeats --gatecal-repeat makes: each is a collected copy of every marked test,
@@ -368,6 +387,11 @@ class _Session:
         self.results: dict[str, _Result] = {}
         self.failed: set[str] = set()
         self.decision: _Decision | None = None
+        self.session: pytest.Session | None = None
+        self.stopped = False  # the sequential gate decided and stopped the session
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
 
     # -- collection (workers, or this process without xdist) --------------------------------
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
@@ -460,6 +484,8 @@ class _Session:
                     f"gatecal: marker gatecal kind must be judge or code "
                     f"(got {kind!r} on {item.nodeid})"
                 )
+        if self.settings.sequential is not None:  # repeat after repeat: it can stop early
+            items[:] = sorted(items, key=_repeat_of)
 
     # -- the controller (or this process) ---------------------------------------------------
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -488,12 +514,24 @@ class _Session:
             repeat=int(str(props.get(f"{_PREFIX}repeat", 0))),
             verdicts=None if text is None else json.loads(str(text)),
         )
+        self._stop_once_decided(self.results[report.nodeid].repeat)
+
+    def _stop_once_decided(self, repeat: int) -> None:
+        """Without xdist (the collection is here), stop once the sequential gate decides."""
+        if self.settings.sequential is not None and self.session is not None and self.collected:
+            self.stopped = self.stopped or _plugin_sequential().stop_once_decided(
+                self.session, self.settings.sequential, self.settings.repeat, repeat,
+                self.gated, self.results,
+            )  # fmt: skip
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.is_worker:
             return
         status = int(session.exitstatus)
+        if self.stopped and status == pytest.ExitCode.INTERRUPTED:  # its own stop, no ^C
+            status = int(bool(session.testsfailed))
+            session.exitstatus = pytest.ExitCode(status)
         notes = []
         lost = False
         if self.settings.runs_out is not None:
@@ -510,7 +548,7 @@ class _Session:
                 notes.append(f"{self.settings.runs_out} not written (pytest exit {status})")
         if lost:  # whatever the gate says below: a lost measurement fails the session
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.settings.gate is None:
+        if self.settings.gate is None and self.settings.sequential is None:
             if notes:
                 self.decision = _Decision("", "gatecal: " + "; ".join(notes))
             return
@@ -536,6 +574,22 @@ class _Session:
             )
         if self.collected and not self.gated:
             reasons.append("no collected test is marked gatecal")
+        if self.settings.sequential is not None:
+            unmarked = sorted(f for f in self.failed if f not in self.gated)
+            tail = ""
+            if unmarked:
+                tail = f"; {len(unmarked)} unmarked test(s) failed, never tolerated: "
+                tail += _names(unmarked)
+            decision, line, status = _plugin_sequential().decide(
+                self.settings.sequential,
+                self.settings.repeat,
+                self.gated,
+                self.results,
+                reasons,
+                tail,
+                bool(unmarked),
+            )
+            return _Decision(decision, line, status)
         not_run = [n for n in self.gated if n not in self.results]
         skipped = [n for n in self.gated if n in self.results and self.results[n].verdicts is None]
         errored = [
@@ -654,6 +708,12 @@ class _Session:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.decision is not None and not self.is_worker:
             terminalreporter.write_line(self.decision.line)
+
+
+def _plugin_sequential() -> Any:
+    from gatecal import _plugin_sequential as module  # stdlib only: still light
+
+    return module
 
 
 def _names(nodeids: list[str], *, short: bool = False, limit: int = 5) -> str:

@@ -543,16 +543,6 @@ def test_check_sequential_incomplete_and_refusals(check_files, capsys):
                            policy="sprt-3")  # fmt: skip
 
 
-def test_plan_refuses_a_sequential_gate_instead_of_sizing_a_single_run(capsys):
-    # plan sizes a suite for attempts of a policy; a sequential gate is none of those
-    code, out, err = _cli(capsys, "plan", "--policies", "single,sprt-5")
-    assert code == 2 and out == "" and err.count("\n") == 1
-    assert "must not name a sequential gate" in err and "'sprt-5'" in err
-    with pytest.raises(ParameterError, match="sequential gate"):
-        gatecal.plan_suite(noise=JudgeNoise.flip(0.08), regression="10%",
-                           policies=[gatecal.parse_policy("obf-3")])  # fmt: skip
-
-
 # -- confirm-on-fail ----------------------------------------------------------------------------------
 
 

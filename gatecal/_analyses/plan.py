@@ -90,6 +90,13 @@ class SuitePlans:
     max_cases: int | None
     policies: tuple[Policy, ...]
     plans: tuple[SuitePlan | None, ...]
+    #: per policy, the largest size a sequential policy's search tried (None: `max_cases`)
+    limits: tuple[int | None, ...] = ()
+
+    def limit(self, index: int) -> int | None:
+        """The largest suite tried for the policy at `index` (None: no cap was reached)."""
+        found = self.limits[index] if index < len(self.limits) else None
+        return self.max_cases if found is None else found
 
     def to_frame(self) -> Any:
         """One row per policy (cases and the rest empty where no plan was found)."""
@@ -184,7 +191,13 @@ def plan_suite(
         Targets: P(gate fails a healthy build) <= false_alarm, P(gate fails the
         regressed build) >= detection.
     policies : sequence of Policy, optional
-        Default: one call per check; a majority of 3; a rerun of the suite.
+        Default: one call per check; a majority of 3; a rerun of the suite. A sequential
+        gate (:class:`gatecal.SequentialPolicy`, ``sprt-5``) gets a
+        :class:`gatecal.SequentialSuitePlan`: the smallest suite at which its boundaries,
+        searched for these targets (not the policy's own), meet both, with its expected
+        runs and judge calls until it stops (:func:`gatecal._analyses.sequential_plan.
+        plan_sequential`); it tries up to `max_cases` cases (at most 5,000), or 100 without.
+        ``limits`` of the result says how far each sequential search went.
     max_cases, min_cases : int
         Largest and smallest suite to try, at most 2,000,000. Without `max_cases` there is
         no cap when runs are independent: the search goes on until a size works, or until
@@ -211,8 +224,16 @@ def plan_suite(
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
     plans: list[SuitePlan | None] = []
+    limits: list[int | None] = []
     searched = top
     for policy in chosen:
+        if _is_sequential(policy):  # runs until its gate decides: its own search
+            plans.append(
+                _sequential_plan(policy, noise, reg, alpha, power, j, c, bottom, max_cases)
+            )
+            limits.append(_sequential_top(max_cases))
+            continue
+        limits.append(None)
         per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
         degree = min((top or _MAX_DEGREE) * per_case, _MAX_DEGREE)
         q_pass, q_fail, calls, ws = _case_probabilities(noise, policy, j, c, degree)
@@ -253,6 +274,58 @@ def plan_suite(
         max_cases=searched,
         policies=chosen,
         plans=tuple(plans),
+        limits=tuple(limits),
+    )
+
+
+def _is_sequential(policy: Policy) -> bool:
+    from gatecal._analyses.sequential_policy import SequentialPolicy
+
+    return isinstance(policy, SequentialPolicy)
+
+
+def _sequential_top(max_cases: int | None) -> int:
+    from gatecal._analyses.sequential_plan import SEQUENTIAL_MAX_CASES, SEQUENTIAL_MAX_CASES_LIMIT
+
+    if max_cases is None:
+        return SEQUENTIAL_MAX_CASES
+    if max_cases > SEQUENTIAL_MAX_CASES_LIMIT:
+        rule = (
+            f"must be at most {SEQUENTIAL_MAX_CASES_LIMIT:,} with a sequential policy (every "
+            "size tried is a boundary search)"
+        )
+        raise ParameterError("max_cases", rule, max_cases)
+    return max_cases
+
+
+def _sequential_plan(
+    policy: Policy,
+    noise: JudgeNoise,
+    reg: Regression,
+    alpha: float,
+    power: float,
+    j: int,
+    c: int,
+    bottom: int,
+    max_cases: int | None,
+) -> SuitePlan | None:
+    """A sequential policy's plan (:func:`gatecal._analyses.sequential_plan.plan_sequential`)."""
+    from gatecal._analyses.sequential_plan import plan_sequential
+    from gatecal._analyses.sequential_policy import SequentialPolicy
+
+    assert isinstance(policy, SequentialPolicy)
+    if j == 0:
+        raise ParameterError("judge_checks", "must be at least 1 with a sequential policy", j)
+    return plan_sequential(
+        policy,
+        noise,
+        reg,
+        false_alarm=alpha,
+        detection=power,
+        judge_checks=j,
+        code_checks=c,
+        start=max(bottom, reg.count or 1),
+        top=_sequential_top(max_cases),
     )
 
 
@@ -315,23 +388,10 @@ def _exact_plan(
     targets: _Targets,
 ) -> SuitePlan | None:
     """The plan at exactly `n` cases, or None: the full pmfs, as the search always did."""
-    from scipy import stats  # deferred: `import gatecal` stays light
-
     f = reg.failing(n)
     if f < 1 or f > n:
         return None
-    k = np.arange(n + 1)
-    pmf_h = ws @ stats.binom.pmf(k[None, :], n, q_pass[:, None])
-    if not q_fail.any():  # failing cases can never pass: K ~ Bin(n - f, q)
-        pmf_r_mix = ws @ stats.binom.pmf(k[None, :], n - f, q_pass[:, None])
-    else:
-        pmf_r = np.zeros((len(ws), n + 1))
-        for i in range(len(ws)):
-            pmf_r[i] = np.convolve(
-                stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
-                stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
-            )
-        pmf_r_mix = ws @ pmf_r
+    pmf_h, pmf_r_mix = _suite_pmfs(n, f, q_pass, q_fail, ws)
     single_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
     single_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
     fa = np.minimum(single_h, 1.0) ** (policy.rerun + 1)
@@ -349,6 +409,26 @@ def _exact_plan(
         detection=float(det[k_best]),
         judge_calls=float(n * (ws @ calls) * attempts),
     )
+
+
+def _suite_pmfs(
+    n: int, f: int, q_pass: Floats, q_fail: Floats, ws: Floats
+) -> tuple[Floats, Floats]:
+    """One attempt's pass-count pmfs of `n` cases, healthy and with `f` of them failing:
+    binomials (convolved for the regressed build) mixed over the nodes' weights `ws`."""
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    k = np.arange(n + 1)
+    pmf_h = ws @ stats.binom.pmf(k[None, :], n, q_pass[:, None])
+    if not q_fail.any():  # failing cases can never pass: K ~ Bin(n - f, q)
+        return pmf_h, ws @ stats.binom.pmf(k[None, :], n - f, q_pass[:, None])
+    pmf_r = np.zeros((len(ws), n + 1))
+    for i in range(len(ws)):
+        pmf_r[i] = np.convolve(
+            stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
+            stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
+        )
+    return pmf_h, ws @ pmf_r
 
 
 @dataclass(frozen=True, slots=True)

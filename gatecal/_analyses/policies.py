@@ -189,7 +189,7 @@ def _attempt(
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
     ``1 + confirm`` per check); other callers (plan_suite) refuse it."""
-    _not_sequential(policy, "policies")  # plan_suite comes here too: it is no attempt
+    _not_sequential(policy, "policies")  # a sequential gate is no attempt
     if policy.confirm and not confirm:
         raise ParameterError("policies", "must not use confirm-M here", f"confirm-{policy.confirm}")
     truth = suite.truth_matrix(build)
@@ -225,8 +225,8 @@ def _not_sequential(policy: Policy, name: str = "policy") -> None:
 
     if isinstance(policy, SequentialPolicy):
         rule = (
-            "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS are "
-            "for policies and check)"
+            "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS, "
+            "evalue-MAX are for policies, plan and check)"
             if name == "policies"
             else "is a sequential gate: see gatecal.sequential_gate"
         )
@@ -389,7 +389,7 @@ def simulate_policy(
 _POLICY_HELP = (
     "single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, rerun-failing-R, rerun-R, "
     "or several joined by '+' (majority-3+rerun-1); or one sequential gate: sprt-MAX, "
-    "pocock-LOOKS, obf-LOOKS"
+    "pocock-LOOKS, obf-LOOKS, evalue-MAX"
 )
 
 
@@ -415,7 +415,10 @@ def parse_policy(
     ]
     if any(sequential):
         if len(parts) > 1:
-            rule = "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS) combines with no other"
+            rule = (
+                "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) combines "
+                "with no other"
+            )
             raise ParameterError("policy", rule, text)
         found = sequential[0]
         assert found is not None

@@ -18,13 +18,15 @@ if TYPE_CHECKING:
 
 from gatecal._analyses.sequential import (
     _SLACK,
-    SEQUENTIAL_DESIGNS,
     SEQUENTIAL_EXIT_CONTINUE,
     SequentialGate,
-    design_sequential,
     sequential_outcome,
 )
-from gatecal._analyses.sequential_policy import SequentialPolicy, parse_sequential
+from gatecal._analyses.sequential_policy import (
+    POLICY_DESIGNS,
+    SequentialPolicy,
+    parse_sequential,
+)
 
 __all__ = [
     "SequentialCheck",
@@ -142,10 +144,14 @@ def _within_region(
 ) -> tuple[SequentialGate, float]:
     """The design searched at one point, its budget tightened until the false alarm at
     every point of the region is within `false_alarm` (a few rounds: the boundaries are
-    whole numbers); with the largest false alarm over the region."""
+    whole numbers); with the largest false alarm over the region. An e-value gate is
+    built once at its nominal level (`false_alarm`) and its largest true false alarm
+    over the region quoted."""
+    from gatecal._analyses.evalue import EVALUE, design_gate
+
     budget = false_alarm
     for _ in range(12):
-        gate = design_sequential(
+        gate = design_gate(
             policy.design,
             policy.looks,
             healthy,
@@ -156,8 +162,8 @@ def _within_region(
         worst = max(
             sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
         )
-        if worst <= false_alarm * (1 + _SLACK) or budget == 0:
-            break
+        if worst <= false_alarm * (1 + _SLACK) or budget == 0 or policy.design == EVALUE:
+            break  # (an e-value gate keeps its nominal level: its true false alarm is quoted)
         budget = budget * false_alarm / worst * (1 - 1e-6) if worst > 0 else 0.0
     meets = worst <= false_alarm * (1 + _SLACK) and gate.detection >= detection * (1 - _SLACK)
     return (
@@ -198,13 +204,14 @@ def check_sequential(
     """
     from gatecal._analyses.check import _baseline_counts, _measured, _refuse_ambiguous
     from gatecal._analyses.check_runs import _ERROR, _MISSING, _PASS, _expected_checks, _states
+    from gatecal._analyses.evalue import EvalueDesign
     from gatecal._analyses.noise_bounds import noise_bounds
     from gatecal._model.regression import parse_regression
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy
     if not isinstance(chosen, SequentialPolicy):
         raise ParameterError(
-            "policy", f"must be one of {', '.join(SEQUENTIAL_DESIGNS)} with -N", policy
+            "policy", f"must be one of {', '.join(POLICY_DESIGNS)} with -N", policy
         )
     target = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
@@ -278,6 +285,14 @@ def check_sequential(
         reasons.append(
             f"after {look} run(s) {cumulative[look - 1]} cases passed in all: {side}, "
             f"so the gate {verb}"
+        )
+    if final != "incomplete" and isinstance(gate.design, EvalueDesign):
+        e = gate.design.e_value(look, cumulative[look - 1])
+        alpha = gate.design.nominal_false_alarm
+        reasons.append(
+            f"e-value after {look} run(s): {e:.4g} (the gate fails once it reaches "
+            f"1/{alpha:g} = {1 / alpha:g}; nominal false alarm {alpha:g}, exact "
+            f"{worst:.4g} over the baseline's region)"
         )
     return SequentialCheck(
         decision=final,

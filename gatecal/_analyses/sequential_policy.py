@@ -20,8 +20,10 @@ from gatecal._analyses.sequential import (
     SequentialBoundary,
     SequentialDesign,
     SequentialGate,
-    design_sequential,
 )
+
+#: Every sequential rule a policy may name: the searched designs and the e-process.
+POLICY_DESIGNS = (*SEQUENTIAL_DESIGNS, "evalue")
 
 __all__ = [
     "SequentialComparisonRow",
@@ -55,11 +57,14 @@ def sequential_gate(
     false_alarm: float = 0.05,
     detection: float = 0.8,
 ) -> SequentialGate:
-    """:func:`design_sequential` on one run's exact pass-count pmfs of the suite's healthy
-    and regressed builds under `noise` (with ``noise.icc``, the Beta mixture of one run:
-    each run of the build draws its own flip rate)."""
+    """:func:`design_sequential` (``evalue``: :func:`gatecal.evalue_gate`) on one run's
+    exact pass-count pmfs of the suite's healthy and regressed builds under `noise` (with
+    ``noise.icc``, the Beta mixture of one run: each run of the build draws its own flip
+    rate)."""
+    from gatecal._analyses.evalue import design_gate
+
     ph, pr = _run_pmfs(suite, noise)
-    gate = design_sequential(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
+    gate = design_gate(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
     calls = int(suite.judge_mask().sum()) * suite.n_cases
     return SequentialGate(
         design=gate.design,
@@ -149,12 +154,14 @@ def simulate_sequential(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SequentialPolicy(Policy):
-    """A sequential gate as a policy (``sprt-5``, ``pocock-4``, ``obf-3``): runs of the
-    same build one after another until the gate on the cumulative passing count decides.
+    """A sequential gate as a policy (``sprt-5``, ``pocock-4``, ``obf-3``, ``evalue-10``):
+    runs of the same build one after another until the gate on the cumulative passing
+    count decides. ``evalue-MAX`` is the anytime-valid e-process of
+    :mod:`gatecal._analyses.evalue` (`false_alarm` its nominal level, no search).
 
     Attributes
     ----------
-    design : {'sprt', 'pocock', 'obf'}
+    design : {'sprt', 'pocock', 'obf', 'evalue'}
     looks : int
         Runs at most.
     false_alarm, detection : float
@@ -168,9 +175,9 @@ class SequentialPolicy(Policy):
 
     def __post_init__(self) -> None:
         Policy.__post_init__(self)
-        if self.design not in SEQUENTIAL_DESIGNS:
+        if self.design not in POLICY_DESIGNS:
             raise ParameterError(
-                "design", f"must be one of {', '.join(SEQUENTIAL_DESIGNS)}", self.design
+                "design", f"must be one of {', '.join(POLICY_DESIGNS)}", self.design
             )
         check_count("looks", self.looks, low=1, high=MAX_LOOKS)
         check_probability("false_alarm", self.false_alarm)
@@ -192,6 +199,11 @@ class SequentialPolicy(Policy):
 
     def describe(self) -> str:
         names = {"sprt": "SPRT", "pocock": "Pocock", "obf": "O'Brien-Fleming"}
+        if self.design == "evalue":
+            return (
+                f"e-process after each of up to {self.looks} runs (fails at e-value >= "
+                f"1/{self.false_alarm:g}; nominal false alarm {self.false_alarm:g})"
+            )
         return (
             f"{names.get(self.design, self.design)} over up to {self.looks} runs "
             f"(false alarm <= {self.false_alarm:g}, detection >= {self.detection:g})"
@@ -206,10 +218,10 @@ MAX_LOOKS = 100
 def parse_sequential(
     text: str, *, false_alarm: float = 0.05, detection: float = 0.8
 ) -> SequentialPolicy | None:
-    """``sprt-MAX``, ``pocock-LOOKS`` or ``obf-LOOKS`` as a :class:`SequentialPolicy`;
-    None when `text` names no sequential design."""
+    """``sprt-MAX``, ``pocock-LOOKS``, ``obf-LOOKS`` or ``evalue-MAX`` as a
+    :class:`SequentialPolicy`; None when `text` names no sequential design."""
     pieces = str(text).strip().lower().split("-")
-    if len(pieces) != 2 or pieces[0] not in SEQUENTIAL_DESIGNS:
+    if len(pieces) != 2 or pieces[0] not in POLICY_DESIGNS:
         return None
     raw = pieces[1]
     if not (raw.isascii() and raw.isdecimal()) or not 1 <= int(raw) <= MAX_LOOKS:

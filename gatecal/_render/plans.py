@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from gatecal._analyses.plan import SuitePlans
+from gatecal._analyses.sequential_plan import SequentialSuitePlan
+from gatecal._analyses.sequential_policy import SequentialPolicy
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -51,21 +53,23 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
         return json.dumps(data, indent=2) + "\n"
     if fmt == "csv":
         return csv_text(
-            [
-                r
-                if r
-                else {
-                    "policy": pol.describe(),
-                    "cases": None,
-                    "k_min": None,
-                    "max_failures": None,
-                    "failing": None,
-                    "false_alarm": None,
-                    "detection": None,
-                    "judge_calls": None,
-                }
-                for r, pol in zip(rows, plans.policies, strict=True)
-            ]
+            _flat(
+                [
+                    r
+                    if r
+                    else {
+                        "policy": pol.describe(),
+                        "cases": None,
+                        "k_min": None,
+                        "max_failures": None,
+                        "failing": None,
+                        "false_alarm": None,
+                        "detection": None,
+                        "judge_calls": None,
+                    }
+                    for r, pol in zip(rows, plans.policies, strict=True)
+                ]
+            )
         )
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
@@ -81,22 +85,27 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
     ]
     header = ["policy", "cases", "gate", "false alarm", "detection", "judge calls per run"]
     table = []
-    for plan, policy in zip(plans.plans, plans.policies, strict=True):
+    for index, (plan, policy) in enumerate(zip(plans.plans, plans.policies, strict=True)):
         if plan is None:
-            beyond = "none" if plans.max_cases is None else f"> {plans.max_cases}"
+            limit = plans.limit(index)
+            beyond = "none" if limit is None else f"> {limit}"
             table.append([policy.describe(), beyond, "none meets both", "", "", ""])
             continue
+        gate = f"at most {plan.max_failures} failing (k_min {plan.k_min})"
+        if isinstance(plan, SequentialSuitePlan):
+            gate = f"{plan.gate}: boundaries below"
         table.append(
             [
                 plan.policy.describe(),
                 str(plan.cases),
-                f"at most {plan.max_failures} failing (k_min {plan.k_min})",
+                gate,
                 format_probability(plan.false_alarm),
                 format_probability(plan.detection),
                 f"{plan.judge_calls:.1f}",
             ]
         )
     lines = head + table_lines(header, table, fmt)
+    lines += _sequential_lines(plans)
     cheapest = plans.cheapest
     if cheapest is not None:
         lines += [
@@ -108,4 +117,47 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
         sizes = "at any size" if plans.max_cases is None else f"with up to {plans.max_cases} cases"
         lines += ["", f"no policy meets both targets {sizes}"]
     lines.append("exact search over every suite size (not bisection: feasibility is not monotone)")
+    if any(isinstance(p, SequentialPolicy) for p in plans.policies):
+        lines.append(
+            "sequential gates: judge calls are expected until the gate stops (healthy build); "
+            "each size screened by the runs' Chernoff affinities, then the exact boundary search"
+        )
     return "\n".join(lines) + "\n"
+
+
+def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """CSV rows: every row with every column (a sequential plan has more), lists and
+    objects as JSON."""
+    columns = list(dict.fromkeys(k for d in dicts for k in d))
+    if all(list(d) == columns for d in dicts):
+        return dicts  # no sequential plan: the columns every release wrote
+    return [
+        {
+            k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple | dict) else d.get(k)
+            for k in columns
+        }
+        for d in dicts
+    ]
+
+
+def _sequential_lines(plans: SuitePlans) -> list[str]:
+    """Below the table: each sequential plan's boundaries and expected runs."""
+    out: list[str] = []
+    for plan in plans.plans:
+        if not isinstance(plan, SequentialSuitePlan):
+            continue
+        looks = "; ".join(
+            f"{b.look}: fail <= {b.fail_at_most}, pass >= {b.pass_at_least}"
+            for b in plan.boundaries
+        )
+        out += [
+            "",
+            f"{plan.gate} at {plan.cases} cases: after run j, S_j = passing cases over the "
+            f"runs so far; {looks}",
+            f"  expected runs: healthy {plan.expected_runs:.3f}, regressed "
+            f"{plan.expected_runs_regressed:.3f} (judge calls {plan.judge_calls:.1f} and "
+            f"{plan.judge_calls_regressed:.1f}; one run {plan.judge_calls_per_run}); "
+            "P(stop after run j), healthy: "
+            + ", ".join(format_probability(p) for p in plan.stop_distribution),
+        ]
+    return out

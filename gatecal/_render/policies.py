@@ -118,6 +118,9 @@ def _sequential_lines(report: PolicyReport) -> list[str]:
             f"{b.look}: fail <= {b.fail_at_most}, pass >= {b.pass_at_least}" for b in h.boundaries
         )
         met = "" if h.meets_targets else " (targets not met: the highest detection in budget)"
+        anytime = h.gate.startswith("evalue-")
+        if anytime:
+            met = ""
         out += [
             "",
             f"{h.gate}: after run j, S_j = passing cases over the runs so far; {looks}{met}",
@@ -126,4 +129,11 @@ def _sequential_lines(report: PolicyReport) -> list[str]:
             "P(stop after run j), healthy: "
             + ", ".join(format_probability(p) for p in h.stop_distribution),
         ]
+        if anytime:
+            out.append(
+                f"  e-process: fails once the e-value reaches 1/{h.false_alarm_target:g}; "
+                f"nominal false alarm {h.false_alarm_target:g} (Ville's inequality, for "
+                f"independent runs at icc 0), exact {format_probability(h.failure_probability)}"
+                " under this stopping"
+            )
     return out

@@ -86,12 +86,28 @@ def noise(
     )
 
 
-def parse_policies(text: str, tie: str, call_icc: float | None) -> list[Policy]:
-    """``--policies``: comma-separated, each read with the --tie and --call-icc given."""
+def parse_policies(
+    text: str,
+    tie: str,
+    call_icc: float | None,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> list[Policy]:
+    """``--policies``: comma-separated, each read with the --tie and --call-icc given; a
+    sequential gate's boundaries are searched for `false_alarm` and `detection`."""
     out = []
     for part in text.split(","):
         try:
-            out.append(gatecal.parse_policy(part, tie=tie, call_icc=call_icc or 0.0))
+            out.append(
+                gatecal.parse_policy(
+                    part,
+                    tie=tie,
+                    call_icc=call_icc or 0.0,
+                    false_alarm=false_alarm,
+                    detection=detection,
+                )
+            )
         except ParameterError as exc:
             raise CliError(f"--policies {exc.rule} (got {part.strip()!r})") from None
     return out

@@ -194,7 +194,8 @@ POLICIES_HELP = (
     "repeat-K-of-N (each case passes K of N runs; pass^K is all K, pass@K any of K), "
     "confirm-M (a failing call is re-asked M times, majority decides), rerun-failing-R, "
     "rerun-R (rerun the suite while the gate fails), or several joined by '+'; or a "
-    "sequential gate over runs: sprt-MAX, pocock-LOOKS, obf-LOOKS. At most 1,000 calls, "
+    "sequential gate over runs: sprt-MAX, pocock-LOOKS, obf-LOOKS, or the anytime-valid "
+    "e-process evalue-MAX (fails at e-value 1/--false-alarm). At most 1,000 calls, "
     "repeats or reruns."
 )
 TieOpt = Annotated[

@@ -116,8 +116,9 @@ def check(
             "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
             "p-value are that policy's. Or a sequential gate over the runs of one build so "
             "far, sprt-MAX, pocock-LOOKS or obf-LOOKS (boundaries searched for --false-alarm, "
-            "--detection and --regression): exit 0 pass, 1 fail, 3 continue (run the build "
-            "again and check all its runs).",
+            "--detection and --regression), or evalue-MAX (an anytime-valid e-process, "
+            "failing at e-value 1/--false-alarm; its exact false alarm quoted beside): exit "
+            "0 pass, 1 fail, 3 continue (run the build again and check all its runs).",
         ),
     ] = None,
     max_errors: Annotated[
@@ -164,7 +165,7 @@ def check(
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
-    With a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) the current files are
+    With a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) the current files are
     the runs of one build so far, and exit 3 means continue: run it again. --detection
     (default 0.8) and --regression (default 1 case) are that gate's target and need
     such a policy.
@@ -202,7 +203,9 @@ def check(
         )
     if sequential is None and (detection is not None or regression is not None):
         given = "--detection" if detection is not None else "--regression"
-        raise CliError(f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS)")
+        raise CliError(
+            f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX)"
+        )
     chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(

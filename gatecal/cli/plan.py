@@ -74,6 +74,10 @@ def plan(
     share or a number of cases fail a code check. Every suite size is tried in turn (exact
     binomial maths, no simulation), for the plain policy and the alternatives, with their
     expected judge calls per CI run, so you can trade a bigger suite against repeated calls.
+    A sequential policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) gets the smallest suite at
+    which its boundaries, searched for both targets, meet them, with the expected runs
+    of a healthy and of the regressed build and the judge calls until it stops (suites
+    up to --max-cases, at most 5000; 100 without).
 
     Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
     """
@@ -95,7 +99,9 @@ def plan(
                 detection=detection,
                 judge_checks=judge_checks,
                 code_checks=code_checks,
-                policies=parse_policies(policies, tie, call_icc),
+                policies=parse_policies(
+                    policies, tie, call_icc, false_alarm=false_alarm, detection=detection
+                ),
                 max_cases=max_cases,
             )
     except ParameterError as exc:

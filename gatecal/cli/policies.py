@@ -9,7 +9,7 @@ import typer
 import gatecal
 from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import from_library
+from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
 from gatecal.cli._options import (
     POLICIES_HELP,
@@ -26,6 +26,7 @@ from gatecal.cli._options import (
     SuiteOpt,
     TieOpt,
     UnparseableOpt,
+    probability,
     seed,
     whole,
 )
@@ -73,16 +74,51 @@ def policies(
     root_seed: Annotated[int, seed()] = DEFAULT_SEED,
     fmt: FormatOpt = "table",
     out: OutOpt = None,
+    false_alarm: Annotated[
+        float | None,
+        probability(
+            "--false-alarm",
+            "A",
+            "False-alarm budget a sequential policy's boundaries are searched for (0.05).",
+        ),
+    ] = None,
+    detection: Annotated[
+        float | None,
+        probability(
+            "--detection",
+            "D",
+            "Detection target of a sequential policy, against the suite's regressed build "
+            "(--failing or the suite file's failing cases) (0.8).",
+        ),
+    ] = None,
 ) -> None:
     """What quieting the judge costs: false alarm, detection and judge calls per policy.
 
     For each policy (majority votes, repeated cases, reruns of failing cases or of the
     whole suite) and gate: the exact false-alarm and detection rates and the expected
     judge calls per CI run, each beside a call-by-call simulation that checks it.
+    A sequential policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) has its boundaries searched
+    for --false-alarm and --detection against the suite's regressed build; evalue-MAX,
+    the anytime-valid e-process, fails at e-value 1/--false-alarm (its nominal level) and
+    shows its exact false alarm beside it.
 
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
     Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
+    chosen = parse_policies(
+        policy_list,
+        tie,
+        call_icc,
+        false_alarm=0.05 if false_alarm is None else false_alarm,
+        detection=0.8 if detection is None else detection,
+    )
+    if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
+        for option, value in (("--false-alarm", false_alarm), ("--detection", detection)):
+            if value is not None:
+                raise CliError(
+                    f"{option} needs a sequential policy in --policies (sprt-MAX, "
+                    f"pocock-LOOKS, obf-LOOKS, evalue-MAX) (got {value:g})"
+                )
     try:
         suite, per_check, per_case = suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
@@ -92,7 +128,7 @@ def policies(
                 suite,
                 noise(flip, fpr, unparseable, icc, (per_check, per_case)),
                 gates,
-                parse_policies(policy_list, tie, call_icc),
+                chosen,
                 n_runs=n_runs,
                 rng=root_seed,
             )
