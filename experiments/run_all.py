@@ -21,6 +21,7 @@ SCRIPTS = [
     "calibrate_example.py",
     "framework_loops.py",
     "sequential_savings.py",
+    "anytime_evalue.py",
     "compare_example.py",
     "compare_size.py",
     # the real judge's committed runs, analysed again (running the model is its own step:
