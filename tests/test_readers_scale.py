@@ -225,3 +225,50 @@ def test_columns_are_a_sequence_of_the_verdicts_given():
     merged.extend(other)  # codes of another builder, mapped into this one's
     assert list(merged.build()) == [verdicts[1], verdicts[0], verdicts[0]]
     assert list(other.build()) == []  # its verdicts moved
+
+
+def _junit_inputs() -> list[tuple[str, dict[str, str]]]:
+    """Each JUnit fixture folder (a folder is what a user passes), and read options."""
+    folders = sorted({p.parent for p in FIXTURES.rglob("*.xml")} - {FIXTURES / "junit" / "source"})
+    out = [(str(f.relative_to(FIXTURES)), {}) for f in folders]
+    out += [("junit/flakefinder", {"junit_repeats": "flakefinder"})]
+    out += [("junit/rerunfailures/v16.6", {"attempts": "last"})]
+    out += [("junit/surefire/night-1", {"attempts": "last"})]
+    return out
+
+
+@pytest.mark.parametrize(("folder", "options"), _junit_inputs(), ids=lambda x: str(x))
+def test_every_junit_fixture_reads_the_same_streamed(folder, options, monkeypatch):
+    """Parsed as a stream (and folded into columns where it can be) or as a tree: the
+    same runs, verdicts, skips, notes and errors."""
+    paths = [p for p in sorted((FIXTURES / folder).glob("*.xml"))]
+    monkeypatch.setattr(_blocks, "STREAM_MIN_BYTES", 0)
+    streamed = _read(paths, monkeypatch, True, **options)
+    tree = _read(paths, monkeypatch, False, **options)
+    _same(streamed, tree)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<testsuites><testsuite name="pytest"><testcase classname="a" name="t1"/>'
+        '<testcase classname="a" name="t2"><skipped/></testcase>'
+        '<testcase classname="a" name="t3"><error message="x"/></testcase>'
+        '<testcase classname="a" name="t4"><failure/></testcase></testsuite></testsuites>',
+        '<testsuite name="s"><testsuite name="inner"><testcase name="t1"/></testsuite>'
+        '<testcase name="t2"><flakyFailure/></testcase></testsuite>',
+        '<testsuites><testcase name="t1"/><testcase name="t1"><failure/></testcase></testsuites>',
+        '<testsuites><testsuite name="pytest"><testcase name="t[a-1-2]"/>'
+        '<testcase name="t[a-2-2]"><failure/></testcase></testsuite></testsuites>',
+        "<testsuites><testsuite><testcase/></testsuite></testsuites>",
+        "<testsuites><testsuite></testsuite></testsuites>",
+        "<results><testcase name='x'/></results>",
+        "<testsuites><testsuite><testcase name='x'></testsuite></testsuites>",
+        '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]><testsuites>&a;</testsuites>',
+        "<promptfoo/>",
+    ],
+)
+def test_unusual_junit_reads_the_same_streamed(text, tmp_path, monkeypatch):
+    path = tmp_path / "TEST-x.xml"
+    path.write_text(text)
+    _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))

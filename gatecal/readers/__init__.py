@@ -20,6 +20,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import json
+import math
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -309,6 +310,9 @@ def read_runs(
         labels = _labels(files)
         for path in files:
             streamed = _stream_format(path, input_format)
+            if streamed == "junit":
+                junit.append(path)  # parsed as a stream (junit._parse)
+                continue
             if streamed in ("csv", "jsonl"):
                 from gatecal.readers._blocks import SlowPath, read_table_blocks
 
@@ -337,15 +341,28 @@ def _first_duplicate(table: VerdictColumns) -> int | None:
 
     if not len(table):
         return None
-    keys = np.stack([table.codes(c) for c in ("check", "case", "run", "build")])
-    order = np.lexsort(keys)
-    ordered = keys[:, order]
-    same = (ordered[:, 1:] == ordered[:, :-1]).all(axis=0)
+    names = ("build", "run", "case", "check")
+    sizes = [max(len(table.values(c)), 1) for c in names]
+    if math.prod(sizes) < 1 << 62:  # one integer per key: 8 bytes a verdict
+        key = np.zeros(len(table), dtype=np.int64)
+        for name, size in zip(names, sizes, strict=True):
+            key *= size
+            key += table.codes(name)
+        ordered = np.sort(key)
+        if not (ordered[1:] == ordered[:-1]).any():
+            return None  # the usual answer, without the sort's order
+        del ordered
+        order = np.argsort(key, kind="stable")
+        same = key[order[1:]] == key[order[:-1]]
+    else:
+        keys = np.stack([table.codes(c) for c in reversed(names)])
+        order = np.lexsort(keys)
+        columns = keys[:, order]
+        same = (columns[:, 1:] == columns[:, :-1]).all(axis=0)
     if not same.any():
         return None
-    # within a run of equal keys the lexsort is stable: later rows are the duplicates
-    later = order[1:][same]
-    return int(later.min())
+    # within a run of equal keys the sort is stable: later rows are the duplicates
+    return int(order[1:][same].min())
 
 
 def _stream_format(path: Path, input_format: str | None) -> str | None:
@@ -357,7 +374,11 @@ def _stream_format(path: Path, input_format: str | None) -> str | None:
         return None
     with open(path, "rb") as handle:
         head = handle.read(1 << 16)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head or b"\n" not in head:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head:
+        return None
+    if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
+        return "junit" if input_format in (None, "junit") else None  # XML, one line or many
+    if b"\n" not in head:
         return None
     try:
         fmt = input_format or detect_format(path, head[: head.rfind(b"\n") + 1])

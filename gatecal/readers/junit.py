@@ -82,9 +82,35 @@ def _fromstring(raw: bytes) -> Any:
     return ElementTree.fromstring(raw)
 
 
+def _detail(
+    path: Path,
+    root_tag: str,
+    root_name: str | None,
+    names: set[str],
+    schema: str,
+    first_suite: dict[str, str] | None,
+) -> str:
+    """Which tool wrote the file: promptfoo, pytest, surefire, gradle or junit."""
+    if root_tag == "testsuites" and root_name == "promptfoo":
+        return "promptfoo"
+    if "pytest" in names:
+        return "pytest"
+    if "surefire" in schema.lower():
+        return "surefire"
+    if path.name.startswith("TEST-") and (first_suite or {}).get("hostname") is not None:
+        return "gradle"
+    return "junit"
+
+
 def _parse(path: Path) -> _File:
     from defusedxml import ElementTree
 
+    from gatecal.readers._blocks import STREAM_MIN_BYTES
+
+    if path.stat().st_size >= STREAM_MIN_BYTES:
+        from gatecal.readers._junit_stream import parse_stream
+
+        return parse_stream(path)
     raw = path.read_bytes()
     try:
         root = _fromstring(raw)
@@ -104,16 +130,8 @@ def _parse(path: Path) -> _File:
     schema = " ".join(root.attrib.values()) + " ".join(
         " ".join(s.attrib.values()) for s in suites[:1]
     )
-    if root.tag == "testsuites" and root.get("name") == "promptfoo":
-        detail = "promptfoo"
-    elif "pytest" in names:
-        detail = "pytest"
-    elif "surefire" in schema.lower():
-        detail = "surefire"
-    elif path.name.startswith("TEST-") and suites[0].get("hostname") is not None:
-        detail = "gradle"
-    else:
-        detail = "junit"
+    first = dict(suites[0].attrib) if suites else None
+    detail = _detail(path, root.tag, root.get("name"), names, schema, first)
     cases: list[_Case] = []
     suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
     for element in root.iter("testcase"):
@@ -159,8 +177,10 @@ def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
         by_dir.setdefault(f.path.resolve().parent, []).append(f)
     units: list[tuple[Path, list[_File], str]] = []
     for folder, group in by_dir.items():
-        ids = [{c.full for c in f.cases} for f in group]
-        disjoint = len(group) > 1 and sum(map(len, ids)) == len(set().union(*ids))
+        disjoint = False
+        if len(group) > 1:
+            ids = [set(_fulls(f)) for f in group]
+            disjoint = sum(map(len, ids)) == len(set().union(*ids))
         if disjoint:
             note = f"one run per folder: {len(group)} files with disjoint tests (per class)"
             units.append((folder, group, note))
@@ -185,6 +205,13 @@ def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
     return [(label, group, note) for label, (_, _, group, note) in zip(labels, named, strict=True)]
 
 
+def _fulls(f: _File) -> Sequence[str]:
+    """The full ids of a file's testcases."""
+    from gatecal.readers._junit_stream import CaseList
+
+    return f.cases.full if isinstance(f.cases, CaseList) else [c.full for c in f.cases]
+
+
 def _unique(named: Sequence[tuple[Path, str]]) -> list[str]:
     """Labels made unique by prefixing parent folders where two units share one."""
     labels = [label for _, label in named]
@@ -203,6 +230,18 @@ def _unique(named: Sequence[tuple[Path, str]]) -> list[str]:
 
 def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
     """For each testcase index: (base id, repeat i), if the file is a set of repeats."""
+    from gatecal.readers._junit_stream import CaseList
+
+    if isinstance(f.cases, CaseList):
+        if any("gatecal.case" in p for p in f.cases.props.values()):
+            return None  # our plugin says what each case is
+        split = split_repeats(f.cases.names(), mode)
+        if split is None:
+            return None
+        return {
+            index: (f.cases.full[index][: f.cases.cut[index]] + base, i)
+            for index, (base, i) in enumerate(split)
+        }
     if any("gatecal.case" in c.props for c in f.cases):
         return None  # our plugin says what each case is
     split = split_repeats([c.name for c in f.cases], mode)
@@ -293,6 +332,8 @@ def _outcome(attempts: list[str], policy: str) -> str:
 
 def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
     """Read JUnit XML files of one build; see the module's docstring for the rules."""
+    from gatecal.readers._junit_stream import CaseList, fold_file
+
     files = [_parse(p) for p in paths]
     batch = Batch()
     for unit, group, note in _units(files):
@@ -311,6 +352,26 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 repeats = max(i for _, i in split.values())
                 how = "promptfoo test numbers" if split_pf else options.junit_repeats
                 notes.append(f"{repeats} repeats of each test in one session ({how})")
+            if isinstance(f.cases, CaseList) and split_pf is None:
+                folded = fold_file(
+                    f.cases, unit, split, build, options.attempts, str(f.path), batch
+                )
+                if folded is not None:
+                    runs_of, n_verdicts, n_skipped, n_errors = folded
+                    batch.files.append(
+                        FileRead(
+                            path=str(f.path),
+                            format="junit",
+                            detail=f.detail,
+                            build=build,
+                            runs=tuple(runs_of),
+                            verdicts=n_verdicts,
+                            skipped=n_skipped,
+                            errors=n_errors,
+                            notes=tuple(notes),
+                        )
+                    )
+                    continue
             # attempts of the same (run, case) in document order: reruns
             found: dict[tuple[str, str], list[_Case]] = {}
             for index, case in enumerate(f.cases):
