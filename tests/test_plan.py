@@ -187,6 +187,22 @@ def test_plan_command_json_contract():
         (["plan", "--tie", "maybe"], "--tie must be fail or pass (got 'maybe')"),
         (["policies", "--icc", "0.1", "--fpr", "0.2"], "--icc needs one symmetric flip rate"),
         (["policies", "--runs", "0"], "--runs must be an integer >= 1 (got 0)"),
+        (["policies", "--retry-rate", "later"], "--retry-rate must be shared or fresh"),
+        (
+            [
+                "policies",
+                "--icc",
+                "0.1",
+                "--cases",
+                "400",
+                "--policies",
+                "rerun-failing-2",
+                "--retry-rate",
+                "fresh",
+            ],
+            "--policies with a fresh run rate per rerun of failing cases under icc is computed "
+            "over 401^3 rate combinations x 400 cases, at most 50,000,000",
+        ),
     ],
 )
 def test_plan_and_policies_errors(args, message):
@@ -514,3 +530,26 @@ def test_correlated_plans_are_exact_to_1e_12(flip, icc, policy):
         assert plan.detection == pytest.approx(float(det), rel=1e-12, abs=0)
         checked += 1
     assert checked  # at least one target is feasible within 40 cases
+
+
+def test_policies_command_with_a_fresh_rate_per_rerun():
+    """Issue 22's example: 0.2594 with the rerun sharing its run's rate, 0.1781 fresh."""
+    args = ["policies", "--icc", "0.1", "--policies", "rerun-failing-1", "--gates", "all"]
+    shared = _cli([*args, "--runs", "2000", "--format", "json"])
+    fresh = _cli([*args, "--runs", "2000", "--format", "json", "--retry-rate", "fresh"])
+    rows = [
+        next(r for r in json.loads(out)["rows"] if r["build"] == "healthy")
+        for code, out, _ in (shared, fresh)
+        if code == 0
+    ]
+    assert [round(r["failure_probability"], 4) for r in rows] == [0.2594, 0.1781]
+    assert "a fresh run rate per rerun" in rows[1]["policy"]
+
+
+def test_plans_refuse_a_fresh_rate_per_rerun_under_icc():
+    with pytest.raises(ParameterError, match="must not use a fresh run rate per rerun"):
+        plan_suite(
+            noise=JudgeNoise(fnr=0.03, fpr=0.03, icc=0.1),
+            regression="0.25",
+            policies=[Policy(rerun_failing=1, retry_rate="fresh")],
+        )

@@ -249,6 +249,13 @@ def plan_suite(
     chosen = (
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
+    for policy in chosen:
+        if noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh":
+            rule = (
+                "must not use a fresh run rate per rerun of failing cases under icc here "
+                "(plans use the shared rate; gatecal.policy_rates computes a fresh one)"
+            )
+            raise ParameterError("policies", rule, policy.describe())
     plans: list[SuitePlan | None] = []
     searched = top
     for policy in chosen:

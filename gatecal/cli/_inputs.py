@@ -86,12 +86,18 @@ def noise(
     )
 
 
-def parse_policies(text: str, tie: str, call_icc: float | None) -> list[Policy]:
-    """``--policies``: comma-separated, each read with the --tie and --call-icc given."""
+def parse_policies(
+    text: str, tie: str, call_icc: float | None, retry_rate: str = "shared"
+) -> list[Policy]:
+    """``--policies``: comma-separated, each read with the --tie, --call-icc and
+    --retry-rate given."""
     out = []
     for part in text.split(","):
         try:
-            out.append(gatecal.parse_policy(part, tie=tie, call_icc=call_icc or 0.0))
+            policy = gatecal.parse_policy(
+                part, tie=tie, call_icc=call_icc or 0.0, retry_rate=retry_rate
+            )
+            out.append(policy)
         except ParameterError as exc:
             raise CliError(f"--policies {exc.rule} (got {part.strip()!r})") from None
     return out

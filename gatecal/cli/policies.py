@@ -23,6 +23,7 @@ from gatecal.cli._options import (
     IccOpt,
     JudgeChecksOpt,
     OutOpt,
+    RetryRateOpt,
     SuiteOpt,
     TieOpt,
     UnparseableOpt,
@@ -61,6 +62,7 @@ def policies(
     ] = "single,majority-3,majority-5,rerun-failing-1,rerun-1",
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
+    retry_rate: RetryRateOpt = "shared",
     n_runs: Annotated[
         int,
         whole(
@@ -92,7 +94,7 @@ def policies(
                 suite,
                 noise(flip, fpr, unparseable, icc, (per_check, per_case)),
                 gates,
-                parse_policies(policy_list, tie, call_icc),
+                parse_policies(policy_list, tie, call_icc, retry_rate),
                 n_runs=n_runs,
                 rng=root_seed,
             )
