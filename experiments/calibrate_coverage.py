@@ -272,14 +272,14 @@ def render(
     ]
     spoints = sample_grid()
     for method in SAMPLE_METHODS:
-        res = sampled[method]
-        cov = [c for c, _, _, _ in res]
-        edge = [c for p, (c, _, _, _) in zip(spoints, res, strict=True) if p.pass_rate >= 0.95]
+        got = sampled[method]
+        cov = [c for c, _, _, _ in got]
+        edge = [c for sp_, (c, _, _, _) in zip(spoints, got, strict=True) if sp_.pass_rate >= 0.95]
         below = sum(c < 0.93 for c in cov) / len(cov)
         lines.append(
             f"| {method} | {np.mean(cov):.3f} | {min(cov):.3f} | {100 * below:.0f}% | "
-            f"{min(edge):.3f} | {max(z for _, _, z, _ in res):.4f} | "
-            f"{np.mean([w for _, w, _, _ in res]):.3f} |"
+            f"{min(edge):.3f} | {max(z for _, _, z, _ in got):.4f} | "
+            f"{np.mean([w for _, w, _, _ in got]):.3f} |"
         )
     missing = max(m for _, _, _, m in sampled[SAMPLE_METHODS[0]])
     lines += [
@@ -291,11 +291,11 @@ def render(
         "|---|---|---|---|---|---|---|---|",
     ]
     for method in SAMPLE_METHODS:
-        ranked = sorted(zip(spoints, sampled[method], strict=True), key=lambda t: t[1][0])[:3]
-        for p, (c, w, _, _) in ranked:
+        ranked_s = sorted(zip(spoints, sampled[method], strict=True), key=lambda t: t[1][0])[:3]
+        for sp_, (c, w, _, _) in ranked_s:
             lines.append(
-                f"| {method} | {p.pass_rate} | {p.sensitivity} | {p.specificity} | {p.labels} "
-                f"| {p.n} | {c:.3f} | {w:.3f} |"
+                f"| {method} | {sp_.pass_rate} | {sp_.sensitivity} | {sp_.specificity} | "
+                f"{sp_.labels} | {sp_.n} | {c:.3f} | {w:.3f} |"
             )
     lines += [
         "",
