@@ -11,6 +11,14 @@ interval contains the true pass rate:
 - simulation methods (``bootstrap``, ``jeffreys-simulation``) by Monte Carlo: `reps` data
   sets per point, seeded, each with its own simulated interval.
 
+Two label designs. *Per class*: a batch of m1 truly passing and one of m0 truly failing
+items (the grid's labelled pairs). *Random sample*: N items drawn at random from the judged
+population, so m0 ~ Binomial(N, 1 - pass rate) (about 3 truly failing items in 60 at a 95%
+pass rate); the coverage is exact there too, every m0 from 1 to N - 1 enumerated with its
+binomial weight (both classes needed for a correction; the share of samples without one
+is reported). Both designs run the shipped method (``auto``), the method shipped before
+(``lang-reiczigel``) and the exact box in the same run.
+
 The wrong baselines show what the study catches: ``known`` treats the measured
 sensitivity and specificity as exact (no calibration error); ``calibration-only`` treats the
 observed rate as exact (what judgy's corrected interval does, the issue's 79.5%).
@@ -41,9 +49,12 @@ SENSITIVITIES = (0.85, 0.97)
 SPECIFICITIES = (0.6, 0.9)
 LABELLED = ((20, 20), (50, 50), (20, 50), (50, 20))  # (truly passing, truly failing) items
 RUN_SIZES = (100, 500)
-CLOSED_FORM = ("lang-reiczigel", "delta", "known", "calibration-only")
+CLOSED_FORM = ("auto", "lang-reiczigel", "exact-box", "delta", "known", "calibration-only")
 SIMULATED = ("bootstrap", "jeffreys-simulation")
-METHODS = CLOSED_FORM[:2] + SIMULATED + CLOSED_FORM[2:]
+METHODS = CLOSED_FORM[:4] + SIMULATED + CLOSED_FORM[4:]
+SAMPLE_SIZES = (40, 60, 100)  # random-sample design: labelled items in all
+SAMPLE_RATES = (0.5, 0.8, 0.95, 0.99)  # (at 1.0 no truly failing item is ever drawn)
+SAMPLE_METHODS = ("auto", "lang-reiczigel", "exact-box")
 CUT = 1e-10
 SEED = 20261212
 
@@ -101,6 +112,12 @@ def _intervals(
 
 def exact_coverage(method: str, pt: Point, confidence: float = 0.95) -> tuple[float, float]:
     """(coverage, mean width) of a closed-form method, exactly, by enumerating outcomes."""
+    cover, width, _ = _exact_coverage(method, pt, confidence)
+    return cover, width
+
+
+def _exact_coverage(method: str, pt: Point, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(coverage, mean width, share of zero-width intervals), by enumerating outcomes."""
     q = pt.pass_rate * pt.sensitivity + (1 - pt.pass_rate) * (1 - pt.specificity)
     axes = []
     for size, prob in ((pt.n, q), (pt.m1, pt.sensitivity), (pt.m0, pt.specificity)):
@@ -113,7 +130,49 @@ def exact_coverage(method: str, pt: Point, confidence: float = 0.95) -> tuple[fl
                            confidence)  # fmt: skip
     covered = (low <= pt.pass_rate + 1e-12) & (pt.pass_rate - 1e-12 <= high)
     total = float(weight.sum())
-    return float((weight * covered).sum()) / total, float((weight * (high - low)).sum()) / total
+    return (
+        float((weight * covered).sum()) / total,
+        float((weight * (high - low)).sum()) / total,
+        float((weight * ~(high > low)).sum()) / total,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SamplePoint:
+    """Random-sample design: `labels` items drawn from the judged population."""
+
+    pass_rate: float
+    sensitivity: float
+    specificity: float
+    labels: int
+    n: int
+
+
+def sample_grid() -> list[SamplePoint]:
+    return [
+        SamplePoint(pi, se, sp, size, n)
+        for pi, se, sp, size, n in itertools.product(
+            SAMPLE_RATES, SENSITIVITIES, SPECIFICITIES, SAMPLE_SIZES, RUN_SIZES
+        )
+    ]
+
+
+def sample_coverage(
+    method: str, sp_: SamplePoint, confidence: float = 0.95
+) -> tuple[float, float, float, float]:
+    """(coverage, mean width, zero-width share, share of samples missing a class), exactly:
+    every truly failing count m0 in 1..N-1 with its binomial weight, given both classes."""
+    m0s = np.arange(1, sp_.labels)
+    weights = stats.binom.pmf(m0s, sp_.labels, 1 - sp_.pass_rate)
+    keep = weights > CUT
+    cover = width = zero = 0.0
+    for m0, w in zip(m0s[keep].tolist(), weights[keep].tolist(), strict=True):
+        pt = Point(sp_.pass_rate, sp_.sensitivity, sp_.specificity, sp_.labels - m0, m0, sp_.n)
+        c, wd, z = _exact_coverage(method, pt, confidence)
+        cover, width, zero = cover + w * c, width + w * wd, zero + w * z
+    total = float(weights[keep].sum())
+    missing = max(0.0, float(1.0 - weights.sum()))
+    return cover / total, width / total, zero / total, missing
 
 
 def simulated_coverage(
@@ -129,6 +188,10 @@ def simulated_coverage(
                                     method=method, rng=rng, draws=draws)  # fmt: skip
     covered = (low <= pt.pass_rate) & (pt.pass_rate <= high)
     return float(covered.mean()), float((high - low).mean())
+
+
+def sample_study() -> dict[str, list[tuple[float, float, float, float]]]:
+    return {m: [sample_coverage(m, pt) for pt in sample_grid()] for m in SAMPLE_METHODS}
 
 
 def study(reps: int, draws: int, seed: int) -> dict[str, list[tuple[float, float]]]:
@@ -148,7 +211,13 @@ def _subset(points: list[Point], results: list[tuple[float, float]], keep: objec
     return [c for p, (c, _) in zip(points, results, strict=True) if keep(p)]  # type: ignore[operator]
 
 
-def render(results: dict[str, list[tuple[float, float]]], reps: int, draws: int, seed: int) -> str:
+def render(
+    results: dict[str, list[tuple[float, float]]],
+    reps: int,
+    draws: int,
+    seed: int,
+    sampled: dict[str, list[tuple[float, float, float, float]]],
+) -> str:
     points = grid()
     lines = [
         "# Coverage of the corrected pass rate's 95% interval",
@@ -185,7 +254,52 @@ def render(results: dict[str, list[tuple[float, float]]], reps: int, draws: int,
         "as exact); `calibration-only` ignores the judged run's (judgy's interval does this). "
         "Both are shown to prove the study can tell a wrong method; neither is offered.",
         "",
-        "## Worst points per method",
+        "`auto` (shipped) is Lang-Reiczigel with 20 or more labelled items in each class and a "
+        "positive width, the exact box otherwise; `exact-box` is the range of the corrected "
+        "rate over three Clopper-Pearson intervals at level 0.95^(1/3) each (valid under "
+        "both designs, conservative); `lang-reiczigel` is the method shipped before.",
+        "",
+        "## Random-sample design",
+        "",
+        f"Grid: {len(sample_grid())} points: true pass rate {SAMPLE_RATES}, Se "
+        f"{SENSITIVITIES}, Sp {SPECIFICITIES}, labelled items drawn at random from the judged "
+        f"population {SAMPLE_SIZES}, judged items in the run {RUN_SIZES}. Exact coverage, "
+        "every number of truly failing labels enumerated (given at least one of each class).",
+        "",
+        "| method | mean coverage | lowest | share of points below 93% | lowest, pass rate >= "
+        "0.95 | zero-width intervals (largest share at a point) | mean width |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    spoints = sample_grid()
+    for method in SAMPLE_METHODS:
+        got = sampled[method]
+        cov = [c for c, _, _, _ in got]
+        edge = [c for sp_, (c, _, _, _) in zip(spoints, got, strict=True) if sp_.pass_rate >= 0.95]
+        below = sum(c < 0.93 for c in cov) / len(cov)
+        lines.append(
+            f"| {method} | {np.mean(cov):.3f} | {min(cov):.3f} | {100 * below:.0f}% | "
+            f"{min(edge):.3f} | {max(z for _, _, z, _ in got):.4f} | "
+            f"{np.mean([w for _, w, _, _ in got]):.3f} |"
+        )
+    missing = max(m for _, _, _, m in sampled[SAMPLE_METHODS[0]])
+    lines += [
+        "",
+        f"Samples with no truly failing (or no truly passing) item, where no correction is "
+        f"made: at most {100 * missing:.1f}% of them at a point.",
+        "",
+        "| method | pass rate | Se | Sp | labelled items | run | coverage | width |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for method in SAMPLE_METHODS:
+        ranked_s = sorted(zip(spoints, sampled[method], strict=True), key=lambda t: t[1][0])[:3]
+        for sp_, (c, w, _, _) in ranked_s:
+            lines.append(
+                f"| {method} | {sp_.pass_rate} | {sp_.sensitivity} | {sp_.specificity} | "
+                f"{sp_.labels} | {sp_.n} | {c:.3f} | {w:.3f} |"
+            )
+    lines += [
+        "",
+        "## Worst points per method (per-class design)",
         "",
         "| method | pass rate | Se | Sp | labelled (pass, fail) | run | coverage |",
         "|---|---|---|---|---|---|---|",
@@ -209,7 +323,7 @@ def main() -> None:
     assert set(CORRECTION_METHODS) <= set(METHODS)
     start = time.perf_counter()
     results = study(args.reps, args.draws, args.seed)
-    text = render(results, args.reps, args.draws, args.seed)
+    text = render(results, args.reps, args.draws, args.seed, sample_study())
     out = Path(__file__).resolve().parent.parent / "reports" / "calibrate-coverage.md"
     out.write_text(text, encoding="utf-8")
     print(text)

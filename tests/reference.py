@@ -92,3 +92,37 @@ def gate_set_edges(
         low = optimize.brentq(gap, 1e-300, mu, xtol=1e-300) if gap(1e-300) < 0 else 0.0
         edges.append((float(rho), float(low), float(high)))
     return edges, floor
+
+
+def _poly_mul(p: list[Fraction], q: list[Fraction]) -> list[Fraction]:
+    out = [Fraction(0)] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        for j, b in enumerate(q):
+            out[i + j] += a * b
+    return out
+
+
+def beta_mixed_binomial_lower_tails(
+    n: int, q: list[Fraction], a: Fraction, b: Fraction
+) -> list[Fraction]:
+    """``P(K < k)`` for k = 0..n, K | x ~ Binomial(n, q(x)), x ~ Beta(a, b), in Fractions.
+
+    `q` is a polynomial in x (coefficients, lowest power first). Each pmf term
+    ``comb(n, k) q^k (1 - q)^(n - k)`` is expanded into powers of x and integrated by the
+    Beta moments ``E x^m = prod_(i < m) (a + i) / (a + b + i)``: no quadrature.
+    """
+    one_minus = [1 - q[0], *(-c for c in q[1:])]
+    moments = [Fraction(1)]
+    for i in range((len(q) - 1) * n):
+        moments.append(moments[-1] * (a + i) / (a + b + i))
+    q_pow, r_pow = [[Fraction(1)]], [[Fraction(1)]]
+    for _ in range(n):
+        q_pow.append(_poly_mul(q_pow[-1], q))
+        r_pow.append(_poly_mul(r_pow[-1], one_minus))
+    tails = [Fraction(0)]
+    for k in range(n):
+        poly = _poly_mul(q_pow[k], r_pow[n - k])
+        tails.append(
+            tails[-1] + comb(n, k) * sum(c * m for c, m in zip(poly, moments, strict=True))
+        )
+    return tails

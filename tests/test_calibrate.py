@@ -331,7 +331,8 @@ def test_too_weak_and_clipped_are_said():
         ({"confidence": 1.0}, r"`confidence` must be in \(0, 1\)"),
         (
             {"method": "wald"},
-            "`method` must be one of lang-reiczigel, delta, bootstrap, jeffreys-simulation",
+            "`method` must be one of auto, lang-reiczigel, exact-box, delta, bootstrap, "
+            "jeffreys-simulation",
         ),
     ],
 )
@@ -344,11 +345,18 @@ def test_correct_pass_rate_refuses_bad_input(kwargs, message):
 counts = st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
 
 
-@given(obs=counts, sens=counts, spec=counts, method=st.sampled_from(["lang-reiczigel", "delta"]))
+@given(
+    obs=counts,
+    sens=counts,
+    spec=counts,
+    method=st.sampled_from(["lang-reiczigel", "delta", "auto", "exact-box"]),
+)
 def test_interval_is_inside_the_unit_interval_and_mirrors(obs, sens, spec, method):
     """Swapping what counts as pass turns the interval for pi into the one for 1 - pi."""
     r = gatecal.correct_pass_rate(observed=obs, sensitivity=sens, specificity=spec, method=method)
     assert 0 <= r.low <= r.high <= 1
+    if method in ("auto", "exact-box"):
+        assert r.low < r.high  # never zero-width
     m = gatecal.correct_pass_rate(
         observed=(obs[1] - obs[0], obs[1]), sensitivity=spec, specificity=sens, method=method
     )
@@ -378,7 +386,7 @@ COVERAGE_POINTS = [
 @pytest.mark.parametrize("point", COVERAGE_POINTS)
 def test_shipped_interval_holds_its_level_where_wrong_ones_fail(point):
     # Exact coverage: every outcome enumerated, weighted by its binomial probability.
-    shipped, _ = study.exact_coverage("lang-reiczigel", point)
+    shipped, _ = study.exact_coverage("auto", point)
     assert shipped >= 0.94
     naive = min(study.exact_coverage(m, point)[0] for m in ("known", "calibration-only", "delta"))
     assert naive < 0.85  # the tolerance tells a wrong method apart
@@ -394,16 +402,79 @@ def test_exact_coverage_agrees_with_simulated_coverage():
 
 
 def test_committed_coverage_report_names_the_shipped_method_best():
+    """Per class: only the shipped method, the method shipped before and the (far wider)
+    exact box hold 94% at every point. Random sample: the shipped method holds 94.5% with no zero-width interval, where
+    the method shipped before fell below 93%."""
     text = (ROOT / "reports" / "calibrate-coverage.md").read_text()
     rows = dict(
         re.findall(r"^\| (\S+) \((?:exact|simulated)\) \| [\d.]+ \| ([\d.]+) \|", text, re.M)
     )
-    assert float(rows["lang-reiczigel"]) >= 0.94
-    assert all(
-        float(low) < float(rows["lang-reiczigel"])
-        for m, low in rows.items()
-        if m != "lang-reiczigel"
-    )
+    assert float(rows["auto"]) >= 0.945 and float(rows["exact-box"]) >= 0.95
+    shipped_before = ("auto", "exact-box", "lang-reiczigel")
+    assert all(float(low) < 0.94 for m, low in rows.items() if m not in shipped_before)
+    sampled = {
+        m: (float(low), float(zero))
+        for m, low, zero in re.findall(
+            r"^\| (\S+) \| [\d.]+ \| ([\d.]+) \| \d+% \| [\d.]+ \| ([\d.]+) \|", text, re.M
+        )
+    }
+    assert sampled["auto"][0] >= 0.945 and sampled["auto"][1] == 0
+    assert sampled["exact-box"][0] >= 0.95 and sampled["exact-box"][1] == 0
+    assert sampled["lang-reiczigel"][0] < 0.93 and sampled["lang-reiczigel"][1] > 0
+
+
+# Random-sample points where the method shipped before fell below 93%: labels drawn from the
+# judged population, so a 95-99% pass rate brings only a few truly failing items.
+SAMPLE_POINTS = [
+    study.SamplePoint(0.99, 0.97, 0.9, 100, 500),
+    study.SamplePoint(0.99, 0.85, 0.9, 100, 100),
+]
+
+
+@pytest.mark.parametrize("point", SAMPLE_POINTS)
+def test_shipped_interval_holds_under_random_sampling(point):
+    # Exact: every number of truly failing labels and every outcome enumerated.
+    shipped, _, zero, _ = study.sample_coverage("auto", point)
+    before, _, zero_before, _ = study.sample_coverage("lang-reiczigel", point)
+    assert shipped >= 0.945 and zero == 0
+    assert before < 0.93 and zero_before > 0.004
+
+
+def test_exact_box_is_the_range_over_its_box():
+    """The box's limits against a dense grid search over the same three Clopper-Pearson
+    intervals (scipy.stats.beta quantiles), the corrected rate evaluated everywhere."""
+    level = 0.95 ** (1 / 3)
+    for obs, sens, spec in [((90, 100), (45, 50), (17, 20)), ((60, 80), (35, 40), (9, 10))]:
+        r = gatecal.correct_pass_rate(
+            observed=obs, sensitivity=sens, specificity=spec, method="exact-box"
+        )
+        edges = [
+            (
+                stats.beta.ppf((1 - level) / 2, k, m - k + 1),
+                stats.beta.ppf((1 + level) / 2, k + 1, m - k),
+            )
+            for k, m in (obs, sens, spec)
+        ]
+        p, se, sp = np.meshgrid(*[np.linspace(lo, hi, 41) for lo, hi in edges], indexing="ij")
+        assert np.all(se + sp > 1)
+        pi = (p + sp - 1) / (se + sp - 1)
+        assert r.method == "exact-box"
+        assert r.low == pytest.approx(
+            max(0.0, min(pi.min(), (edges[0][0] + edges[2][0] - 1) / edges[2][0])), abs=1e-12
+        )
+        assert r.high == pytest.approx(
+            min(1.0, max(pi.max(), edges[0][1] / edges[1][0])), abs=1e-12
+        )
+
+
+def test_observed_99_of_100_is_never_a_zero_width_interval():
+    """Issue 22: with 3 of 3 truly failing labels failed and 52 of 57 passing ones passed,
+    Lang-Reiczigel prints [1.000, 1.000] for 99 of 100 judged passes."""
+    args = {"observed": (99, 100), "sensitivity": (52, 57), "specificity": (3, 3)}
+    before = gatecal.correct_pass_rate(**args, method="lang-reiczigel")
+    assert before.low == before.high == 1.0
+    now = gatecal.correct_pass_rate(**args)
+    assert now.method == "exact-box" and now.low < now.high and now.too_weak
 
 
 # -- how many labels ------------------------------------------------------------------------

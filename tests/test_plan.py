@@ -187,6 +187,22 @@ def test_plan_command_json_contract():
         (["plan", "--tie", "maybe"], "--tie must be fail or pass (got 'maybe')"),
         (["policies", "--icc", "0.1", "--fpr", "0.2"], "--icc needs one symmetric flip rate"),
         (["policies", "--runs", "0"], "--runs must be an integer >= 1 (got 0)"),
+        (["policies", "--retry-rate", "later"], "--retry-rate must be shared or fresh"),
+        (
+            [
+                "policies",
+                "--icc",
+                "0.1",
+                "--cases",
+                "400",
+                "--policies",
+                "rerun-failing-2",
+                "--retry-rate",
+                "fresh",
+            ],
+            "--policies with a fresh run rate per rerun of failing cases under icc is computed "
+            "over 401^3 rate combinations x 400 cases, at most 50,000,000",
+        ),
     ],
 )
 def test_plan_and_policies_errors(args, message):
@@ -456,3 +472,84 @@ def test_the_shift_bound_pmf_from_log_gamma_is_accurate():
         want = stats.binom.pmf(np.arange(m + 1), m, q).max()
         got = float(_largest_pmf(np.array([m]), q)[0])
         assert abs(got / want - 1) < 1e-7, (m, q, got, want)
+
+
+def _case_pass_polynomial(policy):
+    """P(a healthy case of 2 judge checks and 1 code check passes) as a polynomial in the
+    run's flip rate x, in Fractions (coefficients, lowest power first)."""
+    from tests.reference import _poly_mul
+
+    check = [Fraction(1), Fraction(-1)]  # one call: right w.p. 1 - x
+    if policy.majority == 3:  # (1 - x)^3 + 3 x (1 - x)^2 = 1 - 3 x^2 + 2 x^3
+        check = [Fraction(1), Fraction(0), Fraction(-3), Fraction(2)]
+    case = _poly_mul(check, check)
+    if policy.rerun_failing:  # 1 - (1 - q)^2 = 2 q - q^2
+        padded = [*case, *[Fraction(0)] * (len(case) - 1)]
+        case = [2 * c - d for c, d in zip(padded, _poly_mul(case, case), strict=True)]
+    return case
+
+
+@pytest.mark.parametrize(
+    ("flip", "icc"),
+    [
+        (Fraction(1, 50), Fraction(1, 5)),  # issue 22: Beta a = 0.08, off by 9e-7 before
+        (Fraction(1, 1000), Fraction(1, 2)),  # a = 0.001
+        (Fraction(3, 100), Fraction(1, 1000)),  # a + b = 999
+        (Fraction(1, 20), Fraction(1, 10)),
+    ],
+)
+@pytest.mark.parametrize(
+    "policy", [Policy(), Policy(majority=3), Policy(rerun=1), Policy(rerun_failing=1)]
+)
+def test_correlated_plans_are_exact_to_1e_12(flip, icc, policy):
+    """Against exact fractions (tests/reference.py, beta_mixed_binomial_lower_tails: the
+    pmf expanded in powers of the rate and integrated by the Beta moments). Checked with
+    ``pytest tests/test_plan.py -k exact_to_1e_12``; before, scipy's roots_jacobi rule of
+    2,001 nodes printed 0.04989624146 for the exact 0.04989619663 (a = 0.08)."""
+    from tests.reference import beta_mixed_binomial_lower_tails
+
+    a, b = flip * (1 - icc) / icc, (1 - flip) * (1 - icc) / icc
+    noise = JudgeNoise(fnr=float(flip), fpr=float(flip), icc=float(icc))
+    checked = 0
+    for false_alarm in (0.05, 0.2):
+        plan = plan_suite(
+            noise=noise,
+            regression="0.25",
+            false_alarm=false_alarm,
+            detection=0.9,
+            policies=[policy],
+            max_cases=40,
+        ).plans[0]
+        if plan is None:
+            continue
+        n, k, f, attempts = plan.cases, plan.k_min, plan.failing, policy.rerun + 1
+        q = _case_pass_polynomial(policy)
+        fa = beta_mixed_binomial_lower_tails(n, q, a, b)[k] ** attempts
+        det = beta_mixed_binomial_lower_tails(n - f, q, a, b)[k] ** attempts if k <= n - f else 1
+        assert plan.false_alarm == pytest.approx(float(fa), rel=1e-12, abs=0)
+        assert plan.detection == pytest.approx(float(det), rel=1e-12, abs=0)
+        checked += 1
+    assert checked  # at least one target is feasible within 40 cases
+
+
+def test_policies_command_with_a_fresh_rate_per_rerun():
+    """Issue 22's example: 0.2594 with the rerun sharing its run's rate, 0.1781 fresh."""
+    args = ["policies", "--icc", "0.1", "--policies", "rerun-failing-1", "--gates", "all"]
+    shared = _cli([*args, "--runs", "2000", "--format", "json"])
+    fresh = _cli([*args, "--runs", "2000", "--format", "json", "--retry-rate", "fresh"])
+    rows = [
+        next(r for r in json.loads(out)["rows"] if r["build"] == "healthy")
+        for code, out, _ in (shared, fresh)
+        if code == 0
+    ]
+    assert [round(r["failure_probability"], 4) for r in rows] == [0.2594, 0.1781]
+    assert "a fresh run rate per rerun" in rows[1]["policy"]
+
+
+def test_plans_refuse_a_fresh_rate_per_rerun_under_icc():
+    with pytest.raises(ParameterError, match="must not use a fresh run rate per rerun"):
+        plan_suite(
+            noise=JudgeNoise(fnr=0.03, fpr=0.03, icc=0.1),
+            regression="0.25",
+            policies=[Policy(rerun_failing=1, retry_rate="fresh")],
+        )

@@ -1,6 +1,8 @@
 """Gate policies: exact rates checked against closed forms and against call-by-call simulation."""
 
 import itertools
+from fractions import Fraction
+from math import comb
 
 import numpy as np
 import pytest
@@ -128,6 +130,15 @@ CONFIGS = [
     (JudgeNoise.flip(0.1), Policy(rerun=2)),
     (JudgeNoise(fnr=0.08, fpr=0.08, icc=0.2), Policy(majority=3, rerun=1)),
     (JudgeNoise(fnr=0.05, fpr=0.05, icc=0.1), Policy(repeat=3, need=2, rerun_failing=1)),
+    (JudgeNoise(fnr=0.08, fpr=0.08, icc=0.1), Policy(rerun_failing=1, retry_rate="fresh")),
+    (
+        JudgeNoise(fnr=0.1, fpr=0.1, icc=0.2),
+        Policy(majority=3, rerun_failing=2, retry_rate="fresh"),
+    ),
+    (
+        JudgeNoise(fnr=0.15, fpr=0.15, icc=0.1, unparseable=0.02),
+        Policy(confirm=2, rerun_failing=1, retry_rate="fresh"),
+    ),
 ]
 
 
@@ -189,3 +200,76 @@ def test_correlated_policies_by_groups_equal_the_recursion(policy, monkeypatch):
     for a, b in zip(slow.rows, fast.rows, strict=True):
         assert b.failure_probability == pytest.approx(a.failure_probability, rel=1e-10, abs=1e-300)
         assert b.judge_calls == pytest.approx(a.judge_calls, rel=1e-12)
+
+
+def _beta_moments(a, b, top):
+    """E (1 - X)^r for r = 0..top, X ~ Beta(a, b), in Fractions."""
+    out = [Fraction(1)]
+    for i in range(top):
+        out.append(out[-1] * (b + i) / (a + b + i))
+    return out
+
+
+def _article_rerun_failing_false_alarms(a, b, retries, fresh):
+    """Exact false alarms of the article suite's gates "all" and "0.80" (k_min 10) with
+    failing cases rerun `retries` times, under a Beta(a, b) run rate, in Fractions.
+
+    A case fails one try w.p. g(x) = 1 - (1 - x)^2, and every try w.p. G = prod_t g(x_t)
+    (one x shared by the tries, or one per try). P(K < k) = sum_(j < k) comb(12, j)
+    E[(1 - G)^j G^(12 - j)] = sum_j comb(12, j) sum_i comb(j, i) (-1)^i E[G^(i + 12 - j)],
+    with E[G^m] = E[g^m]^T (fresh) or E[g^(m T)] (shared), T = retries + 1, and E[g^m] =
+    sum_l comb(m, l) (-1)^l E[(1 - x)^(2 l)]."""
+    tries = retries + 1
+    moments = _beta_moments(a, b, 2 * 12 * tries)
+
+    def e_g(m):
+        return sum(comb(m, ll) * (-1) ** ll * moments[2 * ll] for ll in range(m + 1))
+
+    def e_big_g(m):
+        return e_g(m) ** tries if fresh else e_g(m * tries)
+
+    def lower_tail(k):
+        return sum(
+            comb(12, j) * sum(comb(j, i) * (-1) ** i * e_big_g(i + 12 - j) for i in range(j + 1))
+            for j in range(k)
+        )
+
+    return lower_tail(12), lower_tail(10)
+
+
+@pytest.mark.parametrize("retries", [1, 2])
+@pytest.mark.parametrize("retry_rate", ["shared", "fresh"])
+def test_rerun_failing_under_icc_against_exact_fractions(retries, retry_rate):
+    """Issue 22: flip 0.08, icc 0.1 (Beta(0.72, 8.28)), the article suite, gate "every case
+    must pass", failing cases rerun once: false alarm 0.2594 with the run's rate shared by
+    the rerun, 0.1781 with a fresh rate per rerun. Reference: exact fractions
+    (_article_rerun_failing_false_alarms); ``pytest tests/test_policies.py -k fractions``."""
+    a, b = Fraction(18, 25), Fraction(207, 25)  # mean 0.08, icc 1 / (1 + a + b) = 0.1
+    noise = JudgeNoise(fnr=0.08, fpr=0.08, icc=0.1)
+    policy = Policy(rerun_failing=retries, retry_rate=retry_rate)
+    rates = policy_rates(ARTICLE, noise, "all,0.80", policy)
+    every, most = _article_rerun_failing_false_alarms(a, b, retries, retry_rate == "fresh")
+    got_every = rates.row("healthy", "all").failure_probability
+    assert got_every == pytest.approx(float(every), rel=1e-12)
+    assert rates.row("healthy", "0.80").failure_probability == pytest.approx(float(most), rel=1e-12)
+    if retries == 1:
+        assert round(float(every), 4) == (0.1781 if retry_rate == "fresh" else 0.2594)
+
+
+def test_fresh_retry_rate_needs_reruns_and_icc_to_matter():
+    shared = policy_rates(ARTICLE, JudgeNoise.flip(0.08), "all", Policy(rerun_failing=1))
+    fresh = policy_rates(
+        ARTICLE, JudgeNoise.flip(0.08), "all", Policy(rerun_failing=1, retry_rate="fresh")
+    )
+    assert shared.rows == fresh.rows  # independent runs: one model
+    with pytest.raises(ParameterError, match="`retry_rate` must be 'shared' or 'fresh'"):
+        Policy(retry_rate="new")  # type: ignore[arg-type]
+    assert parse_policy("rerun-failing-1", retry_rate="fresh").retry_rate == "fresh"
+    big = Suite.uniform(cases=400, judge_checks=2, code_checks=1, failing=40)
+    with pytest.raises(ParameterError, match="401\\^3 rate combinations"):
+        policy_rates(
+            big,
+            JudgeNoise(fnr=0.08, fpr=0.08, icc=0.1),
+            "all",
+            Policy(rerun_failing=2, retry_rate="fresh"),
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ import numpy.typing as npt
 
 from gatecal._analyses.policies import Policy, _attempt
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
-from gatecal._engines.exact import beta_nodes
+from gatecal._engines.exact import beta_rule
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import REGRESSION_HELP, Regression, parse_regression
 from gatecal._model.suite import JudgeNoise, Suite
@@ -122,8 +123,46 @@ class SuitePlans:
 
 Floats = npt.NDArray[np.float64]
 #: With run-level correlation, plans are exact while n x (judge calls per case) stays
-#: below this (2,001 quadrature nodes); past it they are a very fine quadrature.
+#: below this (2,001 quadrature nodes); past it they are a very fine quadrature (at 5,000
+#: cases of 2 judge calls, 2,001 and 4,001 nodes agree to 3e-15 relative).
 _MAX_DEGREE = 4000
+
+
+@functools.lru_cache(maxsize=8)
+def _beta_mixture_rule(a: float, b: float, nodes: int) -> tuple[Floats, Floats]:
+    """The Gauss rule of :func:`gatecal._engines.exact.beta_rule` (the Jacobi matrix), kept
+    for the policies of one plan, which share it. Not scipy's ``roots_jacobi``: its
+    weights are off by up to 1e-7 relative at a Beta ``a`` near 0.08 (a small flip rate
+    at a large icc), which moved plans' false alarms by 9e-7 relative."""
+    xs, ws = beta_rule(a, b, nodes)
+    xs.setflags(write=False)
+    ws.setflags(write=False)
+    return xs, ws
+
+
+class _RulesBySize:
+    """The mixture of :func:`_case_probabilities` with a rule fitted to each suite size.
+
+    A suite of n cases needs a rule exact for degree n x (judge calls per case) in the
+    run's rate; sizes share rules by that degree rounded up to a power of two (at most
+    :data:`_MAX_DEGREE`). A short rule is also the more accurate one in floating point:
+    the 2,001-node rule's smallest weights carry an absolute rounding of ~1e-16, which is
+    1e-12 relative in a 30-case suite's tails at a Beta ``a`` of 0.001, and far more in
+    tails below 1e-30 at an icc of 0.001; the rule of the suite's own degree is exact to
+    a few 1e-14 there.
+    """
+
+    def __init__(self, noise: JudgeNoise, policy: Policy, j: int, c: int, per_case: int):
+        self._args = (noise, policy, j, c)
+        self._per_case = per_case
+        self._rules: dict[int, tuple[Floats, Floats, Floats, Floats]] = {}
+
+    def __call__(self, n: int) -> tuple[Floats, Floats, Floats, Floats]:
+        need = n * self._per_case if self._args[0].run_correlated else 0
+        degree = min(1 << (need - 1).bit_length(), _MAX_DEGREE) if need > 0 else 0
+        if degree not in self._rules:
+            self._rules[degree] = _case_probabilities(*self._args, degree)
+        return self._rules[degree]
 
 
 def _case_probabilities(
@@ -140,7 +179,7 @@ def _case_probabilities(
     one = Suite.uniform(cases=1, judge_checks=judge_checks, code_checks=code_checks, failing=1)
     if noise.run_correlated:
         a, b = noise.beta_parameters()
-        xs, ws = beta_nodes(a, b, degree=max_degree)
+        xs, ws = _beta_mixture_rule(a, b, max_degree // 2 + 1)
         noises = [noise.at(float(x)) for x in xs]
     else:
         ws, noises = np.ones(1), [noise]
@@ -223,6 +262,13 @@ def plan_suite(
     chosen = (
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
+    for policy in chosen:
+        if noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh":
+            rule = (
+                "must not use a fresh run rate per rerun of failing cases under icc here "
+                "(plans use the shared rate; gatecal.policy_rates computes a fresh one)"
+            )
+            raise ParameterError("policies", rule, policy.describe())
     plans: list[SuitePlan | None] = []
     limits: list[int | None] = []
     searched = top
@@ -235,8 +281,11 @@ def plan_suite(
             continue
         limits.append(None)
         per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
-        degree = min((top or _MAX_DEGREE) * per_case, _MAX_DEGREE)
-        q_pass, q_fail, calls, ws = _case_probabilities(noise, policy, j, c, degree)
+        rules = _RulesBySize(noise, policy, j, c, per_case)
+        # With icc, the screen and the runs of sizes need only know that the count is a
+        # mixture (more than one node); each size's exact plan takes its own rule.
+        mixed = noise.run_correlated and per_case > 0
+        q_pass, q_fail, _, ws = _case_probabilities(noise, policy, j, c, 2) if mixed else rules(0)
         targets = _Targets(alpha=alpha, power=power, attempts=policy.rerun + 1)
         bounds = _Bounds.of(noise, policy, j, c) if noise.run_correlated else None
         found: SuitePlan | None = None
@@ -255,7 +304,7 @@ def plan_suite(
                 ns, f = ns[kept], f[kept]
             maybe = _screen(ns, f, q_pass, q_fail, ws, targets, bounds)
             for n in ns[maybe].tolist():
-                found = _exact_plan(int(n), policy, reg, q_pass, q_fail, calls, ws, targets)
+                found = _exact_plan(int(n), policy, reg, *rules(int(n)), targets)
                 if found is not None:
                     break
             if found is None and top is None and _never_after(reg, stop, q_pass, q_fail, targets):

@@ -51,9 +51,14 @@ class Policy:
         them pass (k-of-n per case). Default 1 of 1.
     rerun_failing : int
         Rerun only the failing cases, up to this many times; a case passes if any
-        attempt passes. Under run-to-run correlation (``icc``) the reruns happen inside
-        the same CI run and share its drawn rate, which is the conservative model: a
-        fresh rate per retry would give a lower false alarm.
+        attempt passes.
+    retry_rate : {'shared', 'fresh'}
+        Under run-to-run correlation (``icc``), the judge's rate in a rerun of failing
+        cases. ``'shared'`` (the default, conservative): the reruns happen inside the same
+        CI run and share its drawn rate, so a bad night stays bad for the retry.
+        ``'fresh'``: each rerun round is a run of its own and draws a new rate (all cases
+        rerun in that round share it), which gives a lower false alarm. No effect without
+        ``icc`` or without `rerun_failing`.
     rerun : int
         Rerun the whole suite up to this many times while the gate fails.
     confirm : int
@@ -70,6 +75,7 @@ class Policy:
     rerun_failing: int = 0
     rerun: int = 0
     confirm: int = 0
+    retry_rate: Literal["shared", "fresh"] = "shared"
 
     def __post_init__(self) -> None:
         check_count("majority", self.majority, low=1, high=MAX_CALLS)
@@ -83,6 +89,8 @@ class Policy:
         check_count("rerun_failing", self.rerun_failing, low=0, high=MAX_CALLS)
         check_count("rerun", self.rerun, low=0, high=MAX_CALLS)
         check_count("confirm", self.confirm, low=0, high=MAX_CALLS)
+        if self.retry_rate not in RETRY_RATES:
+            raise ParameterError("retry_rate", "must be 'shared' or 'fresh'", self.retry_rate)
         if self.confirm and (self.majority > 1 or icc > 0):
             rule = "combines only with one judge call per check (no majority-M, no call_icc)"
             raise ParameterError("confirm", rule, self.confirm)
@@ -99,11 +107,15 @@ class Policy:
         if self.repeat > 1:
             parts.append(f"each case {self.need} of {self.repeat} runs")
         if self.rerun_failing:
-            parts.append(f"rerun failing cases up to {self.rerun_failing}x")
+            fresh = ", a fresh run rate per rerun" if self.retry_rate == "fresh" else ""
+            parts.append(f"rerun failing cases up to {self.rerun_failing}x{fresh}")
         if self.rerun:
             parts.append(f"rerun the suite up to {self.rerun}x on failure")
         return "; ".join(parts) or "one judge call per check, no rerun"
 
+
+#: What a rerun of failing cases draws under icc: its run's rate, or a fresh one.
+RETRY_RATES = ("shared", "fresh")
 
 #: The most judge calls, repeats or reruns a policy may ask for: each is a whole suite's
 #: calls, so a thousand is already far beyond what a CI run affords, and the exact maths
@@ -182,10 +194,10 @@ class PolicyRates:
         raise ParameterError("gate", "must be one of the computed gates", gate)
 
 
-def _attempt(
+def _case_try(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
 ) -> tuple[FloatArray, FloatArray]:
-    """Pass-count pmf of one attempt and its expected judge calls (given one run's rates).
+    """Per case, P(one try of it passes) and its expected judge calls, at `noise`'s rates.
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
     ``1 + confirm`` per check); other callers (plan_suite) refuse it."""
@@ -205,18 +217,91 @@ def _attempt(
         from scipy import stats
 
         q = stats.binom.sf(policy.need - 1, policy.repeat, q)
-    per_try = int(judge.sum()) * policy.majority * policy.repeat  # judge calls per case try
+    if policy.confirm:  # a call that says fail costs `confirm` more
+        per_try = policy.repeat * (1.0 + policy.confirm * (1.0 - first)).sum(axis=1)
+    else:  # judge calls per case try
+        per_try = np.full(q.shape, float(int(judge.sum()) * policy.majority * policy.repeat))
+    return q, per_try
+
+
+def _attempt(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
+) -> tuple[FloatArray, FloatArray]:
+    """Pass-count pmf of one attempt and its expected judge calls (given one run's rates).
+
+    `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
+    ``1 + confirm`` per check); other callers (plan_suite) refuse it. Every rerun of the
+    failing cases has the same rates as the first try (``retry_rate='shared'``)."""
+    q, per_try = _case_try(suite, build, noise, policy, confirm=confirm)
     fail = 1.0 - q
     tries = sum(fail**t for t in range(policy.rerun_failing + 1))  # expected tries per case
-    q_final = 1.0 - fail ** (policy.rerun_failing + 1)
+    return _final_pmf(1.0 - fail ** (policy.rerun_failing + 1)), np.array(
+        float((per_try * tries).sum())
+    )
+
+
+def _final_pmf(q_final: FloatArray) -> FloatArray:
+    """The pass-count pmf of cases that pass with probabilities `q_final`, independently."""
     if q_final.size > GROUP_ABOVE:  # per node of an icc mixture: no n^2 recursion
-        pmf = grouped_pass_count_pmf(q_final)
-    else:
-        pmf = pass_count_pmfs(q_final[None, :])[0]
-    if policy.confirm:  # a call that says fail costs `confirm` more
-        per_case = policy.repeat * (1.0 + policy.confirm * (1.0 - first)).sum(axis=1)
-        return pmf, np.array(float((per_case * tries).sum()))
-    return pmf, np.array(per_try * float(tries.sum()))
+        return grouped_pass_count_pmf(q_final)
+    return np.asarray(pass_count_pmfs(q_final[None, :])[0])
+
+
+#: The most node combinations (nodes ** tries) times cases that a fresh rate per rerun of
+#: failing cases is computed over: about ten seconds.
+FRESH_RETRY_WORK = 50_000_000
+
+
+def _fresh_retries(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy
+) -> tuple[FloatArray, float]:
+    """Pass-count pmf and expected judge calls of one attempt whose rerun rounds of failing
+    cases each draw a fresh run rate (``retry_rate='fresh'``, ``noise.icc > 0``).
+
+    Given the rates x_1..x_T of the T = 1 + rerun_failing rounds, cases are independent
+    and case i fails every try with probability ``prod_t (1 - q_i(x_t))``; it is tried in
+    round t if it failed rounds 1..t-1. Each P(K = k | x) is a polynomial of degree at
+    most d = (judge verdicts per try of the suite) x (1 + confirm) in each x_t, so the
+    product of T Gauss rules of d // 2 + 1 nodes (Jacobi matrix,
+    :func:`gatecal._engines.exact.beta_rule`) integrates it exactly.
+    """
+    import itertools
+
+    from gatecal._engines.exact import beta_rule
+
+    a, b = noise.beta_parameters()
+    n, tries = suite.n_cases, policy.rerun_failing + 1
+    verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
+    nodes = verdicts * (1 + policy.confirm) // 2 + 1
+    if nodes**tries * n > FRESH_RETRY_WORK:
+        rule = (
+            "with a fresh run rate per rerun of failing cases under icc is computed over "
+            f"{nodes}^{tries} rate combinations x {n} cases, at most {FRESH_RETRY_WORK:,}: "
+            "fewer reruns or cases, or `retry_rate` shared"
+        )
+        raise ParameterError("policies", rule, policy.describe())
+    xs, ws = beta_rule(a, b, nodes)
+    per_node = [_case_try(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs]
+    fails = np.stack([1.0 - q for q, _ in per_node])  # (nodes, cases)
+    costs = np.stack([c for _, c in per_node])
+    pmf = np.zeros(n + 1)
+    calls = 0.0
+    for combo in itertools.product(range(xs.size), repeat=tries - 1):  # the last: all at once
+        weight = float(np.prod(ws[list(combo)]))
+        reached = np.ones(n)  # P(case i is tried in this round | the rates so far)
+        expected = np.zeros(n)
+        for t in combo:
+            expected += reached * costs[t]
+            reached = reached * fails[t]
+        last_expected = expected[None, :] + reached[None, :] * costs  # (nodes, cases)
+        q_final = 1.0 - reached[None, :] * fails
+        if n > GROUP_ABOVE:
+            rows = np.stack([grouped_pass_count_pmf(q) for q in q_final])
+        else:
+            rows = pass_count_pmfs(q_final)
+        pmf += weight * (ws @ rows)
+        calls += weight * float(ws @ last_expected.sum(axis=1))
+    return np.clip(pmf, 0.0, None), calls
 
 
 def _not_sequential(policy: Policy, name: str = "policy") -> None:
@@ -243,9 +328,12 @@ def policy_rates(
 
     A majority vote and repeated cases change each check's or case's pass
     probability; rerunning failing cases gives a case up to ``1 + rerun_failing``
-    tries, all within one run (with ``noise.icc`` they share the run's drawn rate:
-    conservative); rerunning the suite fails the build only if every attempt fails, each
-    attempt an independent run (with ``noise.icc`` each attempt draws its own rate).
+    tries (with ``noise.icc`` they share the run's drawn rate, the conservative model,
+    unless ``policy.retry_rate`` is ``'fresh'``: then each rerun round draws its own, and
+    the mixture is over the rates of every round, a product Gauss rule exact for the
+    pmf's degree in each); rerunning the suite fails the build only if every attempt
+    fails, each attempt an independent run (with ``noise.icc`` each attempt draws its own
+    rate).
     """
     policy = Policy() if policy is None else policy
     _not_sequential(policy)
@@ -253,7 +341,9 @@ def policy_rates(
     n = suite.n_cases
     rows = []
     for build in BUILDS:
-        if noise.run_correlated:
+        if noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh":
+            pmf, calls_one = _fresh_retries(suite, build, noise, policy)
+        elif noise.run_correlated:
             a, b = noise.beta_parameters()
             verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
             degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
@@ -316,7 +406,8 @@ def simulate_policy(
 
     Every judge call is drawn: each vote of a majority, each repeat of a case, each
     retry of a failing case and each rerun of the suite; with ``noise.icc`` each
-    attempt draws its own flip rate, with ``policy.call_icc`` each check its own
+    attempt draws its own flip rate (and each rerun round of failing cases too, with
+    ``policy.retry_rate='fresh'``), with ``policy.call_icc`` each check its own
     latent pass rate for its votes. Runs are cut into chunks with spawned streams.
     """
     from gatecal._common.seeds import chunk_generator, root_seed
@@ -340,12 +431,13 @@ def simulate_policy(
     for index, start in enumerate(range(0, total, chunk)):
         gen = chunk_generator(root, index)
         runs = min(chunk, total - start)
-        if noise.run_correlated:  # one flip rate per attempt of each run
-            x = gen.beta(*noise.beta_parameters(), size=(runs, attempts))
+        if noise.run_correlated:  # one flip rate per attempt of each run (and per try: fresh)
+            fresh = policy.retry_rate == "fresh"
+            x = gen.beta(*noise.beta_parameters(), size=(runs, attempts, tries if fresh else 1))
             keep = 1.0 - noise.unparseable
             truth_j = truth[:, judge]
             s = np.where(truth_j, keep * (1.0 - x[..., None, None]), keep * x[..., None, None])
-            s = s[:, :, None, :, None, :]  # (runs, attempts, 1, n, 1, j)
+            s = s[:, :, :, :, None, :]  # (runs, attempts, tries or 1, n, 1, j)
         else:
             s = noise.report_pass(suite, build)[None, None, None, :, None, :]
         shape = (runs, attempts, tries, n, rep, j)
@@ -398,13 +490,15 @@ def parse_policy(
     *,
     tie: str = "fail",
     call_icc: float = 0.0,
+    retry_rate: str = "shared",
     false_alarm: float = 0.05,
     detection: float = 0.8,
 ) -> Policy:
     """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``pass^3`` (all of 3
     repeats: ``repeat-3-of-3``), ``pass@3`` (any of 3: ``repeat-1-of-3``),
     ``confirm-2`` (a failing call asked twice more, majority decides), ``rerun-failing-1``,
-    ``rerun-1``, or several joined by ``+``; or one sequential gate
+    ``rerun-1``, or several joined by ``+`` (`retry_rate`: see :class:`Policy`); or one
+    sequential gate
     (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
     boundaries are searched for `false_alarm` and `detection`)."""
     from gatecal._analyses.sequential_policy import parse_sequential
@@ -447,7 +541,7 @@ def parse_policy(
         except ValueError:
             raise ParameterError("policy", f"must be {_POLICY_HELP}", text) from None
     try:
-        return Policy(tie=tie, call_icc=call_icc, **fields)  # type: ignore[arg-type]
+        return Policy(tie=tie, call_icc=call_icc, retry_rate=retry_rate, **fields)  # type: ignore[arg-type]
     except ParameterError as exc:
         raise ParameterError("policy", f"{exc.name} {exc.rule}", text) from None
 

@@ -43,6 +43,7 @@ OPTION = {
     "confidence_level": "--confidence",
     "method": "--interval",
     "policies": "--policies",
+    "retry_rate": "--retry-rate",
 }
 
 

@@ -91,11 +91,13 @@ def parse_policies(
     tie: str,
     call_icc: float | None,
     *,
+    retry_rate: str = "shared",
     false_alarm: float = 0.05,
     detection: float = 0.8,
 ) -> list[Policy]:
-    """``--policies``: comma-separated, each read with the --tie and --call-icc given; a
-    sequential gate's boundaries are searched for `false_alarm` and `detection`."""
+    """``--policies``: comma-separated, each read with the --tie, --call-icc and
+    --retry-rate given; a sequential gate's boundaries are searched for `false_alarm` and
+    `detection`."""
     out = []
     for part in text.split(","):
         try:
@@ -104,6 +106,7 @@ def parse_policies(
                     part,
                     tie=tie,
                     call_icc=call_icc or 0.0,
+                    retry_rate=retry_rate,
                     false_alarm=false_alarm,
                     detection=detection,
                 )

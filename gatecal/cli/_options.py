@@ -201,6 +201,16 @@ POLICIES_HELP = (
 TieOpt = Annotated[
     str, choice("--tie", "WHICH", "Even majorities: a tie fails or passes.", ("fail", "pass"))
 ]
+RetryRateOpt = Annotated[
+    str,
+    choice(
+        "--retry-rate",
+        "WHICH",
+        "With --icc, a rerun of failing cases: shares its run's drawn rate (shared, the "
+        "conservative model) or draws a fresh one per rerun round (fresh).",
+        ("shared", "fresh"),
+    ),
+]
 CallIccOpt = Annotated[
     float | None,
     probability(

@@ -23,6 +23,7 @@ from gatecal.cli._options import (
     IccOpt,
     JudgeChecksOpt,
     OutOpt,
+    RetryRateOpt,
     SuiteOpt,
     TieOpt,
     UnparseableOpt,
@@ -62,6 +63,7 @@ def policies(
     ] = "single,majority-3,majority-5,rerun-failing-1,rerun-1",
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
+    retry_rate: RetryRateOpt = "shared",
     n_runs: Annotated[
         int,
         whole(
@@ -109,6 +111,7 @@ def policies(
         policy_list,
         tie,
         call_icc,
+        retry_rate=retry_rate,
         false_alarm=0.05 if false_alarm is None else false_alarm,
         detection=0.8 if detection is None else detection,
     )
