@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -295,11 +295,15 @@ class PolicySample:
         Runs the policy ended with the gate failing the build, by gate text.
     judge_calls : dict of str to int
         Total judge calls over all runs, by gate text (a suite rerun depends on the gate).
+    method : {'calls', 'counts'}
+        How the runs were drawn: one random number per judge call, or by counts of alike
+        cases (see :func:`simulate_policy`).
     """
 
     n_runs: int
     failures: dict[str, int]
     judge_calls: dict[str, int]
+    method: Literal["calls", "counts"] = "calls"
 
 
 def simulate_policy(
@@ -311,20 +315,38 @@ def simulate_policy(
     *,
     n_runs: int,
     rng: int | None = None,
+    method: Literal["auto", "calls", "counts"] = "auto",
+    progress: Callable[[int], object] | None = None,
 ) -> PolicySample:
-    """Simulate CI runs under `policy` call by call (the check on :func:`policy_rates`).
+    """Simulate CI runs under `policy` judge call by judge call (the check on
+    :func:`policy_rates`).
 
     Every judge call is drawn: each vote of a majority, each repeat of a case, each
     retry of a failing case and each rerun of the suite; with ``noise.icc`` each
     attempt draws its own flip rate, with ``policy.call_icc`` each check its own
     latent pass rate for its votes. Runs are cut into chunks with spawned streams.
+
+    `method`: ``"calls"`` draws one random number per call; ``"counts"`` draws the same
+    calls by counts of alike cases (one binomial draw per count of checks with the same
+    votes so far: gatecal/_analyses/policy_counts.py), so its cost does not grow with the
+    cases of a group; ``"auto"`` (default) is ``"calls"`` up to
+    :data:`~gatecal._analyses.policy_counts.COUNTS_ABOVE` (200) cases and ``"counts"``
+    above. Both are independent of the exact engine; a seed gives the same sample with
+    the same method. `progress` is called with the runs of each finished chunk.
     """
+    from gatecal._analyses.policy_counts import COUNTS_ABOVE
     from gatecal._common.seeds import chunk_generator, root_seed
 
     policy = Policy() if policy is None else policy
     _not_sequential(policy)
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
+    if method not in ("auto", "calls", "counts"):
+        raise ParameterError("method", "must be 'auto', 'calls' or 'counts'", method)
+    if method == "counts" or (method == "auto" and suite.n_cases > COUNTS_ABOVE):
+        return _simulate_by_counts(
+            suite, build, noise, rules, policy, total=total, rng=rng, progress=progress
+        )
     root = root_seed(rng)
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
@@ -379,10 +401,55 @@ def simulate_policy(
             failures[g] += int(np.count_nonzero(~ci_pass))
             mask = np.arange(attempts)[None, :] < used[:, None]
             calls[g] += int((attempt_calls * mask).sum())
+        if progress is not None:
+            progress(runs)
     return PolicySample(
         n_runs=total,
         failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
         judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+    )
+
+
+def _simulate_by_counts(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    rules: Sequence[Gate],
+    policy: Policy,
+    *,
+    total: int,
+    rng: int | None,
+    progress: Callable[[int], object] | None,
+) -> PolicySample:
+    """:func:`simulate_policy` with ``method="counts"``: the same gate and rerun logic on
+    passing counts and calls drawn by gatecal/_analyses/policy_counts.py."""
+    from gatecal._analyses.policy_counts import CaseGroups, chunk_runs, counts_chunk
+    from gatecal._common.seeds import chunk_generator, root_seed
+
+    root = root_seed(rng)
+    groups = CaseGroups.of(suite, build, noise)
+    attempts = policy.rerun + 1
+    chunk = chunk_runs((attempts, policy.repeat, policy.majority, policy.confirm))
+    k_mins = np.array([g.k_min(suite.n_cases) for g in rules])
+    failures = np.zeros(len(rules), dtype=np.int64)
+    calls = np.zeros(len(rules), dtype=np.int64)
+    for index, start in enumerate(range(0, total, chunk)):
+        runs = min(chunk, total - start)
+        k, attempt_calls = counts_chunk(chunk_generator(root, index), runs, groups, noise, policy)
+        for g, k_min in enumerate(k_mins):
+            passed = k >= k_min  # (runs, att)
+            ci_pass = passed.any(axis=1)
+            used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
+            failures[g] += int(np.count_nonzero(~ci_pass))
+            mask = np.arange(attempts)[None, :] < used[:, None]
+            calls[g] += int((attempt_calls * mask).sum())
+        if progress is not None:
+            progress(runs)
+    return PolicySample(
+        n_runs=total,
+        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
+        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+        method="counts",
     )
 
 
