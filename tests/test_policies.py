@@ -180,9 +180,7 @@ def test_confirm_on_fail_by_counts_agrees_with_the_exact_rates(noise, policy):
 #: 3,000 cases in four groups: a regressed judge check on 700 cases, 100 hard cases with
 #: their own rates, of which 30 are among the regressed ones. Gates near each build's median.
 BIG = Suite.uniform(cases=3000, judge_checks=2, code_checks=0, failing=700)
-BIG_NOISE = JudgeNoise(
-    fnr=0.08, fpr=0.08, per_case={c: (0.3, 0.2) for c in BIG.cases[670:770]}
-)
+BIG_NOISE = JudgeNoise(fnr=0.08, fpr=0.08, per_case={c: (0.3, 0.2) for c in BIG.cases[670:770]})
 BIG_GATES = "fails<=495,fails<=1025"  # near the medians of one call per check
 
 
