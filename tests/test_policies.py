@@ -277,8 +277,10 @@ def test_counts_and_calls_agree_with_each_other():
 
 
 def test_simulation_method_is_chosen_by_size_and_seeded():
-    small = Suite.uniform(cases=200)
-    big = Suite.uniform(cases=201)
+    from gatecal._analyses.policy_counts import COUNTS_ABOVE
+
+    small = Suite.uniform(cases=COUNTS_ABOVE)
+    big = Suite.uniform(cases=COUNTS_ABOVE + 1)
     noise = JudgeNoise.flip(0.08)
     assert simulate_policy(small, "healthy", noise, "all", n_runs=50).method == "calls"
     first = simulate_policy(big, "healthy", noise, "0.80", n_runs=500, rng=3)
@@ -326,3 +328,20 @@ def test_correlated_policies_by_groups_equal_the_recursion(policy, monkeypatch):
     for a, b in zip(slow.rows, fast.rows, strict=True):
         assert b.failure_probability == pytest.approx(a.failure_probability, rel=1e-10, abs=1e-300)
         assert b.judge_calls == pytest.approx(a.judge_calls, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("policy", "gates"),
+    [(Policy(majority=3), "fails<=10,fails<=100"), (Policy(repeat=2, rerun=1), "all,fails<=90")],
+)
+def test_correlated_big_suites_agree_with_their_simulation_by_counts(policy, gates):
+    """Above GROUP_ABOVE cases under icc the exact rates take every quadrature node at once
+    (gatecal/_analyses/policy_nodes.py: binomial tails of one group, or the pmfs of several
+    convolved); a 400-case judge-only suite (two active groups in the regressed build) and
+    its counts simulation agree within 5 standard errors."""
+    suite = Suite.uniform(cases=400, judge_checks=2, code_checks=0, failing=100)
+    noise = JudgeNoise(fnr=0.06, fpr=0.06, icc=0.05)
+    exact = policy_rates(suite, noise, gates, policy)
+    assert sum(0.05 < r.failure_probability < 0.95 for r in exact.rows) >= 2  # informative
+    z, calls = _disagreement(suite, noise, policy, gates, "counts")
+    assert z < 5 and calls < 0.01

@@ -252,21 +252,34 @@ def policy_rates(
     rules = as_gates(gates)
     n = suite.n_cases
     rows = []
+    if noise.run_correlated:  # one rule for both builds
+        a, b = noise.beta_parameters()
+        verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
+        degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
+        xs, ws = beta_nodes(a, b, degree)
     for build in BUILDS:
+        tails: list[tuple[float, float]] | None = None
         if noise.run_correlated:
-            a, b = noise.beta_parameters()
-            verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
-            degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
-            xs, ws = beta_nodes(a, b, degree)
-            parts = [_attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs]
-            pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
-            calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
+            if n > GROUP_ABOVE:  # every node at once, by groups of alike cases
+                from gatecal._analyses.policy_nodes import node_tails
+
+                k_mins = [gate.k_min(n) for gate in rules]
+                tails, calls_one = node_tails(suite, build, noise, policy, xs, ws, k_mins)
+            else:
+                parts = [
+                    _attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs
+                ]
+                pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
+                calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
         else:
             pmf, calls = _attempt(suite, build, noise, policy, confirm=True)
             calls_one = float(calls)
-        for gate in rules:
+        for index, gate in enumerate(rules):
             k = gate.k_min(n)
-            lower, upper = math.fsum(pmf[:k]), math.fsum(pmf[k:])
+            if tails is not None:
+                lower, upper = tails[index]
+            else:
+                lower, upper = math.fsum(pmf[:k]), math.fsum(pmf[k:])
             single = lower / (lower + upper)
             attempts = sum(single**t for t in range(policy.rerun + 1))
             rows.append(
@@ -330,7 +343,7 @@ def simulate_policy(
     calls by counts of alike cases (one binomial draw per count of checks with the same
     votes so far: gatecal/_analyses/policy_counts.py), so its cost does not grow with the
     cases of a group; ``"auto"`` (default) is ``"calls"`` up to
-    :data:`~gatecal._analyses.policy_counts.COUNTS_ABOVE` (200) cases and ``"counts"``
+    :data:`~gatecal._analyses.policy_counts.COUNTS_ABOVE` (100) cases and ``"counts"``
     above. Both are independent of the exact engine; a seed gives the same sample with
     the same method. `progress` is called with the runs of each finished chunk.
     """
@@ -537,7 +550,11 @@ class PolicyComparisonRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PolicyReport:
-    """Every policy's false alarm, detection and judge calls, exact and simulated."""
+    """Every policy's false alarm, detection and judge calls, exact and simulated.
+
+    `simulation` says how the non-sequential policies' runs were drawn: ``"calls"`` (one
+    random number per judge call) or ``"counts"`` (the calls of alike cases by counts,
+    above 100 cases: see :func:`simulate_policy`)."""
 
     suite: Suite
     noise: JudgeNoise
@@ -546,6 +563,7 @@ class PolicyReport:
     confidence_level: float
     policies: tuple[Policy, ...]
     rows: tuple[PolicyComparisonRow, ...]
+    simulation: Literal["calls", "counts"] = "calls"
 
     def to_frame(self) -> Any:
         """The rows as a pandas DataFrame."""
@@ -566,6 +584,7 @@ def compare_policies(
     rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
     seed: int | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> PolicyReport:
     """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs
     drawn from the root seed `rng` (`seed` is its deprecated old name).
@@ -573,7 +592,10 @@ def compare_policies(
     A sequential policy (:class:`gatecal.SequentialPolicy`) gets one row per build, not
     per gate (it gates the cumulative passing count with its own boundaries): a
     :class:`gatecal.SequentialComparisonRow`, exact by :func:`gatecal.sequential_gate`,
-    beside `n_runs` sequences simulated verdict by verdict."""
+    beside `n_runs` sequences simulated verdict by verdict.
+
+    `progress` is called with the runs of each simulated chunk (2 x `n_runs` per
+    non-sequential policy; 0 when a policy's exact rates are done)."""
     from gatecal._common.intervals import binomial_interval
     from gatecal._common.seeds import renamed_seed
 
@@ -583,6 +605,7 @@ def compare_policies(
         raise ParameterError("policies", "must hold at least one policy", list(policies))
     level = check_probability("confidence_level", confidence_level)
     rows: list[PolicyComparisonRow] = []
+    methods: set[str] = set()
     for policy in policies:
         from gatecal._analyses.sequential_policy import SequentialPolicy, sequential_rows
 
@@ -590,10 +613,15 @@ def compare_policies(
             rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=rng, level=level)
             continue
         exact = policy_rates(suite, noise, gates, policy)
+        if progress is not None:
+            progress(0)
         samples = {
-            b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=rng)
+            b: simulate_policy(
+                suite, b, noise, gates, policy, n_runs=n_runs, rng=rng, progress=progress
+            )
             for b in BUILDS
         }
+        methods.update(sample.method for sample in samples.values())
         for r in exact.rows:
             sample = samples[r.build]
             failures = sample.failures[r.gate]
@@ -623,4 +651,5 @@ def compare_policies(
         confidence_level=level,
         policies=tuple(policies),
         rows=tuple(rows),
+        simulation="counts" if "counts" in methods else "calls",
     )
