@@ -36,7 +36,9 @@ from gatecal.cli._outputs import Outputs, ProgressBar, emit
 POLICIES_MAX_CASES = 50_000
 POLICIES_MAX_RUNS = 1_000_000
 #: With --icc the exact rates integrate over the run's rate with a rule whose nodes grow
-#: with cases x judge calls per case (2,000 cases at majority-5: 10,001 nodes, ~5 s).
+#: with cases x judge calls per case (2,000 cases at majority-5: 10,001 nodes, ~5 s); a
+#: sequential gate (sprt-MAX, ...) is still simulated verdict by verdict (2,000 cases at
+#: sprt-5: ~20 s). Both keep the earlier limit.
 POLICIES_MAX_ICC_CASES = 2_000
 
 
@@ -46,7 +48,8 @@ def policies(
         int | None,
         whole(
             "--cases",
-            "Cases in the golden dataset, at most 50,000 (2,000 with --icc).  [default: 12]",
+            "Cases in the golden dataset, at most 50,000 (2,000 with --icc or a sequential "
+            "gate).  [default: 12]",
             high=POLICIES_MAX_CASES,
             above=f"must be at most {POLICIES_MAX_CASES:,} for policies",
         ),
@@ -98,6 +101,11 @@ def policies(
             raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(suite_file)!r})")
         chosen = parse_policies(policy_list, tie, call_icc)
         simulated = sum(not isinstance(p, gatecal.SequentialPolicy) for p in chosen)
+        if simulated < len(chosen) and suite.n_cases > POLICIES_MAX_ICC_CASES:
+            rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases with a sequential gate"
+            if suite_file is None:
+                raise CliError(f"--cases must be {rule} in --policies (got {suite.n_cases})")
+            raise CliError(f"--suite must hold {rule} in --policies (got {suite.n_cases})")
         bar = ProgressBar(total=2 * n_runs * simulated, what="computing and simulating")
         try:
             report = gatecal.compare_policies(
