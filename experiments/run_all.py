@@ -34,6 +34,7 @@ SCRIPTS = [
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
+    "bench_policies_scale.py",
 ]
 
 
