@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import gatecal
 from gatecal import JudgeNoise, Suite, parse_policy, policy_rates, simulate_policy
@@ -51,7 +52,7 @@ def exact_side(cases: int, noise: JudgeNoise, policies: str) -> float:
     return timed(lambda: [policy_rates(suite, noise, GATES, p) for p in chosen])
 
 
-def simulated_side(cases: int, method: str) -> tuple[float, str]:
+def simulated_side(cases: int, method: Literal["calls", "counts"]) -> tuple[float, str]:
     suite = Suite.uniform(cases=cases)
     noise = JudgeNoise.flip(0.08)
     chosen = [parse_policy(p) for p in POLICIES.split(",")]
