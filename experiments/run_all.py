@@ -35,6 +35,7 @@ SCRIPTS = [
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
+    "bench_policies_scale.py",
 ]
 
 

@@ -423,3 +423,14 @@ def test_long_steps_show_a_spinner_on_a_terminal(args, what):
     plain = subprocess.run([sys.executable, "-m", "gatecal", *args], capture_output=True,
                            text=True, env={**os.environ, "GATECAL_PROGRESS_AFTER": "0"})  # fmt: skip
     assert plain.returncode == 0 and plain.stderr == ""
+
+
+def test_policies_show_a_progress_bar_on_a_terminal_only():
+    """GATECAL_PROGRESS_AFTER=0 shows the bar at the first chunk (1 s by default); nothing
+    on stderr when it is not a terminal."""
+    args = ["policies", "--cases", "500", "--runs", "2000", "--policies", "single"]
+    code, seen = _on_a_terminal(*args, env={"GATECAL_PROGRESS_AFTER": "0"})
+    assert code == 0 and "computing and simulating" in seen
+    plain = subprocess.run([sys.executable, "-m", "gatecal", *args], capture_output=True,
+                           text=True, env={**os.environ, "GATECAL_PROGRESS_AFTER": "0"})  # fmt: skip
+    assert plain.returncode == 0 and plain.stderr == "" and "consistent" in plain.stdout

@@ -262,7 +262,15 @@ def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["policies", "--cases", "2001"], "--cases must be at most 2,000 for policies"),
+        (["policies", "--cases", "50001"], "--cases must be at most 50,000 for policies"),
+        (
+            ["policies", "--cases", "2001", "--icc", "0.1"],
+            "--cases must be at most 2,000 cases for policies with --icc (got 2001)",
+        ),
+        (
+            ["policies", "--cases", "2001", "--policies", "single,sprt-3"],
+            "--cases must be at most 2,000 cases with a sequential gate in --policies (got 2001)",
+        ),
         (["policies", "--runs", "1000001"], "--runs must be at most 1,000,000 for policies"),
         (["policies", "--policies", "majority-1001"], "majority must be an integer in [1, 1000]"),
         (

@@ -223,6 +223,17 @@ def test_policies_command():
     )
     assert round(majority["failure_probability"], 3) == 0.008
     assert majority["judge_calls"] == 72
+    assert json.loads(out)["simulation"] == "calls"
+
+
+def test_policies_of_a_big_suite_say_they_were_simulated_by_counts():
+    args = ["policies", "--cases", "5000", "--gates", "0.80", "--runs", "2000"]
+    code, out, err = _cli([*args, "--policies", "single,majority-3"])
+    assert (code, err) == (0, "")
+    assert "CI runs simulated call by call, alike cases by counts (seed" in out
+    assert "consistent: every simulated count" in out
+    code, out, err = _cli([*args, "--format", "json"])
+    assert (code, err) == (0, "") and json.loads(out)["simulation"] == "counts"
 
 
 def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, code_checks=1):

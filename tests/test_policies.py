@@ -140,26 +140,170 @@ CONFIGS = [
         Policy(confirm=2, rerun_failing=1, retry_rate="fresh"),
     ),
 ]
+#: confirm-on-fail, which counts its calls check by check; only the count path runs it here
+#: (call by call it is checked in tests/test_sequential.py's policy rows)
+CONFIRM = [
+    (JudgeNoise.flip(0.1), Policy(confirm=2, rerun_failing=1)),
+    (JudgeNoise(fnr=0.1, fpr=0.1, icc=0.1), Policy(confirm=3, repeat=2, need=1, rerun=1)),
+]
 
 
+def _disagreement(suite, noise, policy, gates, method, n_runs=20_000):
+    """The largest |simulated - exact| of a failure rate in standard errors, and of the
+    mean judge calls relative to the exact ones, over both builds and every gate."""
+    exact = policy_rates(suite, noise, gates, policy)
+    worst_z = worst_calls = 0.0
+    for build in ("healthy", "regressed"):
+        sample = simulate_policy(
+            suite, build, noise, gates, policy, n_runs=n_runs, rng=29, method=method
+        )
+        assert sample.method == method
+        for row in (r for r in exact.rows if r.build == build):
+            p = row.failure_probability
+            got = sample.failures[row.gate] / n_runs
+            worst_z = max(worst_z, abs(got - p) / (np.sqrt(p * (1 - p) / n_runs) + 1e-12))
+            calls = sample.judge_calls[row.gate] / n_runs
+            worst_calls = max(worst_calls, abs(calls - row.judge_calls) / row.judge_calls)
+    return worst_z, worst_calls
+
+
+@pytest.mark.parametrize("method", ["calls", "counts"])
 @pytest.mark.parametrize(("noise", "policy"), CONFIGS)
 @pytest.mark.parametrize(
     "suite",
     [ARTICLE, Suite.uniform(cases=8, judge_checks=2, code_checks=0, failing=2)],
     ids=["article", "judge-only"],
 )
-def test_policies_agree_with_call_by_call_simulation(noise, policy, suite):
-    n_runs = 20_000
-    gates = "all,0.80,fails<=3"
-    exact = policy_rates(suite, noise, gates, policy)
+def test_policies_agree_with_call_by_call_simulation(noise, policy, suite, method):
+    """Both simulations (one random number per call, or the calls drawn by counts) within
+    5 standard errors of the exact rates; mean judge calls within 2%. A fresh rate per
+    rerun round is drawn call by call only (the count path refuses it)."""
+    if method == "counts" and policy.retry_rate == "fresh":
+        with pytest.raises(ParameterError, match="fresh rate"):
+            simulate_policy(suite, "healthy", noise, "all", policy, n_runs=10, method=method)
+        return
+    z, calls = _disagreement(suite, noise, policy, "all,0.80,fails<=3", method)
+    assert z < 5 and calls < 0.02
+
+
+@pytest.mark.parametrize(("noise", "policy"), CONFIRM)
+def test_confirm_on_fail_by_counts_agrees_with_the_exact_rates(noise, policy):
+    suite = Suite.uniform(cases=8, judge_checks=2, code_checks=1, failing=2)
+    z, calls = _disagreement(suite, noise, policy, "all,0.80,fails<=3", "counts")
+    assert z < 5 and calls < 0.02
+
+
+#: 3,000 cases in four groups: a regressed judge check on 700 cases, 100 hard cases with
+#: their own rates, of which 30 are among the regressed ones. Gates near each build's median.
+BIG = Suite.uniform(cases=3000, judge_checks=2, code_checks=0, failing=700)
+BIG_NOISE = JudgeNoise(fnr=0.08, fpr=0.08, per_case={c: (0.3, 0.2) for c in BIG.cases[670:770]})
+BIG_GATES = "fails<=495,fails<=1025"  # near the medians of one call per check
+
+
+@pytest.mark.parametrize(
+    ("policy", "gates"),
+    [
+        (Policy(), BIG_GATES),
+        (Policy(majority=3), "fails<=140,fails<=790"),
+        (Policy(rerun_failing=1), "fails<=95,fails<=670"),
+    ],
+)
+def test_big_suites_are_simulated_by_counts_and_agree_with_the_exact_rates(policy, gates):
+    exact = policy_rates(BIG, BIG_NOISE, gates, policy)
+    assert sum(0.3 < r.failure_probability < 0.7 for r in exact.rows) >= 2  # informative
+    assert simulate_policy(BIG, "healthy", BIG_NOISE, "all", n_runs=10).method == "counts"
+    z, calls = _disagreement(BIG, BIG_NOISE, policy, gates, "counts")
+    assert z < 5 and calls < 0.005
+
+
+def _wrong_rate(monkeypatch):
+    """Every group's call pass probability 0.002 too high."""
+    from gatecal._analyses import policy_counts
+
+    real = policy_counts.CaseGroups.of
+
+    def shifted(suite, build, noise):
+        g = real(suite, build, noise)
+        return policy_counts.CaseGroups(g.sizes, g.code_ok, g.truth, g.report + 0.002)
+
+    monkeypatch.setattr(policy_counts.CaseGroups, "of", staticmethod(shifted))
+
+
+def _independent_votes(monkeypatch):
+    """Correlated calls drawn as if independent (no Polya urn)."""
+    from gatecal._analyses import policy_counts
+
+    real = policy_counts._majority
+    monkeypatch.setattr(
+        policy_counts, "_majority", lambda gen, n, s, m, tie, icc: real(gen, n, s, m, tie, 0.0)
+    )
+
+
+def _one_group_short(monkeypatch):
+    """The last group one case short."""
+    from gatecal._analyses import policy_counts
+
+    real = policy_counts.CaseGroups.of
+
+    def short(suite, build, noise):
+        g = real(suite, build, noise)
+        sizes = g.sizes.copy()
+        sizes[-1] -= 1
+        return policy_counts.CaseGroups(sizes, g.code_ok, g.truth, g.report)
+
+    monkeypatch.setattr(policy_counts.CaseGroups, "of", staticmethod(short))
+
+
+@pytest.mark.parametrize(
+    ("mistake", "suite", "noise", "policy", "gates"),
+    [
+        (_wrong_rate, BIG, BIG_NOISE, Policy(), BIG_GATES),
+        (_independent_votes, ARTICLE, JudgeNoise.flip(0.08), Policy(majority=3, call_icc=0.3),
+         "all,0.80"),
+        (_one_group_short, BIG, BIG_NOISE, Policy(majority=3), "fails<=140,fails<=790"),
+    ],
+)  # fmt: skip
+def test_a_wrong_count_path_is_caught(mistake, suite, noise, policy, gates, monkeypatch):
+    """The comparison above is no formality: each mistake in the count path (a call pass
+    probability 0.002 off, correlated votes drawn independently, a group a case short)
+    moves some rate beyond 5 standard errors of the exact one."""
+    mistake(monkeypatch)
+    z, _ = _disagreement(suite, noise, policy, gates, "counts")
+    assert z > 5
+
+
+def test_counts_and_calls_agree_with_each_other():
+    """Both methods on 240 cases (auto: by counts), two samples of 20,000 runs per build:
+    their failure counts differ by less than 5 standard errors of a difference."""
+    suite = Suite.uniform(cases=240, judge_checks=2, code_checks=1, failing=60)
+    noise = JudgeNoise(fnr=0.06, fpr=0.06, icc=0.05)
+    policy = Policy(majority=3, rerun_failing=1)
+    gates = "fails<=2,fails<=4"
     for build in ("healthy", "regressed"):
-        sample = simulate_policy(suite, build, noise, gates, policy, n_runs=n_runs, rng=29)
-        for row in (r for r in exact.rows if r.build == build):
-            p = row.failure_probability
-            got = sample.failures[row.gate] / n_runs
-            assert abs(got - p) < 5 * np.sqrt(p * (1 - p) / n_runs) + 1e-12, (build, row.gate)
-            calls = sample.judge_calls[row.gate] / n_runs
-            assert abs(calls - row.judge_calls) < 0.02 * row.judge_calls  # mean of many runs
+        a = simulate_policy(suite, build, noise, gates, policy, n_runs=20_000, rng=5)
+        b = simulate_policy(suite, build, noise, gates, policy, n_runs=20_000, rng=6,
+                            method="calls")  # fmt: skip
+        assert (a.method, b.method) == ("counts", "calls")
+        for gate in ("fails<=2", "fails<=4"):
+            p = (a.failures[gate] + b.failures[gate]) / 40_000
+            se = np.sqrt(2 * p * (1 - p) / 20_000)
+            assert 0.02 < p < 0.98 or build == "regressed"
+            assert abs(a.failures[gate] - b.failures[gate]) / 20_000 < 5 * se + 1e-12
+            assert abs(a.judge_calls[gate] / b.judge_calls[gate] - 1) < 0.01
+
+
+def test_simulation_method_is_chosen_by_size_and_seeded():
+    from gatecal._analyses.policy_counts import COUNTS_ABOVE
+
+    small = Suite.uniform(cases=COUNTS_ABOVE)
+    big = Suite.uniform(cases=COUNTS_ABOVE + 1)
+    noise = JudgeNoise.flip(0.08)
+    assert simulate_policy(small, "healthy", noise, "all", n_runs=50).method == "calls"
+    first = simulate_policy(big, "healthy", noise, "0.80", n_runs=500, rng=3)
+    assert first.method == "counts"
+    assert simulate_policy(big, "healthy", noise, "0.80", n_runs=500, rng=3) == first
+    with pytest.raises(ParameterError, match="`method`"):
+        simulate_policy(big, "healthy", noise, "all", n_runs=5, method="fast")
 
 
 @pytest.mark.parametrize(
@@ -273,3 +417,20 @@ def test_fresh_retry_rate_needs_reruns_and_icc_to_matter():
             "all",
             Policy(rerun_failing=2, retry_rate="fresh"),
         )
+
+
+@pytest.mark.parametrize(
+    ("policy", "gates"),
+    [(Policy(majority=3), "fails<=10,fails<=100"), (Policy(repeat=2, rerun=1), "all,fails<=90")],
+)
+def test_correlated_big_suites_agree_with_their_simulation_by_counts(policy, gates):
+    """Above GROUP_ABOVE cases under icc the exact rates take every quadrature node at once
+    (gatecal/_analyses/policy_nodes.py: binomial tails of one group, or the pmfs of several
+    convolved); a 400-case judge-only suite (two active groups in the regressed build) and
+    its counts simulation agree within 5 standard errors."""
+    suite = Suite.uniform(cases=400, judge_checks=2, code_checks=0, failing=100)
+    noise = JudgeNoise(fnr=0.06, fpr=0.06, icc=0.05)
+    exact = policy_rates(suite, noise, gates, policy)
+    assert sum(0.05 < r.failure_probability < 0.95 for r in exact.rows) >= 2  # informative
+    z, calls = _disagreement(suite, noise, policy, gates, "counts")
+    assert z < 5 and calls < 0.01

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -340,23 +340,36 @@ def policy_rates(
     rules = as_gates(gates)
     n = suite.n_cases
     rows = []
+    if noise.run_correlated:  # one rule for both builds
+        a, b = noise.beta_parameters()
+        verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
+        degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
+        xs, ws = beta_nodes(a, b, degree)
     for build in BUILDS:
+        tails: list[tuple[float, float]] | None = None
         if noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh":
             pmf, calls_one = _fresh_retries(suite, build, noise, policy)
         elif noise.run_correlated:
-            a, b = noise.beta_parameters()
-            verdicts = int(suite.judge_mask().sum()) * n * policy.majority * policy.repeat
-            degree = verdicts * (policy.rerun_failing + 1) * (1 + policy.confirm)
-            xs, ws = beta_nodes(a, b, degree)
-            parts = [_attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs]
-            pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
-            calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
+            if n > GROUP_ABOVE:  # every node at once, by groups of alike cases
+                from gatecal._analyses.policy_nodes import node_tails
+
+                k_mins = [gate.k_min(n) for gate in rules]
+                tails, calls_one = node_tails(suite, build, noise, policy, xs, ws, k_mins)
+            else:
+                parts = [
+                    _attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs
+                ]
+                pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
+                calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
         else:
             pmf, calls = _attempt(suite, build, noise, policy, confirm=True)
             calls_one = float(calls)
-        for gate in rules:
+        for index, gate in enumerate(rules):
             k = gate.k_min(n)
-            lower, upper = math.fsum(pmf[:k]), math.fsum(pmf[k:])
+            if tails is not None:
+                lower, upper = tails[index]
+            else:
+                lower, upper = math.fsum(pmf[:k]), math.fsum(pmf[k:])
             single = lower / (lower + upper)
             attempts = sum(single**t for t in range(policy.rerun + 1))
             rows.append(
@@ -385,11 +398,15 @@ class PolicySample:
         Runs the policy ended with the gate failing the build, by gate text.
     judge_calls : dict of str to int
         Total judge calls over all runs, by gate text (a suite rerun depends on the gate).
+    method : {'calls', 'counts'}
+        How the runs were drawn: one random number per judge call, or by counts of alike
+        cases (see :func:`simulate_policy`).
     """
 
     n_runs: int
     failures: dict[str, int]
     judge_calls: dict[str, int]
+    method: Literal["calls", "counts"] = "calls"
 
 
 def simulate_policy(
@@ -401,21 +418,44 @@ def simulate_policy(
     *,
     n_runs: int,
     rng: int | None = None,
+    method: Literal["auto", "calls", "counts"] = "auto",
+    progress: Callable[[int], object] | None = None,
 ) -> PolicySample:
-    """Simulate CI runs under `policy` call by call (the check on :func:`policy_rates`).
+    """Simulate CI runs under `policy` judge call by judge call (the check on
+    :func:`policy_rates`).
 
     Every judge call is drawn: each vote of a majority, each repeat of a case, each
     retry of a failing case and each rerun of the suite; with ``noise.icc`` each
     attempt draws its own flip rate (and each rerun round of failing cases too, with
     ``policy.retry_rate='fresh'``), with ``policy.call_icc`` each check its own
     latent pass rate for its votes. Runs are cut into chunks with spawned streams.
+
+    `method`: ``"calls"`` draws one random number per call; ``"counts"`` draws the same
+    calls by counts of alike cases (one binomial draw per count of checks with the same
+    votes so far: gatecal/_analyses/policy_counts.py), so its cost does not grow with the
+    cases of a group; ``"auto"`` (default) is ``"calls"`` up to
+    :data:`~gatecal._analyses.policy_counts.COUNTS_ABOVE` (100) cases and ``"counts"``
+    above (a fresh rate per rerun round of failing cases is drawn call by call only).
+    Both are independent of the exact engine; a seed gives the same sample with the same
+    method. `progress` is called with the runs of each finished chunk.
     """
+    from gatecal._analyses.policy_counts import COUNTS_ABOVE
     from gatecal._common.seeds import chunk_generator, root_seed
 
     policy = Policy() if policy is None else policy
     _not_sequential(policy)
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
+    if method not in ("auto", "calls", "counts"):
+        raise ParameterError("method", "must be 'auto', 'calls' or 'counts'", method)
+    fresh = noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh"
+    if method == "counts" and fresh:
+        rule = "draws rerun rounds of failing cases on one rate: use 'calls' for a fresh rate"
+        raise ParameterError("method", rule, method)
+    if method == "counts" or (method == "auto" and suite.n_cases > COUNTS_ABOVE and not fresh):
+        return _simulate_by_counts(
+            suite, build, noise, rules, policy, total=total, rng=rng, progress=progress
+        )
     root = root_seed(rng)
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
@@ -471,10 +511,55 @@ def simulate_policy(
             failures[g] += int(np.count_nonzero(~ci_pass))
             mask = np.arange(attempts)[None, :] < used[:, None]
             calls[g] += int((attempt_calls * mask).sum())
+        if progress is not None:
+            progress(runs)
     return PolicySample(
         n_runs=total,
         failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
         judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+    )
+
+
+def _simulate_by_counts(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    rules: Sequence[Gate],
+    policy: Policy,
+    *,
+    total: int,
+    rng: int | None,
+    progress: Callable[[int], object] | None,
+) -> PolicySample:
+    """:func:`simulate_policy` with ``method="counts"``: the same gate and rerun logic on
+    passing counts and calls drawn by gatecal/_analyses/policy_counts.py."""
+    from gatecal._analyses.policy_counts import CaseGroups, chunk_runs, counts_chunk
+    from gatecal._common.seeds import chunk_generator, root_seed
+
+    root = root_seed(rng)
+    groups = CaseGroups.of(suite, build, noise)
+    attempts = policy.rerun + 1
+    chunk = chunk_runs((attempts, policy.repeat, policy.majority, policy.confirm))
+    k_mins = np.array([g.k_min(suite.n_cases) for g in rules])
+    failures = np.zeros(len(rules), dtype=np.int64)
+    calls = np.zeros(len(rules), dtype=np.int64)
+    for index, start in enumerate(range(0, total, chunk)):
+        runs = min(chunk, total - start)
+        k, attempt_calls = counts_chunk(chunk_generator(root, index), runs, groups, noise, policy)
+        for g, k_min in enumerate(k_mins):
+            passed = k >= k_min  # (runs, att)
+            ci_pass = passed.any(axis=1)
+            used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
+            failures[g] += int(np.count_nonzero(~ci_pass))
+            mask = np.arange(attempts)[None, :] < used[:, None]
+            calls[g] += int((attempt_calls * mask).sum())
+        if progress is not None:
+            progress(runs)
+    return PolicySample(
+        n_runs=total,
+        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
+        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+        method="counts",
     )
 
 
@@ -567,7 +652,11 @@ class PolicyComparisonRow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PolicyReport:
-    """Every policy's false alarm, detection and judge calls, exact and simulated."""
+    """Every policy's false alarm, detection and judge calls, exact and simulated.
+
+    `simulation` says how the non-sequential policies' runs were drawn: ``"calls"`` (one
+    random number per judge call) or ``"counts"`` (the calls of alike cases by counts,
+    above 100 cases: see :func:`simulate_policy`)."""
 
     suite: Suite
     noise: JudgeNoise
@@ -576,6 +665,7 @@ class PolicyReport:
     confidence_level: float
     policies: tuple[Policy, ...]
     rows: tuple[PolicyComparisonRow, ...]
+    simulation: Literal["calls", "counts"] = "calls"
 
     def to_frame(self) -> Any:
         """The rows as a pandas DataFrame."""
@@ -596,6 +686,7 @@ def compare_policies(
     rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
     seed: int | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> PolicyReport:
     """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs
     drawn from the root seed `rng` (`seed` is its deprecated old name).
@@ -603,7 +694,10 @@ def compare_policies(
     A sequential policy (:class:`gatecal.SequentialPolicy`) gets one row per build, not
     per gate (it gates the cumulative passing count with its own boundaries): a
     :class:`gatecal.SequentialComparisonRow`, exact by :func:`gatecal.sequential_gate`,
-    beside `n_runs` sequences simulated verdict by verdict."""
+    beside `n_runs` sequences simulated verdict by verdict.
+
+    `progress` is called with the runs of each simulated chunk (2 x `n_runs` per
+    non-sequential policy; 0 when a policy's exact rates are done)."""
     from gatecal._common.intervals import binomial_interval
     from gatecal._common.seeds import renamed_seed
 
@@ -613,6 +707,7 @@ def compare_policies(
         raise ParameterError("policies", "must hold at least one policy", list(policies))
     level = check_probability("confidence_level", confidence_level)
     rows: list[PolicyComparisonRow] = []
+    methods: set[str] = set()
     for policy in policies:
         from gatecal._analyses.sequential_policy import SequentialPolicy, sequential_rows
 
@@ -620,10 +715,15 @@ def compare_policies(
             rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=rng, level=level)
             continue
         exact = policy_rates(suite, noise, gates, policy)
+        if progress is not None:
+            progress(0)
         samples = {
-            b: simulate_policy(suite, b, noise, gates, policy, n_runs=n_runs, rng=rng)
+            b: simulate_policy(
+                suite, b, noise, gates, policy, n_runs=n_runs, rng=rng, progress=progress
+            )
             for b in BUILDS
         }
+        methods.update(sample.method for sample in samples.values())
         for r in exact.rows:
             sample = samples[r.build]
             failures = sample.failures[r.gate]
@@ -653,4 +753,5 @@ def compare_policies(
         confidence_level=level,
         policies=tuple(policies),
         rows=tuple(rows),
+        simulation="counts" if "counts" in methods else "calls",
     )

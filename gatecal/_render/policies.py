@@ -34,6 +34,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
             "unparseable": report.noise.unparseable,
             "icc": report.noise.icc,
             "confidence_level": report.confidence_level,
+            "simulation": report.simulation,
             "rows": dicts,
         }
         return json.dumps(data, indent=2) + "\n"
@@ -41,9 +42,10 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         return csv_text(_flat(dicts))
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    how = "call by call" if report.simulation == "calls" else "call by call, alike cases by counts"
     lines = [
         f"judge: {noise_words(report.noise)}; {plural(report.suite.n_cases, 'case')}",
-        f"P exact; counts from {report.n_runs} CI runs simulated call by call (seed "
+        f"P exact; counts from {report.n_runs} CI runs simulated {how} (seed "
         f"{report.seed}); judge calls are expected per CI run",
         "",
     ]

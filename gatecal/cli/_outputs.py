@@ -95,7 +95,8 @@ def emit(text: str, out: Path | None) -> None:
 
 
 class ProgressBar:
-    """A rich progress bar on stderr, shown only on a terminal and after one second."""
+    """A rich progress bar on stderr, shown only on a terminal and after one second
+    (GATECAL_PROGRESS_AFTER overrides, as for :func:`busy`)."""
 
     def __init__(self, total: int, what: str = "simulating runs") -> None:
         self.total = total
@@ -103,6 +104,7 @@ class ProgressBar:
         self.done = 0
         self.start = time.monotonic()
         self.enabled = sys.stderr.isatty()
+        self.after = _after(1.0)
         self.bar: Any = None
         self.task: Any = None
 
@@ -110,7 +112,7 @@ class ProgressBar:
         self.done += runs
         if not self.enabled:
             return
-        if self.bar is None and time.monotonic() - self.start > 1.0:
+        if self.bar is None and time.monotonic() - self.start >= self.after:
             from rich.console import Console
             from rich.progress import Progress
 
@@ -133,8 +135,7 @@ def busy(what: str) -> Iterator[None]:
     if not sys.stderr.isatty():
         yield
         return
-    text = os.environ.get("GATECAL_PROGRESS_AFTER", "")
-    after = float(text) if text.replace(".", "", 1).isdigit() else BUSY_AFTER
+    after = _after(BUSY_AFTER)
     done = threading.Event()
 
     def show() -> None:
@@ -155,3 +156,9 @@ def busy(what: str) -> Iterator[None]:
     finally:
         done.set()
         thread.join()
+
+
+def _after(default: float) -> float:
+    """Seconds before progress shows: GATECAL_PROGRESS_AFTER if it is a number, else `default`."""
+    text = os.environ.get("GATECAL_PROGRESS_AFTER", "")
+    return float(text) if text.replace(".", "", 1).isdigit() else default
