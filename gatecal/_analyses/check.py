@@ -258,11 +258,10 @@ def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int]
     """Failures and observed cases per known-good run, as recommend counts them."""
     short = baseline.short_names()
     keep = set(rec.case_order)
-    _, cases, matrix = baseline.case_outcomes("healthy")
-    cols = [j for j, c in enumerate(cases) if short[c] in keep]
-    rows = [[row[j] for j in cols] for row in matrix]
-    rows = [r for r in rows if any(x >= 0 for x in r)]
-    return [sum(x == 0 for x in r) for r in rows], [sum(x >= 0 for x in r) for r in rows]
+    _, cases, outcome = baseline.outcome_array("healthy")
+    kept = outcome[:, [j for j, c in enumerate(cases) if short[c] in keep]]
+    kept = kept[(kept >= 0).any(axis=1)]
+    return (kept == 0).sum(axis=1).tolist(), (kept >= 0).sum(axis=1).tolist()
 
 
 def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> list[float]:

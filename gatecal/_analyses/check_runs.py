@@ -30,44 +30,80 @@ def _states(
 
     A case that did not fail but lacks a check the baseline ran on it is missing: a
     missing check is missing evidence, exactly like a missing case. The third list says
-    which checks were missing where.
+    which checks were missing where. Taken from the verdict columns: one pass over a few
+    arrays, then a loop over (run, case) pairs.
     """
+    import numpy as np
+
+    from gatecal.readers._columns import first_codes
+
+    table = data.verdicts
     runs = data.runs("healthy")
-    table: dict[str, dict[str, str]] = {r: {} for r in runs}
-    seen: dict[tuple[str, str], set[str]] = {}
-    for v in data.verdicts:
-        if v.build != "healthy":
-            continue
-        row = table[v.run]
-        seen.setdefault((v.run, v.case), set()).add(v.check)
-        if v.status != "ok":
-            if row.get(v.case) != _FAIL:
-                row[v.case] = _ERROR
-        elif not v.passed:
-            row[v.case] = _FAIL
-        else:
-            row.setdefault(v.case, _PASS)
+    where = table.mask("build", "healthy")
+    case_values, check_values, run_values = (table.values(c) for c in ("case", "check", "run"))
+    n_case, n_check = max(len(case_values), 1), max(len(check_values), 1)
+    run_c = table.codes("run")[where].astype(np.int64)
+    case_c = table.codes("case")[where].astype(np.int64)
+    check_c = table.codes("check")[where].astype(np.int64)
+    ok = table.mask("status", "ok")[where]
+    pair, first = first_codes(run_c * n_case + case_c)  # pairs in order of first appearance
+    n_pairs = len(first)
+    failed = np.bincount(pair, weights=ok & (table.array("passed")[where] == 0), minlength=n_pairs)
+    errored = np.bincount(pair, weights=~ok, minlength=n_pairs)
+    pair_case = case_c[first]
+    # the baseline's checks of each case, against those each pair shows
+    check_code = {c: i for i, c in enumerate(check_values)}
+    wanted = np.zeros(n_case, dtype=np.int64)
+    wanted_keys: list[int] = []
+    for code, name in enumerate(case_values):
+        want = expected.get(name, set())
+        wanted[code] = len(want)
+        wanted_keys += [code * n_check + check_code[k] for k in want if k in check_code]
+    hit = np.isin(case_c * n_check + check_c, np.asarray(wanted_keys, dtype=np.int64))
+    shown = np.unique(pair[hit].astype(np.int64) * n_check + check_c[hit]) // n_check
+    hits = np.bincount(shown, minlength=n_pairs)
+    lacking = (failed == 0) & (errored == 0) & (hits < wanted[pair_case])
+    state = np.where(failed > 0, 0, np.where(errored > 0, 1, np.where(lacking, 3, 2)))
+    names = (_FAIL, _ERROR, _PASS, _MISSING)
+    table_of: dict[str, dict[str, str]] = {r: {} for r in runs}
+    pair_run = run_c[first].tolist()
+    for r, c, st in zip(pair_run, pair_case.tolist(), state.tolist(), strict=True):
+        table_of[run_values[r]][case_values[c]] = names[st]
     gaps = []
-    for r in runs:
-        for c, state in table[r].items():
-            lacking = sorted(expected.get(c, set()) - seen[r, c])
-            if state == _PASS and lacking:
-                table[r][c] = _MISSING
-                gaps.append(
-                    f"{c} lacks {', '.join(lacking)}" + (f" in {r}" if len(runs) > 1 else "")
-                )
+    if lacking.any():
+        order = np.argsort(pair, kind="stable")
+        bounds = np.searchsorted(pair[order], np.arange(n_pairs + 1))
+        by_run: dict[str, list[str]] = {r: [] for r in runs}
+        for p in np.flatnonzero(lacking).tolist():
+            rows = order[bounds[p] : bounds[p + 1]]
+            seen = {check_values[k] for k in check_c[rows].tolist()}
+            case, run = case_values[pair_case[p]], run_values[pair_run[p]]
+            missing = sorted(expected.get(case, set()) - seen)
+            by_run[run].append(
+                f"{case} lacks {', '.join(missing)}" + (f" in {run}" if len(runs) > 1 else "")
+            )
+        gaps = [g for r in runs for g in by_run[r]]
     states = [
-        {c: table[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table[r]])} for r in runs
+        {c: table_of[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table_of[r]])}
+        for r in runs
     ]
     return runs, states, gaps
 
 
 def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
     """The checks the baseline ran on each case (in any known-good run)."""
+    import numpy as np
+
+    table = baseline.verdicts
+    where = table.mask("build", "healthy")
+    n_check = max(len(table.values("check")), 1)
+    pairs = np.unique(
+        table.codes("case")[where].astype(np.int64) * n_check + table.codes("check")[where]
+    )
     out: dict[str, set[str]] = {}
-    for v in baseline.verdicts:
-        if v.build == "healthy":
-            out.setdefault(v.case, set()).add(v.check)
+    cases, checks = table.values("case"), table.values("check")
+    for case, check in zip((pairs // n_check).tolist(), (pairs % n_check).tolist(), strict=True):
+        out.setdefault(cases[case], set()).add(checks[check])
     return out
 
 

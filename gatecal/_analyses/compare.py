@@ -479,11 +479,9 @@ def compare_builds(
     for build, role in (("healthy", "baseline"), ("regressed", "candidate")):
         if build not in builds:
             raise ParameterError("runs", f"must include {role} runs", builds)
-    _, case_ids, bm = data.case_outcomes("healthy")
-    _, _, cm = data.case_outcomes("regressed")
+    _, case_ids, base = data.outcome_array("healthy")
+    _, _, cand = data.outcome_array("regressed")
     names = data.short_names()
-    base = np.array(bm, dtype=np.int8).reshape(-1, len(case_ids))
-    cand = np.array(cm, dtype=np.int8).reshape(-1, len(case_ids))
     return compare_matrices(
         base,
         cand,

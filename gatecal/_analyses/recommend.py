@@ -496,8 +496,7 @@ def _more_runs(
 def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
     """The known-good runs and cases (short names) observed at least once, and the
     outcome matrix (1 pass, 0 fail, -1 not observed), runs by cases."""
-    runs, cases, matrix = data.case_outcomes("healthy")
-    outcome = np.array(matrix, dtype=np.int8).reshape(len(runs), len(cases))
+    runs, cases, outcome = data.outcome_array("healthy")
     # a case never observed in a good run is no case
     seen_case: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=0))
     seen_run: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=1))
@@ -526,8 +525,7 @@ def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _
     n = len(cases)
     regressed_runs = len(data.runs("regressed"))
     names = data.short_names()
-    _, reg_cases, reg_matrix = data.case_outcomes("regressed")
-    reg_outcome = np.array(reg_matrix, dtype=np.int8).reshape(-1, len(reg_cases))
+    _, reg_cases, reg_outcome = data.outcome_array("regressed")
     column = {names[c]: j for j, c in enumerate(reg_cases)}
     padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
     reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
