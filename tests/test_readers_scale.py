@@ -272,3 +272,86 @@ def test_unusual_junit_reads_the_same_streamed(text, tmp_path, monkeypatch):
     path = tmp_path / "TEST-x.xml"
     path.write_text(text)
     _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
+
+
+def _parquet_of(rows, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    pq.write_table(pa.table({k: [r.get(k) for r in rows] for k in keys}), path)
+
+
+def test_parquet_round_trip_reads_back_what_was_written(tmp_path, monkeypatch):
+    """runs --format parquet, read back: the same verdicts, skips, components and counts
+    as the CSV long table of the same runs (only each row's `source` names its file)."""
+    rows = list(_edge_rows())
+    csv_path = tmp_path / "t.csv"
+    _write_csv(csv_path, rows)
+    data = gatecal.read_runs([str(csv_path)])
+    from gatecal.readers.parquet import write_parquet
+
+    out = tmp_path / "t.parquet"
+    out.write_bytes(write_parquet(data))
+    back = gatecal.read_runs([str(out)])
+    again = tmp_path / "again.csv"
+    from gatecal.readers._summary import render_runs
+
+    again.write_text(render_runs(back, "csv"))
+    assert render_runs(back, "csv") == render_runs(gatecal.read_runs([str(again)]), "csv")
+    fields = [f for f in Verdict.__slots__ if f != "source"]
+    assert [tuple(_key(getattr(v, f)) for f in fields) for v in back.verdicts] == [
+        tuple(_key(getattr(v, f)) for f in fields) for v in data.verdicts
+    ]
+    assert len(back.skips) == len(data.skips) == 1
+    assert [(c.case, c.check, c.passed) for c in back.components] == [
+        (c.case, c.check, c.passed) for c in data.components
+    ]
+    assert back.reruns == data.reruns and back.cost == data.cost and back.tokens == data.tokens
+    assert back.files[0].format == "parquet" and back.files[0].verdicts == len(data.verdicts)
+
+
+def test_parquet_with_typed_columns_reads_as_its_table(tmp_path, monkeypatch):
+    """Booleans and numbers typed in the file read as the long table's text would."""
+    rows = [
+        {"run": "r1", "case": "a", "passed": True, "score": 0.5, "attempts": 2},
+        {"run": "r1", "case": "b", "passed": False, "score": None, "attempts": 1},
+        {"run": "r2", "case": "a", "passed": None, "status": "error", "attempts": 1},
+    ]
+    path = tmp_path / "typed.parquet"
+    _parquet_of(rows, path)
+    data = gatecal.read_runs([str(path)])
+    text = tmp_path / "typed.jsonl"
+    text.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    _same(
+        _read([path], monkeypatch, True),
+        _read([path], monkeypatch, False),
+    )
+    reference = gatecal.read_runs([str(text)])
+    assert data.case_outcomes("healthy") == reference.case_outcomes("healthy")
+    assert data.reruns == reference.reruns == 1 and data.errors == 1
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ([{"run": "r1", "case": "a", "passed": "maybe"}], r"t\.parquet: row 1: `passed` must be"),
+        (
+            [{"run": "r1", "case": "a", "passed": True}, {"run": "r1", "case": "", "passed": True}],
+            r"t\.parquet: row 2: missing `case`",
+        ),
+        ([{"run": "r1", "case": "a"}], r"needs columns run, case, passed \(missing \['passed'\]"),
+    ],
+)
+def test_bad_parquet_is_one_error_naming_the_row(rows, message, tmp_path):
+    path = tmp_path / "t.parquet"
+    _parquet_of(rows, path)
+    with pytest.raises(RunsError, match=message):
+        gatecal.read_runs([str(path)])
+
+
+def test_a_file_that_only_starts_like_parquet_is_refused(tmp_path):
+    path = tmp_path / "t.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(RunsError, match=r"t\.parquet: not a readable Parquet file"):
+        gatecal.read_runs([str(path)])

@@ -229,7 +229,7 @@ InputFormatOpt = Annotated[
         "--input-format",
         "FORMAT",
         "Read every input as this format instead of detecting it from the content: "
-        "junit, csv, jsonl, promptfoo, inspect or deepeval.",
+        "junit, csv, jsonl, parquet, promptfoo, inspect or deepeval.",
         _input_formats,
     ),
 ]

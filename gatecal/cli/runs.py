@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from gatecal.cli._errors import CliError
 from gatecal.cli._inputs import read_runs
 from gatecal.cli._options import (
     AttemptsOpt,
@@ -41,7 +42,8 @@ def runs(
         str,
         formats(
             "table or markdown (what was read), json (counts and the per-file "
-            "mapping), csv or jsonl (the normalised long table: gatecal converts).",
+            "mapping), csv, jsonl or parquet (the normalised long table: gatecal "
+            "converts; parquet needs --out and pyarrow).",
             _runs_formats,
         ),
     ] = "table",
@@ -64,6 +66,8 @@ def runs(
     """
     from gatecal.readers._summary import render_runs
 
+    if fmt == "parquet" and out is None:
+        raise CliError("--format parquet needs --out FILE (Parquet is binary) (got stdout)")
     outputs = Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
     data = read_runs(
         "RUNS",
@@ -77,5 +81,14 @@ def runs(
         partial=partial,
     )
     outputs.refuse_inputs(data.sources)
-    outputs.put("--out", render_runs(data, fmt))
+    if fmt == "parquet":
+        from gatecal.readers._model import RunsError
+        from gatecal.readers.parquet import write_parquet
+
+        try:
+            outputs.put("--out", write_parquet(data))
+        except RunsError as exc:
+            raise CliError(str(exc)) from None
+    else:
+        outputs.put("--out", render_runs(data, fmt))
     outputs.commit()

@@ -9,6 +9,7 @@ its content, calls the reader and checks the whole. Formats:
 ========== ==========================================================================
 junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle, promptfoo
 csv, jsonl gatecal's long table (also what ``gatecal runs --format csv|jsonl`` writes)
+parquet    the long table as Parquet (``gatecal runs --format parquet``; needs pyarrow)
 promptfoo  ``promptfoo eval -o results.json``
 inspect    inspect_ai logs, ``.json`` and ``.eval``
 deepeval   DeepEval test-run JSON (``.deepeval/.latest_test_run.json``)
@@ -66,8 +67,9 @@ __all__ = [
     "short_names",
 ]
 
-INPUT_FORMATS = ("junit", "csv", "jsonl", "promptfoo", "inspect", "deepeval")
-_SUFFIXES = {".xml", ".csv", ".tsv", ".jsonl", ".json", ".eval"}
+INPUT_FORMATS = ("junit", "csv", "jsonl", "parquet", "promptfoo", "inspect", "deepeval")
+_SUFFIXES = {".xml", ".csv", ".tsv", ".jsonl", ".json", ".eval", ".parquet"}
+_PARQUET = b"PAR1"
 _ZIP = b"PK\x03\x04"
 
 
@@ -101,6 +103,8 @@ def detect_format(path: Path | str, raw: bytes) -> str:
 
     if raw.startswith(_ZIP):
         return "inspect"
+    if raw.startswith(_PARQUET):
+        return "parquet"
     head = decode(raw, path).lstrip()  # whole: a slice could cut a UTF-8 character in two
     if head.startswith("<"):
         return "junit"  # its reader parses safely and names what is wrong
@@ -216,6 +220,10 @@ Reader = Callable[[Path, bytes, str, ReadOptions, str], Batch]
 
 
 def _reader(fmt: str) -> Reader:
+    if fmt == "parquet":
+        from gatecal.readers.parquet import read_parquet
+
+        return lambda path, raw, build, options, label: read_parquet(path, build)
     if fmt in ("csv", "jsonl"):
         from gatecal.readers.table import read_table
 
@@ -309,6 +317,11 @@ def read_runs(
         files = _expand(group, role)
         labels = _labels(files)
         for path in files:
+            if input_format in (None, "parquet") and _starts_with(path, _PARQUET):
+                from gatecal.readers.parquet import read_parquet
+
+                batch.extend(read_parquet(path, build))  # in batches: never read whole
+                continue
             streamed = _stream_format(path, input_format)
             if streamed == "junit":
                 junit.append(path)  # parsed as a stream (junit._parse)
@@ -363,6 +376,11 @@ def _first_duplicate(table: VerdictColumns) -> int | None:
         return None
     # within a run of equal keys the sort is stable: later rows are the duplicates
     return int(order[1:][same].min())
+
+
+def _starts_with(path: Path, magic: bytes) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(len(magic)) == magic
 
 
 def _stream_format(path: Path, input_format: str | None) -> str | None:

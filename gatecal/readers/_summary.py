@@ -13,7 +13,7 @@ from gatecal.readers._model import RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
 
-RUNS_FORMATS = ("table", "markdown", "json", "csv", "jsonl")
+RUNS_FORMATS = ("table", "markdown", "json", "csv", "jsonl", "parquet")
 GRID_MAX_RUNS = 60
 GRID_MAX_CASES = 200
 
@@ -125,6 +125,9 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         # a case named "=HYPERLINK(...)" stays text in a spreadsheet; the reader strips the "'"
         writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
         return buffer.getvalue()
+    if fmt == "parquet":
+        rule = "is bytes, not text: write it with gatecal.readers.parquet.write_parquet"
+        raise ParameterError("fmt", rule, fmt)
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {RUNS_FORMATS}", fmt)
     s = runs_summary(data)
