@@ -56,6 +56,11 @@ _GATE_GRID = 24
 
 #: The gate's bound searches each gate's best interval of iccs to this share of it.
 _RHO_TOL = 1e-3
+# Above this many gates (a suite of more cases) the per-gate Brent searches give way to
+# one nested grid for every gate at once (see NoiseBounds.largest): its cost does not grow
+# with the gates, each of which costs a pass over n + 1 values.
+_PER_GATE_MAX = 1001
+_NEST_POINTS, _NEST_DEPTH = 17, 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,6 +215,9 @@ class NoiseBounds:
         best = table[index, np.arange(table.shape[1])]
         where = np.asarray([grid[i] for i in index.tolist()], dtype=np.float64)
         last = len(grid) - 1
+        if table.shape[1] > _PER_GATE_MAX:
+            self._nested(at, grid, table, best, where, upper)
+            return sign * best, where
         for k in range(table.shape[1]):
             col = table[:, k]
             if col.max() == col.min() or best[k] >= (1.0 if upper else 0.0):
@@ -228,6 +236,45 @@ class NoiseBounds:
                 if -found.fun > best[k]:
                     best[k], where[k] = -float(found.fun), float(found.x)
         return sign * best, where
+
+    @staticmethod
+    def _nested(
+        at: Callable[[float], Floats],
+        grid: list[float],
+        table: Floats,
+        best: Floats,
+        where: Floats,
+        upper: bool,
+    ) -> None:
+        """For many gates at once: around every grid point that is a local maximum of some
+        gate's values, `_NEST_POINTS` evenly spaced iccs across its two grid intervals,
+        then the same around each gate's best point, `_NEST_DEPTH` times (each time the
+        interval shrinks 8-fold: points 1/1024 of two grid steps apart at the last).
+        Updates `best` and `where` in place, never below any value evaluated."""
+        last = len(grid) - 1
+        before = table[np.maximum(np.arange(len(grid)) - 1, 0)]
+        after = table[np.minimum(np.arange(len(grid)) + 1, last)]
+        peak = (table >= before) & (table >= after) & ~((table == before) & (table == after))
+        live = (table.max(axis=0) != table.min(axis=0)) & (best < (1.0 if upper else 0.0))
+        peak &= live[None, :]
+
+        def refine(a: float, b: float, gates: npt.NDArray[np.intp], depth: int) -> None:
+            points = np.linspace(a, b, _NEST_POINTS).tolist()
+            values = np.array([at(float(r)) for r in points])[:, gates]
+            top = np.argmax(values, axis=0)
+            got = values[top, np.arange(len(gates))]
+            better = got > best[gates]
+            best[gates[better]] = got[better]
+            where[gates[better]] = np.asarray(points)[top[better]]
+            if depth <= 1:
+                return
+            for j in np.unique(top).tolist():
+                lo, hi = points[max(j - 1, 0)], points[min(j + 1, _NEST_POINTS - 1)]
+                refine(lo, hi, gates[top == j], depth - 1)
+
+        for i in np.flatnonzero(peak.any(axis=1)).tolist():
+            gates = np.flatnonzero(peak[i])
+            refine(grid[max(i - 1, 0)], grid[min(i + 1, last)], gates, _NEST_DEPTH)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
