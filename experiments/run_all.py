@@ -36,6 +36,7 @@ SCRIPTS = [
     "bench_montecarlo.py",
     "bench_speed.py",
     "bench_policies_scale.py",
+    "bench_scale.py",
 ]
 
 

@@ -9,6 +9,7 @@ over the icc); detection is bounded from below the same way. The joint region at
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ _RHO_TOL = 1e-3
 # Above this many gates (a suite of more cases) the per-gate Brent searches give way to
 # one nested grid for every gate at once (see NoiseBounds.largest): its cost does not grow
 # with the gates, each of which costs a pass over n + 1 values.
-_PER_GATE_MAX = 1001
+_PER_GATE_MAX = 201
 _NEST_POINTS, _NEST_DEPTH = 17, 3
 
 
@@ -114,6 +115,7 @@ class NoiseBounds:
     likelihood: _Likelihood = field(repr=False, compare=False)
     gate_floor: float = field(repr=False, compare=False)
     memo: dict[tuple[bool, float], float] = field(default_factory=dict, repr=False, compare=False)
+    inside: dict[bool, list[float]] = field(default_factory=dict, repr=False, compare=False)
 
     def edge(self, rho: float, upper: bool = True) -> float:
         """The largest (`upper`) or smallest rate of the gates' set at icc `rho`: the root
@@ -130,14 +132,16 @@ class NoiseBounds:
             return self.memo[key]
         theta = rho / (1 - rho)
         out = None
-        near = [r for up, r in self.memo if up == upper and 0 < self.memo[(up, r)] < 1]
+        near = self.inside.setdefault(upper, [])  # iccs whose edge is inside (0, 1), sorted
         if near and self.gate_icc_bottom < rho < self.gate_icc_top:
-            out = self._newton(
-                self.memo[(upper, min(near, key=lambda r: abs(r - rho)))], theta, upper
-            )
+            at = bisect.bisect_left(near, rho)
+            nearest = min(near[max(at - 1, 0) : at + 1], key=lambda r: abs(r - rho))
+            out = self._newton(self.memo[(upper, nearest)], theta, upper)
         if out is None:
             out = self._bracketed(rho, theta, upper)
         self.memo[key] = out
+        if 0 < out < 1:
+            bisect.insort(near, rho)
         return out
 
     def _newton(self, start: float, theta: float, upper: bool) -> float | None:
@@ -248,8 +252,9 @@ class NoiseBounds:
     ) -> None:
         """For many gates at once: around every grid point that is a local maximum of some
         gate's values, `_NEST_POINTS` evenly spaced iccs across its two grid intervals,
-        then the same around each gate's best point, `_NEST_DEPTH` times (each time the
-        interval shrinks 8-fold: points 1/1024 of two grid steps apart at the last).
+        then the same around each gate's best point (gates whose best points neighbour
+        share an interval), `_NEST_DEPTH` times (an interval around one best point shrinks
+        8-fold each time: points 1/1024 of two grid steps apart at the last).
         Updates `best` and `where` in place, never below any value evaluated."""
         last = len(grid) - 1
         before = table[np.maximum(np.arange(len(grid)) - 1, 0)]
@@ -268,9 +273,17 @@ class NoiseBounds:
             where[gates[better]] = np.asarray(points)[top[better]]
             if depth <= 1:
                 return
-            for j in np.unique(top).tolist():
-                lo, hi = points[max(j - 1, 0)], points[min(j + 1, _NEST_POINTS - 1)]
-                refine(lo, hi, gates[top == j], depth - 1)
+            tops = np.unique(top).tolist()
+            groups: list[list[int]] = []
+            for j in tops:  # neighbouring tops share one interval
+                if groups and j == groups[-1][-1] + 1:
+                    groups[-1].append(j)
+                else:
+                    groups.append([j])
+            for group in groups:
+                lo = points[max(group[0] - 1, 0)]
+                hi = points[min(group[-1] + 1, _NEST_POINTS - 1)]
+                refine(lo, hi, gates[np.isin(top, group)], depth - 1)
 
         for i in np.flatnonzero(peak.any(axis=1)).tolist():
             gates = np.flatnonzero(peak[i])
