@@ -69,8 +69,11 @@ def _factorize(values: Sequence[Any]) -> tuple[Any, list[Any]]:
         raise SlowPath
     if has_none:  # pandas takes None for NaN and merges the two
         values = [_NONE if v is None else v for v in values]
-    array = np.empty(len(values), dtype=object)
-    array[:] = values
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        array = values
+    else:
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
     codes, uniques = pd.factorize(array, use_na_sentinel=False)
     return codes, [None if u is _NONE else u for u in uniques]
 
@@ -115,7 +118,6 @@ def _block(
     from gatecal.readers import table
 
     where = str(path)
-    none: list[Any] = [None] * n
 
     def unesc(value: Any) -> Any:
         if unescape and type(value) is str and value.startswith("'"):
@@ -123,8 +125,13 @@ def _block(
         return value
 
     def norm(key: str, rule: Any) -> tuple[Any, list[Any]]:
+        if key not in columns:  # an absent column: one value, None, for every row
+            try:
+                return np.zeros(n, dtype=np.intp), [rule(None)]
+            except Exception:
+                raise SlowPath from None
         memo = memos.setdefault(key, {})
-        return _normalised(columns.get(key, none), lambda v: rule(unesc(v)), memo)
+        return _normalised(columns[key], lambda v: rule(unesc(v)), memo)
 
     def text(value: Any) -> str:
         return "" if value is None else str(value).strip()
@@ -305,7 +312,7 @@ def _csv_blocks(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
         raise SlowPath  # the row reader says what is wrong with the header
     options: dict[str, Any] = {
         "sep": delimiter,
-        "dtype": str,
+        "dtype": object,  # Python strings (not pandas 3's pyarrow-backed str)
         "keep_default_na": False,
         "na_filter": False,
         "skip_blank_lines": True,
