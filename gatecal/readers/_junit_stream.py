@@ -106,7 +106,7 @@ def parse_stream(path: Path) -> _File:
     """Parse a JUnit file as ``junit._parse`` does, streaming (see the module docstring)."""
     from defusedxml import ElementTree
 
-    from gatecal.readers.junit import _EARLIER, _FAILED, _LATER, _detail, _File
+    from gatecal.readers.junit import _detail, _File, check_root, read_testcase
 
     cases = CaseList()
     suite_codes: dict[str, int] = {}
@@ -121,7 +121,7 @@ def parse_stream(path: Path) -> _File:
             if event == "start":
                 if root is None:
                     root, root_attrib = element, dict(element.attrib)
-                    _check_root(path, element.tag, element.get("name"))
+                    check_root(path, element.tag)
                 if element.tag == "testsuite" and (root is element or root.tag != "testsuite"):
                     name = element.get("name", "")
                     open_suites.append(name)
@@ -136,29 +136,10 @@ def parse_stream(path: Path) -> _File:
                 open_suites.pop()
             if tag != "testcase":
                 continue
-            name = element.get("name")
-            if not name:
-                raise RunsError(f"{path}: a <testcase> has no name attribute")
-            classname = element.get("classname") or ""
-            final = "passed"
-            earlier: list[str] = []
-            later: list[str] = []
-            for child in element:
-                child_tag = child.tag
-                if child_tag in _FAILED and final == "passed":
-                    final = _FAILED[child_tag]
-                elif child_tag in _EARLIER:
-                    earlier.append(_EARLIER[child_tag])
-                elif child_tag in _LATER:
-                    later.append(_LATER[child_tag])
-            props = {
-                p.get("name", ""): p.get("value", "")
-                for p in element.iter("property")
-                if p.get("name", "").startswith("gatecal.")
-            }
+            full, name, final, earlier, later, props = read_testcase(element, path)
             index = len(cases.full)
-            cases.full.append(f"{classname}.{name}" if classname else name)
-            cases.cut.append(len(classname) + 1 if classname else 0)
+            cases.full.append(full)
+            cases.cut.append(len(full) - len(name))
             cases.outcome.append(_CODE[final])
             if earlier or later:
                 cases.attempts[index] = [*earlier, final, *later]
@@ -186,17 +167,6 @@ def parse_stream(path: Path) -> _File:
     schema = " ".join(root_attrib.values()) + " ".join((first_suite or {}).values())
     detail = _detail(path, root.tag, root_attrib.get("name"), names, schema, first_suite)
     return _File(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
-
-
-def _check_root(path: Path, tag: str, name: str | None) -> None:
-    del name
-    if tag == "promptfoo":
-        raise RunsError(
-            f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
-            "promptfoo eval -o results.json and read that"
-        )
-    if tag not in ("testsuites", "testsuite"):
-        raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
 
 
 def fold_file(

@@ -82,6 +82,45 @@ def _fromstring(raw: bytes) -> Any:
     return ElementTree.fromstring(raw)
 
 
+def check_root(path: Path, tag: str) -> None:
+    """Refuse a root element that is not JUnit's (promptfoo's XML dump, anything else)."""
+    if tag == "promptfoo":
+        raise RunsError(
+            f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
+            "promptfoo eval -o results.json and read that"
+        )
+    if tag not in ("testsuites", "testsuite"):
+        raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
+
+
+def read_testcase(
+    element: Any, path: Path
+) -> tuple[str, str, str, list[str], list[str], dict[str, str]]:
+    """One ``<testcase>``: (full id, name, outcome, earlier and later rerun outcomes,
+    gatecal.* properties)."""
+    name = element.get("name")
+    if not name:
+        raise RunsError(f"{path}: a <testcase> has no name attribute")
+    classname = element.get("classname") or ""
+    final = "passed"
+    earlier: list[str] = []
+    later: list[str] = []
+    for child in element:
+        tag = child.tag
+        if tag in _FAILED and final == "passed":
+            final = _FAILED[tag]
+        elif tag in _EARLIER:
+            earlier.append(_EARLIER[tag])
+        elif tag in _LATER:
+            later.append(_LATER[tag])
+    props = {
+        p.get("name", ""): p.get("value", "")
+        for p in element.iter("property")
+        if p.get("name", "").startswith("gatecal.")
+    }
+    return (f"{classname}.{name}" if classname else name), name, final, earlier, later, props
+
+
 def _detail(
     path: Path,
     root_tag: str,
@@ -118,13 +157,7 @@ def _parse(path: Path) -> _File:
         raise RunsError(f"{path}: not well-formed XML ({exc})") from None
     except Exception as exc:  # defusedxml refuses entity bombs and external references
         raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
-    if root.tag == "promptfoo":
-        raise RunsError(
-            f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
-            "promptfoo eval -o results.json and read that"
-        )
-    if root.tag not in ("testsuites", "testsuite"):
-        raise RunsError(f"{path}: not JUnit XML (root element <{root.tag}>)")
+    check_root(path, root.tag)
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     names = {s.get("name", "") for s in suites}
     schema = " ".join(root.attrib.values()) + " ".join(
@@ -135,27 +168,7 @@ def _parse(path: Path) -> _File:
     cases: list[_Case] = []
     suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
     for element in root.iter("testcase"):
-        name = element.get("name")
-        if not name:
-            raise RunsError(f"{path}: a <testcase> has no name attribute")
-        classname = element.get("classname") or ""
-        final = "passed"
-        earlier: list[str] = []
-        later: list[str] = []
-        for child in element:
-            tag = child.tag
-            if tag in _FAILED and final == "passed":
-                final = _FAILED[tag]
-            elif tag in _EARLIER:
-                earlier.append(_EARLIER[tag])
-            elif tag in _LATER:
-                later.append(_LATER[tag])
-        props = {
-            p.get("name", ""): p.get("value", "")
-            for p in element.iter("property")
-            if p.get("name", "").startswith("gatecal.")
-        }
-        full = f"{classname}.{name}" if classname else name
+        full, name, final, earlier, later, props = read_testcase(element, path)
         cases.append(
             _Case(
                 full=full,
