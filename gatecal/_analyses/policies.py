@@ -453,7 +453,9 @@ def simulate_policy(
         rule = "draws rerun rounds of failing cases on one rate: use 'calls' for a fresh rate"
         raise ParameterError("method", rule, method)
     if method == "counts" or (method == "auto" and suite.n_cases > COUNTS_ABOVE and not fresh):
-        return _simulate_by_counts(
+        from gatecal._analyses.policy_counts import simulate_by_counts
+
+        return simulate_by_counts(
             suite, build, noise, rules, policy, total=total, rng=rng, progress=progress
         )
     root = root_seed(rng)
@@ -504,13 +506,7 @@ def simulate_policy(
         else:
             attempt_calls = ((first + 1).sum(axis=-1)) * j * m * rep  # (runs, att)
         k = case_pass.sum(axis=-1)  # (runs, att)
-        for g, k_min in enumerate(k_mins):
-            passed = k >= k_min  # (runs, att)
-            ci_pass = passed.any(axis=1)
-            used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
-            failures[g] += int(np.count_nonzero(~ci_pass))
-            mask = np.arange(attempts)[None, :] < used[:, None]
-            calls[g] += int((attempt_calls * mask).sum())
+        _tally(k, attempt_calls, k_mins, failures, calls)
         if progress is not None:
             progress(runs)
     return PolicySample(
@@ -520,47 +516,24 @@ def simulate_policy(
     )
 
 
-def _simulate_by_counts(
-    suite: Suite,
-    build: str,
-    noise: JudgeNoise,
-    rules: Sequence[Gate],
-    policy: Policy,
-    *,
-    total: int,
-    rng: int | None,
-    progress: Callable[[int], object] | None,
-) -> PolicySample:
-    """:func:`simulate_policy` with ``method="counts"``: the same gate and rerun logic on
-    passing counts and calls drawn by gatecal/_analyses/policy_counts.py."""
-    from gatecal._analyses.policy_counts import CaseGroups, chunk_runs, counts_chunk
-    from gatecal._common.seeds import chunk_generator, root_seed
-
-    root = root_seed(rng)
-    groups = CaseGroups.of(suite, build, noise)
-    attempts = policy.rerun + 1
-    chunk = chunk_runs((attempts, policy.repeat, policy.majority, policy.confirm))
-    k_mins = np.array([g.k_min(suite.n_cases) for g in rules])
-    failures = np.zeros(len(rules), dtype=np.int64)
-    calls = np.zeros(len(rules), dtype=np.int64)
-    for index, start in enumerate(range(0, total, chunk)):
-        runs = min(chunk, total - start)
-        k, attempt_calls = counts_chunk(chunk_generator(root, index), runs, groups, noise, policy)
-        for g, k_min in enumerate(k_mins):
-            passed = k >= k_min  # (runs, att)
-            ci_pass = passed.any(axis=1)
-            used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
-            failures[g] += int(np.count_nonzero(~ci_pass))
-            mask = np.arange(attempts)[None, :] < used[:, None]
-            calls[g] += int((attempt_calls * mask).sum())
-        if progress is not None:
-            progress(runs)
-    return PolicySample(
-        n_runs=total,
-        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
-        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
-        method="counts",
-    )
+def _tally(
+    k: npt.NDArray[np.int64],
+    attempt_calls: npt.NDArray[np.int64],
+    k_mins: npt.NDArray[np.int64],
+    failures: npt.NDArray[np.int64],
+    calls: npt.NDArray[np.int64],
+) -> None:
+    """Add a chunk of simulated runs to each gate's failures and judge calls: `k` and
+    `attempt_calls` per (run, attempt); a suite rerun stops at the first attempt that
+    passes the gate."""
+    attempts = k.shape[1]
+    for g, k_min in enumerate(k_mins):
+        passed = k >= k_min  # (runs, att)
+        ci_pass = passed.any(axis=1)
+        used = np.where(ci_pass, passed.argmax(axis=1) + 1, attempts)
+        failures[g] += int(np.count_nonzero(~ci_pass))
+        mask = np.arange(attempts)[None, :] < used[:, None]
+        calls[g] += int((attempt_calls * mask).sum())
 
 
 _POLICY_HELP = (

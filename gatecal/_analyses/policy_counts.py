@@ -25,6 +25,7 @@ costs what one of 101 does.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,9 +35,10 @@ import numpy.typing as npt
 from gatecal._model.suite import JudgeNoise, Suite
 
 if TYPE_CHECKING:
-    from gatecal._analyses.policies import Policy
+    from gatecal._analyses.policies import Policy, PolicySample
+    from gatecal._model.gates import Gate
 
-__all__ = ["COUNTS_ABOVE", "CaseGroups", "counts_chunk"]
+__all__ = ["COUNTS_ABOVE", "CaseGroups", "counts_chunk", "simulate_by_counts"]
 
 #: ``simulate_policy(method="auto")`` draws call by call up to this many cases (the article's
 #: 12 and every committed output) and by counts above it, where one random number per call
@@ -192,3 +194,40 @@ def _majority(
     if m % 2 == 0 and tie == "pass":
         win |= 2 * v == m
     return np.asarray(votes[..., win].sum(axis=-1), dtype=np.int64)
+
+
+def simulate_by_counts(
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+    rules: Sequence[Gate],
+    policy: Policy,
+    *,
+    total: int,
+    rng: int | None,
+    progress: Callable[[int], object] | None,
+) -> PolicySample:
+    """:func:`gatecal.simulate_policy` with ``method="counts"``: the same gate and rerun
+    logic (``policies._tally``) on passing counts and calls drawn here."""
+    from gatecal._analyses.policies import PolicySample, _tally
+    from gatecal._common.seeds import chunk_generator, root_seed
+
+    root = root_seed(rng)
+    groups = CaseGroups.of(suite, build, noise)
+    attempts = policy.rerun + 1
+    chunk = chunk_runs((attempts, policy.repeat, policy.majority, policy.confirm))
+    k_mins = np.array([g.k_min(suite.n_cases) for g in rules])
+    failures = np.zeros(len(rules), dtype=np.int64)
+    calls = np.zeros(len(rules), dtype=np.int64)
+    for index, start in enumerate(range(0, total, chunk)):
+        runs = min(chunk, total - start)
+        k, attempt_calls = counts_chunk(chunk_generator(root, index), runs, groups, noise, policy)
+        _tally(k, attempt_calls, k_mins, failures, calls)
+        if progress is not None:
+            progress(runs)
+    return PolicySample(
+        n_runs=total,
+        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
+        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
+        method="counts",
+    )
