@@ -115,6 +115,9 @@ class _Likelihood:
         self.total_x, self.total_m = int(x.sum()), int(m.sum())
         self.p = self.total_x / self.total_m
         self.j = np.arange(int(self.m.max()), dtype=np.float64)
+        # each prefix sum only as long as its largest index (failures are usually few)
+        self._jx, self._jy = self.j[: int(self.x.max())], self.j[: int(self.y.max())]
+        self._d: tuple[float, float] = (0.0, 0.0)  # (theta, c @ log prod (1 + j theta))
 
     def excess(self, mu: float, theta: float) -> float:
         """log L(mu, theta) - log L_binomial(p_hat) (p_hat may be 0 or 1: no failures or
@@ -130,17 +133,16 @@ class _Likelihood:
             base += float(c @ (self.y * math.log1p((p - mu) / (1 - p))))
         if theta == 0:
             return base
-        j = self.j
-        a = log_prefix(np.log1p(j * (theta / mu)))[self.x] if has_x else 0.0
-        b = log_prefix(np.log1p(j * (theta / (1 - mu))))[self.y] if has_y else 0.0
-        d = log_prefix(np.log1p(j * theta))[self.m]
-        return base + float(c @ (a + b - d))
+        a = log_prefix(np.log1p(self._jx * (theta / mu)))[self.x] if has_x else 0.0
+        b = log_prefix(np.log1p(self._jy * (theta / (1 - mu))))[self.y] if has_y else 0.0
+        if self._d[0] != theta:  # the same for every mu: searches along mu reuse it
+            self._d = (theta, float(c @ log_prefix(np.log1p(self.j * theta))[self.m]))
+        return base + float(c @ (a + b)) - self._d[1]
 
     def score_mu(self, mu: float, theta: float) -> float:
         """d/dmu of the log-likelihood (decreasing in mu: the likelihood is concave in mu)."""
-        j = self.j
-        a = log_prefix(1.0 / (mu + j * theta))[self.x]
-        b = log_prefix(1.0 / (1.0 - mu + j * theta))[self.y]
+        a = log_prefix(1.0 / (mu + self._jx * theta))[self.x]
+        b = log_prefix(1.0 / (1.0 - mu + self._jy * theta))[self.y]
         return float(self.c @ (a - b))
 
     def score_theta_at_zero(self) -> Fraction:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -18,6 +19,7 @@ from gatecal._analyses.overdispersion import (
 )
 from gatecal._analyses.plan import Regression, SuitePlan, SuitePlans, parse_regression
 from gatecal._analyses.policies import Policy
+from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
@@ -363,11 +365,14 @@ def recommend_gate(
     bounds = noise_bounds(failures_per_run, cases_per_run, confidence_level=level)
     gate_noise = bounds.rate
     over = bounds.overdispersion
+    # one interval per distinct (failures, runs) pair: a big suite has few of them
+    pairs = list(zip(failures_per_case.tolist(), runs_per_case.tolist(), strict=True))
+    rates = {
+        pair: proportion_interval(float(pair[0]), float(pair[1]), level, method)
+        for pair in dict.fromkeys(pairs)
+    }
     per_case = sorted(
-        (
-            CaseNoise(case=c, rate=proportion_interval(float(f), float(t), level, method))
-            for c, f, t in zip(cases, failures_per_case, runs_per_case, strict=True)
-        ),
+        (CaseNoise(case=c, rate=rates[pair]) for c, pair in zip(cases, pairs, strict=True)),
         key=lambda c: (-c.rate.estimate, c.case),
     )
     judge_failed, judge_total = data.judge_verdicts("healthy")
@@ -568,10 +573,6 @@ def _assumed_regression(
     )
 
 
-#: The most known-good runs :func:`runs_for_gate` looks for.
-RUNS_FOR_GATE_MAX = 5000
-
-
 def runs_for_gate(
     failures_per_run: npt.ArrayLike,
     cases_per_run: npt.ArrayLike,
@@ -609,9 +610,15 @@ def runs_for_gate(
             return False
         return detection is None or bounds.detection(cases, failing or 0, k_min) >= detection
 
-    if enough(len(f)):
-        return len(f)
-    low, high = len(f), 2 * len(f)
+    return smallest_enough(enough, len(f), limit)
+
+
+def smallest_enough(enough: Callable[[int], bool], start: int, limit: int) -> int | None:
+    """The smallest count from `start` up to `limit` that is `enough` (of runs, of cases),
+    by doubling and then bisection (taking `enough` as monotone); None if `limit` is not."""
+    if enough(start):
+        return start
+    low, high = start, min(2 * start, limit)
     while not enough(high):
         if high >= limit:
             return None
