@@ -32,6 +32,7 @@ SCRIPTS = [
     "readme_blocks.py",
     "calibrate_coverage.py",
     "recommend_coverage.py",
+    "plan_baseline_runs.py",
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
@@ -41,7 +42,7 @@ SCRIPTS = [
 
 
 #: The long studies --skip-benchmark leaves out with the benchmarks (minutes each).
-STUDIES = ("recommend_coverage.py", "compare_size.py")
+STUDIES = ("recommend_coverage.py", "compare_size.py", "plan_baseline_runs.py")
 
 
 def main() -> None:

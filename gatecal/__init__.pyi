@@ -56,6 +56,10 @@ from ._analyses.plan import (
     cases_needed as cases_needed,
     plan_suite as plan_suite,
 )
+from ._analyses.plan_baseline import (
+    BaselineRuns as BaselineRuns,
+    baseline_runs as baseline_runs,
+)
 from ._analyses.policies import (
     Policy as Policy,
     PolicyComparisonRow as PolicyComparisonRow,

@@ -273,7 +273,7 @@ def plan_suite(
     limits: list[int | None] = []
     searched = top
     for policy in chosen:
-        if _is_sequential(policy):  # runs until its gate decides: its own search
+        if is_sequential(policy):  # runs until its gate decides: its own search
             plans.append(
                 _sequential_plan(policy, noise, reg, alpha, power, j, c, bottom, max_cases)
             )
@@ -327,7 +327,8 @@ def plan_suite(
     )
 
 
-def _is_sequential(policy: Policy) -> bool:
+def is_sequential(policy: Policy) -> bool:
+    """Whether `policy` is a sequential gate (it runs until its boundaries decide)."""
     from gatecal._analyses.sequential_policy import SequentialPolicy
 
     return isinstance(policy, SequentialPolicy)
@@ -458,6 +459,16 @@ def _exact_plan(
         detection=float(det[k_best]),
         judge_calls=float(n * (ws @ calls) * attempts),
     )
+
+
+def healthy_pass_pmf(plans: SuitePlans, policy: Policy, cases: int) -> Floats:
+    """One CI run's passing-case pmf (0..`cases`) of a healthy suite under `policy`, one
+    attempt, with the noise and case shape of `plans`: what its known-good runs measure,
+    by the rule plans are found with."""
+    j, c = plans.judge_checks, plans.code_checks
+    per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
+    q_pass, q_fail, _, ws = _RulesBySize(plans.noise, policy, j, c, per_case)(cases)
+    return _suite_pmfs(cases, 0, q_pass, q_fail, ws)[0]
 
 
 def _suite_pmfs(

@@ -6,7 +6,7 @@ does not import numpy (the analyses re-export them: ``gatecal.DEFAULT_SEED``).
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_FLIPS", "DEFAULT_GATES", "DEFAULT_RUNS", "DEFAULT_SEED"]
+__all__ = ["DEFAULT_FLIPS", "DEFAULT_GATES", "DEFAULT_RUNS", "DEFAULT_SEED", "RUNS_FOR_GATE_MAX"]
 
 #: The seed article's setting: flip rates, gates and runs per build.
 DEFAULT_FLIPS = (0.03, 0.08)
@@ -14,3 +14,5 @@ DEFAULT_GATES = "all,0.90,0.85,0.80"
 DEFAULT_RUNS = 200
 #: The documented default root seed, so the default output can be quoted and rerun.
 DEFAULT_SEED = 20261130
+#: The most known-good runs recommend's "more runs" and plan's --baseline-runs look for.
+RUNS_FOR_GATE_MAX = 5000

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from gatecal._analyses.plan import SuitePlans
+from gatecal._analyses.plan_baseline import BaselineRuns
 from gatecal._analyses.sequential_plan import SequentialSuitePlan
 from gatecal._analyses.sequential_policy import SequentialPolicy
 from gatecal._common.tables import (
@@ -21,9 +23,20 @@ from gatecal._common.validate import ParameterError
 __all__ = ["render_plans"]
 
 
-def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
-    """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``."""
+def render_plans(
+    plans: SuitePlans,
+    fmt: str = "table",
+    baseline: Sequence[BaselineRuns | None] | None = None,
+) -> str:
+    """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``,
+    with, given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each
+    plan's gate needs."""
     rows = [p.to_dict() if p else None for p in plans.plans]
+    if baseline is not None and fmt == "csv":
+        rows = [
+            None if r is None else {**r, **_baseline_columns(b)}
+            for r, b in zip(rows, baseline, strict=True)
+        ]
     if fmt == "json":
         best = plans.recommended
         data: dict[str, Any] = {
@@ -50,6 +63,8 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
                 for r, pol in zip(rows, plans.policies, strict=True)
             ],
         }
+        if baseline is not None:
+            data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
         return json.dumps(data, indent=2) + "\n"
     if fmt == "csv":
         return csv_text(
@@ -106,6 +121,8 @@ def render_plans(plans: SuitePlans, fmt: str = "table") -> str:
         )
     lines = head + table_lines(header, table, fmt)
     lines += _sequential_lines(plans)
+    if baseline is not None:
+        lines += _baseline_lines(baseline)
     cheapest = plans.cheapest
     if cheapest is not None:
         lines += [
@@ -160,4 +177,38 @@ def _sequential_lines(plans: SuitePlans) -> list[str]:
             "P(stop after run j), healthy: "
             + ", ".join(format_probability(p) for p in plan.stop_distribution),
         ]
+    return out
+
+
+def _baseline_columns(b: BaselineRuns | None) -> dict[str, Any]:
+    """The CSV columns of one plan's known-good runs."""
+    keys = ("needed", "runs", "suite", "suite_k_min", "suite_false_alarm", "suite_detection")
+    return {f"baseline_{k}": None if b is None else getattr(b, k) for k in keys}
+
+
+def _baseline_lines(baseline: Sequence[BaselineRuns | None]) -> list[str]:
+    """Below the table: the known-good runs that would let recommend certify each gate."""
+    out = [
+        "",
+        "known-good runs to measure the noise (recommend allows a gate by its bounds; runs "
+        "failing as the planned noise typically does: a typical count, not a guarantee):",
+    ]
+    for b in baseline:
+        if b is None:
+            continue
+        if b.reason is not None:
+            out.append(f"  {b.policy}: not computed ({b.reason})")
+            continue
+        needed = f"{b.needed:,} runs" if b.needed is not None else f"more than {b.limit:,} runs"
+        line = f"  {b.policy}: the planned gate (k_min {b.k_min} of {b.cases}) needs {needed}"
+        if b.runs is not None and b.suite is not None:
+            assert b.suite_false_alarm is not None and b.suite_detection is not None
+            line += (
+                f"; with {b.runs} runs: {b.suite} cases, k_min {b.suite_k_min} (false alarm "
+                f"<= {format_probability(b.suite_false_alarm)}, detection >= "
+                f"{format_probability(b.suite_detection)})"
+            )
+        elif b.runs is not None:
+            line += f"; with {b.runs} runs: no suite up to {b.suite_limit} cases"
+        out.append(line)
     return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.recommend import RUNS_FOR_GATE_MAX, RateEstimate, Recommendation
+from gatecal._analyses.recommend import RateEstimate, Recommendation
+from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.tables import (
     FORMATS,
     csv_text,

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 import gatecal
+from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.validate import ParameterError
 from gatecal._model.regression import Regression
 from gatecal.cli._errors import CliError, from_library
@@ -67,6 +68,16 @@ def plan(
         int | None, whole("--cases", "With --compare: the cases both builds run.", low=1)
     ] = None,
     seed_value: Annotated[int, seed("With --compare: root seed of the simulation.")] = 0,
+    baseline_runs: Annotated[
+        int | None,
+        whole(
+            "--baseline-runs",
+            "Also say how many known-good runs would let 'gatecal recommend' certify each "
+            "planned gate, and the smallest suite N known-good runs certify.",
+            low=2,
+            high=RUNS_FOR_GATE_MAX,
+        ),
+    ] = None,
 ) -> None:
     """How many cases you need: the smallest suite and gate that meet both targets.
 
@@ -79,6 +90,10 @@ def plan(
     of a healthy and of the regressed build and the judge calls until it stops (suites
     up to --max-cases, at most 5000; 100 without).
 
+    With --baseline-runs N, also what recommend needs to allow each gate when the noise
+    is measured rather than known: how many known-good runs certify the planned gate, and
+    the smallest suite whose gate N known-good runs certify.
+
     Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
     """
     Outputs(("--out", out))
@@ -90,6 +105,7 @@ def plan(
         return
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
+    baseline = None
     try:
         with busy("searching suite sizes"):
             result = gatecal.plan_suite(
@@ -104,9 +120,12 @@ def plan(
                 ),
                 max_cases=max_cases,
             )
+        if baseline_runs is not None:
+            with busy("measuring the known-good runs each gate needs"):
+                baseline = gatecal.baseline_runs(result, runs=baseline_runs)
     except ParameterError as exc:
         raise from_library(exc) from None
-    emit(gatecal.render_plans(result, fmt), out)
+    emit(gatecal.render_plans(result, fmt, baseline), out)
 
 
 def _plan_compare(
