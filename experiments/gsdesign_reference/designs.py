@@ -74,6 +74,9 @@ SPECS = (
     Spec("wald8-c10", "wald", 8, 10, 0.05, 0.2),
     Spec("wald15-c1", "wald", 15, 1, 0.1, 0.35, false_alarm=0.08, detection=0.8),
     Spec("wald20-c2", "wald", 20, 2, 0.02, 0.3, false_alarm=0.05, detection=0.9),
+    # strict budgets: crossing probabilities down to 1e-14, where relative accuracy tells
+    Spec("sprt6-c40", "sprt", 6, 40, 0.02, 0.15, false_alarm=1e-6, detection=0.999),
+    Spec("obf5-c25", "obf", 5, 25, 0.02, 0.2, false_alarm=1e-7, detection=0.9999),
 )
 
 
