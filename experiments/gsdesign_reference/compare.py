@@ -227,11 +227,12 @@ def sprt_tables() -> list[str]:
         "",
         "`wald_sprt(maxn, [p0, 1 - p0], [p1, 1 - p1], false_alarm=alpha, detection=1 - beta)`"
         " with one case per run, against binomialSPRT's bounds at every look from `minn` to the"
-        " one before the last. Both round the same two lines (gatecal with a 1e-9 nudge"
-        " towards continuing); the nearest approach of a line to a whole number at those looks"
-        " is far above 1e-9, so the rounding cannot differ there. At the last look gatecal"
-        " fails the build at F >= ceil(maxn x slope), inside binomialSPRT's undecided region"
-        " a < F < b or at b.",
+        " one before the last. Both round the same two lines outwards (binomialSPRT on F with"
+        " ceiling and floor, gatecal on S = n - F with floor and ceiling, taking a line within"
+        " 1e-9 of a whole number as on it); the nearest approach of a line to a whole number at"
+        " those looks is far above 1e-9, so the two roundings cannot differ there. At the last"
+        " look gatecal fails the build at F >= ceil(maxn x slope), inside binomialSPRT's"
+        " undecided region a < F < b or at b.",
         "",
         *wald,
     ]
