@@ -21,6 +21,7 @@ SCRIPTS = [
     "calibrate_example.py",
     "framework_loops.py",
     "sequential_savings.py",
+    "gsdesign_reference/compare.py",
     "anytime_evalue.py",
     "compare_example.py",
     "compare_size.py",

@@ -1,0 +1,1 @@
+"""gsDesign as an independent reference for the exact sequential engine (README.md)."""
