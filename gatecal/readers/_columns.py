@@ -1,7 +1,9 @@
 """Verdicts held as columns: for each text column, codes into its distinct values.
 
 A read of a million verdicts keeps a few bytes per verdict (one small integer per text
-column, the flags and numbers in arrays) and each distinct run, case or check name once,
+column, the flags and numbers in arrays; a column holding one value throughout, as the
+build, check or source of most files and the absent scores do, is that value repeated
+and costs nothing per verdict) and each distinct run, case or check name once,
 instead of a Python object per verdict. :class:`VerdictColumns` is still a sequence of
 :class:`~gatecal.readers._model.Verdict` (made on demand), so a consumer that wants objects
 iterates it; the counts every analysis needs are taken from the columns directly.
@@ -200,13 +202,13 @@ class VerdictBuilder:
         for name, values in self._numbers.items():
             block[name] = np.frombuffer(values, dtype=_DTYPES[values.typecode]).copy()
             self._numbers[name] = array(values.typecode)
-        self._blocks.append(block)
+        self._blocks.append(_compact(block))
 
     def add_block(self, block: dict[str, Any]) -> None:
         """Append verdicts given as numpy columns: every TEXT_COLUMNS name as int32 codes
         of this builder (from :meth:`code`), every number column as in `_TYPECODES`."""
         self._flush()
-        self._blocks.append(block)
+        self._blocks.append(_compact(block))
 
     def extend(self, other: VerdictBuilder) -> None:
         """Append every verdict of `other`, its codes mapped into this builder's; `other`
@@ -228,7 +230,7 @@ class VerdictBuilder:
             for block in other._blocks:
                 for name, lookup in lookups.items():
                     block[name] = lookup[block[name]] if len(lookup) else block[name]
-                self._blocks.append(block)
+                self._blocks.append(_compact(block))
         other._index = {name: {} for name in TEXT_COLUMNS}
         other._values = {name: [] for name in TEXT_COLUMNS}
         other._blocks = []
@@ -251,12 +253,34 @@ class VerdictBuilder:
             dtype = np.int32 if name in TEXT_COLUMNS else _DTYPES[_TYPECODES[name]]
             if len(parts) == 1:
                 columns[name] = parts[0]
+            elif parts and all(_constant(p) for p in parts) and len({p[0] for p in parts}) == 1:
+                columns[name] = np.broadcast_to(parts[0][:1], (sum(len(p) for p in parts),))
             else:
                 columns[name] = np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
             del parts
         self._blocks = [dict(columns)] if len(columns["passed"]) else []
         values = {name: tuple(self._values[name]) for name in TEXT_COLUMNS}
         return VerdictColumns(columns, values)
+
+
+def _constant(column: Any) -> bool:
+    """Whether `column` is held as one value repeated (a read-only zero-stride view)."""
+    return bool(column.ndim == 1 and len(column) > 1 and column.strides == (0,))
+
+
+def _compact(block: dict[str, Any]) -> dict[str, Any]:
+    """`block` with every column that holds one value throughout kept as that value
+    repeated (a zero-stride view of one element): the build, check, kind, session and
+    source of most files, and the absent scores, costs and tokens, cost no memory per
+    verdict. Consumers only read columns (indexing, comparing, summing)."""
+    import numpy as np
+
+    for name, column in block.items():
+        if len(column) > 1 and not _constant(column):
+            first = column[:1].copy()
+            if (column == first[0]).all():
+                block[name] = np.broadcast_to(first, column.shape)
+    return block
 
 
 def first_codes(keys: Any) -> tuple[Any, Any]:
