@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -421,8 +422,6 @@ def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
     terms), so it is accurate at every icc, including tiny ones where ``betaln`` differences
     (scipy's betabinom) cancel; at icc 0 it is the binomial.
     """
-    from scipy.special import gammaln
-
     f = np.arange(n + 1)
     if mean <= 0 or mean >= 1:
         return np.asarray(f == (n if mean >= 1 else 0), dtype=np.float64)
@@ -431,5 +430,15 @@ def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
     fail = log_prefix(math.log(mean) + np.log1p(j * (theta / mean)))
     ok = log_prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))
     norm = float(np.log1p(j * theta).sum())
-    log_choose = gammaln(n + 1) - gammaln(f + 1) - gammaln(n - f + 1)
-    return np.asarray(np.exp(log_choose + fail[f] + ok[n - f] - norm))
+    return np.asarray(np.exp(_log_choose(n) + fail[f] + ok[n - f] - norm))
+
+
+@functools.lru_cache(maxsize=4)
+def _log_choose(n: int) -> Floats:
+    """``log C(n, f)``, f = 0..n (read-only: shared by every pmf of n cases)."""
+    from scipy.special import gammaln
+
+    f = np.arange(n + 1)
+    out = np.asarray(gammaln(n + 1) - gammaln(f + 1) - gammaln(n - f + 1))
+    out.setflags(write=False)
+    return out

@@ -1,0 +1,75 @@
+"""The runs' likelihood in closed form for big suites, against the term-by-term sums.
+
+Above 4,096 cases per run the beta-binomial likelihood's sums of log1p terms are taken
+in closed form (log-gamma and digamma differences, by Stirling's series for large
+arguments). Each sum is checked against ``math.fsum`` of its terms (each term correctly
+rounded, the sum exactly rounded), and the bounds recommend computes from a big suite's
+runs against the same bounds with the term-by-term sums.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gatecal._analyses import overdispersion
+from gatecal._analyses.noise_bounds import noise_bounds
+from gatecal._analyses.overdispersion import _Likelihood, log_rising, reciprocal_rising
+
+COUNTS = [0, 1, 2, 7, 64, 65, 100, 999, 5000, 100_000]
+
+
+@pytest.mark.parametrize("c", [1e-12, 1e-9, 1e-7, 1e-5, 3e-4, 0.0099, 0.01, 0.0101, 0.1, 1, 999])
+def test_log_rising_is_the_sum_of_its_terms(c):
+    got = log_rising(np.array(COUNTS), c)
+    for x, value in zip(COUNTS, got.tolist(), strict=True):
+        ref = math.fsum(math.log1p(j * c) for j in range(x))
+        assert value == pytest.approx(ref, rel=1e-12, abs=1e-300), (c, x)
+
+
+@pytest.mark.parametrize("z", [1e-3, 0.5, 3, 99, 100, 101, 999, 1e4, 1e7, 1e12])
+def test_reciprocal_rising_is_the_sum_of_its_terms(z):
+    got = reciprocal_rising(np.array(COUNTS), z)
+    for x, value in zip(COUNTS, got.tolist(), strict=True):
+        ref = math.fsum(1.0 / (z + j) for j in range(x))
+        assert value == pytest.approx(ref, rel=1e-12, abs=1e-300), (z, x)
+
+
+def _runs(cases: int, runs: int, rate: float, icc: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a, b = rate * (1 - icc) / icc, (1 - rate) * (1 - icc) / icc
+    return rng.binomial(cases, rng.beta(a, b, size=runs))
+
+
+def test_likelihood_closed_form_equals_the_term_by_term_sums(monkeypatch):
+    x = _runs(20_000, 12, 0.05, 0.02, seed=7)
+    m = np.full(x.shape, 20_000)
+    closed = _Likelihood(x, m)
+    monkeypatch.setattr(overdispersion, "_PREFIX_MAX", 10**9)
+    terms = _Likelihood(x, m)
+    assert closed._closed and not terms._closed
+    for mu in (0.01, 0.05, 0.2):
+        for rho in (1e-7, 1e-4, 0.02, 0.3, 0.9):
+            theta = rho / (1 - rho)
+            # the excess is a difference of large sums: absolute agreement is what counts
+            assert closed.excess(mu, theta) == pytest.approx(terms.excess(mu, theta), abs=1e-7)
+            assert closed.score_mu(mu, theta) == pytest.approx(terms.score_mu(mu, theta), rel=1e-10)
+
+
+def test_big_suite_bounds_are_the_same_either_way(monkeypatch):
+    """recommend's bounds of a 5,000-case suite: closed form and term-by-term sums give
+    the same gate bounds (to 1e-8 relative) and the same strictest gate."""
+    n = 5_000
+    x = _runs(n, 10, 0.04, 0.01, seed=3)
+    closed = noise_bounds(x, n)
+    monkeypatch.setattr(overdispersion, "_PREFIX_MAX", 10**9)
+    terms = noise_bounds(x, n)
+    for k in (4_700, 4_750, 4_800, 4_850):
+        assert closed.false_alarm(n, k) == pytest.approx(terms.false_alarm(n, k), rel=1e-8)
+        assert closed.detection(n, 300, k) == pytest.approx(
+            terms.detection(n, 300, k), rel=1e-8, abs=1e-300
+        )
+    assert closed.strictest_gate(n, 0.05) == terms.strictest_gate(n, 0.05)
+    assert closed.icc_top == pytest.approx(terms.icc_top, rel=1e-8)
