@@ -265,7 +265,7 @@ class NoiseBounds:
 
         def refine(a: float, b: float, gates: npt.NDArray[np.intp], depth: int) -> None:
             points = np.linspace(a, b, _NEST_POINTS).tolist()
-            values = np.array([at(float(r)) for r in points])[:, gates]
+            values = np.array([at(float(r))[gates] for r in points])
             top = np.argmax(values, axis=0)
             got = values[top, np.arange(len(gates))]
             better = got > best[gates]
