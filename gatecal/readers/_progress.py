@@ -1,32 +1,61 @@
 """How far a read has got, for a progress bar: the bytes of each input file read so far.
 
-The readers call :func:`advance` as they go (the block readers after each block, every
-reader once a file is read); whatever shows the progress installs a listener with
-:func:`listening`. Without a listener a call costs one comparison.
+A reader announces the files it is about to read (:func:`expect`) and says how far it has
+got in each (:func:`advance`: the block readers after each block, the JUnit stream every
+few thousand testcases, every reader once a file is read); whatever shows the progress
+installs a :class:`Listener` with :func:`listening`. Without one a call costs one
+comparison.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["advance", "listening"]
+__all__ = ["Listener", "advance", "done", "expect", "listening"]
 
-_listener: Callable[[str, int], None] | None = None
+
+class Listener(Protocol):
+    def expect(self, path: str, size: int) -> None: ...
+    def advance(self, path: str, done: int) -> None: ...
+
+
+_listener: Listener | None = None
+
+
+def expect(paths: Iterable[str | Path]) -> None:
+    """These files are about to be read (their sizes are the bar's total)."""
+    if _listener is None:
+        return
+    for path in paths:
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            continue  # the reader says what is wrong with it
+        _listener.expect(str(path), size)
 
 
 def advance(path: str | Path, done: int) -> None:
     """`done` bytes of `path` are read (a position in the file, never going back)."""
     if _listener is not None:
-        _listener(str(path), done)
+        _listener.advance(str(path), done)
+
+
+def done(path: str | Path) -> None:
+    """`path` is read to its end."""
+    if _listener is not None:
+        with suppress(OSError):  # the reader has said what is wrong with it
+            _listener.advance(str(path), os.stat(path).st_size)
 
 
 @contextmanager
-def listening(callback: Callable[[str, int], None]) -> Iterator[None]:
-    """Send every :func:`advance` to `callback` while the block runs."""
+def listening(listener: Listener) -> Iterator[None]:
+    """Send every :func:`expect` and :func:`advance` to `listener` while the block runs."""
     global _listener
-    before, _listener = _listener, callback
+    before, _listener = _listener, listener
     try:
         yield
     finally:

@@ -101,7 +101,10 @@ def read_labels(path: str | Path) -> LabelColumns:
         whose human label differs between rows, a repeated (check, item, repeat), or no
         rows at all.
     """
+    from gatecal.readers import _progress
+
     file = Path(path)
+    _progress.expect([file])
     if _big(file):
         from gatecal.readers._blocks import SlowPath
         from gatecal.readers._label_blocks import read_label_blocks
@@ -111,9 +114,7 @@ def read_labels(path: str | Path) -> LabelColumns:
         except SlowPath:
             pass  # read row by row, as a small file is: it names the line of what is wrong
     labels = _read_rows(file)
-    from gatecal.readers._progress import advance
-
-    advance(file, file.stat().st_size)
+    _progress.done(file)
     return LabelColumns.of(labels)
 
 
