@@ -14,6 +14,7 @@ import pytest
 
 import gatecal
 from gatecal.readers import _blocks, _progress
+from tests.test_cli import _on_a_terminal as on_a_terminal
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -112,31 +113,10 @@ def test_parquet_reports_the_bytes_read(tmp_path, monkeypatch):
     assert len(set(record.steps[str(path)])) >= 2
 
 
-def _on_a_terminal(args, env, stdout):
-    """Run gatecal with stderr on a pseudo-terminal and stdout into a file; (exit code,
-    what the terminal got)."""
-    import pty
-    import select
-
-    master, slave = pty.openpty()
+def _on_a_terminal(args, env, stdout: Path):
+    """(exit code, what the terminal got): stderr on a pseudo-terminal, stdout in a file."""
     with open(stdout, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gatecal", *args],
-            stdin=slave, stdout=out, stderr=slave,
-            env={**os.environ, "COLUMNS": "120", **env},
-        )  # fmt: skip
-    os.close(slave)
-    seen = b""
-    while select.select([master], [], [], 60)[0]:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the other end closed
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    return proc.wait(), seen.decode("utf-8", "replace")
+        return on_a_terminal(*args, env=env, stdout=out)
 
 
 def test_reading_labels_shows_the_bytes_on_a_terminal_only(tmp_path):

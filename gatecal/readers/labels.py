@@ -11,7 +11,9 @@ import io
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
+
+from gatecal.readers._columns import OnDemand
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,7 +177,7 @@ def _read_rows(file: Path) -> list[Label]:
     return labels
 
 
-class LabelColumns(Sequence[Label]):
+class LabelColumns(OnDemand[Label]):
     """Labels held as columns; a sequence of :class:`Label` made on demand.
 
     ``codes(name)`` and ``values(name)`` give a text column (``check``, ``item``,
@@ -184,11 +186,11 @@ class LabelColumns(Sequence[Label]):
     unparseable reply (int8). ``keys()`` codes each label's (check, item).
     """
 
-    __slots__ = ("_columns", "_keys", "_values")
+    __slots__ = ("_keys",)
+    _what = "label"
 
     def __init__(self, columns: dict[str, Any], values: dict[str, tuple[str, ...]]) -> None:
-        self._columns = columns
-        self._values = values
+        super().__init__(columns, values)
         self._keys: tuple[Any, Any] | None = None
 
     @classmethod
@@ -213,13 +215,6 @@ class LabelColumns(Sequence[Label]):
 
     def __len__(self) -> int:
         return len(self._columns["human"])
-
-    def codes(self, name: str) -> npt.NDArray[np.int32]:
-        codes: npt.NDArray[np.int32] = self._columns[name]
-        return codes
-
-    def values(self, name: str) -> tuple[str, ...]:
-        return self._values[name]
 
     def array(self, name: str) -> npt.NDArray[np.int8]:
         column: npt.NDArray[np.int8] = self._columns[name]
@@ -249,18 +244,6 @@ class LabelColumns(Sequence[Label]):
             judge=None if judge < 0 else bool(judge),
         )
 
-    @overload
-    def __getitem__(self, index: int) -> Label: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Label, ...]: ...
-    def __getitem__(self, index: int | slice) -> Label | tuple[Label, ...]:
-        if isinstance(index, slice):
-            return tuple(self._make(i) for i in range(*index.indices(len(self))))
-        n = len(self)
-        if not -n <= index < n:
-            raise IndexError("label index out of range")
-        return self._make(index % n)
-
     def __iter__(self) -> Iterator[Label]:
         col, values = self._columns, self._values
         text = {
@@ -279,13 +262,3 @@ class LabelColumns(Sequence[Label]):
             yield Label(
                 item=item, check=check, repeat=repeat, human=bool(human), judge=verdict[judge]
             )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LabelColumns | tuple | list):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"LabelColumns({len(self)} labels)"
