@@ -76,10 +76,12 @@ _CHILD = textwrap.dedent(
 )
 
 
-def _run(*args: str) -> dict[str, float]:
+def _run(*args: str, child: str = _CHILD, root: Path = ROOT) -> dict[str, float]:
+    """Run `child` (a script printing JSON lines) in its own process with `root`'s gatecal
+    on the path (and as the folder it runs in, first on the path); the numbers it printed."""
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, *args], capture_output=True, text=True, check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [sys.executable, "-c", child, *args], capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(root)}, cwd=root,
     )  # fmt: skip
     out: dict[str, float] = {}
     for line in done.stdout.splitlines():

@@ -39,6 +39,7 @@ SCRIPTS = [
     "bench_speed.py",
     "bench_policies_scale.py",
     "bench_scale.py",
+    "bench_labels_scale.py",
 ]
 
 

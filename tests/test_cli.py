@@ -380,7 +380,7 @@ def test_old_spellings_still_work_with_a_note(capsys):
     assert run(capsys, "golden", "--pass-rate", "0.8", "--build", "healthy")[1] == out
 
 
-def _on_a_terminal(*args, env=None):
+def _on_a_terminal(*args, env=None, stdout=subprocess.DEVNULL):
     """Run gatecal with stderr on a pseudo-terminal; (exit code, what the terminal got)."""
     import pty
     import select
@@ -388,7 +388,7 @@ def _on_a_terminal(*args, env=None):
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "gatecal", *args],
-        stdin=slave, stdout=subprocess.DEVNULL, stderr=slave,
+        stdin=slave, stdout=stdout, stderr=slave,
         env={**os.environ, "COLUMNS": "100", **(env or {})},
     )  # fmt: skip
     os.close(slave)

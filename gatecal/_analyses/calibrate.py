@@ -26,7 +26,13 @@ from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 from gatecal.readers import RunsData
-from gatecal.readers.labels import UNPARSEABLE_VALUES, Label, LabelsError, read_labels
+from gatecal.readers.labels import (
+    UNPARSEABLE_VALUES,
+    Label,
+    LabelColumns,
+    LabelsError,
+    read_labels,
+)
 
 __all__ = [
     "UNPARSEABLE_VALUES",
@@ -331,27 +337,52 @@ def _kappa(tp: float, fn: float, fp: float, tn: float, level: float) -> tuple[Es
     return est, (po - pe_ac1) / (1 - pe_ac1)
 
 
-def _measure(check: str, labels: Sequence[Label], level: float) -> CheckCalibration:
-    items: dict[tuple[str, str], list[Label]] = {}
-    for lab in labels:
-        items.setdefault((lab.check, lab.item), []).append(lab)
-    tp = fn = fp = tn = unparseable = 0.0
-    pass_items = fail_items = 0
-    disagree, multi = 0.0, 0
-    for judgements in items.values():
-        r = len(judgements)
-        passed = sum(j.judge is True for j in judgements)
-        share = passed / r
-        unparseable += sum(j.judge is None for j in judgements) / r
-        if judgements[0].human:
-            pass_items += 1
-            tp, fn = tp + share, fn + 1 - share
-        else:
-            fail_items += 1
-            fp, tn = fp + share, tn + 1 - share
-        if r >= 2:
-            multi += 1
-            disagree += passed * (r - passed) / (r * (r - 1) / 2)
+def _in_order(values: Any, start: int = 0) -> float:
+    """``total = total + start - v`` (start 0: ``total + v``) over `values` in order, from
+    0.0, as a loop over the items adds them: the order fixes a float sum's last bits.
+    Whole numbers (one judgement per item) add exactly in any order."""
+    import numpy as np
+
+    if not len(values):
+        return 0.0
+    if (values == np.floor(values)).all():  # whole numbers < 2^53: exact
+        return float(start * len(values) - values.sum() if start else values.sum())
+    total = 0.0
+    if start:
+        for v in values.tolist():
+            total = total + start - v
+    else:
+        for v in values.tolist():
+            total = total + v
+    return total
+
+
+def _measure(check: str, labels: LabelColumns, rows: Any, level: float) -> CheckCalibration:
+    """The judge against the labels `rows` selects (a mask, or None for all)."""
+    import numpy as np
+
+    keys, first = labels.keys()
+    human, judge = labels.array("human"), labels.array("judge")
+    if rows is not None:
+        keys, human, judge = keys[rows], human[rows], judge[rows]
+    size = len(first)
+    # per item (in order of first appearance): judgements, passes, unparseable replies
+    r = np.bincount(keys, minlength=size)
+    present = np.flatnonzero(r)  # the items of these rows, in order
+    r = r[present]
+    passed = np.bincount(keys[judge == 1], minlength=size)[present]
+    none = np.bincount(keys[judge < 0], minlength=size)[present]
+    item_human = labels.array("human")[first][present].astype(bool)
+    share = passed / r
+    tp, fn = _in_order(share[item_human]), _in_order(share[item_human], 1)
+    fp, tn = _in_order(share[~item_human]), _in_order(share[~item_human], 1)
+    unparseable = _in_order(none / r)
+    multi_items = r >= 2
+    multi = int(multi_items.sum())
+    m_r, m_passed = r[multi_items], passed[multi_items]
+    disagree = _in_order((m_passed * (m_r - m_passed)) / ((m_r * (m_r - 1)) / 2))
+    pass_items = int(item_human.sum())
+    fail_items = len(present) - pass_items
     name = check or "the judge"
     if not pass_items or not fail_items:
         missing = "failing" if not fail_items else "passing"
@@ -360,13 +391,14 @@ def _measure(check: str, labels: Sequence[Label], level: float) -> CheckCalibrat
             f"{name}: no truly {missing} items labelled; {rate} needs both classes "
             "(label some answers the judge should reject and some it should accept)"
         )
+    cells = np.bincount((1 - human.astype(np.int64)) * 3 + (1 - judge), minlength=6).tolist()
     matrix = ConfusionMatrix(
-        pass_pass=sum(lab.human and lab.judge is True for lab in labels),
-        pass_fail=sum(lab.human and lab.judge is False for lab in labels),
-        pass_unparseable=sum(lab.human and lab.judge is None for lab in labels),
-        fail_pass=sum(not lab.human and lab.judge is True for lab in labels),
-        fail_fail=sum(not lab.human and lab.judge is False for lab in labels),
-        fail_unparseable=sum(not lab.human and lab.judge is None for lab in labels),
+        pass_pass=cells[0],
+        pass_fail=cells[1],
+        pass_unparseable=cells[2],
+        fail_pass=cells[3],
+        fail_fail=cells[4],
+        fail_unparseable=cells[5],
     )
     sens = _clopper_pearson(tp, pass_items, level)
     spec = _clopper_pearson(tn, fail_items, level)
@@ -382,7 +414,7 @@ def _measure(check: str, labels: Sequence[Label], level: float) -> CheckCalibrat
         items=total,
         pass_items=pass_items,
         fail_items=fail_items,
-        judgements=len(labels),
+        judgements=len(human),
         matrix=matrix,
         tp=tp,
         fn=fn,
@@ -526,7 +558,8 @@ def calibrate_judge(
     Parameters
     ----------
     labels : sequence of Label
-        From :func:`read_labels`.
+        From :func:`read_labels` (its columns are counted as they are; any other
+        sequence is put in columns first).
     confidence_level : float
         Of every interval.
     observed : (k, n), optional
@@ -550,11 +583,14 @@ def calibrate_judge(
         raise ParameterError("confidence_level", "must be in (0, 1)", confidence_level)
     if not labels:
         raise LabelsError(f"{source or 'labels'}: no labelled items")
-    names = list(dict.fromkeys(lab.check for lab in labels))
+    table = LabelColumns.of(labels)  # counted from the columns, never label by label
+    names = list(table.values("check"))  # in order of first appearance
+    codes = table.codes("check")
     checks = tuple(
-        _measure(name, [lab for lab in labels if lab.check == name], level) for name in names
+        _measure(name, table, None if len(names) == 1 else codes == i, level)
+        for i, name in enumerate(names)
     )
-    pooled = checks[0] if len(checks) == 1 else _measure("(all checks)", labels, level)
+    pooled = checks[0] if len(checks) == 1 else _measure("(all checks)", table, None, level)
     chosen = pooled
     if check is not None:
         found = [c for c in checks if c.check == check]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import gatecal
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import CliError
-from gatecal.cli._outputs import busy
+from gatecal.cli._outputs import reading
 from gatecal.cli._values import ScoreThreshold, thresholds
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def read_runs(
 ) -> RunsData:
     """Read runs, turning every reading error into one line that names `option`."""
     try:
-        with busy("reading runs"):
+        with reading("reading runs"):
             return gatecal.read_runs(
                 paths,
                 regressed,
@@ -149,7 +149,7 @@ def read_runs(
 
 def read_labels(labels: Path, option: str = "LABELS") -> Any:
     try:
-        with busy("reading labels"):
+        with reading("reading labels"):
             return gatecal.read_labels(labels)
     except gatecal.LabelsError as exc:
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
@@ -160,8 +160,8 @@ def report_calibration(labels: Path | None, observed: tuple[int, int] | None) ->
     if labels is None:
         return None
     try:
-        return gatecal.calibrate_judge(
-            gatecal.read_labels(labels), observed=observed, source=str(labels)
-        )
+        with reading("reading labels"):
+            table = gatecal.read_labels(labels)
+        return gatecal.calibrate_judge(table, observed=observed, source=str(labels))
     except gatecal.LabelsError as exc:
         raise CliError(f"--labels {' '.join(str(exc).split())}") from None

@@ -13,7 +13,7 @@ from typing import Any
 
 from gatecal.cli._errors import CliError
 
-__all__ = ["BUSY_AFTER", "Outputs", "ProgressBar", "busy", "emit"]
+__all__ = ["BUSY_AFTER", "Outputs", "ProgressBar", "busy", "emit", "reading"]
 
 #: Seconds a step runs before its spinner shows.
 BUSY_AFTER = 2.0
@@ -153,6 +153,75 @@ def busy(what: str) -> Iterator[None]:
     thread.start()
     try:
         yield
+    finally:
+        done.set()
+        thread.join()
+
+
+class _BytesRead:
+    """What the readers report (see gatecal/readers/_progress.py): the input files' sizes
+    and how far each is read. Only the reading thread writes; the bar's thread reads."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}
+        self.read: dict[str, int] = {}
+        self.total = 0
+        self.done = 0
+
+    def expect(self, path: str, size: int) -> None:
+        if path not in self.sizes:
+            self.sizes[path] = size
+            self.total += size
+
+    def advance(self, path: str, done: int) -> None:
+        if path not in self.sizes:
+            self.expect(path, done)
+        done = min(done, self.sizes[path])
+        before = self.read.get(path, 0)
+        if done > before:
+            self.read[path] = done
+            self.done += done - before
+
+
+@contextlib.contextmanager
+def reading(what: str) -> Iterator[None]:
+    """A progress bar of the bytes read of the input files' size, on stderr while the
+    block reads them: shown only on a terminal and only once the block has run for
+    BUSY_AFTER seconds (GATECAL_PROGRESS_AFTER overrides), as :func:`busy`'s spinner."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from gatecal.readers._progress import listening
+
+    after = _after(BUSY_AFTER)
+    state = _BytesRead()
+    done = threading.Event()
+
+    def show() -> None:
+        if done.wait(after):
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        columns = (TextColumn(what), BarColumn(), DownloadColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(what, total=state.total or None)
+            while True:
+                progress.update(task, total=state.total or None, completed=state.done)
+                if done.wait(0.1):
+                    return
+
+    thread = threading.Thread(target=show, daemon=True)
+    thread.start()
+    try:
+        with listening(state):
+            yield
     finally:
         done.set()
         thread.join()

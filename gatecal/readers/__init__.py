@@ -27,6 +27,7 @@ import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from gatecal.readers import _progress
 from gatecal.readers._base import (
     ATTEMPTS,
     JUNIT_REPEATS,
@@ -315,12 +316,14 @@ def read_runs(
         junit: list[Path] = []
         batch = Batch()
         files = _expand(group, role)
+        _progress.expect(files)
         labels = _labels(files)
         for path in files:
             if input_format in (None, "parquet") and _starts_with(path, _PARQUET):
                 from gatecal.readers.parquet import read_parquet
 
                 batch.extend(read_parquet(path, build))  # in batches: never read whole
+                _progress.done(path)
                 continue
             streamed = _stream_format(path, input_format)
             if streamed == "junit":
@@ -331,6 +334,7 @@ def read_runs(
 
                 try:
                     batch.extend(read_table_blocks(path, build, streamed))
+                    _progress.done(path)
                     continue
                 except SlowPath:
                     pass  # read row by row below, as a small file is
@@ -340,6 +344,7 @@ def read_runs(
                 junit.append(path)
                 continue
             batch.extend(_reader(fmt)(path, raw, build, options, labels[path]))
+            _progress.done(path)
         if junit:
             from gatecal.readers.junit import read_junit
 

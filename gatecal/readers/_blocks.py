@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import re
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -102,6 +103,25 @@ def _normalised(
     return codes, results
 
 
+def coded(
+    columns: dict[str, Any],
+    key: str,
+    n: int,
+    rule: Any,
+    memos: dict[str, dict[type, dict[Any, Any]]],
+) -> tuple[Any, list[Any]]:
+    """(codes, results) of column `key` of a block of `n` rows (see :func:`_normalised`);
+    an absent column is one value, None, for every row."""
+    import numpy as np
+
+    if key not in columns:
+        try:
+            return np.zeros(n, dtype=np.intp), [rule(None)]
+        except Exception:
+            raise SlowPath from None
+    return _normalised(columns[key], rule, memos.setdefault(key, {}))
+
+
 def _block(
     columns: dict[str, Any],
     n: int,
@@ -125,13 +145,7 @@ def _block(
         return value
 
     def norm(key: str, rule: Any) -> tuple[Any, list[Any]]:
-        if key not in columns:  # an absent column: one value, None, for every row
-            try:
-                return np.zeros(n, dtype=np.intp), [rule(None)]
-            except Exception:
-                raise SlowPath from None
-        memo = memos.setdefault(key, {})
-        return _normalised(columns[key], lambda v: rule(unesc(v)), memo)
+        return coded(columns, key, n, lambda v: rule(unesc(v)), memos)
 
     def text(value: Any) -> str:
         return "" if value is None else str(value).strip()
@@ -273,7 +287,13 @@ def _attempts(text: Any) -> Any:
     return rule
 
 
-def _jsonl_blocks(path: Path) -> Iterator[tuple[dict[str, list[Any]], int]]:
+def _jsonl_blocks(
+    path: Path, keys: Sequence[str] = _KEYS
+) -> Iterator[tuple[dict[str, list[Any]], int]]:
+    """Blocks of a JSONL table: ({key: one value per row}, rows) for the `keys` any row of
+    the block has."""
+    from gatecal.readers._progress import advance
+
     with open(path, "rb") as handle:
         first = True
         while True:
@@ -286,29 +306,51 @@ def _jsonl_blocks(path: Path) -> Iterator[tuple[dict[str, list[Any]], int]]:
             lines = [line for line in lines if line.strip()]
             if not lines:
                 continue
+            joined = b"[" + b",".join(lines) + b"]"
+            if _SURROGATE.search(joined):
+                raise SlowPath  # json.loads passes an encoded surrogate; UTF-8 does not
             try:  # one parse for the block; each line must have held one object
-                rows = json.loads(b"[" + b",".join(lines) + b"]")
+                rows = json.loads(joined)
             except (ValueError, RecursionError):
                 raise SlowPath from None  # the row reader names the line
+            del joined
             if len(rows) != len(lines) or not all(type(r) is dict for r in rows):
                 raise SlowPath
-            keys: set[str] = set()
+            found: set[str] = set()
             for row in rows:
-                keys.update(row)
-            yield {k: [r.get(k) for r in rows] for k in _KEYS if k in keys}, len(rows)
+                found.update(row)
+            yield {k: [r.get(k) for r in rows] for k in keys if k in found}, len(rows)
+            advance(path, handle.tell())
 
 
-def _csv_blocks(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
+# a UTF-16 surrogate encoded as UTF-8 (bytes.decode("utf-8") refuses it)
+_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
+
+
+def _csv_blocks(
+    path: Path,
+    keys: Sequence[str] = _KEYS,
+    required: Sequence[str] = ("run", "case", "passed"),
+    *,
+    delimiter: str | None = None,
+    exact_names: bool = False,
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Blocks of a CSV table: ({key: one value per row}, rows) for the `keys` the header
+    names. The delimiter is sniffed from the header unless given; names are compared
+    stripped and lowercased unless `exact_names`."""
     import csv
 
     import pandas as pd
 
+    from gatecal.readers._progress import advance
+
     with open(path, encoding="utf-8-sig", newline="") as handle:
         header_line = handle.readline()
-    delimiter = max(",;\t", key=header_line.split("\n", 1)[0].count)
+    if delimiter is None:
+        delimiter = max(",;\t", key=header_line.split("\n", 1)[0].count)
     fields = next(csv.reader(io.StringIO(header_line), delimiter=delimiter), [])
-    names = [f.strip().lower() for f in fields]
-    if len(set(names)) < len(names) or not {"run", "case", "passed"} <= set(names):
+    names = list(fields) if exact_names else [f.strip().lower() for f in fields]
+    if len(set(names)) < len(names) or not set(required) <= set(names):
         raise SlowPath  # the row reader says what is wrong with the header
     options: dict[str, Any] = {
         "sep": delimiter,
@@ -322,7 +364,7 @@ def _csv_blocks(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
         "engine": "c",
     }
     try:
-        with pd.read_csv(path, **options) as reader:
+        with open(path, "rb") as raw, pd.read_csv(raw, **options) as reader:
             while True:
                 with warnings.catch_warnings():  # rows longer than the header, say
                     warnings.simplefilter("error", pd.errors.ParserWarning)
@@ -334,9 +376,10 @@ def _csv_blocks(path: Path) -> Iterator[tuple[dict[str, Any], int]]:
                 columns = {
                     name: chunk.iloc[:, i].to_numpy(dtype=object).tolist()
                     for i, name in enumerate(names)
-                    if name in _KEYS
+                    if name in keys
                 }
                 yield columns, len(chunk)
+                advance(path, raw.tell())
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.ParserWarning):
         raise SlowPath from None
 

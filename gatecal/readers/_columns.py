@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from gatecal.readers._model import Verdict
 
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["TEXT_COLUMNS", "VerdictBuilder", "VerdictColumns"]
+__all__ = ["TEXT_COLUMNS", "OnDemand", "VerdictBuilder", "VerdictColumns"]
+
+T = TypeVar("T")
 
 # The verdict's text columns, coded; the rest are numbers and flags.
 TEXT_COLUMNS = ("build", "run", "case", "check", "kind", "status", "session", "source")
@@ -308,7 +310,51 @@ def first_codes(keys: Any) -> tuple[Any, Any]:
     return codes, first[by_first]
 
 
-class VerdictColumns(Sequence[Verdict]):
+class OnDemand(Sequence[T]):
+    """A sequence of records held as columns (a text column as codes into its distinct
+    values), each record made on demand by `_make`."""
+
+    __slots__ = ("_columns", "_values")
+    _what = "record"  # for the error of an index out of range
+
+    def __init__(self, columns: dict[str, Any], values: dict[str, tuple[str, ...]]) -> None:
+        self._columns = columns
+        self._values = values
+
+    def codes(self, name: str) -> npt.NDArray[np.int32]:
+        codes: npt.NDArray[np.int32] = self._columns[name]
+        return codes
+
+    def values(self, name: str) -> tuple[str, ...]:
+        return self._values[name]
+
+    def _make(self, i: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
+        if isinstance(index, slice):
+            return tuple(self._make(i) for i in range(*index.indices(len(self))))
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"{self._what} index out of range")
+        return self._make(index % n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, type(self) | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} {self._what}s)"
+
+
+class VerdictColumns(OnDemand[Verdict]):
     """Read verdicts as columns; a sequence of :class:`Verdict` made on demand.
 
     ``codes(name)`` and ``values(name)`` give a text column (``values(name)[codes]`` is
@@ -316,11 +362,8 @@ class VerdictColumns(Sequence[Verdict]):
     ``score``, ``cost``, ``tokens`` with ``has_score``, ``has_cost``, ``has_tokens``).
     """
 
-    __slots__ = ("_columns", "_values")
-
-    def __init__(self, columns: dict[str, Any], values: dict[str, tuple[str, ...]]) -> None:
-        self._columns = columns
-        self._values = values
+    __slots__ = ()
+    _what = "verdict"
 
     @classmethod
     def of(cls, verdicts: Sequence[Verdict] | VerdictColumns) -> VerdictColumns:
@@ -334,13 +377,6 @@ class VerdictColumns(Sequence[Verdict]):
 
     def __len__(self) -> int:
         return len(self._columns["passed"])
-
-    def codes(self, name: str) -> npt.NDArray[np.int32]:
-        codes: npt.NDArray[np.int32] = self._columns[name]
-        return codes
-
-    def values(self, name: str) -> tuple[str, ...]:
-        return self._values[name]
 
     def array(self, name: str) -> npt.NDArray[Any]:
         column: npt.NDArray[Any] = self._columns[name]
@@ -397,18 +433,6 @@ class VerdictColumns(Sequence[Verdict]):
             tokens=int(col["tokens"][i]) if col["has_tokens"][i] else None,
         )
 
-    @overload
-    def __getitem__(self, index: int) -> Verdict: ...
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Verdict, ...]: ...
-    def __getitem__(self, index: int | slice) -> Verdict | tuple[Verdict, ...]:
-        if isinstance(index, slice):
-            return tuple(self._make(i) for i in range(*index.indices(len(self))))
-        n = len(self)
-        if not -n <= index < n:
-            raise IndexError("verdict index out of range")
-        return self._make(index % n)
-
     def __iter__(self) -> Iterator[Verdict]:
         if not len(self):
             return
@@ -440,13 +464,3 @@ class VerdictColumns(Sequence[Verdict]):
                 cost=cost[i] if has_cost[i] else None,
                 tokens=tokens[i] if has_tokens[i] else None,
             )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, VerdictColumns | tuple | list):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"VerdictColumns({len(self)} verdicts)"

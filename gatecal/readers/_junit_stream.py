@@ -106,6 +106,7 @@ def parse_stream(path: Path) -> _File:
     """Parse a JUnit file as ``junit._parse`` does, streaming (see the module docstring)."""
     from defusedxml import ElementTree
 
+    from gatecal.readers._progress import advance
     from gatecal.readers.junit import _detail, _File, check_root, read_testcase
 
     cases = CaseList()
@@ -116,8 +117,10 @@ def parse_stream(path: Path) -> _File:
     root_attrib: dict[str, str] = {}
     first_suite: dict[str, str] | None = None
     names: set[str] = set()
+    handle = None
     try:
-        for event, element in ElementTree.iterparse(str(path), events=("start", "end")):
+        handle = open(path, "rb")  # noqa: SIM115 (closed below, as an error in it is handled)
+        for event, element in ElementTree.iterparse(handle, events=("start", "end")):
             if event == "start":
                 if root is None:
                     root, root_attrib = element, dict(element.attrib)
@@ -138,6 +141,8 @@ def parse_stream(path: Path) -> _File:
                 continue
             full, name, final, earlier, later, props = read_testcase(element, path)
             index = len(cases.full)
+            if not index % 8192:
+                advance(path, handle.tell())
             cases.full.append(full)
             cases.cut.append(len(full) - len(name))
             cases.outcome.append(_CODE[final])
@@ -160,6 +165,9 @@ def parse_stream(path: Path) -> _File:
         raise
     except Exception as exc:  # defusedxml refuses entity bombs and external references
         raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
+    finally:
+        if handle is not None:
+            handle.close()
     if root is None:
         raise RunsError(f"{path}: not well-formed XML (no element found)")
     if not cases.full:

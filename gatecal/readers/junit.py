@@ -345,9 +345,13 @@ def _outcome(attempts: list[str], policy: str) -> str:
 
 def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
     """Read JUnit XML files of one build; see the module's docstring for the rules."""
+    from gatecal.readers import _progress
     from gatecal.readers._junit_stream import CaseList, fold_file
 
-    files = [_parse(p) for p in paths]
+    files = []
+    for p in paths:
+        files.append(_parse(p))
+        _progress.done(p)
     batch = Batch()
     for unit, group, note in _units(files):
         for f in group:

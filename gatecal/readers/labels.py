@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["UNPARSEABLE_VALUES", "Label", "LabelsError", "read_labels"]
+from gatecal.readers._columns import OnDemand
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["UNPARSEABLE_VALUES", "Label", "LabelColumns", "LabelsError", "read_labels"]
 
 _TRUE = {"true", "1", "pass", "passed", "yes"}
 _FALSE = {"false", "0", "fail", "failed", "no"}
@@ -77,13 +84,17 @@ def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
             yield f"{path}:{reader.line_num}", row
 
 
-def read_labels(path: str | Path) -> tuple[Label, ...]:
+def read_labels(path: str | Path) -> LabelColumns:
     """Read a label table (``.csv`` or ``.jsonl``, UTF-8 with or without a BOM).
 
     Columns: ``item``, ``human`` and ``judge`` (pass/fail, yes/no, true/false or 1/0,
     any case; the judge may also be ``unparseable``, ``error`` or ``unscored``), and
     optionally ``check`` and ``repeat``. Rows of one item without a ``repeat`` are
     repeated judgements of it.
+
+    The labels come as :class:`LabelColumns`, a sequence of :class:`Label` (made on
+    demand) that holds a few bytes per label: a table from 1 MiB on is read in blocks
+    straight into its columns.
 
     Raises
     ------
@@ -92,7 +103,41 @@ def read_labels(path: str | Path) -> tuple[Label, ...]:
         whose human label differs between rows, a repeated (check, item, repeat), or no
         rows at all.
     """
+    from gatecal.readers import _progress
+
     file = Path(path)
+    _progress.expect([file])
+    if _big(file):
+        from gatecal.readers._blocks import SlowPath
+        from gatecal.readers._label_blocks import read_label_blocks
+
+        try:
+            return read_label_blocks(file)
+        except SlowPath:
+            pass  # read row by row, as a small file is: it names the line of what is wrong
+    labels = _read_rows(file)
+    _progress.done(file)
+    return LabelColumns.of(labels)
+
+
+def _big(file: Path) -> bool:
+    """Is `file` a table to read in blocks (csv or jsonl, from STREAM_MIN_BYTES on)?"""
+    from gatecal.readers._blocks import STREAM_MIN_BYTES
+
+    if file.suffix.lower() not in (".csv", ".jsonl"):
+        return False
+    try:
+        if file.stat().st_size < STREAM_MIN_BYTES:
+            return False
+        with open(file, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False  # the row reader says why
+    return not head.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\0" not in head
+
+
+def _read_rows(file: Path) -> list[Label]:
+    """The row-by-row reader: every rule checked row by row, errors naming the line."""
     try:
         rows = list(_label_rows(file))
     except OSError as exc:
@@ -129,4 +174,91 @@ def read_labels(path: str | Path) -> tuple[Label, ...]:
         labels.append(Label(item=item, check=check, repeat=repeat, human=human, judge=judge))
     if not labels:
         raise LabelsError(f"{file}: no labelled items")
-    return tuple(labels)
+    return labels
+
+
+class LabelColumns(OnDemand[Label]):
+    """Labels held as columns; a sequence of :class:`Label` made on demand.
+
+    ``codes(name)`` and ``values(name)`` give a text column (``check``, ``item``,
+    ``repeat``; ``values(name)[codes]`` is the column, values in order of first
+    appearance); ``array("human")`` is 1 or 0 and ``array("judge")`` 1, 0 or -1 for an
+    unparseable reply (int8). ``keys()`` codes each label's (check, item).
+    """
+
+    __slots__ = ("_keys",)
+    _what = "label"
+
+    def __init__(self, columns: dict[str, Any], values: dict[str, tuple[str, ...]]) -> None:
+        super().__init__(columns, values)
+        self._keys: tuple[Any, Any] | None = None
+
+    @classmethod
+    def of(cls, labels: Sequence[Label]) -> LabelColumns:
+        """`labels` as columns (as they are, when they already are)."""
+        import numpy as np
+
+        if isinstance(labels, LabelColumns):
+            return labels
+        index: dict[str, dict[str, int]] = {"check": {}, "item": {}, "repeat": {}}
+        codes: dict[str, list[int]] = {name: [] for name in index}
+        human, judge = [], []
+        for lab in labels:
+            for name, value in (("check", lab.check), ("item", lab.item), ("repeat", lab.repeat)):
+                codes[name].append(index[name].setdefault(value, len(index[name])))
+            human.append(bool(lab.human))
+            judge.append(1 if lab.judge is True else -1 if lab.judge is None else 0)
+        columns: dict[str, Any] = {k: np.asarray(v, dtype=np.int32) for k, v in codes.items()}
+        columns["human"] = np.asarray(human, dtype=np.int8)
+        columns["judge"] = np.asarray(judge, dtype=np.int8)
+        return cls(columns, {name: tuple(values) for name, values in index.items()})
+
+    def __len__(self) -> int:
+        return len(self._columns["human"])
+
+    def array(self, name: str) -> npt.NDArray[np.int8]:
+        column: npt.NDArray[np.int8] = self._columns[name]
+        return column
+
+    def keys(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """(codes, first): each label's (check, item) coded in order of first appearance,
+        and each code's first label."""
+        if self._keys is None:
+            import numpy as np
+
+            from gatecal.readers._columns import first_codes
+
+            size = max(len(self._values["item"]), 1)
+            pair = self.codes("check").astype(np.int64) * size + self.codes("item")
+            self._keys = first_codes(pair)
+        return self._keys
+
+    def _make(self, i: int) -> Label:
+        col, values = self._columns, self._values
+        judge = int(col["judge"][i])
+        return Label(
+            item=values["item"][int(col["item"][i])],
+            check=values["check"][int(col["check"][i])],
+            repeat=values["repeat"][int(col["repeat"][i])],
+            human=bool(col["human"][i]),
+            judge=None if judge < 0 else bool(judge),
+        )
+
+    def __iter__(self) -> Iterator[Label]:
+        col, values = self._columns, self._values
+        text = {
+            name: [values[name][c] for c in col[name].tolist()]
+            for name in ("check", "item", "repeat")
+        }
+        verdict = {1: True, 0: False, -1: None}
+        for item, check, repeat, human, judge in zip(
+            text["item"],
+            text["check"],
+            text["repeat"],
+            col["human"].tolist(),
+            col["judge"].tolist(),
+            strict=True,
+        ):
+            yield Label(
+                item=item, check=check, repeat=repeat, human=bool(human), judge=verdict[judge]
+            )

@@ -36,6 +36,7 @@ def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
     from gatecal.readers import table
     from gatecal.readers._blocks import _KEYS, BLOCK_ROWS, SlowPath, _block
+    from gatecal.readers._progress import advance
 
     pq = _pyarrow(f"{path}: reading Parquet")
     try:
@@ -75,6 +76,9 @@ def read_parquet(path: Path, build: str) -> Batch:
             n_verdicts += added
             n_errors += errors
             row += n
+            rows_in_file = handle.metadata.num_rows
+            if rows_in_file:  # the share of the rows read, as bytes of the file
+                advance(path, path.stat().st_size * row // rows_in_file)
     except RunsError:
         raise
     except Exception as exc:
