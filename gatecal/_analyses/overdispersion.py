@@ -166,7 +166,9 @@ def reciprocal_rising(xs: Ints, z: float) -> Floats:
     out = np.empty(xs.shape, dtype=np.float64)
     short = xs <= _SHORT
     if short.any():
-        out[short] = log_prefix(1.0 / (z + np.arange(_SHORT)))[xs[short]]
+        out[short] = log_prefix(np.asarray(1.0 / (z + np.arange(_SHORT)), dtype=np.float64))[
+            xs[short]
+        ]
     if short.all():
         return out
     x = xs[~short].astype(np.float64)
