@@ -25,6 +25,13 @@ from gatecal.readers._model import Verdict
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
+@pytest.fixture(params=["arrow", "python"])
+def csv_strings(request, monkeypatch):
+    """CSV blocks parsed into Arrow strings (pyarrow installed) or Python strings."""
+    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: request.param == "arrow")
+    return request.param
+
+
 def _read(paths, monkeypatch, blocks: bool, **kwargs):
     monkeypatch.setattr(_blocks, "STREAM_MIN_BYTES", 0 if blocks else 1 << 40)
     try:
@@ -66,7 +73,7 @@ def _long_tables() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", _long_tables(), ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_every_fixture_table_reads_the_same_in_blocks(path, monkeypatch):
+def test_every_fixture_table_reads_the_same_in_blocks(path, monkeypatch, csv_strings):
     _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
 
 
@@ -106,7 +113,7 @@ def _write_csv(path: Path, rows, delimiter=",") -> None:
     path.write_text(buffer.getvalue())
 
 
-def test_edge_cases_read_the_same_in_blocks(tmp_path, monkeypatch):
+def test_edge_cases_read_the_same_in_blocks(tmp_path, monkeypatch, csv_strings):
     rows = list(_edge_rows())
     for delimiter in (",", ";", "\t"):
         path = tmp_path / f"t{ord(delimiter)}.csv"
@@ -141,7 +148,7 @@ def test_edge_cases_read_the_same_in_blocks(tmp_path, monkeypatch):
         '{"run": "r1", "case": "a",\n "passed": true}\n',
     ],
 )
-def test_unusual_tables_read_the_same_in_blocks(text, tmp_path, monkeypatch):
+def test_unusual_tables_read_the_same_in_blocks(text, tmp_path, monkeypatch, csv_strings):
     """Whatever the block path does not decide goes to the row reader: same data, or the
     same one-line error naming the line."""
     path = tmp_path / ("t.jsonl" if text.startswith("{") else "t.csv")
@@ -191,8 +198,12 @@ def _tables(draw):
     rows=_tables(),
     jsonl=st.booleans(),
     typed=st.lists(st.sampled_from([True, False, 1, 0, 1.0, 2, None, "t"]), max_size=14),
+    arrow=st.booleans(),
 )
-def test_random_tables_read_the_same_in_blocks(rows, jsonl, typed, tmp_path_factory, monkeypatch):
+def test_random_tables_read_the_same_in_blocks(
+    rows, jsonl, typed, arrow, tmp_path_factory, monkeypatch
+):
+    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
     if jsonl:  # JSON's own types, mixed in
         for row, value in zip(rows, typed, strict=False):
             row["passed" if len(typed) % 2 else "run"] = value

@@ -54,7 +54,52 @@ class SlowPath(Exception):
     """This file is for the row-by-row reader to decide."""
 
 
-def _factorize(values: Sequence[Any]) -> tuple[Any, list[Any]]:
+class Factorized:
+    """A block's column already split into codes and its distinct values (in order of
+    first appearance, one Python type and None), as Arrow's dictionary encoding gives."""
+
+    __slots__ = ("codes", "uniques")
+
+    def __init__(self, codes: Any, uniques: list[Any]) -> None:
+        self.codes, self.uniques = codes, uniques
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+
+def arrow_factorized(column: Any) -> Factorized | None:
+    """`column` (a pyarrow Array or ChunkedArray) as :class:`Factorized`, by Arrow's
+    dictionary encoding (nulls a value of their own, None); None for a type whose Python
+    values the row reader must see (dates, decimals, lists, ...)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_dictionary(kind):  # its dictionary may repeat or be unused: encode again
+        column = column.cast(kind.value_type)
+        kind = kind.value_type
+    plain = (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+    )
+    if not plain:
+        return None
+    encoded = pc.dictionary_encode(column, null_encoding="encode")
+    parts = encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]
+    if not parts:
+        return Factorized(np.zeros(0, dtype=np.intp), [])
+    dictionary = parts[0].dictionary  # the chunks of one encoding share one dictionary
+    if any(not p.dictionary.equals(dictionary) for p in parts[1:]):
+        return None
+    codes = np.concatenate([p.indices.to_numpy(zero_copy_only=False) for p in parts])
+    return Factorized(codes.astype(np.intp, copy=False), dictionary.to_pylist())
+
+
+def _factorize(values: Sequence[Any] | Factorized) -> tuple[Any, list[Any]]:
     """(codes, distinct values in order of first appearance) of one column of a block.
 
     Only columns of one Python type (and None) are taken: True == 1 == 1.0 in a hash
@@ -62,6 +107,9 @@ def _factorize(values: Sequence[Any]) -> tuple[Any, list[Any]]:
     """
     import numpy as np
     import pandas as pd
+
+    if isinstance(values, Factorized):
+        return values.codes, values.uniques
 
     kinds = set(map(type, values))
     has_none = type(None) in kinds
@@ -80,6 +128,7 @@ def _factorize(values: Sequence[Any]) -> tuple[Any, list[Any]]:
 
 
 _NONE = object()  # None while pandas factorizes
+_UNSEEN = object()  # a raw value no block has normalised yet
 
 
 def _normalised(
@@ -92,12 +141,21 @@ def _normalised(
     codes, uniques = _factorize(values)
     results: list[Any] = []
     try:
-        for u in uniques:
-            known = memo.setdefault(type(u), {})
-            if u in known:
-                results.append(known[u])
-            else:
-                results.append(known.setdefault(u, rule(u)))
+        kinds = set(map(type, uniques))
+        if len(kinds) == 1:  # one raw type (the usual): the known ones looked up at once
+            known = memo.setdefault(kinds.pop(), {})
+            results = list(map(known.get, uniques, itertools.repeat(_UNSEEN)))
+            if _UNSEEN in results:
+                for i, got in enumerate(results):
+                    if got is _UNSEEN:
+                        results[i] = known.setdefault(uniques[i], rule(uniques[i]))
+        else:
+            for u in uniques:
+                known = memo.setdefault(type(u), {})
+                if u in known:
+                    results.append(known[u])
+                else:
+                    results.append(known.setdefault(u, rule(u)))
     except Exception:
         raise SlowPath from None
     return codes, results
@@ -352,9 +410,12 @@ def _csv_blocks(
     names = list(fields) if exact_names else [f.strip().lower() for f in fields]
     if len(set(names)) < len(names) or not set(required) <= set(names):
         raise SlowPath  # the row reader says what is wrong with the header
+    arrow = _has_pyarrow()
     options: dict[str, Any] = {
         "sep": delimiter,
-        "dtype": object,  # Python strings (not pandas 3's pyarrow-backed str)
+        # with pyarrow, strings held by Arrow and factorized by it (the same parse: only
+        # the storage differs); without, Python strings
+        "dtype": pd.StringDtype("pyarrow") if arrow else object,
         "keep_default_na": False,
         "na_filter": False,
         "skip_blank_lines": True,
@@ -374,7 +435,7 @@ def _csv_blocks(
                 if list(chunk.columns) != fields:
                     raise SlowPath
                 columns = {
-                    name: chunk.iloc[:, i].to_numpy(dtype=object).tolist()
+                    name: _chunk_column(chunk.iloc[:, i], arrow)
                     for i, name in enumerate(names)
                     if name in keys
                 }
@@ -382,6 +443,25 @@ def _csv_blocks(
                 advance(path, raw.tell())
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.ParserWarning):
         raise SlowPath from None
+
+
+def _has_pyarrow() -> bool:
+    """Whether pyarrow is installed (the Parquet extra): CSV blocks are then parsed into
+    Arrow strings and factorized by Arrow."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def _chunk_column(series: Any, arrow: bool) -> Any:
+    """One column of a CSV chunk for :func:`coded`: factorized by Arrow, or Python strings."""
+    if arrow:
+        import pyarrow as pa
+
+        found = arrow_factorized(pa.array(series))
+        if found is not None:
+            return found
+    return series.to_numpy(dtype=object)
 
 
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:

@@ -116,13 +116,16 @@ class VerdictBuilder:
         ones are given codes in that order."""
         index, known = self._index_of(column), self._values[column]
         get = index.get
-        out = []
-        for value in values:
-            found = get(value)
-            if found is None:
-                found = index[value] = len(known)
-                known.append(value)
-            out.append(found)
+        out: list[Any] = list(map(get, values))  # the known ones at once
+        if None in out:
+            for i, found in enumerate(out):
+                if found is None:
+                    value = values[i]
+                    found = get(value)  # (given a code a moment ago, if repeated)
+                    if found is None:
+                        found = index[value] = len(known)
+                        known.append(value)
+                    out[i] = found
         return out
 
     def add(

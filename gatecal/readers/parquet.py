@@ -35,7 +35,7 @@ def _pyarrow(what: str) -> Any:
 def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
     from gatecal.readers import table
-    from gatecal.readers._blocks import _KEYS, BLOCK_ROWS, SlowPath, _block
+    from gatecal.readers._blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
     from gatecal.readers._progress import advance
 
     pq = _pyarrow(f"{path}: reading Parquet")
@@ -57,13 +57,16 @@ def read_parquet(path: Path, build: str) -> Batch:
     row = 0
     try:
         for part in handle.iter_batches(batch_size=BLOCK_ROWS):
-            columns = {
-                name: part.column(i).to_pylist() for i, name in enumerate(fields) if name in _KEYS
+            wanted = [(i, name) for i, name in enumerate(fields) if name in _KEYS]
+            columns: dict[str, Any] = {
+                name: arrow_factorized(part.column(i)) or part.column(i).to_pylist()
+                for i, name in wanted
             }
             n = part.num_rows
             try:
                 added, errors = _block(columns, n, path, build, batch, runs, False, memos)
             except SlowPath:
+                columns = {name: part.column(i).to_pylist() for i, name in wanted}
                 rows = (
                     (f"{path}: row {row + i + 1}", {k: v[i] for k, v in columns.items()})
                     for i in range(n)
