@@ -422,15 +422,17 @@ def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
     terms), so it is accurate at every icc, including tiny ones where ``betaln`` differences
     (scipy's betabinom) cancel; at icc 0 it is the binomial.
     """
-    f = np.arange(n + 1)
     if mean <= 0 or mean >= 1:
-        return np.asarray(f == (n if mean >= 1 else 0), dtype=np.float64)
+        return np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
     theta = icc / (1.0 - icc)
     j = np.arange(n, dtype=np.float64)
-    fail = log_prefix(math.log(mean) + np.log1p(j * (theta / mean)))
-    ok = log_prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))
+    fail = log_prefix(math.log(mean) + np.log1p(j * (theta / mean)))  # at f = 0..n
+    ok = log_prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))  # at n - f
     norm = float(np.log1p(j * theta).sum())
-    return np.asarray(np.exp(_log_choose(n) + fail[f] + ok[n - f] - norm))
+    out = _log_choose(n) + fail
+    out += ok[::-1]
+    out -= norm
+    return np.exp(out, out=out)
 
 
 @functools.lru_cache(maxsize=4)
