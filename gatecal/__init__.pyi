@@ -74,6 +74,11 @@ from ._analyses.recommend import (
     Recommendation as Recommendation,
     recommend_gate as recommend_gate,
 )
+from ._analyses.recommend_policy import (
+    PolicyRecommendation as PolicyRecommendation,
+    RuleGate as RuleGate,
+    recommend_policy as recommend_policy,
+)
 from ._analyses.sequential import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
     SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,

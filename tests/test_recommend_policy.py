@@ -1,0 +1,365 @@
+"""recommend --policies: each per-case rule's strictest gate, its bounds and cost, the choice."""
+
+import contextlib
+import csv
+import io
+import json
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+
+import gatecal
+from gatecal import JudgeNoise, Policy, Suite, parse_policy, policy_rates, read_runs
+from gatecal._analyses.noise_bounds import noise_bounds
+from gatecal._analyses.recommend_policy import DEFAULT_RULES, recommend_policy, rule_rates
+from gatecal._model.gates import Gate
+from gatecal.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+NIGHTLY = ROOT / "reports" / "nightly-junit"
+
+RULES = [
+    "single",
+    "majority-3",
+    "majority-2",
+    "confirm-2",
+    "repeat-2-of-3",
+    "pass^2",
+    "pass@2",
+    "rerun-failing-2",
+    "rerun-1",
+    "rerun-failing-1+repeat-2-of-3",
+    "confirm-1+rerun-failing-1",
+    "majority-3+rerun-1",
+]
+
+
+# -- brute force: every evaluation of every case enumerated, exact fractions -----------------
+
+
+class _More(Exception):
+    pass
+
+
+def _case_passes(policy, draw):
+    """One case under `policy` (one attempt), each evaluation from `draw()` (True: passes)."""
+    for _ in range(policy.rerun_failing + 1):
+        passes = 0
+        for _ in range(policy.repeat):
+            if policy.confirm:
+                ok = draw()
+                if not ok:
+                    again = sum(draw() for _ in range(policy.confirm))
+                    ok = 2 * again > policy.confirm
+            else:
+                m = policy.majority
+                votes = sum(draw() for _ in range(m))
+                ok = 2 * votes > m or (m % 2 == 0 and policy.tie == "pass" and 2 * votes == m)
+            passes += ok
+        if passes >= policy.need:
+            return True
+    return False
+
+
+def _sequences(policy, prefix=()):
+    """Every sequence of evaluation outcomes one case can see, with its result."""
+    bits = iter(prefix)
+
+    def draw():
+        try:
+            return next(bits)
+        except StopIteration:
+            raise _More from None
+
+    try:
+        passed = _case_passes(policy, draw)
+    except _More:
+        yield from _sequences(policy, (*prefix, True))
+        yield from _sequences(policy, (*prefix, False))
+        return
+    yield passed, prefix
+
+
+def _rising(a, k):
+    out = Fraction(1)
+    for i in range(k):
+        out *= a + i
+    return out
+
+
+def _expect(poly, rate, icc):
+    """E over x ~ Beta(rate, icc) of a polynomial {(f, p): c} = sum c x^f (1 - x)^p."""
+    if icc == 0:
+        return sum(c * rate**f * (1 - rate) ** p for (f, p), c in poly.items())
+    a, b = rate * (1 - icc) / icc, (1 - rate) * (1 - icc) / icc
+    return sum(
+        c * _rising(a, f) * _rising(b, p) / _rising(a + b, f + p) for (f, p), c in poly.items()
+    )
+
+
+def _times(one, two):
+    out = {}
+    for (f1, p1), c1 in one.items():
+        for (f2, p2), c2 in two.items():
+            key = (f1 + f2, p1 + p2)
+            out[key] = out.get(key, 0) + c1 * c2
+    return out
+
+
+def _plus(one, two):
+    out = dict(one)
+    for key, c in two.items():
+        out[key] = out.get(key, 0) + c
+    return out
+
+
+def brute_force(policy, n, rate, icc, broken=0):
+    """Exact P(fail "at least k pass"), k = 0..n, and expected evaluations of a healthy run."""
+    ok, bad, calls = {}, {}, {}
+    for passed, seq in _sequences(policy):
+        key = (seq.count(False), seq.count(True))
+        target = ok if passed else bad
+        target[key] = target.get(key, 0) + 1
+        calls[key] = calls.get(key, 0) + len(seq)
+    dist = [{(0, 0): 1}]  # dist[j]: P(j passes), over the healthy cases
+    for _ in range(n - broken):
+        new = [{} for _ in range(len(dist) + 1)]
+        for j, poly in enumerate(dist):
+            new[j] = _plus(new[j], _times(poly, bad))
+            new[j + 1] = _plus(new[j + 1], _times(poly, ok))
+        dist = new
+    fails = []
+    for k in range(n + 1):
+        below = {}
+        for poly in dist[:k]:
+            below = _plus(below, poly)
+        single = _expect(below, rate, icc) if below else Fraction(0)
+        fails.append(single)
+    attempt_calls = n * _expect(calls, rate, icc)
+    final = [s ** (policy.rerun + 1) for s in fails]
+    costs = [attempt_calls * sum(s**t for t in range(policy.rerun + 1)) for s in fails]
+    return final, costs
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize(("rate", "icc"), [(Fraction(1, 10), Fraction(1, 5)), (Fraction(3, 20), 0)])
+def test_rule_rates_are_exact_against_fractions_for_a_tiny_suite(rule, rate, icc):
+    policy = parse_policy(rule)
+    n = 3
+    for broken in (0, 1):
+        exact, costs = brute_force(policy, n, rate, icc, broken)
+        got, calls = rule_rates(policy, n, float(rate), float(icc), broken=broken)
+        assert_allclose(got, [float(v) for v in exact], rtol=1e-12, atol=0)
+        if broken == 0:
+            assert_allclose(calls, [float(c) for c in costs], rtol=1e-12)
+    assert exact[0] == 0 and exact[n] == 1  # one broken case of 3: "all pass" always fails
+
+
+def _engine(policy, n, rate, icc, broken):
+    """The policies engine on the same suite: one judge check per case (and one code check
+    the first `broken` cases fail in the regressed build)."""
+    suite = Suite.uniform(cases=n, judge_checks=1, code_checks=1 if broken else 0, failing=broken)
+    gates = [Gate(text=f"fails<={n - k}", kind="fails", max_failures=n - k) for k in range(n + 1)]
+    rows = policy_rates(suite, JudgeNoise(fnr=rate, fpr=rate, icc=icc), gates, policy).rows
+    build = "regressed" if broken else "healthy"
+    by_gate = {r.gate: r for r in rows if r.build == build}
+    rows = [by_gate[g.text] for g in gates]
+    return [r.failure_probability for r in rows], [r.judge_calls for r in rows]
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize(("rate", "icc"), [(0.07, 0.05), (0.2, 0.3), (0.05, 0.0)])
+def test_rule_rates_agree_with_the_policies_engine(rule, rate, icc):
+    policy = parse_policy(rule)
+    n = 12
+    for broken in (0, 3):
+        want, want_calls = _engine(policy, n, rate, icc, broken)
+        got, calls = rule_rates(policy, n, rate, icc, broken=broken)
+        assert_allclose(got[1:], want[1:], rtol=1e-9, atol=1e-300)
+        assert got[0] == 0.0
+        if broken == 0:
+            assert_allclose(calls, want_calls, rtol=1e-9)
+
+
+def test_a_wrong_rule_formula_would_be_caught():
+    # the engine tells the rules apart: pass^2 is not pass@2, nor confirm-2 majority-3
+    pairs = [("pass^2", "pass@2"), ("confirm-2", "majority-3"), ("rerun-1", "rerun-failing-1")]
+    for one, two in pairs:
+        a, _ = rule_rates(parse_policy(one), 12, 0.07, 0.05)
+        b, _ = _engine(parse_policy(two), 12, 0.07, 0.05, 0)
+        assert np.max(np.abs(a[1:] - np.asarray(b[1:])) / np.asarray(b[1:])) > 0.01
+
+
+# -- the bound: found on the set's edge, not sampled ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nightly():
+    return read_runs([NIGHTLY])
+
+
+@pytest.fixture(scope="module")
+def nightly_policies(nightly):
+    return recommend_policy(nightly, regression="3")
+
+
+def _bounds(data):
+    from gatecal._analyses.recommend import _healthy_outcomes
+
+    _, _, outcome = _healthy_outcomes(data)
+    return noise_bounds((outcome == 0).sum(axis=1), (outcome >= 0).sum(axis=1))
+
+
+@pytest.mark.parametrize("rule", ["rerun-failing-1", "pass^2", "repeat-2-of-3"])
+def test_each_gates_bound_is_the_largest_over_the_set(nightly, nightly_policies, rule):
+    """A dense scan of the set's upper edge never beats the bound, and comes within 1e-3 of
+    it (the bound is a value on the set, not a sample's maximum nor a loose cap); a scan
+    inside the set (rates below the edge) never beats it either."""
+    bounds = _bounds(nightly)
+    policy = parse_policy(rule)
+    row = nightly_policies.row(rule)
+    n = nightly_policies.cases
+    rhos = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 401)
+    scan = np.max([rule_rates(policy, n, bounds.edge(r), r)[0] for r in rhos], axis=0)
+    fas = np.asarray(row.false_alarms)
+    assert np.all(scan <= fas * (1 + 1e-9))
+    assert np.all(fas[1:] <= scan[1:] * (1 + 1e-3))
+    inside = [rule_rates(policy, n, 0.9 * bounds.edge(r), r)[0] for r in rhos[::20]]
+    assert np.all(np.max(inside, axis=0) <= fas * (1 + 1e-9))
+    dets = np.asarray(row.detections)  # detection: the smallest, on the lower edge
+    low = np.min([rule_rates(policy, n, bounds.edge(r, False), r, broken=3)[0] for r in rhos], 0)
+    assert np.all(dets <= low * (1 + 1e-9) + 1e-300)
+
+
+def test_the_worst_icc_of_a_rule_need_not_be_an_end_of_the_set(nightly):
+    """Why the icc is searched, not taken at its top: for "at most 2 failing" of 12 under
+    rerun-failing-1 the false alarm along the set's edge peaks inside (0, icc_top)."""
+    bounds = _bounds(nightly)
+    policy = parse_policy("rerun-failing-1")
+    rhos = np.linspace(0.0, bounds.gate_icc_top, 61)
+    values = [float(rule_rates(policy, 12, bounds.edge(r), r)[0][10]) for r in rhos]
+    peak = int(np.argmax(values))
+    assert 0 < peak < len(rhos) - 1
+
+
+def test_single_is_recommends_own_table(nightly, nightly_policies):
+    rec = gatecal.recommend_gate(nightly, regression="3")
+    row = nightly_policies.row("single")
+    assert_allclose(row.false_alarms, [fa for fa, _ in rec.table], rtol=1e-9)
+    assert_allclose(row.detections, [d for _, d in rec.table], rtol=1e-9, atol=1e-300)
+    assert row.k_min == rec.within_budget and row.meets == (rec.recommended is not None)
+
+
+@pytest.mark.parametrize("rule", ["rerun-failing-1", "repeat-2-of-3", "pass^2", "rerun-1"])
+def test_checks_default_gate_under_the_rule_is_the_rules_gate(nightly, rule, tmp_path):
+    copy = tmp_path / "ci.xml"
+    copy.write_bytes(sorted(NIGHTLY.glob("*.xml"))[0].read_bytes())
+    current = read_runs([copy])
+    got = gatecal.check_gate(current, nightly, policy=rule)
+    row = recommend_policy(nightly, policies=[rule], regression="3").row(rule)
+    assert got.k_min == row.k_min
+    assert_allclose(got.false_alarm, row.false_alarm, rtol=1e-9)
+
+
+def test_the_choice_is_the_cheapest_rule_meeting_both_targets(nightly_policies):
+    rows = nightly_policies.rows
+    assert [r.rule for r in rows] == list(DEFAULT_RULES)
+    meeting = [r for r in rows if r.meets]
+    assert meeting, "the nightly suite meets both targets with some rule"
+    choice = nightly_policies.choice
+    assert choice is not None and choice.meets
+    assert all(choice.judge_calls <= r.judge_calls for r in meeting)
+    for r in rows:
+        assert (r.k_min is not None and r.detection >= 0.95) == r.meets
+        if r.k_min is not None:
+            assert r.false_alarm <= 0.05 and r.false_alarm == r.false_alarms[r.k_min]
+            if r.k_min < len(r.false_alarms) - 1:
+                assert r.false_alarms[r.k_min + 1] > 0.05  # the strictest within budget
+    single = nightly_policies.row("single")
+    assert not single.meets and single.judge_calls == 12.0
+    # rerun-failing-1 at the fitted rate and icc 0: 12 (1 + x) evaluations
+    rate = nightly_policies.rate
+    assert_allclose(nightly_policies.row("rerun-failing-1").judge_calls, 12 * (1 + rate))
+
+
+def test_expected_calls_under_icc_against_fractions():
+    # rerun-failing-2: E[1 + x + x^2] per case over Beta(1/10, icc 1/5)
+    policy = parse_policy("rerun-failing-2")
+    _, calls = rule_rates(policy, 4, 0.1, 0.2)
+    a, b = Fraction(2, 5), Fraction(18, 5)
+    ex2 = a * (a + 1) / ((a + b) * (a + b + 1))
+    assert_allclose(calls, float(4 * (1 + Fraction(1, 10) + ex2)), rtol=1e-13)
+
+
+# -- measured regressed runs -----------------------------------------------------------------
+
+
+def _write(path, healthy, regressed, cases):
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["run", "case", "passed", "build"])
+        for build, matrix in (("healthy", healthy), ("regressed", regressed)):
+            for r, row in enumerate(matrix):
+                for case, ok in zip(cases, row, strict=True):
+                    writer.writerow([f"{build[0]}{r}", case, "pass" if ok else "fail", build])
+
+
+def test_measured_regression_detection_against_enumeration(tmp_path):
+    cases = ["a", "b", "c", "d"]
+    rng = np.random.default_rng(7)
+    healthy = (rng.random((40, 4)) > 0.05).tolist()
+    # regressed: a fails 4 of 5, b 2 of 5, c and d never
+    regressed = [[i >= 4, i >= 2, True, True] for i in range(5)]
+    path = tmp_path / "runs.csv"
+    _write(path, healthy, regressed, cases)
+    got = recommend_policy(read_runs([path]), policies=["pass^2", "rerun-failing-1"])
+    assert got.regression == "measured: 5 regressed runs"
+    rates = {"a": Fraction(4, 5), "b": Fraction(2, 5), "c": Fraction(0), "d": Fraction(0)}
+    for rule, fail in (
+        ("pass^2", lambda x: 1 - (1 - x) ** 2),
+        ("rerun-failing-1", lambda x: x * x),
+    ):
+        q = [1 - fail(rates[c]) for c in cases]
+        dets = []
+        for k in range(5):  # P(fewer than k of 4 pass), every outcome enumerated
+            total = Fraction(0)
+            for bits in range(16):
+                passed = [bool(bits >> i & 1) for i in range(4)]
+                if sum(passed) < k:
+                    p = Fraction(1)
+                    for qi, ok in zip(q, passed, strict=True):
+                        p *= qi if ok else 1 - qi
+                    total += p
+            dets.append(float(total))
+        assert_allclose(got.row(rule).detections, dets, rtol=1e-12, atol=1e-300)
+
+
+# -- bad rules -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rules", "rule"),
+    [
+        (["sprt-5"], "must be per-case rules"),
+        (["single", "single"], "must not name a rule twice"),
+        ([], "must name at least one rule"),
+        (["majority-99"], "must evaluate a case at most 64 times"),
+        ([Policy(call_icc=0.2, majority=3)], "must not set call_icc"),
+    ],
+)
+def test_bad_rules_are_refused(nightly, rules, rule):
+    with pytest.raises(gatecal.ParameterError, match=rule):
+        recommend_policy(nightly, policies=rules)
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def _cli(args):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, out.getvalue(), err.getvalue()
