@@ -207,6 +207,9 @@ from ._render.policies import (
 from ._render.recommend import (
     render_recommendation as render_recommendation,
 )
+from ._render.recommend_policy import (
+    render_policy_recommendation as render_policy_recommendation,
+)
 from ._render.simulate import (
     render as render,
 )

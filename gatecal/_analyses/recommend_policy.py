@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_RULES",
     "PolicyRecommendation",
     "RuleGate",
+    "parse_rules",
     "recommend_policy",
     "rule_rates",
 ]
@@ -233,7 +234,16 @@ def rule_rates(
     return np.asarray(single ** (policy.rerun + 1)), np.asarray(one * attempts)
 
 
-def _rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
+_RULE_HELP = (
+    "a per-case rule: single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, "
+    "rerun-failing-R, rerun-R, or several joined by '+'"
+)
+
+
+def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
+    """The candidates as (text, Policy): rule texts read by :func:`gatecal.parse_policy`
+    (:data:`DEFAULT_RULES` when None); sequential gates, correlated calls, a fresh retry
+    rate, more than :data:`MAX_DEGREE` evaluations of a case and repeats are refused."""
     from gatecal._analyses.sequential_policy import SequentialPolicy
 
     given = list(DEFAULT_RULES if policies is None else policies)
@@ -242,7 +252,10 @@ def _rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
     rules: list[tuple[str, Policy]] = []
     for item in given:
         text = item.strip() if isinstance(item, str) else item.describe()
-        policy = parse_policy(text) if isinstance(item, str) else item
+        try:
+            policy = parse_policy(text) if isinstance(item, str) else item
+        except ParameterError:
+            raise ParameterError("policies", f"must be {_RULE_HELP}", text) from None
         if isinstance(policy, SequentialPolicy):
             rule = "must be per-case rules (a sequential gate decides over runs: see check)"
             raise ParameterError("policies", rule, text)
@@ -252,7 +265,7 @@ def _rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
         if _degree(policy) > MAX_DEGREE:
             rule = f"must evaluate a case at most {MAX_DEGREE} times per attempt"
             raise ParameterError("policies", rule, text)
-        if any(text == seen for seen, _ in rules):
+        if any(text == seen or policy == known for seen, known in rules):
             raise ParameterError("policies", "must not name a rule twice", text)
         rules.append((text, policy))
     return rules
@@ -298,7 +311,7 @@ def recommend_policy(
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     level = check_probability("confidence_level", confidence_level)
-    rules = _rules(policies)
+    rules = parse_rules(policies)
     if "healthy" not in data.builds():
         raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
     runs, cases, outcome = _healthy_outcomes(data)
