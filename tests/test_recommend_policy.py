@@ -21,6 +21,8 @@ from gatecal.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 NIGHTLY = ROOT / "reports" / "nightly-junit"
 
+pytest_plugins = ["pytester"]
+
 RULES = [
     "single",
     "majority-3",
@@ -363,3 +365,143 @@ def _cli(args):
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
     return code, out.getvalue(), err.getvalue()
+
+
+DEFAULTS = ",".join(DEFAULT_RULES)
+
+
+@pytest.fixture(scope="module")
+def gate_file(tmp_path_factory):
+    """recommend --policies on the nightly runs, as the gate file check and the plugin read."""
+    path = tmp_path_factory.mktemp("gate") / "gate.json"
+    base = ["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS]
+    code, _, err = _cli([*base, "--format", "json", "--out", str(path)])
+    assert code == 0, err
+    return path
+
+
+def test_the_command_prints_one_row_per_rule_and_the_choice(nightly_policies):
+    code, out, err = _cli(["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS])
+    assert code == 0, err
+    lines = out.splitlines()
+    head = lines.index(
+        "rule             gate               false alarm  detection  judge calls  meets"
+    )
+    for line, row in zip(lines[head + 1 :], nightly_policies.rows, strict=False):
+        cells = line.split()
+        assert cells[0] == row.rule
+        assert cells[-1] == ("yes" if row.meets else "no")
+        assert float(cells[-2]) == pytest.approx(row.judge_calls, rel=1e-3)
+    chosen = nightly_policies.choice
+    assert any(
+        line.startswith(f"chosen rule: {chosen.rule} (")
+        and f"at least {chosen.k_min} of 12" in line
+        for line in lines
+    )
+    assert "operating table:" in out  # recommend's own output is all there
+
+
+def test_json_carries_the_rules_and_csv_one_row_per_rule(gate_file, nightly_policies):
+    document = json.loads(gate_file.read_text())
+    assert document["format"] == "gatecal recommend"
+    got = document["policies"]
+    assert got["chosen"] == nightly_policies.chosen
+    assert [c["rule"] for c in got["candidates"]] == list(DEFAULT_RULES)
+    for c, row in zip(got["candidates"], nightly_policies.rows, strict=True):
+        assert c["k_min"] == row.k_min and c["meets"] == row.meets
+        assert [t["false_alarm"] for t in c["table"]] == pytest.approx(row.false_alarms, rel=1e-9)
+    code, out, _ = _cli(
+        ["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS, "--format", "csv"]
+    )
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["rule"] for r in rows] == list(DEFAULT_RULES)
+    assert [r["chosen"] for r in rows].count("true") == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("bogus", "--policies must be a per-case rule: single, majority-M, "),
+        ("sprt-5", "--policies must be per-case rules (a sequential gate decides over runs"),
+        (
+            "single,pass^2,repeat-2-of-2",
+            "--policies must not name a rule twice (got 'repeat-2-of-2')",
+        ),
+        ("single,", "--policies must be a per-case rule"),
+        ("majority-99", "--policies must evaluate a case at most 64 times per attempt"),
+    ],
+)
+def test_a_bad_rule_is_one_line_exit_2_and_writes_nothing(tmp_path, value, message):
+    out = tmp_path / "gate.json"
+    code, stdout, err = _cli(["recommend", str(NIGHTLY), "--policies", value, "--out", str(out)])
+    assert code == 2 and stdout == ""
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def _current(tmp_path, *nights):
+    paths = []
+    for i, night in enumerate(nights):
+        path = tmp_path / f"ci-{i}.xml"
+        path.write_bytes((NIGHTLY / f"night-{night:02d}.xml").read_bytes())
+        paths.append(str(path))
+    return paths
+
+
+def test_check_applies_the_rule_the_gate_file_chose(gate_file, nightly_policies, tmp_path):
+    chosen = nightly_policies.choice
+    current = _current(tmp_path, 0, 1)
+    base = ["check", *current, "--baseline", str(NIGHTLY), "--gate-from", str(gate_file)]
+    code, out, err = _cli([*base, "--format", "json"])
+    assert code in (0, 1), err
+    result = json.loads(out)
+    assert result["policy"] == chosen.rule
+    assert result["k_min"] == chosen.k_min
+    assert result["false_alarm"] == pytest.approx(chosen.false_alarm, rel=1e-9)
+    gate = gatecal.load_recommended_gate(gate_file)
+    assert gate.policy == chosen.rule and gate.k_min == chosen.k_min
+    # another --policy than the file's is refused, in one line
+    code, _, err = _cli([*base, "--policy", "rerun-1"])
+    assert code == 2 and err.count("\n") == 1
+    assert f"--policy must be the rule the gate file chose, {chosen.rule}" in err
+
+
+def test_a_gate_file_without_rules_is_read_as_before(tmp_path):
+    path = tmp_path / "gate.json"
+    base = ["recommend", str(NIGHTLY), "--regression", "3", "--false-alarm", "0.2"]
+    code, _, _ = _cli([*base, "--format", "json", "--out", str(path)])
+    assert code == 0
+    gate = gatecal.load_recommended_gate(path)
+    assert gate.policy == "single" and gate.k_min == 10
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c, d: c.__setitem__("k_min", c["k_min"] - 1), "does not check out"),
+        (lambda c, d: c.__setitem__("meets", False), "does not check out"),
+        (lambda c, d: d["policies"].__setitem__("chosen", None), "chose no per-case rule"),
+        (lambda c, d: d["policies"].__setitem__("chosen", "rerun-7"), "policies.chosen names one"),
+        (lambda c, d: c.__setitem__("checkable", False), "which check cannot apply"),
+        (lambda c, d: c["table"].pop(), "policies.candidates' k_min and table"),
+    ],
+)
+def test_an_edited_rule_in_a_gate_file_is_refused(gate_file, tmp_path, edit, message):
+    document = json.loads(gate_file.read_text())
+    chosen = document["policies"]["chosen"]
+    row = next(c for c in document["policies"]["candidates"] if c["rule"] == chosen)
+    edit(row, document)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(gatecal.ParameterError, match=message):
+        gatecal.load_recommended_gate(path)
+
+
+def test_the_plugin_refuses_a_gate_file_with_a_rule(pytester, gate_file):
+    pytester.makepyfile(test_x="def test_a():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--gatecal-gate-from", str(gate_file))
+    assert result.ret == 4
+    assert "chose the per-case rule 'rerun-failing-1', which the plugin does not apply" in (
+        result.stderr.str()
+    )
