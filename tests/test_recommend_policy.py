@@ -505,3 +505,41 @@ def test_the_plugin_refuses_a_gate_file_with_a_rule(pytester, gate_file):
     assert "chose the per-case rule 'rerun-failing-1', which the plugin does not apply" in (
         result.stderr.str()
     )
+
+
+# -- do the cases share a rate? ---------------------------------------------------------------
+
+
+def test_cases_differ_is_cochrans_q(nightly):
+    from statsmodels.stats.contingency_tables import cochrans_q
+
+    from gatecal._analyses.recommend import _healthy_outcomes
+    from gatecal._analyses.recommend_policy import cases_differ
+
+    rng = np.random.default_rng(3)
+    table = (rng.random((25, 7)) > rng.uniform(0.02, 0.4, size=7)).astype(np.int8)
+    assert_allclose(cases_differ(table), cochrans_q(1 - table).pvalue, rtol=1e-12)
+    holes = table.copy()
+    holes[[2, 5], [1, 4]] = -1  # runs that missed a case are left out of the test
+    keep = np.ones(25, bool)
+    keep[[2, 5]] = False
+    assert_allclose(cases_differ(holes), cochrans_q(1 - table[keep]).pvalue, rtol=1e-12)
+    assert cases_differ(np.ones((5, 4), np.int8)) is None  # no failure: nothing to test
+    assert cases_differ(np.zeros((5, 1), np.int8)) is None
+    _, _, outcome = _healthy_outcomes(nightly)
+    got = recommend_policy(nightly, policies=["single"], regression="3")
+    assert got.cases_differ == cases_differ(outcome) > 0.05  # the nightly cases: no evidence
+
+
+def test_cases_that_differ_carry_a_warning(tmp_path):
+    cases = [f"c{i}" for i in range(8)]
+    rng = np.random.default_rng(11)
+    own = np.array([0.0, 0.0, 0.0, 0.0, 0.02, 0.05, 0.3, 0.4])  # two flaky cases
+    healthy = (rng.random((40, 8)) >= own).tolist()
+    path = tmp_path / "runs.csv"
+    _write(path, healthy, [], cases)
+    code, out, err = _cli(["recommend", str(path), "--policies", "single,rerun-failing-1"])
+    assert code == 0, err
+    assert "warning: the cases fail at different rates (Cochran's Q p = " in out
+    code, out, _ = _cli(["recommend", str(NIGHTLY), "--policies", "single,rerun-failing-1"])
+    assert "different rates" not in out

@@ -41,6 +41,7 @@ __all__ = [
     "DEFAULT_RULES",
     "PolicyRecommendation",
     "RuleGate",
+    "cases_differ",
     "parse_rules",
     "recommend_policy",
     "rule_rates",
@@ -125,6 +126,10 @@ class PolicyRecommendation:
 
     `chosen` is the rule (as given) of that row, or None when no candidate meets both
     targets; ties in cost go to the higher detection, then to the earlier candidate.
+    `cases_differ` is the p-value of Cochran's Q test that every case fails at the same
+    rate within a run (:func:`cases_differ`): the model rates every case at the pooled
+    rate, so where cases differ a rule that reruns or outvotes a failure is rated too
+    kindly for the flaky ones (None: no test possible).
     """
 
     runs: int
@@ -137,6 +142,7 @@ class PolicyRecommendation:
     detection_target: float
     rows: tuple[RuleGate, ...]
     chosen: str | None
+    cases_differ: float | None = None
 
     def row(self, rule: str) -> RuleGate:
         """The row of a candidate, by its rule as given."""
@@ -159,6 +165,7 @@ class PolicyRecommendation:
             "regression": self.regression,
             "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
             "chosen": self.chosen,
+            "cases_differ_p": self.cases_differ,
             "candidates": [r.to_dict() for r in self.rows],
         }
 
@@ -375,7 +382,33 @@ def recommend_policy(
         detection_target=power,
         rows=tuple(rows),
         chosen=chosen,
+        cases_differ=cases_differ(outcome),
     )
+
+
+def cases_differ(outcome: npt.ArrayLike) -> float | None:
+    """P-value of Cochran's Q test that the cases fail at one rate within each run.
+
+    `outcome` is runs by cases (1 pass, 0 fail, -1 not observed); only the runs that
+    observed every case count. Q = (k - 1) (k sum C_j^2 - N^2) / (k N - sum R_i^2) over
+    the k cases' failure counts C_j, the runs' R_i and their total N, referred to
+    chi-square with k - 1 degrees of freedom (Cochran 1950). It conditions on each run's
+    failures, so a rate shared by a run's cases (any icc) is no difference. None with
+    fewer than two cases or runs, or when no run has both failing and passing cases.
+    """
+    from scipy import stats
+
+    table = np.asarray(outcome)
+    fails = (table[(table >= 0).all(axis=1)] == 0).astype(np.float64)
+    runs, k = fails.shape
+    if k < 2 or runs < 2:
+        return None
+    col, row, total = fails.sum(axis=0), fails.sum(axis=1), float(fails.sum())
+    denominator = k * total - float((row**2).sum())
+    if denominator <= 0:
+        return None
+    q = (k - 1) * (k * float((col**2).sum()) - total**2) / denominator
+    return float(stats.chi2.sf(q, k - 1))
 
 
 def _bounded(bounds: NoiseBounds, policy: Policy, n: int) -> Floats:

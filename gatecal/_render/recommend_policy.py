@@ -12,6 +12,9 @@ from gatecal._render.recommend import render_recommendation
 
 __all__ = ["render_policy_recommendation"]
 
+#: Below this p-value of the test that the cases share a rate, the rules carry a warning.
+CASES_DIFFER_BELOW = 0.05
+
 
 def render_policy_recommendation(
     rec: Recommendation, rules: PolicyRecommendation, fmt: str = "table"
@@ -72,6 +75,13 @@ def _rule_lines(rules: PolicyRecommendation, fmt: str) -> list[str]:
         lines.append(
             "* check cannot apply it (it re-asks the judge inside one verdict); computed as "
             "if each call were a fresh run of the case"
+        )
+    if rules.cases_differ is not None and rules.cases_differ < CASES_DIFFER_BELOW:
+        lines.append(
+            f"warning: the cases fail at different rates (Cochran's Q p = "
+            f"{format_probability(rules.cases_differ)}); every rule is rated at the pooled "
+            "rate, so one that reruns or outvotes a failure (rerun-failing-R, repeat-K-of-N "
+            "with K < N, majority-M, confirm-M) is rated too kindly for the flaky cases"
         )
     lines.append("")
     choice = rules.choice
