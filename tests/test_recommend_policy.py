@@ -543,3 +543,25 @@ def test_cases_that_differ_carry_a_warning(tmp_path):
     assert "warning: the cases fail at different rates (Cochran's Q p = " in out
     code, out, _ = _cli(["recommend", str(NIGHTLY), "--policies", "single,rerun-failing-1"])
     assert "different rates" not in out
+
+
+def test_the_readme_quotes_the_real_output(monkeypatch):
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(
+        r"<!-- recommend-policies:start -->\n```text\n(.*?)\n```\n<!-- recommend-policies:end -->",
+        readme,
+        re.S,
+    )
+    command = re.search(
+        r"gatecal recommend reports/nightly-junit --regression 3 \\\n  --policies (\S+)", readme
+    )
+    assert block and command
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _cli(
+        ["recommend", "reports/nightly-junit", "--regression", "3", "--policies", command.group(1)]
+    )
+    assert code == 0
+    assert block.group(1) in out
+    assert "chosen rule: rerun-failing-1" in block.group(1)
