@@ -339,6 +339,20 @@ def test_measured_regression_detection_against_enumeration(tmp_path):
         assert_allclose(got.row(rule).detections, dets, rtol=1e-12, atol=1e-300)
 
 
+def test_policy_objects_are_named_by_the_rule_text_that_reads_back(nightly):
+    given = [Policy(), Policy(rerun_failing=1), Policy(repeat=3, need=2), Policy(majority=2)]
+    got = recommend_policy(nightly, policies=given, regression="3")
+    assert [r.rule for r in got.rows] == [
+        "single",
+        "rerun-failing-1",
+        "repeat-2-of-3",
+        "majority-2",
+    ]
+    assert [parse_policy(r.rule) for r in got.rows] == given
+    tie = recommend_policy(nightly, policies=[Policy(majority=2, tie="pass")], regression="3")
+    assert tie.rows[0].rule == Policy(majority=2, tie="pass").describe()
+
+
 # -- bad rules -------------------------------------------------------------------------------
 
 

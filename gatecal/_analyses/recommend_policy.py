@@ -250,7 +250,8 @@ _RULE_HELP = (
 def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
     """The candidates as (text, Policy): rule texts read by :func:`gatecal.parse_policy`
     (:data:`DEFAULT_RULES` when None); sequential gates, correlated calls, a fresh retry
-    rate, more than :data:`MAX_DEGREE` evaluations of a case and repeats are refused."""
+    rate, more than :data:`MAX_DEGREE` evaluations of a case and a rule named twice are
+    refused. A :class:`Policy` is named as the rule text that reads back to it."""
     from gatecal._analyses.sequential_policy import SequentialPolicy
 
     given = list(DEFAULT_RULES if policies is None else policies)
@@ -258,7 +259,7 @@ def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Poli
         raise ParameterError("policies", "must name at least one rule", "")
     rules: list[tuple[str, Policy]] = []
     for item in given:
-        text = item.strip() if isinstance(item, str) else item.describe()
+        text = item.strip() if isinstance(item, str) else _rule_text(item)
         try:
             policy = parse_policy(text) if isinstance(item, str) else item
         except ParameterError:
@@ -276,6 +277,19 @@ def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Poli
             raise ParameterError("policies", "must not name a rule twice", text)
         rules.append((text, policy))
     return rules
+
+
+def _rule_text(policy: Policy) -> str:
+    """The text :func:`parse_policy` reads back to `policy` (its words when none does)."""
+    parts = [
+        f"majority-{policy.majority}" if policy.majority > 1 else "",
+        f"confirm-{policy.confirm}" if policy.confirm else "",
+        f"repeat-{policy.need}-of-{policy.repeat}" if policy.repeat > 1 else "",
+        f"rerun-failing-{policy.rerun_failing}" if policy.rerun_failing else "",
+        f"rerun-{policy.rerun}" if policy.rerun else "",
+    ]
+    text = "+".join(p for p in parts if p) or "single"
+    return text if parse_policy(text) == policy else policy.describe()
 
 
 def _checkable(policy: Policy) -> bool:
