@@ -186,6 +186,35 @@ def test_rule_rates_agree_with_the_policies_engine(rule, rate, icc):
             assert_allclose(calls, want_calls, rtol=1e-9)
 
 
+@pytest.mark.parametrize("rule", ["rerun-failing-1", "repeat-2-of-3", "confirm-2+rerun-1"])
+def test_rule_rates_agree_with_a_call_by_call_simulation(rule):
+    """Every judge call drawn (gatecal.simulate_policy, seeded): each gate's failures within
+    the central 99.9% binomial interval of the exact rate, the mean calls within 4 standard
+    errors of the exact expectation (bounded by the calls' range over the runs)."""
+    from gatecal._common.intervals import binomial_interval
+
+    policy, n, runs = parse_policy(rule), 12, 20_000
+    suite = Suite.uniform(cases=n, judge_checks=1, code_checks=0)
+    gates = [Gate(text=f"fails<={f}", kind="fails", max_failures=f) for f in range(4)]
+    noise = JudgeNoise(fnr=0.15, fpr=0.15, icc=0.1)
+    sample = gatecal.simulate_policy(
+        suite, "healthy", noise, gates, policy, n_runs=runs, rng=20261201, method="calls"
+    )
+    exact, calls = rule_rates(policy, n, 0.15, 0.1)
+    for gate in gates:
+        k = n - gate.max_failures
+        interval = binomial_interval(runs, float(exact[k]), 0.999)
+        assert interval.low <= sample.failures[gate.text] <= interval.high
+    worst = n * _degree_of(policy) * (policy.rerun + 1)  # most calls one CI run can make
+    mean = sample.judge_calls[gates[0].text] / runs
+    assert abs(mean - calls[n]) < 4 * worst / 2 / runs**0.5
+
+
+def _degree_of(policy):
+    check = 1 + policy.confirm if policy.confirm else policy.majority
+    return check * policy.repeat * (policy.rerun_failing + 1)
+
+
 def test_a_wrong_rule_formula_would_be_caught():
     # the engine tells the rules apart: pass^2 is not pass@2, nor confirm-2 majority-3
     pairs = [("pass^2", "pass@2"), ("confirm-2", "majority-3"), ("rerun-1", "rerun-failing-1")]
