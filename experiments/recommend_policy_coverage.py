@@ -19,7 +19,8 @@ under the rule at its own rate and the Poisson-binomial count). Per row:
   budget, as a share of all data sets (what the per-gate bound promises to keep rare:
   recommend's own gate got at most 1.0% at any row of its study, at most 0.67% with 40
   runs or more);
-- **any over**: data sets where some candidate's gate is over budget in truth;
+- **any over**: data sets where some candidate's gate is over budget in truth, and which
+  (rule: data sets);
 - **chosen**: data sets given a rule meeting both targets, and how often each rule;
 - **truly meets**: data sets whose chosen rule's gate meets both targets in truth;
 - the worst true false alarm of a chosen gate, the wall time per data set.
@@ -75,6 +76,7 @@ class Row:
     reps: int = 0
     chosen_over: int = 0
     any_over: int = 0
+    over_by_rule: Counter[str] = field(default_factory=Counter)
     chosen: Counter[str] = field(default_factory=Counter)
     truly_meets: int = 0
     worst: float = 0.0
@@ -143,6 +145,7 @@ def study(row: Row, reps: int, rng: np.random.Generator) -> Row:
             r.rule for r in got.rows if r.k_min is not None and now[r.rule][0][r.k_min] > BUDGET
         ]
         row.any_over += bool(over)
+        row.over_by_rule.update(over)
         choice = got.choice
         row.chosen[got.chosen or "none"] += 1
         if choice is not None and choice.k_min is not None:
@@ -163,17 +166,18 @@ def render(rows: list[Row], reps: int, seed: int, elapsed: float) -> str:
         f"({elapsed / 60:.1f} minutes). Defaults: false alarm <= {BUDGET}, detection >= "
         f"{POWER}, candidates {', '.join(DEFAULT_RULES)}; {reps} data sets per row.",
         "",
-        "| cases x runs | rate, icc, failing | chosen over | any over | chosen (rule: data sets)"
-        " | truly meets | worst chosen FA | s/data set |",
+        "| cases x runs | rate, icc, failing | chosen over | any over (rule: data sets) | "
+        "chosen (rule: data sets) | truly meets | worst chosen FA | s/data set |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         chosen = ", ".join(f"{rule}: {n}" for rule, n in sorted(r.chosen.items()))
+        over = ", ".join(f"{rule}: {n}" for rule, n in sorted(r.over_by_rule.items()))
         lines.append(
             f"| {r.cases}x{r.runs} | {r.rate:g}, "
             f"{'own rates' if r.icc is None else f'{r.icc:g}'}, {r.failing} | "
-            f"{r.chosen_over}/{r.reps} | {r.any_over}/{r.reps} | {chosen} | "
-            f"{r.truly_meets}/{r.reps} | {r.worst:.4f} | {r.seconds:.2f} |"
+            f"{r.chosen_over}/{r.reps} | {r.any_over}/{r.reps}{f' ({over})' if over else ''} | "
+            f"{chosen} | {r.truly_meets}/{r.reps} | {r.worst:.4f} | {r.seconds:.2f} |"
         )
     return "\n".join(lines) + "\n"
 
