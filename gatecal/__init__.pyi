@@ -78,6 +78,11 @@ from ._analyses.recommend import (
     Recommendation as Recommendation,
     recommend_gate as recommend_gate,
 )
+from ._analyses.recommend_policy import (
+    PolicyRecommendation as PolicyRecommendation,
+    RuleGate as RuleGate,
+    recommend_policy as recommend_policy,
+)
 from ._analyses.sequential import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
     SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,
@@ -205,6 +210,9 @@ from ._render.policies import (
 )
 from ._render.recommend import (
     render_recommendation as render_recommendation,
+)
+from ._render.recommend_policy import (
+    render_policy_recommendation as render_policy_recommendation,
 )
 from ._render.simulate import (
     render as render,

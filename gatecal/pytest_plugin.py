@@ -240,6 +240,13 @@ def _settings(config: pytest.Config) -> _Settings:
             from gatecal._model.gatefile import load_recommended_gate
 
             gate = load_recommended_gate(source)
+            if gate.policy != "single":  # one session is one run: no rule over runs
+                rule = (
+                    f"chose the per-case rule {gate.policy!r}, which the plugin does not apply "
+                    "to one session's run: gate the runs with 'gatecal check --gate-from', "
+                    "which does"
+                )
+                raise ParameterError("gate_from", rule, source)
     except ParameterError as exc:
         option = rule_option if rule is not None else source_option
         raise pytest.UsageError(f"gatecal: {option} {exc.rule} (got {exc.value!r})") from None

@@ -328,6 +328,26 @@ def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
         raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
 
 
+def _gate_file_policy(gate: object, policy: Policy | str | None) -> Policy | str | None:
+    """The policy to apply: the per-case rule a gate file chose (``recommend --policies``)
+    unless `policy` is given, which must then be that rule."""
+    if not isinstance(gate, RecommendedGate) or gate.policy == "single":
+        return policy
+    try:
+        rule = parse_check_policy(gate.policy)
+    except ParameterError:
+        raise ParameterError(
+            "gate_from", f"chose the rule {gate.policy!r}, which check cannot apply", gate.source
+        ) from None
+    if policy is None:
+        return gate.policy
+    if parse_check_policy(policy) != rule:
+        given = policy if isinstance(policy, str) else policy.describe()
+        rule_text = f"must be the rule the gate file chose, {gate.policy} ({gate.source})"
+        raise ParameterError("policy", rule_text, given)
+    return policy
+
+
 def _policy_text(policy: Policy) -> str:
     if policy.repeat > 1:
         return f"repeat-{policy.need}-of-{policy.repeat}"
@@ -362,9 +382,11 @@ def check_gate(
     gate : str, Gate, RecommendedGate or None
         A gate rule (``all``, ``0.90``, ``fails<=2``), the gate a ``recommend`` output
         recommends (:func:`load_recommended_gate`; its case count must be the
-        baseline's), or None: the strictest gate whose false alarm under `policy` stays
-        within `false_alarm` (for a single run, exactly ``recommend``'s choice before
-        it looks at detection).
+        baseline's; from ``recommend --policies``, the chosen per-case rule's gate, and
+        that rule is the `policy` unless one is given, which must then be it), or
+        None: the strictest gate whose false alarm under `policy` stays within
+        `false_alarm` (for a single run, exactly ``recommend``'s choice before it looks
+        at detection).
     false_alarm : float
         The false-alarm budget of the default gate.
     policy : Policy or str, optional
@@ -392,6 +414,7 @@ def check_gate(
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
+    policy = _gate_file_policy(gate, policy)
     chosen = parse_check_policy(policy)
     _refuse_ambiguous(current, baseline, policy)
     rec, short, order = _measured(baseline, target, confidence_level, method)

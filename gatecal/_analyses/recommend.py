@@ -529,6 +529,20 @@ def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _
 
     n = len(cases)
     regressed_runs = len(data.runs("regressed"))
+    reg_rate = regressed_rates(data, cases, low_rate)
+    detections = _below(pass_count_pmf(1.0 - reg_rate))
+    failing_cases = float(np.sum(reg_rate > 0.5))
+    majority_failing = max(1, int(failing_cases))
+    plan_regression = Regression(
+        text=f"{majority_failing}/{n}", share=Fraction(majority_failing, n)
+    )
+    text = f"measured: {regressed_runs} regressed runs"
+    return detections, text, failing_cases, plan_regression
+
+
+def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats:
+    """Each case's failure rate in the measured regressed runs, in the order of `cases`
+    (short names); a case never observed there fails at `low_rate`."""
     names = data.short_names()
     _, reg_cases, reg_outcome = data.outcome_array("regressed")
     column = {names[c]: j for j, c in enumerate(reg_cases)}
@@ -539,15 +553,7 @@ def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _
     # each case at its observed failure rate in the regressed runs (cases that always
     # failed never pass); the noise of the rest is what those runs showed; a case
     # never observed there passes as often as the healthy build's lower bound allows
-    reg_rate = np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), low_rate)
-    detections = _below(pass_count_pmf(1.0 - reg_rate))
-    failing_cases = float(np.sum(reg_rate > 0.5))
-    majority_failing = max(1, int(failing_cases))
-    plan_regression = Regression(
-        text=f"{majority_failing}/{n}", share=Fraction(majority_failing, n)
-    )
-    text = f"measured: {regressed_runs} regressed runs"
-    return detections, text, failing_cases, plan_regression
+    return np.asarray(np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), low_rate))
 
 
 def _assumed_regression(

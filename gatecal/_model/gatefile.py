@@ -51,6 +51,10 @@ class RecommendedGate:
         Failing cases in each known-good run it was computed from.
     source : str
         Where it was read from.
+    policy : str
+        The per-case rule the gate is for: ``single`` (one run), or the rule
+        ``recommend --policies`` chose (``rerun-failing-1``...), which ``check`` then applies;
+        `k_min` and `false_alarms` are then that rule's.
     """
 
     k_min: int
@@ -60,6 +64,7 @@ class RecommendedGate:
     case_names: tuple[str, ...] = ()
     failures_per_run: tuple[int, ...] = ()
     source: str
+    policy: str = "single"
 
     @property
     def text(self) -> str:
@@ -116,6 +121,9 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
             f"{RECOMMEND_VERSION}: rerun recommend"
         )
     rec = document.get("recommended")
+    rules = document.get("policies")
+    if rules is not None:  # recommend --policies: the chosen rule's gate
+        return _rule_gate(document, rules, source)
     if rec is None:
         within = document.get("within_budget")
         hint = ""
@@ -139,6 +147,52 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     if problem:
         raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
     return gate
+
+
+def _rule_gate(document: Mapping[str, object], rules: object, source: str) -> RecommendedGate:
+    """The gate of the per-case rule ``recommend --policies`` chose, verified the same way."""
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError("gate_from", rule, source)
+
+    if not isinstance(rules, Mapping) or not isinstance(rules.get("candidates"), list):
+        raise bad(f"{_WHAT} (policies.chosen and policies.candidates)")
+    chosen = rules.get("chosen")
+    if chosen is None:
+        raise bad(
+            "chose no per-case rule (none met both targets there): pass a gate rule "
+            "instead, or rerun recommend with other targets or rules"
+        )
+    found = [c for c in rules["candidates"] if isinstance(c, Mapping) and c.get("rule") == chosen]
+    if len(found) != 1 or not isinstance(chosen, str):
+        raise bad(f"{_WHAT} (policies.chosen names one of policies.candidates)")
+    row = found[0]
+    if row.get("checkable") is not True:
+        raise bad(
+            f"chose the rule {chosen!r}, which check cannot apply (it re-asks the judge "
+            "inside one verdict): rerun recommend without it in --policies"
+        )
+    try:
+        gate = _read({**document, "table": row["table"]}, row, source)
+    except (TypeError, KeyError, ValueError, ParameterError):
+        raise bad(
+            f"{_WHAT} (policies.candidates' k_min and table, cases, case_order, "
+            "failures_per_run and targets)"
+        ) from None
+    problem = _inconsistency(document, gate)
+    if problem or row.get("meets") is not True:
+        problem = problem or "its chosen rule does not meet its targets"
+        raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
+    return RecommendedGate(
+        k_min=gate.k_min,
+        cases=gate.cases,
+        false_alarm=gate.false_alarm,
+        false_alarms=gate.false_alarms,
+        case_names=gate.case_names,
+        failures_per_run=gate.failures_per_run,
+        source=source,
+        policy=chosen,
+    )
 
 
 def _read(document: Mapping[str, object], rec: object, source: str) -> RecommendedGate:

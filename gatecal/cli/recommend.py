@@ -71,6 +71,18 @@ def recommend(
     target: TargetOpt = None,
     threshold: ScoreThresholdOpt = None,
     partial: PartialOpt = "fail",
+    policy_list: Annotated[
+        str | None,
+        typer.Option(
+            "--policies",
+            metavar="P[,P...]",
+            help="Also choose the per-case rule: for each (single, rerun-failing-R, "
+            "repeat-K-of-N, pass^K, pass@K, rerun-R, majority-M, confirm-M or several joined "
+            "by '+'; e.g. single,rerun-failing-1,rerun-failing-2,repeat-2-of-3,pass^2) the "
+            "strictest gate within the false-alarm budget, its detection and expected judge "
+            "calls, and the cheapest rule meeting both targets (written to the gate file).",
+        ),
+    ] = None,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -82,6 +94,7 @@ def recommend(
 
     Example: gatecal recommend nightly/*.xml --false-alarm 0.05 --detection 0.95
     """
+    rules = _rules(policy_list)
     outputs = Outputs(
         ("--out", out),
         ("--chart", chart),
@@ -112,9 +125,23 @@ def recommend(
                 confidence_level=confidence,
                 method=interval,
             )
+        by_rule = None
+        if rules is not None:
+            with busy("bounding each rule's gates"):
+                by_rule = gatecal.recommend_policy(
+                    data,
+                    policies=rules,
+                    false_alarm=false_alarm,
+                    detection=detection,
+                    regression=regression,
+                    confidence_level=confidence,
+                )
     except ParameterError as exc:
         raise from_library(exc) from None
-    outputs.put("--out", gatecal.render_recommendation(rec, fmt))
+    if by_rule is None:
+        outputs.put("--out", gatecal.render_recommendation(rec, fmt))
+    else:
+        outputs.put("--out", gatecal.render_policy_recommendation(rec, by_rule, fmt))
     if export_suite is not None:
         outputs.put("--export-suite", json.dumps(rec.suite_spec(), indent=2) + "\n")
     outputs.chart(
@@ -126,3 +153,17 @@ def recommend(
         ),
     )
     outputs.commit()
+
+
+def _rules(text: str | None) -> list[str] | None:
+    """``--policies``: comma-separated per-case rules, each checked before any run is read."""
+    if text is None:
+        return None
+    from gatecal._analyses.recommend_policy import parse_rules
+
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        parse_rules(parts)
+    except ParameterError as exc:
+        raise CliError(f"--policies {exc.rule} (got {str(exc.value)!r})") from None
+    return parts
