@@ -34,6 +34,7 @@ SCRIPTS = [
     "calibrate_coverage.py",
     "recommend_coverage.py",
     "plan_baseline_runs.py",
+    "recommend_policy_coverage.py --reps 100 --seed 20261201",
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
@@ -44,7 +45,12 @@ SCRIPTS = [
 
 
 #: The long studies --skip-benchmark leaves out with the benchmarks (minutes each).
-STUDIES = ("recommend_coverage.py", "compare_size.py", "plan_baseline_runs.py")
+STUDIES = (
+    "recommend_coverage.py",
+    "compare_size.py",
+    "plan_baseline_runs.py",
+    "recommend_policy_coverage.py --reps 100 --seed 20261201",
+)
 
 
 def main() -> None:
