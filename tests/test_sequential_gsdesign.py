@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from experiments.gsdesign_reference.compare import sprt_gate
 from gatecal import SequentialBoundary, sequential_outcome, wald_sprt
 
 FIXTURE = Path(__file__).parent / "fixtures" / "gsdesign"
@@ -179,24 +180,6 @@ def test_a_boundary_one_case_off_is_seen(design_id):
 # -- gsDesign's own binomialSPRT examples as gatecal gates (one case per run) -----------------
 
 
-def sprt_as_gate(rows: list[dict[str, str]], last_fails_at: str) -> list[SequentialBoundary]:
-    """binomialSPRT's bounds on F_n (failing cases among the first n, one per run) as gatecal
-    boundaries: no decision where it has no analysis; at its last analysis the region
-    between its bounds goes to pass (``last_fails_at="b"``: fail at F >= b) or to fail
-    (``"a"``: pass only at F <= a), since gatecal's last look must decide."""
-    by_n = {int(r["n_I"]): (int(r["a"]), int(r["b"])) for r in rows}
-    last = max(by_n)
-    out = []
-    for n in range(1, last + 1):
-        a, b = by_n.get(n, (-1, n + 1))
-        if n == last:
-            fail = max(n - b, -1) if last_fails_at == "b" else n - a - 1
-            out.append(SequentialBoundary(look=n, pass_at_least=fail + 1, fail_at_most=fail))
-        else:
-            out.append(SequentialBoundary(look=n, pass_at_least=n - a, fail_at_most=max(n - b, -1)))
-    return out
-
-
 def test_sprt_bounds_are_within_gsdesigns_own_rules():
     """So that its recursion is sound there: b - a >= 2 before the last analysis."""
     for rows in SPRT.values():
@@ -213,7 +196,7 @@ def test_engine_matches_binomialsprt(key):
     pmf = pass_pmf(1, 1 - theta)  # gsDesign's success: a failing case
     got = {}
     for side in ("a", "b"):
-        got[side] = sequential_outcome(sprt_as_gate(rows, side), pmf)
+        got[side] = sequential_outcome(sprt_gate(rows, side), pmf)
     by_n = {int(r["n_I"]): r for r in rows}
     last = max(by_n)
     for out in got.values():

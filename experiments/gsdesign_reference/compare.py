@@ -118,6 +118,10 @@ def designs_table() -> list[str]:
 
 
 def sprt_gate(rows: list[Row], last_fails_at: str) -> list[SequentialBoundary]:
+    """binomialSPRT's bounds on F_n (failing cases among the first n, one per run) as gatecal
+    boundaries: no decision where it has no analysis; at its last analysis the region
+    between its bounds goes to pass (``last_fails_at="b"``: fail at F >= b) or to fail
+    (``"a"``: pass only at F <= a), since gatecal's last look must decide."""
     by_n = {int(r["n_I"]): (int(r["a"]), int(r["b"])) for r in rows}
     last = max(by_n)
     out = []
