@@ -366,3 +366,33 @@ def test_a_file_that_only_starts_like_parquet_is_refused(tmp_path):
     path.write_bytes(b"PAR1 not really")
     with pytest.raises(RunsError, match=r"t\.parquet: not a readable Parquet file"):
         gatecal.read_runs([str(path)])
+
+
+def _blank_looking_line_by_line(data: bytes) -> bool:
+    """The definition, line by line: a line that strips to nothing and is not an empty
+    line or a CR LF."""
+    lines = _lf_lines(data)
+    return any(not line.strip() and line not in (b"\n", b"\r\n") for line in lines)
+
+
+def _lf_lines(data: bytes) -> list[bytes]:
+    """Lines split at LF only (as iterating a binary file does)."""
+    parts = data.split(b"\n")
+    lines = [p + b"\n" for p in parts[:-1]]
+    return lines + ([parts[-1]] if parts[-1] else [])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from([b"a", b",", b" ", b"\t", b"\r", b"\n", b"\x0b", b"\r\n"])),
+    scan=st.sampled_from([1, 2, 3, 7, 1 << 24]),  # lines across the reads' edges too
+)
+def test_blank_looking_rows_are_found_as_line_by_line(tmp_path_factory, pieces, scan):
+    data = b"".join(pieces)
+    path = tmp_path_factory.mktemp("b") / "t.csv"
+    path.write_bytes(data)
+    _blocks._SCAN_BYTES, before = scan, _blocks._SCAN_BYTES
+    try:
+        assert _blocks._has_blank_looking_rows(path) == _blank_looking_line_by_line(data)
+    finally:
+        _blocks._SCAN_BYTES = before

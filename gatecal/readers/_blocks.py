@@ -493,9 +493,22 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     return batch
 
 
+#: bytes read at a time when looking for blank-looking lines
+_SCAN_BYTES = 1 << 24
+#: a line of ASCII whitespace only, other than an empty line or a lone CR before its LF
+_BLANK_LOOKING = re.compile(rb"(?m)^(?:[ \t\x0b\x0c][ \t\r\x0b\x0c]*|\r[ \t\r\x0b\x0c]+)$")
+
+
 def _has_blank_looking_rows(path: Path) -> bool:
     """A line of spaces only (or a lone carriage return) is a row to the csv module and
     no row to pandas: such a file is read row by row. (An empty line is no row to
-    either.)"""
+    either.) Searched 16 MiB at a time, whole lines only."""
     with open(path, "rb") as handle:
-        return any(not line.strip() and line not in (b"\n", b"\r\n") for line in handle)
+        tail = b""
+        while chunk := handle.read(_SCAN_BYTES):
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            if _BLANK_LOOKING.search(data, 0, cut):
+                return True
+            tail = data[cut:]
+    return bool(tail) and not tail.strip()  # the last line, with no newline after it
