@@ -408,6 +408,23 @@ class PolicySample:
     judge_calls: dict[str, int]
     method: Literal["calls", "counts"] = "calls"
 
+    @classmethod
+    def of_tallies(
+        cls,
+        n_runs: int,
+        gates: Sequence[Gate],
+        failures: npt.NDArray[np.int64],
+        calls: npt.NDArray[np.int64],
+        method: Literal["calls", "counts"] = "calls",
+    ) -> PolicySample:
+        """The sample from :func:`_tally`'s per-gate failures and judge calls."""
+        return cls(
+            n_runs=n_runs,
+            failures={g.text: int(f) for g, f in zip(gates, failures, strict=True)},
+            judge_calls={g.text: int(c) for g, c in zip(gates, calls, strict=True)},
+            method=method,
+        )
+
 
 def simulate_policy(
     suite: Suite,
@@ -509,11 +526,7 @@ def simulate_policy(
         _tally(k, attempt_calls, k_mins, failures, calls)
         if progress is not None:
             progress(runs)
-    return PolicySample(
-        n_runs=total,
-        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
-        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
-    )
+    return PolicySample.of_tallies(total, rules, failures, calls)
 
 
 def _tally(

@@ -225,9 +225,4 @@ def simulate_by_counts(
         _tally(k, attempt_calls, k_mins, failures, calls)
         if progress is not None:
             progress(runs)
-    return PolicySample(
-        n_runs=total,
-        failures={g.text: int(f) for g, f in zip(rules, failures, strict=True)},
-        judge_calls={g.text: int(c) for g, c in zip(rules, calls, strict=True)},
-        method="counts",
-    )
+    return PolicySample.of_tallies(total, rules, failures, calls, method="counts")

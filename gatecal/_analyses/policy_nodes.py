@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._engines.exact import group_binomial_mixture
 from gatecal._model.suite import JudgeNoise, Suite
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["node_tails"]
 
 Floats = npt.NDArray[np.float64]
-_NODE_BATCH_ENTRIES = 1 << 22  # pmf entries held at once
 
 
 def _group_rates(
@@ -98,29 +98,5 @@ def node_tails(
                 upper = float(ws @ special.bdtrc(k - 1, size, qa))
                 out.append((lower, upper))
         return out, calls_one
-    pmf = _mixture_pmf(sizes[active], q[:, active], ws, suite.n_cases)
+    pmf = group_binomial_mixture(sizes[active], q[:, active], ws, suite.n_cases)
     return [(math.fsum(pmf[:k]), math.fsum(pmf[k:])) for k in k_mins], calls_one
-
-
-def _mixture_pmf(sizes: npt.NDArray[np.int64], q: Floats, ws: Floats, n: int) -> Floats:
-    """``sum_i ws[i] * pmf of sum_g Bin(sizes[g], q[i, g])``, on 0..n, by convolution of
-    the binomials' non-zero parts, nodes in batches."""
-    from scipy import stats  # deferred: `import gatecal` stays light
-
-    from gatecal._engines.exact import _trimmed
-
-    pmf = np.zeros(n + 1)
-    batch = max(1, _NODE_BATCH_ENTRIES // (n + 1))
-    for start in range(0, ws.size, batch):
-        part = slice(start, start + batch)
-        per_group = [
-            np.asarray(stats.binom.pmf(np.arange(size + 1)[None, :], size, q[part, g, None]))
-            for g, size in enumerate(sizes.tolist())
-        ]
-        for i in range(per_group[0].shape[0]):
-            poly, offset = _trimmed(per_group[0][i], 0)
-            for g in range(1, len(per_group)):
-                other, other_offset = _trimmed(per_group[g][i], 0)
-                poly, offset = _trimmed(np.convolve(poly, other), offset + other_offset)
-            pmf[offset : offset + poly.size] += ws[start + i] * poly
-    return np.clip(pmf, 0.0, None)

@@ -21,6 +21,7 @@ __all__ = [
     "beta_nodes",
     "exact_pass_counts",
     "false_alarm_grid",
+    "group_binomial_mixture",
     "log_prefix",
     "operating_table",
     "pass_count_pmf",
@@ -286,7 +287,6 @@ def _mixture_by_groups(
     for one group (a healthy build), plus nodes x n x (smaller group) for two,
     instead of nodes x n^2; nodes are taken in batches to bound memory.
     """
-    from scipy import stats  # deferred: `import gatecal` stays light
 
     truth = suite.truth_matrix(build)
     rows, group_of_case, sizes = np.unique(truth, axis=0, return_inverse=True, return_counts=True)
@@ -300,13 +300,28 @@ def _mixture_by_groups(
         * (keep * (1.0 - xs[:, None])) ** right[None, :]
         * (keep * xs[:, None]) ** wrong[None, :]
     )  # (nodes, groups)
-    n = suite.n_cases
+    pmf = group_binomial_mixture(sizes, q_groups, ws, suite.n_cases)
+    q_case = (ws @ q_groups)[group_of_case.ravel()]
+    return pmf, q_case
+
+
+def group_binomial_mixture(
+    sizes: npt.NDArray[np.int64],
+    q: npt.NDArray[np.float64],
+    ws: npt.NDArray[np.float64],
+    n: int,
+) -> npt.NDArray[np.float64]:
+    """``sum_i ws[i] * pmf of sum_g Bin(sizes[g], q[i, g])`` on 0..n: per node the product
+    of the groups' binomial pmfs by direct convolution of their non-zero parts, nodes in
+    batches of bounded memory."""
+    from scipy import stats  # deferred: `import gatecal` stays light
+
     pmf = np.zeros(n + 1)
     batch = max(1, _NODE_BATCH_ENTRIES // (n + 1))
-    for start in range(0, xs.size, batch):
+    for start in range(0, ws.size, batch):
         part = slice(start, start + batch)
         per_group = [
-            stats.binom.pmf(np.arange(size + 1)[None, :], size, q_groups[part, g, None])
+            np.asarray(stats.binom.pmf(np.arange(size + 1)[None, :], size, q[part, g, None]))
             for g, size in enumerate(sizes.tolist())
         ]
         for i in range(per_group[0].shape[0]):
@@ -315,8 +330,7 @@ def _mixture_by_groups(
                 other, other_offset = _trimmed(per_group[g][i], 0)
                 poly, offset = _trimmed(np.convolve(poly, other), offset + other_offset)
             pmf[offset : offset + poly.size] += ws[start + i] * poly
-    q_case = (ws @ q_groups)[group_of_case.ravel()]
-    return np.clip(pmf, 0.0, None), q_case
+    return np.clip(pmf, 0.0, None)
 
 
 def grouped_pass_count_pmf(q: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._model import BUILDS, COMPONENT, FileRead, Skip, Verdict
+from gatecal.readers._model import (
+    BUILDS,
+    COMPONENT,
+    LONG_COLUMNS,
+    OPTIONAL_COLUMNS,
+    Skip,
+    Verdict,
+)
 
 __all__ = ["BLOCK_ROWS", "STREAM_MIN_BYTES", "SlowPath", "read_table_blocks"]
 
@@ -32,22 +39,7 @@ STREAM_MIN_BYTES = 1 << 20
 #: rows per block: bounds the memory a block takes (about 1 KB a row at most)
 BLOCK_ROWS = 50_000
 
-_KEYS = (
-    "build",
-    "run",
-    "case",
-    "check",
-    "kind",
-    "passed",
-    "status",
-    "score",
-    "session",
-    "attempts",
-    "cached",
-    "source",
-    "cost",
-    "tokens",
-)
+_KEYS = (*LONG_COLUMNS, *OPTIONAL_COLUMNS)  # every column a block may carry
 
 
 class SlowPath(Exception):
@@ -467,6 +459,8 @@ def _chunk_column(series: Any, arrow: bool) -> Any:
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
     reader must decide."""
+    from gatecal.readers import table
+
     if fmt == "csv" and _has_blank_looking_rows(path):
         raise SlowPath
     batch = Batch()
@@ -478,18 +472,7 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
         added, errors = _block(columns, n, path, build, batch, runs, fmt == "csv", memos)
         n_verdicts += added
         n_errors += errors
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format=fmt,
-            detail="long table",
-            build=build,
-            runs=tuple(runs),
-            verdicts=n_verdicts,
-            skipped=len(batch.skips),
-            errors=n_errors,
-        )
-    )
+    batch.files.append(table.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
     return batch
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._model import LONG_COLUMNS, FileRead, RunsData, RunsError
+from gatecal.readers._model import LONG_COLUMNS, RunsData, RunsError
 
 __all__ = ["MAGIC", "read_parquet", "write_parquet"]
 
@@ -87,16 +87,7 @@ def read_parquet(path: Path, build: str) -> Batch:
     except Exception as exc:
         raise RunsError(f"{path}: not a readable Parquet file ({exc})") from None
     batch.files.append(
-        FileRead(
-            path=str(path),
-            format="parquet",
-            detail="long table",
-            build=build,
-            runs=tuple(runs),
-            verdicts=n_verdicts,
-            skipped=len(batch.skips),
-            errors=n_errors,
-        )
+        table.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
     )
     return batch
 

@@ -186,18 +186,7 @@ def _rows_to_batch(
         batch.verdicts.append(verdict)
         n_verdicts += 1
         n_errors += status == "error"
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format=fmt,
-            detail="long table",
-            build=build,
-            runs=tuple(runs),
-            verdicts=n_verdicts,
-            skipped=len(batch.skips),
-            errors=n_errors,
-        )
-    )
+    batch.files.append(long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
     return batch
 
 
@@ -230,3 +219,20 @@ def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOption
     text = decode(raw, path)
     rows = jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
     return _rows_to_batch(rows, path, build, fmt)
+
+
+def long_table_read(
+    path: Path, fmt: str, build: str, runs: Iterable[str], batch: Batch, verdicts: int, errors: int
+) -> FileRead:
+    """What reading one long table (CSV, JSONL or Parquet) into `batch` found: its runs,
+    verdicts and errors, and the skips `batch` holds."""
+    return FileRead(
+        path=str(path),
+        format=fmt,
+        detail="long table",
+        build=build,
+        runs=tuple(runs),
+        verdicts=verdicts,
+        skipped=len(batch.skips),
+        errors=errors,
+    )
