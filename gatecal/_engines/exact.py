@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ Floats = npt.NDArray[np.float64]
 __all__ = [
     "PassCountDistribution",
     "beta_binomial_pmf",
+    "beta_binomial_window",
     "beta_nodes",
     "exact_pass_counts",
     "false_alarm_grid",
@@ -434,11 +436,113 @@ def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
 
     Computed as the products in the overdispersion fit's likelihood (log-sums of ``log1p``
     terms), so it is accurate at every icc, including tiny ones where ``betaln`` differences
-    (scipy's betabinom) cancel; at icc 0 it is the binomial.
+    (scipy's betabinom) cancel; at icc 0 it is the binomial. Above :data:`WINDOW_FROM`
+    cases it is :func:`beta_binomial_window` placed among zeros.
+    """
+    start, window = beta_binomial_window(n, mean, icc)
+    if window.size == n + 1:
+        return window
+    out = np.zeros(n + 1)
+    out[start : start + window.size] = window
+    return out
+
+
+#: Suites of more cases than this compute the beta-binomial pmf only where double
+#: precision can hold it (see :func:`beta_binomial_window`); smaller ones in full.
+WINDOW_FROM = 4096
+#: The window ends where the log pmf is this far below its largest value: every value
+#: outside is below exp(-800) and so 0.0 in double precision (which ends at exp(-745.2)).
+_WINDOW_DEPTH = 800.0
+
+
+def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
+    """``(start, values)``: the failing-count pmf (:func:`beta_binomial_pmf`) is `values`
+    from `start` on and 0.0 elsewhere.
+
+    Up to :data:`WINDOW_FROM` cases, the whole pmf from 0 (:func:`_full_pmf`). Above, the
+    log pmf is the cumulative sum of the log ratios ``log pmf(f + 1) - log pmf(f)``
+    (each a closed form), normalised to sum to 1; the window runs from the first to the
+    last f within ``exp(-800)`` of the largest value (the mass outside is below
+    ``n exp(-800)``). These sums are also more accurate than the log1p products over n
+    terms (about 1e-12 relative against 40-digit arithmetic at 10^5 cases, where those
+    drift to 1e-8). Where the pmf is log-concave (both parameters of the beta mixing
+    density at least 1: icc at most the rate and 1 - rate) and narrow, the ratios are
+    summed outward from the mode in doubling blocks until 800 below it, so the cost
+    follows the window (about 40 standard deviations each side), not n.
     """
     if mean <= 0 or mean >= 1:
-        return np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
+        return 0, np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
     theta = icc / (1.0 - icc)
+    if n <= WINDOW_FROM:
+        return 0, _full_pmf(n, mean, theta)
+
+    counts = _log_count_ratio(n)
+
+    def log_ratio(a: int, b: int) -> Floats:
+        """``log pmf(f + 1) - log pmf(f)`` for f = a..b-1, decreasing in f (log-concavity)."""
+        f = np.arange(a, b, dtype=np.float64)
+        return np.asarray(
+            counts[a:b] + np.log((mean + f * theta) / (1.0 - mean + (n - f - 1) * theta))
+        )
+
+    def rises(f: int) -> bool:  # pmf(f + 1) > pmf(f), as log_ratio(f) > 0
+        return (n - f) * (mean + f * theta) > (f + 1) * (1.0 - mean + (n - f - 1) * theta)
+
+    # The mode, the first f where the pmf stops rising: (n - f)(mean + f theta) =
+    # (f + 1)(1 - mean + (n - f - 1) theta) is linear in f, its root below; then stepped
+    # to the exact integer (rounding).
+    root = (n * mean + mean - 1.0 - theta * (n - 1)) / max(1.0 - 2.0 * theta, 1e-300)
+    mode = min(max(math.ceil(min(root, n)), 0), n)
+    while mode > 0 and not rises(mode - 1):
+        mode -= 1
+    while mode < n and rises(mode):
+        mode += 1
+    # the window's half-width is about 40 standard deviations: walk out to it from the
+    # mode unless it holds most of the cases anyway (then all ratios at once)
+    sd = math.sqrt(n * mean * (1.0 - mean) * (1.0 + (n - 1) * icc))
+    if theta > min(mean, 1.0 - mean) or 80.0 * sd > n / 4:
+        logs = log_prefix(log_ratio(0, n))
+        logs -= logs.max()
+        keep = np.flatnonzero(logs >= -_WINDOW_DEPTH)
+        start, logs = int(keep[0]), logs[keep[0] : keep[-1] + 1]
+    else:
+        right = _walk(lambda a, b: np.cumsum(log_ratio(mode + a, mode + b)), mode, n)
+        left = _walk(lambda a, b: np.cumsum(-log_ratio(mode - b, mode - a)[::-1]), 0, mode)
+        start, logs = mode - left.size, np.concatenate((left[::-1], [0.0], right))
+    logs -= float(np.log(np.exp(logs).sum()))
+    return start, np.exp(logs, out=logs)
+
+
+@functools.lru_cache(maxsize=4)
+def _log_count_ratio(n: int) -> Floats:
+    """``log((n - f) / (f + 1))``, f = 0..n-1 (read-only: the binomial coefficients' part of
+    every window's log ratio for n cases)."""
+    f = np.arange(n, dtype=np.float64)
+    out = np.log((n - f) / (f + 1))
+    out.setflags(write=False)
+    return out
+
+
+def _walk(block: Callable[[int, int], Floats], start: int, stop: int) -> Floats:
+    """The log pmf relative to the mode, step by step away from it, until it is
+    :data:`_WINDOW_DEPTH` below (or `stop` - `start` steps): ``block(a, b)`` gives the
+    log-ratio sums of steps a..b-1 (relative to their own first), joined here."""
+    parts: list[Floats] = []
+    level, done, size = 0.0, 0, 256
+    while done < stop - start:
+        step = block(done, min(done + size, stop - start)) + level
+        parts.append(step)
+        done += step.size
+        level = float(step[-1])
+        if level < -_WINDOW_DEPTH:
+            break
+        size *= 2
+    out = np.concatenate(parts) if parts else np.zeros(0)
+    return out[: int(np.searchsorted(-out, _WINDOW_DEPTH, side="right"))]
+
+
+def _full_pmf(n: int, mean: float, theta: float) -> Floats:
+    """The pmf at f = 0..n by the log1p products (see :func:`beta_binomial_pmf`)."""
     j = np.arange(n, dtype=np.float64)
     fail = log_prefix(math.log(mean) + np.log1p(j * (theta / mean)))  # at f = 0..n
     ok = log_prefix(math.log1p(-mean) + np.log1p(j * (theta / (1.0 - mean))))  # at n - f

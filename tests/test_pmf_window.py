@@ -1,0 +1,93 @@
+"""The beta-binomial pmf above WINDOW_FROM cases: summed log ratios over a window.
+
+Pinned to exact rational arithmetic (Python integers: every float is a dyadic rational,
+so the pmf of a float rate and icc is a ratio of integer products, and ``int / int`` is
+correctly rounded, underflow to 0.0 included).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gatecal._analyses.noise_bounds import _below, _failing_below
+from gatecal._engines.exact import WINDOW_FROM, beta_binomial_pmf, beta_binomial_window
+
+N = 5000  # above WINDOW_FROM
+
+
+def _exact_pmf(n: int, mean: float, icc: float, f: int) -> float:
+    """``C(n, f) prod(mu + j theta) prod(1 - mu + j theta) / prod(1 + j theta)``, theta =
+    icc / (1 - icc), in integers: mu = P/Q, theta = T/U."""
+    mu, rho = Fraction(mean), Fraction(icc)
+    theta = rho / (1 - rho)
+    p, q, t, u = mu.numerator, mu.denominator, theta.numerator, theta.denominator
+    fail = math.prod(p * u + j * t * q for j in range(f))
+    ok = math.prod((q - p) * u + j * t * q for j in range(n - f))
+    return math.comb(n, f) * fail * ok * u**n / ((q * u) ** n * _norm(n, t, u))
+
+
+@functools.lru_cache(maxsize=8)
+def _norm(n: int, t: int, u: int) -> int:
+    return math.prod(u + j * t for j in range(n))
+
+
+@pytest.mark.parametrize(
+    ("mean", "icc", "walked"),
+    [
+        (0.0345, 0.0, True),  # binomial, narrow: walked out from the mode
+        (0.0345, 1e-5, True),  # log-concave, narrow
+        (0.001, 1e-6, True),  # the mode near 0: the walk down stops at 0
+        (0.3, 0.0, False),  # binomial, wide: all ratios at once
+        (0.0345, 0.03, False),  # log-concave and wide
+        (0.0345, 0.2, False),  # J-shaped (a beta parameter below 1)
+        (0.5, 0.6, False),  # U-shaped
+        (0.999, 0.01, False),  # near a rate of 1
+    ],
+)
+def test_window_matches_exact_rationals_and_is_exactly_zero_outside(monkeypatch, mean, icc, walked):
+    from gatecal._engines import exact
+
+    walks = []
+    real_walk = exact._walk
+    monkeypatch.setattr(exact, "_walk", lambda *a: walks.append(a) or real_walk(*a))
+    assert N > WINDOW_FROM
+    start, window = beta_binomial_window(N, mean, icc)
+    pmf = beta_binomial_pmf(N, mean, icc)
+    assert np.array_equal(pmf[start : start + window.size], window)
+    stop = start + window.size
+    if start > 0:
+        assert not pmf[:start].any()
+        assert _exact_pmf(N, mean, icc, start - 1) < 1e-300  # 0.0 in double, or nearly
+    if stop <= N:
+        assert not pmf[stop:].any()
+        assert _exact_pmf(N, mean, icc, stop) < 1e-300
+    points = {start, stop - 1, int(np.argmax(pmf)), *range(start, stop, max(1, window.size // 4))}
+    for f in sorted(points):
+        exact = _exact_pmf(N, mean, icc, f)
+        if exact < 1e-290:  # subnormal there: only its absolute size is meaningful
+            assert pmf[f] < 1e-280
+            continue
+        assert pmf[f] == pytest.approx(exact, rel=1e-11), f
+    assert float(pmf.sum()) == pytest.approx(1.0, rel=1e-13)
+    assert bool(walks) == walked
+
+
+def test_the_tails_over_the_window_are_the_tails_of_the_whole_pmf():
+    """_failing_below sums only the window, and gives what _below gives over the whole
+    pmf (0 below the window, 1 above it, the same sums inside), bit for bit."""
+    for mean, icc, failing, narrow in [
+        (0.0345, 1e-5, 0, True),
+        (0.0345, 1e-5, 7, True),
+        (0.2, 0.01, 3, False),
+    ]:
+        rest = beta_binomial_pmf(N - failing, mean, icc)[::-1]
+        whole = _below(np.concatenate((rest, np.zeros(failing))))
+        ours = _failing_below(N, mean, icc, failing)
+        assert np.array_equal(ours, whole)
+        _, window = beta_binomial_window(N - failing, mean, icc)
+        assert (window.size < N // 5) == narrow  # the narrow ones sum a fifth of the pmf
