@@ -780,8 +780,8 @@ def test_more_runs_say_when_they_cannot_help(tmp_path):
 
 @pytest.mark.parametrize(("seed", "runs", "p", "icc"), [(3, 20, 0.05, 0.1), (8, 60, 0.03, 0.03)])
 def test_many_gates_at_once_meet_the_brute_force_bound(monkeypatch, seed, runs, p, icc):
-    """Above _PER_GATE_MAX gates the bound is searched on one nested grid for every gate
-    at once (lowered here so a small suite takes that path): never below the brute-force
+    """Above _PER_GATE_MAX gates the bound is searched in passes over the edge shared by
+    every gate at once (lowered here so a small suite takes that path): never below the brute-force
     maximum over 400 iccs, within 1e-4 of the per-gate Brent search, and each value
     attained (the independent tail at the icc it names, on the set's edge)."""
     from gatecal._analyses import noise_bounds as module

@@ -27,7 +27,7 @@ from gatecal._analyses.overdispersion import (
 )
 from gatecal._common.intervals import RateEstimate
 from gatecal._common.validate import ParameterError, check_probability
-from gatecal._engines.exact import beta_binomial_pmf, log_prefix
+from gatecal._engines.exact import beta_binomial_window, log_prefix
 
 __all__ = ["GATE_LEVEL", "NoiseBounds", "noise_bounds"]
 
@@ -41,6 +41,18 @@ def _below(pass_pmf: Floats) -> Floats:
     lo = log_prefix(pass_pmf)[:-1]
     hi = np.cumsum(pass_pmf[::-1])[::-1]
     return np.asarray(lo / (lo + hi))
+
+
+def _failing_below(n: int, mu: float, rho: float, failing: int = 0) -> Floats:
+    """``P(K < k)``, k = 0..n, K the passes of a run of n cases of which `failing` fail a
+    code check and the others at (mu, rho): :func:`_below` of that pass-count pmf, summed
+    only over :func:`beta_binomial_window` (0 below it, 1 above it, as there)."""
+    start, window = beta_binomial_window(n - failing, mu, rho)
+    top = n - failing - start  # the most passes the window holds
+    out = np.zeros(n + 1)
+    out[top + 1 :] = 1.0
+    out[top + 1 - window.size : top + 1] = _below(window[::-1])
+    return out
 
 
 #: The one-sided level of each gate's bound: its false alarm is at most the largest over
@@ -58,10 +70,13 @@ _GATE_GRID = 24
 #: The gate's bound searches each gate's best interval of iccs to this share of it.
 _RHO_TOL = 1e-3
 # Above this many gates (a suite of more cases) the per-gate Brent searches give way to
-# one nested grid for every gate at once (see NoiseBounds.largest): its cost does not grow
-# with the gates, each of which costs a pass over n + 1 values.
+# passes over the edge shared by every gate at once (NoiseBounds._many): a grid of
+# _MANY_GRID + 1 points, then one point per 1/_MANY_BINS of the edge where some gate's
+# largest value lies. Their number does not grow with the gates, each costing a pass over
+# the pmf's window. Measured against 8,192 bins on a 257-point grid (reports/
+# benchmark-scale.md): at 1,024 bins each value of 1e-12 to 1 within 1.5e-4 relative.
 _PER_GATE_MAX = 201
-_NEST_POINTS, _NEST_DEPTH = 17, 3
+_MANY_GRID, _MANY_BINS = 64, 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,7 +213,8 @@ class NoiseBounds:
         one, then, for each gate, a bounded Brent search (scipy ``minimize_scalar``) in
         the two grid intervals beside every local maximum of those values, to
         ``_RHO_TOL`` of the interval (a maximum inside is then found to about
-        ``_RHO_TOL^2`` relative). The result is never below any value evaluated.
+        ``_RHO_TOL^2`` relative); above ``_PER_GATE_MAX`` gates, :meth:`_many`. The result
+        is never below any value evaluated.
         """
         from scipy import optimize
 
@@ -208,20 +224,23 @@ class NoiseBounds:
         grid = sorted({*steps, min(max(self.overdispersion.icc, bottom), top)})
         cache: dict[float, Floats] = {}
 
+        def fresh(rho: float) -> Floats:
+            got = np.asarray(values(self.edge(rho, upper), rho), dtype=np.float64)
+            return got if upper else -got
+
         def at(rho: float) -> Floats:
             if rho not in cache:
-                got = values(self.edge(rho, upper), rho)
-                cache[rho] = sign * np.asarray(got, dtype=np.float64)
+                cache[rho] = fresh(rho)
             return cache[rho]
 
-        table = np.array([at(r) for r in grid])
+        first = at(grid[0])
+        if first.size > _PER_GATE_MAX:
+            return self._many(fresh, upper)
+        table = np.array([first, *(at(r) for r in grid[1:])])
         index = np.argmax(table, axis=0)
         best = table[index, np.arange(table.shape[1])]
         where = np.asarray([grid[i] for i in index.tolist()], dtype=np.float64)
         last = len(grid) - 1
-        if table.shape[1] > _PER_GATE_MAX:
-            self._nested(at, grid, table, best, where, upper)
-            return sign * best, where
         for k in range(table.shape[1]):
             col = table[:, k]
             if col.max() == col.min() or best[k] >= (1.0 if upper else 0.0):
@@ -241,65 +260,65 @@ class NoiseBounds:
                     best[k], where[k] = -float(found.fun), float(found.x)
         return sign * best, where
 
-    @staticmethod
-    def _nested(
-        at: Callable[[float], Floats],
-        grid: list[float],
-        table: Floats,
-        best: Floats,
-        where: Floats,
-        upper: bool,
-    ) -> None:
-        """For many gates at once: around every grid point that is a local maximum of some
-        gate's values, `_NEST_POINTS` evenly spaced iccs across its two grid intervals,
-        then the same around each gate's best point (gates whose best points neighbour
-        share an interval), `_NEST_DEPTH` times (an interval around one best point shrinks
-        8-fold each time: points 1/1024 of two grid steps apart at the last).
-        Updates `best` and `where` in place, never below any value evaluated."""
-        last = len(grid) - 1
-        before = table[np.maximum(np.arange(len(grid)) - 1, 0)]
-        after = table[np.minimum(np.arange(len(grid)) + 1, last)]
-        peak = (table >= before) & (table >= after) & ~((table == before) & (table == after))
-        live = (table.max(axis=0) != table.min(axis=0)) & (best < (1.0 if upper else 0.0))
-        peak &= live[None, :]
+    def _many(self, fresh: Callable[[float], Floats], upper: bool) -> tuple[Floats, Floats]:
+        """:meth:`largest` for many gates at once, in passes over the edge whose number does
+        not grow with the gates (each pass costs one evaluation of every gate).
 
-        def refine(a: float, b: float, gates: npt.NDArray[np.intp], depth: int) -> None:
-            points = np.linspace(a, b, _NEST_POINTS).tolist()
-            values = np.array([at(float(r))[gates] for r in points])
-            top = np.argmax(values, axis=0)
-            got = values[top, np.arange(len(gates))]
-            better = got > best[gates]
-            best[gates[better]] = got[better]
-            where[gates[better]] = np.asarray(points)[top[better]]
-            if depth <= 1:
-                return
-            tops = np.unique(top).tolist()
-            groups: list[list[int]] = []
-            for j in tops:  # neighbouring tops share one interval
-                if groups and j == groups[-1][-1] + 1:
-                    groups[-1].append(j)
-                else:
-                    groups.append([j])
-            for group in groups:
-                lo = points[max(group[0] - 1, 0)]
-                hi = points[min(group[-1] + 1, _NEST_POINTS - 1)]
-                refine(lo, hi, gates[np.isin(top, group)], depth - 1)
+        The edge is taken at ``rho(t) = bottom + (top - bottom) (1 - cos(pi t)) / 2``,
+        smooth in t through the set's tips (where the edge turns, ``top - rho`` grows as
+        the square of the distance in mu), at ``_MANY_GRID + 1`` evenly spaced t and the
+        fitted icc's. Each gate's parabola through its best grid value and its two
+        neighbours places its largest value; those places are rounded to
+        ``1 / _MANY_BINS`` of t and the edge evaluated once at each place used. Each result
+        is the largest value evaluated for that gate (attained at the icc returned).
+        """
+        sign = 1.0 if upper else -1.0
+        top, bottom = self.gate_icc_top, self.gate_icc_bottom
+        span = top - bottom
 
-        for i in np.flatnonzero(peak.any(axis=1)).tolist():
-            gates = np.flatnonzero(peak[i])
-            refine(grid[max(i - 1, 0)], grid[min(i + 1, last)], gates, _NEST_DEPTH)
+        def rho_of(t: float) -> float:
+            return min(max(bottom + span * (1.0 - math.cos(math.pi * t)) / 2.0, bottom), top)
+
+        fitted = min(max(self.overdispersion.icc, bottom), top)
+        ts = [0.0]
+        if span > 0:
+            t_fit = math.acos(min(max(1.0 - 2.0 * (fitted - bottom) / span, -1.0), 1.0))
+            ts = sorted({*(i / _MANY_GRID for i in range(_MANY_GRID + 1)), t_fit / math.pi})
+        x = np.asarray(ts)
+        table = np.array([fresh(rho_of(t)) for t in ts])
+        gates = np.arange(table.shape[1])
+        index = np.argmax(table, axis=0)
+        best = table[index, gates]
+        at_t = x[index]
+        inner = (index > 0) & (index < len(ts) - 1) & (table.max(axis=0) != table.min(axis=0))
+        k, i = gates[inner], index[inner]
+        x0, x1, x2 = x[i - 1], x[i], x[i + 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the parabola of sign * log(value): a tail's value spans decades over the edge
+            y0, y1, y2 = (sign * np.log(sign * table[j, k]) for j in (i - 1, i, i + 1))
+            d1, d2 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
+            curve = (d2 - d1) / (x2 - x0)
+            vertex = np.where(curve < 0, (x0 + x1) / 2 - d1 / (2 * curve), x1)
+        vertex = np.clip(np.where(np.isfinite(vertex), vertex, x1), x0, x2)
+        for b in np.unique(np.rint(vertex * _MANY_BINS)).tolist():
+            t = b / _MANY_BINS
+            row = fresh(rho_of(t))
+            better = row > best
+            best[better] = row[better]
+            at_t[better] = t
+        return sign * best, np.asarray([rho_of(t) for t in at_t.tolist()], dtype=np.float64)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
         upper bound (its largest over the gates' set)."""
-        return self.largest(lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1]))[0]
+        return self.largest(lambda mu, rho: _failing_below(n, mu, rho))[0]
 
     def false_alarm(self, n: int, k_min: int) -> float:
         """The bound of one gate, "at least `k_min` of n pass" (``false_alarms(n)[k_min]``,
         searched for this gate alone)."""
 
         def fa(mu: float, rho: float) -> Floats:
-            return _below(beta_binomial_pmf(n, mu, rho)[::-1])[k_min:][:1]
+            return _failing_below(n, mu, rho)[k_min:][:1]
 
         return float(self.largest(fa)[0][0])
 
@@ -316,8 +335,7 @@ class NoiseBounds:
         """The bound of one gate's detection (``detections(n, failing)[k_min]``)."""
 
         def det(mu: float, rho: float) -> Floats:
-            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]
-            return _below(np.concatenate((rest, np.zeros(failing))))[k_min:][:1]
+            return _failing_below(n, mu, rho, failing)[k_min:][:1]
 
         return float(self.largest(det, upper=False)[0][0])
 
@@ -325,9 +343,7 @@ class NoiseBounds:
         """(rate, icc) of the gates' set where "at most ``failing - 1`` of n fail" has its
         largest false alarm."""
         k = n - failing + 1
-        _, where = self.largest(
-            lambda mu, rho: _below(beta_binomial_pmf(n, mu, rho)[::-1])[k : k + 1]
-        )
+        _, where = self.largest(lambda mu, rho: _failing_below(n, mu, rho)[k : k + 1])
         rho = float(where[0])
         return self.edge(rho), rho
 
@@ -336,11 +352,7 @@ class NoiseBounds:
         each gate's lower bound (the smallest over the gates' set, the other cases at the
         set's lower edge)."""
 
-        def det(mu: float, rho: float) -> Floats:
-            rest = beta_binomial_pmf(n - failing, mu, rho)[::-1]  # passes among the others
-            return _below(np.concatenate((rest, np.zeros(failing))))
-
-        return self.largest(det, upper=False)[0]
+        return self.largest(lambda mu, rho: _failing_below(n, mu, rho, failing), upper=False)[0]
 
 
 def noise_bounds(
