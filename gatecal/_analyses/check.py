@@ -426,7 +426,8 @@ def check_gate(
     runs, states, gaps = _states(current, order, _expected_checks(baseline))
     reasons: list[str] = []
     warnings = _warnings(current, baseline)
-    extra = [c for c in current.cases() if c not in set(order)]
+    known = set(order)
+    extra = [c for c in current.cases() if c not in known]
     if "regressed" in current.builds():
         raise ParameterError(
             "current", "must not hold rows of the regressed build", "build=regressed"
