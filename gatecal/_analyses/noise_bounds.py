@@ -71,12 +71,12 @@ _GATE_GRID = 24
 _RHO_TOL = 1e-3
 # Above this many gates (a suite of more cases) the per-gate Brent searches give way to
 # passes over the edge shared by every gate at once (NoiseBounds._many): a grid of
-# _MANY_GRID + 1 points, then one point per 1/_MANY_BINS of the edge where some gate's
-# largest value lies. Their number does not grow with the gates, each costing a pass over
-# the pmf's window. Measured against 8,192 bins on a 257-point grid (reports/
-# benchmark-scale.md): at 1,024 bins each value of 1e-12 to 1 within 1.5e-4 relative.
+# _MANY_GRID + 1 points, then one point where each gate's largest value lies, rounded
+# to leave at most _MANY_POINTS of them. Their number does not grow with the
+# gates, each costing a pass over the pmf's window. With 10^5 gates (1/1024 of t apart)
+# each value of 1e-12 to 1 came within 1.5e-4 relative of 8,192 places on a 257-point grid.
 _PER_GATE_MAX = 201
-_MANY_GRID, _MANY_BINS = 64, 1024
+_MANY_GRID, _MANY_POINTS = 64, 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,10 +137,12 @@ class NoiseBounds:
         of ``log L(mu, rho) = max log L - gate_cutoff / 2`` on that side of the profile
         maximum (0 or 1 when the set reaches it; the profile maximum itself at the tip).
 
-        Newton's method from outside the set, started at the edge already found at the
-        nearest icc: the log-likelihood is concave in mu, so from outside every step
-        stays outside and approaches the root monotonically; Brent's method on the
-        bracket from the profile maximum wherever that does not settle within 12 steps.
+        Newton's method from outside the set, started on the line through the edges
+        already found at the two nearest iccs (at the nearest one's edge when only one is
+        known), stepped outward until outside: the log-likelihood is concave in mu, so
+        from outside every step stays outside and approaches the root monotonically;
+        Brent's method on the bracket from the profile maximum wherever that does not
+        settle within 12 steps.
         """
         key = (upper, rho)
         if key in self.memo:
@@ -150,8 +152,13 @@ class NoiseBounds:
         near = self.inside.setdefault(upper, [])  # iccs whose edge is inside (0, 1), sorted
         if near and self.gate_icc_bottom < rho < self.gate_icc_top:
             at = bisect.bisect_left(near, rho)
-            nearest = min(near[max(at - 1, 0) : at + 1], key=lambda r: abs(r - rho))
-            out = self._newton(self.memo[(upper, nearest)], theta, upper)
+            two = sorted(near[max(at - 2, 0) : at + 2], key=lambda r: abs(r - rho))[:2]
+            start = self.memo[(upper, two[0])]
+            if len(two) == 2:
+                (r0, e0), (r1, e1) = ((r, self.memo[(upper, r)]) for r in two)
+                line = e0 + (e1 - e0) * (rho - r0) / (r1 - r0)
+                start = line if 0 < line < 1 else start
+            out = self._newton(start, theta, upper)
         if out is None:
             out = self._bracketed(rho, theta, upper)
         self.memo[key] = out
@@ -161,9 +168,10 @@ class NoiseBounds:
 
     def _newton(self, start: float, theta: float, upper: bool) -> float | None:
         lik, floor = self.likelihood, self.gate_floor
-        x, step = start, 1e-3 * (start if not upper else 1 - start)
+        x, step = start, 1e-6 * (start if not upper else 1 - start)
         for _ in range(40):  # outward from the nearby edge until outside the set
-            if lik.excess(x, theta) < floor:
+            gap = lik.excess(x, theta) - floor
+            if gap < 0:
                 break
             x = x + step if upper else x - step
             step *= 2
@@ -171,8 +179,9 @@ class NoiseBounds:
                 return None
         else:
             return None
-        for _ in range(12):
-            gap = lik.excess(x, theta) - floor
+        for i in range(12):
+            if i:
+                gap = lik.excess(x, theta) - floor
             slope = lik.score_mu(x, theta)
             if slope == 0 or not math.isfinite(gap):
                 return None
@@ -268,9 +277,10 @@ class NoiseBounds:
         smooth in t through the set's tips (where the edge turns, ``top - rho`` grows as
         the square of the distance in mu), at ``_MANY_GRID + 1`` evenly spaced t and the
         fitted icc's. Each gate's parabola through its best grid value and its two
-        neighbours places its largest value; those places are rounded to
-        ``1 / _MANY_BINS`` of t and the edge evaluated once at each place used. Each result
-        is the largest value evaluated for that gate (attained at the icc returned).
+        neighbours places its largest value; those places are rounded to the finest grid
+        of t (a power of 2) that leaves at most ``_MANY_POINTS`` of them, and the edge
+        evaluated once at each. Each result is the largest value evaluated for that gate
+        (attained at the icc returned).
         """
         sign = 1.0 if upper else -1.0
         top, bottom = self.gate_icc_top, self.gate_icc_bottom
@@ -300,13 +310,19 @@ class NoiseBounds:
             curve = (d2 - d1) / (x2 - x0)
             vertex = np.where(curve < 0, (x0 + x1) / 2 - d1 / (2 * curve), x1)
         vertex = np.clip(np.where(np.isfinite(vertex), vertex, x1), x0, x2)
-        for b in np.unique(np.rint(vertex * _MANY_BINS)).tolist():
-            t = b / _MANY_BINS
+        low, high = 0, 53  # the finest grid 2^-j of t, j <= 52, of at most _MANY_POINTS places
+        if _places(vertex, 52).size <= _MANY_POINTS:
+            low = 52
+        while high - low > 1 and low < 52:
+            mid = (low + high) // 2
+            low, high = (mid, high) if _places(vertex, mid).size <= _MANY_POINTS else (low, mid)
+        for t in _places(vertex, low).tolist():
             row = fresh(rho_of(t))
             better = row > best
             best[better] = row[better]
             at_t[better] = t
-        return sign * best, np.asarray([rho_of(t) for t in at_t.tolist()], dtype=np.float64)
+        where = bottom + span * (1.0 - np.cos(np.pi * at_t)) / 2.0  # rho_of, every gate
+        return sign * best, np.clip(where, bottom, top)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
@@ -353,6 +369,11 @@ class NoiseBounds:
         set's lower edge)."""
 
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho, failing), upper=False)[0]
+
+
+def _places(ts: Floats, j: int) -> Floats:
+    """The distinct values of `ts` rounded to multiples of 2^-j."""
+    return np.asarray(np.unique(np.ldexp(np.rint(np.ldexp(ts, j)), -j)))
 
 
 def noise_bounds(
