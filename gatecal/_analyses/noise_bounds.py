@@ -26,6 +26,7 @@ from gatecal._analyses.overdispersion import (
     fit_overdispersion,
 )
 from gatecal._common.intervals import RateEstimate
+from gatecal._common.quantiles import chi2_ppf
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._engines.exact import beta_binomial_window, log_prefix
 
@@ -393,7 +394,7 @@ def noise_bounds(
     each, the rate's range solves ``log L(mu, rho) = max log L - q / 2`` by Brent's
     method (the log-likelihood is concave in mu).
     """
-    from scipy import optimize, stats
+    from scipy import optimize
 
     level = check_probability("confidence_level", confidence_level)
     one_sided = check_probability("gate_level", gate_level)
@@ -402,8 +403,8 @@ def noise_bounds(
     x, m = _run_counts(failures, cases)
     over = fit_overdispersion(x, m, level)
     lik = _Likelihood(x, m)
-    floor = over.statistic / 2 - float(stats.chi2.ppf((1 + level) / 2, 2)) / 2
-    cutoff = float(stats.chi2.ppf(2 * one_sided - 1, 1))
+    floor = over.statistic / 2 - chi2_ppf((1 + level) / 2, 2) / 2
+    cutoff = chi2_ppf(2 * one_sided - 1, 1)
     gate_floor = over.statistic / 2 - cutoff / 2
     values = [lik.profile(float(r))[1] for r in _RHO_GRID]
     top = _profile_bound(lik, over.icc, floor, _RHO_GRID, values)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.quantiles import chi2_sf, norm_isf
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._engines.exact import log_prefix
 
@@ -322,7 +323,7 @@ def fit_overdispersion(
     found on a grid, refined by Brent's method, and is exactly 0 when the exact score
     at rho = 0 is not positive and no grid point beats the binomial.
     """
-    from scipy import optimize, stats  # deferred: `import gatecal` stays light
+    from scipy import optimize  # deferred: `import gatecal` stays light
 
     level = check_probability("confidence_level", confidence_level)
     x, m = _run_counts(failures, cases)
@@ -361,9 +362,9 @@ def fit_overdispersion(
         rho, value = 0.0, 0.0
     mu = lik.profile(rho)[0]
     statistic = 2 * value
-    p_value = 1.0 if statistic == 0 else 0.5 * float(stats.chi2.sf(statistic, 1))
+    p_value = 1.0 if statistic == 0 else 0.5 * chi2_sf(statistic, 1)
     # profile-likelihood upper bound: the first rho above the MLE that falls z^2/2 short
-    z = float(stats.norm.isf((1 - level) / 2))
+    z = norm_isf((1 - level) / 2)
     upper = _profile_bound(lik, rho, value - z * z / 2, grid, values)
     for v in (mu, rho, statistic, p_value, upper):
         if not math.isfinite(v):  # a bug, never the user's input: say so plainly

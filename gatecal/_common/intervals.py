@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gatecal._common.quantiles import beta_ppf, norm_isf
 from gatecal._common.validate import ParameterError, check_count, check_level, check_probability
 
 __all__ = [
@@ -88,8 +89,6 @@ def proportion_interval(
     References: Brown, Cai & DasGupta (2001), Statistical Science 16(2):101-133.
     Fractional counts are allowed (an effective sample size).
     """
-    from scipy import stats  # deferred: `import gatecal` stays light
-
     if method not in CI_METHODS:
         raise ParameterError("method", f"must be one of {', '.join(CI_METHODS)}", method)
     level = check_probability("confidence_level", confidence_level)
@@ -99,7 +98,7 @@ def proportion_interval(
     p = k / n
     alpha = 1.0 - level
     if method == "wilson":
-        z = float(stats.norm.isf(alpha / 2))
+        z = norm_isf(alpha / 2)
         center = (k + z * z / 2) / (n + z * z)
         half = z / (n + z * z) * math.sqrt(k * (n - k) / n + z * z / 4)
         # the bounds at 0 (or all) failures are exactly 0 (or 1), not a rounding residue
@@ -108,8 +107,8 @@ def proportion_interval(
     elif method == "clopper-pearson":
         low, high = clopper_pearson(k, n, level)
     else:
-        low = 0.0 if k == 0 else float(stats.beta.ppf(alpha / 2, k + 0.5, n - k + 0.5))
-        high = 1.0 if k == n else float(stats.beta.ppf(1 - alpha / 2, k + 0.5, n - k + 0.5))
+        low = 0.0 if k == 0 else beta_ppf(alpha / 2, k + 0.5, n - k + 0.5)
+        high = 1.0 if k == n else beta_ppf(1 - alpha / 2, k + 0.5, n - k + 0.5)
     return RateEstimate(
         failures=k, trials=n, estimate=p, low=low, high=high, method=method, confidence_level=level
     )
@@ -197,9 +196,7 @@ def clopper_pearson(k: float, n: float, confidence_level: float) -> tuple[float,
     Beta quantiles ``B(a/2; k, n - k + 1)`` and ``B(1 - a/2; k + 1, n - k)``, exactly 0 at
     ``k <= 0`` and 1 at ``k >= n``; fractional (effective) counts use the same quantiles.
     """
-    from scipy import stats  # deferred: `import gatecal` stays light
-
     alpha = 1.0 - confidence_level
-    low = 0.0 if k <= 0 else float(stats.beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+    low = 0.0 if k <= 0 else beta_ppf(alpha / 2, k, n - k + 1)
+    high = 1.0 if k >= n else beta_ppf(1 - alpha / 2, k + 1, n - k)
     return low, high
