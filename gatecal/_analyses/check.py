@@ -582,7 +582,8 @@ def _failing(
         for c in order
         if final[c] in (_FAIL, _ERROR)
     ]
-    failing.sort(key=lambda f: (not f.new, f.baseline.estimate, order.index(f.case_id)))
+    # stable: ties keep the baseline's order, as built
+    failing.sort(key=lambda f: (not f.new, f.baseline.estimate))
     return failing
 
 
