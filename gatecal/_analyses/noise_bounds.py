@@ -28,7 +28,7 @@ from gatecal._analyses.overdispersion import (
 from gatecal._common.intervals import RateEstimate
 from gatecal._common.quantiles import chi2_ppf
 from gatecal._common.validate import ParameterError, check_probability
-from gatecal._engines.exact import beta_binomial_window, log_prefix
+from gatecal._engines.exact import beta_binomial_window
 
 __all__ = ["GATE_LEVEL", "NoiseBounds", "noise_bounds"]
 
@@ -39,9 +39,12 @@ Ints = npt.NDArray[np.int64]
 def _below(pass_pmf: Floats) -> Floats:
     """``P(K < k)`` for k = 0..n from the pass-count pmf: exactly 0 at k = 0 and exactly 1
     where no mass is left at or above k."""
-    lo = log_prefix(pass_pmf)[:-1]
+    lo = np.empty(pass_pmf.size)
+    lo[0] = 0.0
+    np.cumsum(pass_pmf[:-1], out=lo[1:])
     hi = np.cumsum(pass_pmf[::-1])[::-1]
-    return np.asarray(lo / (lo + hi))
+    hi += lo
+    return np.divide(lo, hi, out=lo)
 
 
 def _failing_below(n: int, mu: float, rho: float, failing: int = 0) -> Floats:

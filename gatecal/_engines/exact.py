@@ -476,14 +476,21 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     if n <= WINDOW_FROM:
         return 0, _full_pmf(n, mean, theta)
 
-    counts = _log_count_ratio(n)
+    counts, steps = _log_count_ratio(n), _steps(n)
+    rest = 1.0 - mean + (n - 1) * theta
 
     def log_ratio(a: int, b: int) -> Floats:
-        """``log pmf(f + 1) - log pmf(f)`` for f = a..b-1, decreasing in f (log-concavity)."""
-        f = np.arange(a, b, dtype=np.float64)
-        return np.asarray(
-            counts[a:b] + np.log((mean + f * theta) / (1.0 - mean + (n - f - 1) * theta))
-        )
+        """``log pmf(f + 1) - log pmf(f)`` for f = a..b-1, decreasing in f (log-concavity):
+        ``log((n - f) / (f + 1)) + log((mean + f theta) / (1 - mean + (n - f - 1) theta))``."""
+        f = steps[a:b]
+        out = f * theta
+        out += mean
+        below = f * -theta
+        below += rest
+        out /= below
+        np.log(out, out=out)
+        out += counts[a:b]
+        return out
 
     def rises(f: int) -> bool:  # pmf(f + 1) > pmf(f), as log_ratio(f) > 0
         return (n - f) * (mean + f * theta) > (f + 1) * (1.0 - mean + (n - f - 1) * theta)
@@ -501,23 +508,35 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     # mode unless it holds most of the cases anyway (then all ratios at once)
     sd = math.sqrt(n * mean * (1.0 - mean) * (1.0 + (n - 1) * icc))
     if theta > min(mean, 1.0 - mean) or 80.0 * sd > n / 4:
-        logs = log_prefix(log_ratio(0, n))
+        logs = np.empty(n + 1)
+        logs[0] = 0.0
+        np.cumsum(log_ratio(0, n), out=logs[1:])
         logs -= logs.max()
-        keep = np.flatnonzero(logs >= -_WINDOW_DEPTH)
-        start, logs = int(keep[0]), logs[keep[0] : keep[-1] + 1]
+        inside = logs >= -_WINDOW_DEPTH
+        start = int(inside.argmax())
+        logs = logs[start : n + 1 - int(inside[::-1].argmax())]
     else:
         right = _walk(lambda a, b: np.cumsum(log_ratio(mode + a, mode + b)), mode, n)
         left = _walk(lambda a, b: np.cumsum(-log_ratio(mode - b, mode - a)[::-1]), 0, mode)
         start, logs = mode - left.size, np.concatenate((left[::-1], [0.0], right))
-    logs -= float(np.log(np.exp(logs).sum()))
-    return start, np.exp(logs, out=logs)
+    np.exp(logs, out=logs)
+    logs /= logs.sum()
+    return start, logs
+
+
+@functools.lru_cache(maxsize=4)
+def _steps(n: int) -> Floats:
+    """``0.0, 1.0, ..., n - 1`` (read-only)."""
+    out = np.arange(n, dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=4)
 def _log_count_ratio(n: int) -> Floats:
     """``log((n - f) / (f + 1))``, f = 0..n-1 (read-only: the binomial coefficients' part of
     every window's log ratio for n cases)."""
-    f = np.arange(n, dtype=np.float64)
+    f = _steps(n)
     out = np.log((n - f) / (f + 1))
     out.setflags(write=False)
     return out
