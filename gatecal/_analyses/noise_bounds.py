@@ -323,8 +323,8 @@ class NoiseBounds:
         for t in _places(vertex, low).tolist():
             row = fresh(rho_of(t))
             better = row > best
-            best[better] = row[better]
-            at_t[better] = t
+            np.copyto(best, row, where=better)
+            np.copyto(at_t, t, where=better)
         where = bottom + span * (1.0 - np.cos(np.pi * at_t)) / 2.0  # rho_of, every gate
         return sign * best, np.clip(where, bottom, top)
 
