@@ -35,6 +35,7 @@ SCRIPTS = [
     "recommend_coverage.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
+    "many_gates_accuracy.py",
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
@@ -50,6 +51,7 @@ STUDIES = (
     "compare_size.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
+    "many_gates_accuracy.py",
 )
 
 
