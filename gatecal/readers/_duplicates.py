@@ -15,17 +15,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gatecal.readers._columns import VerdictColumns
 
-__all__ = ["TABLE_CELLS", "duplicate_runs", "first_duplicate"]
+__all__ = ["TABLE_CELLS", "TABLE_PER_VERDICT", "duplicate_runs", "first_duplicate"]
 
 #: the most cells counted in a table (one byte each, or a small integer) rather than by
-#: a sort: this many, or twice the verdicts when that is more
+#: a sort: TABLE_CELLS, or TABLE_PER_VERDICT per verdict when that is more
 TABLE_CELLS = 1 << 24
+TABLE_PER_VERDICT = 2
 #: rows folded in at a time (a few arrays of this length are the temporaries)
 _SLICE = 1 << 20
 
 
 def _table_fits(cells: int, rows: int) -> bool:
-    return cells <= max(TABLE_CELLS, 2 * rows)
+    return cells <= max(TABLE_CELLS, TABLE_PER_VERDICT * rows)
 
 
 def _first_repeat(key: Any) -> int | None:
