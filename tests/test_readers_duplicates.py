@@ -26,7 +26,7 @@ from gatecal.readers._model import duplicate_runs
 def path(request, monkeypatch):
     """Which way duplicates are found: the table of cells, or the sort."""
     big = request.param == "table"
-    monkeypatch.setattr(_duplicates, "TABLE_CELLS", 1 << 30 if big else 0)
+    monkeypatch.setattr(_duplicates, "TABLE_BYTES", 1 << 30 if big else 0)
     monkeypatch.setattr(_duplicates, "TABLE_PER_VERDICT", 2 if big else 0)
     monkeypatch.setattr(_duplicates, "_SLICE", 7)  # a duplicate often in a later slice
     return request.param
@@ -170,10 +170,10 @@ def test_both_paths_give_the_same_groups_to_the_last_bit(monkeypatch):
     """The table multiplies the same shares in the same order as the sort."""
     for seed in range(40):
         table = _table(_random_rows(random.Random(2000 + seed), scores=seed % 2 == 1))
-        monkeypatch.setattr(_duplicates, "TABLE_CELLS", 0)
+        monkeypatch.setattr(_duplicates, "TABLE_BYTES", 0)
         monkeypatch.setattr(_duplicates, "TABLE_PER_VERDICT", 0)
         by_sort = duplicate_runs(table)
-        monkeypatch.setattr(_duplicates, "TABLE_CELLS", 1 << 30)
+        monkeypatch.setattr(_duplicates, "TABLE_BYTES", 1 << 30)
         assert duplicate_runs(table) == by_sort
 
 

@@ -15,18 +15,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gatecal.readers._columns import VerdictColumns
 
-__all__ = ["TABLE_CELLS", "TABLE_PER_VERDICT", "duplicate_runs", "first_duplicate"]
+__all__ = ["TABLE_BYTES", "TABLE_PER_VERDICT", "duplicate_runs", "first_duplicate"]
 
-#: the most cells counted in a table (one byte each, or a small integer) rather than by
-#: a sort: TABLE_CELLS, or TABLE_PER_VERDICT per verdict when that is more
-TABLE_CELLS = 1 << 24
+#: the most bytes a table of cells may take rather than a sort answering: TABLE_BYTES,
+#: or TABLE_PER_VERDICT bytes a verdict when that is more
+TABLE_BYTES = 1 << 24
 TABLE_PER_VERDICT = 2
 #: rows folded in at a time (a few arrays of this length are the temporaries)
 _SLICE = 1 << 20
 
 
-def _table_fits(cells: int, rows: int) -> bool:
-    return cells <= max(TABLE_CELLS, TABLE_PER_VERDICT * rows)
+def _table_fits(cells: int, rows: int, width: int = 1) -> bool:
+    """Whether a table of `cells` of `width` bytes is small enough for `rows` verdicts."""
+    return cells * width <= max(TABLE_BYTES, TABLE_PER_VERDICT * rows)
 
 
 def _first_repeat(key: Any) -> int | None:
@@ -122,7 +123,7 @@ def _value_codes(table: VerdictColumns) -> tuple[Any, int]:
         return key if scored is None else key * width + scored[start:stop]
 
     span = max(len(table.values("status")), 1) * 3 * width
-    if not _table_fits(span, n):
+    if not _table_fits(span, n, 8):  # (the remap is made by a cumsum of int64)
         _, inverse = np.unique(raw(0, n), return_inverse=True)
         inverse = inverse.reshape(-1)
         top = int(inverse.max()) + 1 if n else 1
@@ -145,6 +146,8 @@ Group = tuple[str, list[str], int, float]
 
 def duplicate_runs(table: VerdictColumns) -> list[Group]:
     """:func:`gatecal.readers._model.duplicate_runs` of verdicts held as columns."""
+    if len(table.values("run")) < 3:
+        return []  # no build has three runs
     value, n_values = _value_codes(table)
     out: list[Group] = []
     for build in table.ordered("build"):
@@ -178,14 +181,16 @@ def _build_by_table(
     n_runs = max(len(table.values("run")), 1)
     n_checks = max(len(table.values("check")), 1)
     n_cells = max(len(table.values("case")), 1) * n_checks
-    if not (_table_fits(n_runs * n_cells, n) and _table_fits(n_cells * n_values, n)):
+    cell_kind = _smallest(n_values)
+    width = np.dtype(cell_kind).itemsize
+    if not (_table_fits(n_runs * n_cells, n, width) and _table_fits(n_cells * n_values, n, 8)):
         return None
     rows_of = _build_rows(table, build)
     run_col, case_col, check_col = table.codes("run"), table.codes("case"), table.codes("check")
     first = np.full(n_runs, n, dtype=np.int64)  # each run's first row in this build
     per_run = np.zeros(n_runs, dtype=np.int64)
     pair_counts = np.zeros(n_cells * n_values, dtype=np.int64)
-    grid = np.zeros((n_runs, n_cells), dtype=_smallest(n_values))  # value + 1; 0 absent
+    grid = np.zeros((n_runs, n_cells), dtype=cell_kind)  # value + 1; 0 absent
     for start in range(0, n, _SLICE):
         stop = min(start + _SLICE, n)
         where = rows_of(start, stop)
