@@ -21,7 +21,6 @@ from __future__ import annotations
 import fnmatch
 import glob
 import json
-import math
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
@@ -355,32 +354,9 @@ def read_runs(
 
 def _first_duplicate(table: VerdictColumns) -> int | None:
     """The first verdict (in order) whose (build, run, case, check) an earlier one has."""
-    import numpy as np
+    from gatecal.readers._duplicates import first_duplicate
 
-    if not len(table):
-        return None
-    names = ("build", "run", "case", "check")
-    sizes = [max(len(table.values(c)), 1) for c in names]
-    if math.prod(sizes) < 1 << 62:  # one integer per key: 8 bytes a verdict
-        key = np.zeros(len(table), dtype=np.int64)
-        for name, size in zip(names, sizes, strict=True):
-            key *= size
-            key += table.codes(name)
-        ordered = np.sort(key)
-        if not (ordered[1:] == ordered[:-1]).any():
-            return None  # the usual answer, without the sort's order
-        del ordered
-        order = np.argsort(key, kind="stable")
-        same = key[order[1:]] == key[order[:-1]]
-    else:
-        keys = np.stack([table.codes(c) for c in reversed(names)])
-        order = np.lexsort(keys)
-        columns = keys[:, order]
-        same = (columns[:, 1:] == columns[:, :-1]).all(axis=0)
-    if not same.any():
-        return None
-    # within a run of equal keys the sort is stable: later rows are the duplicates
-    return int(order[1:][same].min())
+    return first_duplicate(table)
 
 
 def _starts_with(path: Path, magic: bytes) -> bool:

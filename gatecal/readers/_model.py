@@ -434,63 +434,7 @@ def duplicate_runs(
     Identical all-pass runs of a quiet suite are likely and so never flagged; two runs
     alone cannot be told apart from chance this way (a cache flag still can).
     """
-    import numpy as np
-
     from gatecal.readers._columns import VerdictColumns
+    from gatecal.readers._duplicates import duplicate_runs as of_columns
 
-    table = VerdictColumns.of(verdicts)
-    out: list[tuple[str, list[str], int, float]] = []
-    n_checks = max(len(table.values("check")), 1)
-    # one code per distinct (status, passed, score) value
-    value = table.codes("status").astype(np.int64) * 3 + table.array("passed") + 1
-    has_score = table.array("has_score") == 1
-    if has_score.any():
-        _, score_code = np.unique(table.array("score")[has_score], return_inverse=True)
-        scored = np.zeros(len(value), dtype=np.int64)
-        scored[has_score] = score_code.reshape(-1) + 1
-        value = value * (int(scored.max()) + 1) + scored
-    _, value = np.unique(value, return_inverse=True)
-    value = value.reshape(-1).astype(np.int64)
-    n_values = int(value.max()) + 1 if len(value) else 1
-    for build in table.ordered("build"):
-        where = table.mask("build", build)
-        run_codes = table.codes("run")[where]
-        runs_seen, first = np.unique(run_codes, return_index=True)
-        runs = runs_seen[np.argsort(first, kind="stable")]
-        if len(runs) < 3:
-            continue
-        cell = table.codes("case")[where].astype(np.int64) * n_checks + table.codes("check")[where]
-        val = value[where]
-        pair, counts = np.unique(cell * n_values + val, return_counts=True)
-        pair_cell = pair // n_values
-        cells, start = np.unique(pair_cell, return_index=True)
-        totals = np.add.reduceat(counts, start)
-        squares = np.add.reduceat(counts.astype(np.float64) ** 2, start)
-        shares = (squares / totals.astype(np.float64) ** 2).tolist()
-        collision = dict(zip(cells.tolist(), shares, strict=True))
-        order = np.lexsort((cell, run_codes))
-        sorted_runs = run_codes[order]
-        bounds = np.searchsorted(sorted_runs, runs_seen)
-        ends = np.append(bounds[1:], len(order))
-        spans = zip(runs_seen.tolist(), bounds.tolist(), ends.tolist(), strict=True)
-        by_code = {c: (b, e) for c, b, e in spans}
-        names = table.values("run")
-        groups: dict[bytes, list[int]] = {}
-        for code in runs.tolist():
-            b, e = by_code[code]
-            rows = order[b:e]
-            signature = np.stack([cell[rows], val[rows]]).tobytes()
-            groups.setdefault(signature, []).append(code)
-        pairs = len(runs) * (len(runs) - 1) / 2
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            b, e = by_code[members[0]]
-            chance = 1.0
-            for c in cell[order[b:e]].tolist():
-                chance *= collision[c]
-            if pairs * chance < 0.01:
-                out.append(
-                    (names[members[0]], [names[m] for m in members[1:]], e - b, pairs * chance)
-                )
-    return out
+    return of_columns(VerdictColumns.of(verdicts))

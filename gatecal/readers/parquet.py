@@ -40,7 +40,8 @@ def read_parquet(path: Path, build: str) -> Batch:
 
     pq = _pyarrow(f"{path}: reading Parquet")
     try:
-        handle = pq.ParquetFile(path)
+        # each column chunk streamed through a 1 MiB buffer, not a row group read whole
+        handle = pq.ParquetFile(path, buffer_size=1 << 20, pre_buffer=False)
         fields = [f.strip().lower() for f in handle.schema_arrow.names]
     except Exception as exc:  # pyarrow's own errors: not a Parquet file, truncated, ...
         raise RunsError(f"{path}: not a readable Parquet file ({exc})") from None
@@ -89,6 +90,9 @@ def read_parquet(path: Path, build: str) -> Batch:
     batch.files.append(
         table.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
     )
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the batches' buffers, kept for reuse
     return batch
 
 
