@@ -97,11 +97,11 @@ def _factorize(values: Sequence[Any] | Factorized) -> tuple[Any, list[Any]]:
     Only columns of one Python type (and None) are taken: True == 1 == 1.0 in a hash
     table, and the row reader tells them apart.
     """
+    if isinstance(values, Factorized):  # (pandas not imported: Arrow's columns need none)
+        return values.codes, values.uniques
+
     import numpy as np
     import pandas as pd
-
-    if isinstance(values, Factorized):
-        return values.codes, values.uniques
 
     kinds = set(map(type, values))
     has_none = type(None) in kinds
@@ -390,10 +390,6 @@ def _csv_blocks(
     stripped and lowercased unless `exact_names`."""
     import csv
 
-    import pandas as pd
-
-    from gatecal.readers._progress import advance
-
     with open(path, encoding="utf-8-sig", newline="") as handle:
         header_line = handle.readline()
     if delimiter is None:
@@ -402,12 +398,16 @@ def _csv_blocks(
     names = list(fields) if exact_names else [f.strip().lower() for f in fields]
     if len(set(names)) < len(names) or not set(required) <= set(names):
         raise SlowPath  # the row reader says what is wrong with the header
-    arrow = _has_pyarrow()
+    if _has_pyarrow():
+        yield from _arrow_csv_blocks(path, fields, names, keys, delimiter)
+        return
+    import pandas as pd
+
+    from gatecal.readers._progress import advance
+
     options: dict[str, Any] = {
         "sep": delimiter,
-        # with pyarrow, strings held by Arrow and factorized by it (the same parse: only
-        # the storage differs); without, Python strings
-        "dtype": pd.StringDtype("pyarrow") if arrow else object,
+        "dtype": object,
         "keep_default_na": False,
         "na_filter": False,
         "skip_blank_lines": True,
@@ -427,7 +427,7 @@ def _csv_blocks(
                 if list(chunk.columns) != fields:
                     raise SlowPath
                 columns = {
-                    name: _chunk_column(chunk.iloc[:, i], arrow)
+                    name: chunk.iloc[:, i].to_numpy(dtype=object)
                     for i, name in enumerate(names)
                     if name in keys
                 }
@@ -437,23 +437,123 @@ def _csv_blocks(
         raise SlowPath from None
 
 
+#: bytes of CSV Arrow parses at a time, per row a block is to hold (a long table's row
+#: is about 60 bytes)
+_ROW_BYTES = 64
+
+
+def _arrow_csv_blocks(
+    path: Path, fields: list[str], names: list[str], keys: Sequence[str], delimiter: str
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Blocks of a CSV table parsed by Arrow, each column dictionary-encoded as it is
+    parsed: rows split as the csv module splits them (quotes, doubled quotes, newlines
+    in quotes, CR, LF or CR LF; empty lines no row), every cell a string. A row of
+    another length than the header, or text that is not UTF-8, is an error here (the
+    row reader decides), and so is a line of spaces (one cell where the header has at
+    least three).
+
+    The file is cut into pieces of whole lines, each parsed on its own, while no piece
+    holds a quote (a line end is then a row end); from a piece with a quote on, Arrow
+    reads the rest as one stream (its line ends may be inside quoted cells)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from gatecal.readers._progress import advance
+
+    strings = pa.dictionary(pa.int32(), pa.string())
+    size = BLOCK_ROWS * _ROW_BYTES
+    parse = pacsv.ParseOptions(
+        delimiter=delimiter,
+        quote_char='"',
+        double_quote=True,
+        escape_char=False,
+        newlines_in_values=True,
+        ignore_empty_lines=True,
+    )
+    convert = pacsv.ConvertOptions(
+        column_types=dict.fromkeys(fields, strings),
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+    wanted = [(i, name) for i, name in enumerate(names) if name in keys]
+
+    def read(first: bool) -> Any:  # the header in the data, or the names given
+        return pacsv.ReadOptions(block_size=size, column_names=None if first else fields)
+
+    def blocks(parts: Iterator[Any]) -> Iterator[tuple[dict[str, Any], int]]:
+        for part in parts:
+            if part.schema.names != fields:
+                raise SlowPath  # Arrow read another header than the csv module
+            if part.num_rows:
+                columns = {name: _dictionary_factorized(part.column(i)) for i, name in wanted}
+                yield columns, part.num_rows
+
+    try:
+        with open(path, "rb") as raw:
+            first, tail = True, b""
+            while True:
+                data = raw.read(size)
+                piece = tail + data
+                if b'"' in piece:  # the rest as one stream
+                    raw.seek(raw.tell() - len(piece))
+                    stream = pacsv.open_csv(
+                        raw, read_options=read(first), parse_options=parse,
+                        convert_options=convert,
+                    )  # fmt: skip
+                    for columns, n in blocks(iter(stream)):
+                        yield columns, n
+                        advance(path, raw.tell())
+                    return
+                if not piece:
+                    return
+                cut = len(piece)  # at the end: all of it
+                if data:  # else whole lines (a CR LF cut in two: an empty line after)
+                    cut = max(piece.rfind(b"\n"), piece.rfind(b"\r")) + 1
+                    if not cut:
+                        tail = piece
+                        continue
+                tail = piece[cut:]
+                table = pacsv.read_csv(
+                    pa.py_buffer(piece[:cut]), read_options=read(first), parse_options=parse,
+                    convert_options=convert,
+                )  # fmt: skip
+                first = False
+                yield from blocks(iter(table.to_batches()))
+                advance(path, raw.tell() - len(tail))
+    except (pa.ArrowException, ValueError, UnicodeDecodeError):
+        raise SlowPath from None
+
+
+def _dictionary_factorized(column: Any) -> Factorized:
+    """A dictionary-encoded Arrow array as :class:`Factorized`: its distinct values in
+    order of first appearance, and the codes into them. (Arrow's CSV encoding gives each
+    value once, numbered as it first appears; anything else goes to the row reader.)"""
+    import numpy as np
+
+    indices = column.indices
+    if indices.null_count or indices.type.bit_width != 32:
+        raise SlowPath  # (no cell is null when strings cannot be; the codes are int32)
+    # read from Arrow's buffer: Array.to_numpy imports pandas
+    data = indices.buffers()[1]
+    codes = np.frombuffer(data, np.int32, len(indices), indices.offset * 4).astype(np.intp)
+    # numbered in order of first appearance, every value used: each code at most one
+    # more than every code before it, the last value's code reached
+    top = np.maximum.accumulate(codes)
+    size = len(column.dictionary)
+    if len(codes) and (top[0] != 0 or top[-1] != size - 1 or (np.diff(top) > 1).any()):
+        raise SlowPath
+    dictionary = column.dictionary.to_pylist()
+    if len(set(dictionary)) != len(dictionary):
+        raise SlowPath
+    return Factorized(codes, dictionary)
+
+
 def _has_pyarrow() -> bool:
-    """Whether pyarrow is installed (the Parquet extra): CSV blocks are then parsed into
-    Arrow strings and factorized by Arrow."""
+    """Whether pyarrow is installed (the Parquet extra): CSV blocks are then parsed by
+    Arrow, each column dictionary-encoded (else by pandas, into Python strings)."""
     import importlib.util
 
     return importlib.util.find_spec("pyarrow") is not None
-
-
-def _chunk_column(series: Any, arrow: bool) -> Any:
-    """One column of a CSV chunk for :func:`coded`: factorized by Arrow, or Python strings."""
-    if arrow:
-        import pyarrow as pa
-
-        found = arrow_factorized(pa.array(series))
-        if found is not None:
-            return found
-    return series.to_numpy(dtype=object)
 
 
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
@@ -461,8 +561,8 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     reader must decide."""
     from gatecal.readers import table
 
-    if fmt == "csv" and _has_blank_looking_rows(path):
-        raise SlowPath
+    if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
+        raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
