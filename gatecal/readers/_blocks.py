@@ -580,18 +580,37 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
 _SCAN_BYTES = 1 << 24
 #: a line of ASCII whitespace only, other than an empty line or a lone CR before its LF
 _BLANK_LOOKING = re.compile(rb"(?m)^(?:[ \t\x0b\x0c][ \t\r\x0b\x0c]*|\r[ \t\r\x0b\x0c]+)$")
+#: spaces only between line ends where one is a CR (CR too ends a line to both parsers):
+#: after a CR, up to a line end; after an LF (or where the text starts), up to a CR. Three
+#: patterns, each but the last starting with a plain byte, which re finds fast.
+_SPACES_AFTER_CR = re.compile(rb"\r[ \t\x0b\x0c]+(?![^\r\n])")
+_SPACES_BEFORE_CR = re.compile(rb"\n[ \t\x0b\x0c]+\r")
+_SPACES_FIRST = re.compile(rb"[ \t\x0b\x0c]+\r")
+
+
+def _spaces_between_line_ends(data: bytes, end: int) -> bool:
+    """Whether `data` (from a line's start, up to `end`) has spaces only between two line
+    ends where one is a CR (a row, ``r1,a,true``, CR, three spaces, LF: the spaces are a
+    row to the csv module, none to pandas)."""
+    return bool(
+        _SPACES_AFTER_CR.search(data, 0, end)
+        or _SPACES_BEFORE_CR.search(data, 0, end)
+        or _SPACES_FIRST.match(data, 0, end)
+    )
 
 
 def _has_blank_looking_rows(path: Path) -> bool:
-    """A line of spaces only (or a lone carriage return) is a row to the csv module and
-    no row to pandas: such a file is read row by row. (An empty line is no row to
+    """A line of spaces only (or a lone carriage return), or spaces between a CR and a
+    line end, is a row to the csv module and no row to pandas: such a file is read row
+    by row. (An empty line is no row to
     either.) Searched 16 MiB at a time, whole lines only."""
     with open(path, "rb") as handle:
         tail = b""
         while chunk := handle.read(_SCAN_BYTES):
             data = tail + chunk
             cut = data.rfind(b"\n") + 1
-            if _BLANK_LOOKING.search(data, 0, cut):
+            if _BLANK_LOOKING.search(data, 0, cut) or _spaces_between_line_ends(data, cut):
                 return True
             tail = data[cut:]
-    return bool(tail) and not tail.strip()  # the last line, with no newline after it
+    # the last line, with no newline after it
+    return bool(tail) and (not tail.strip() or _spaces_between_line_ends(tail, len(tail)))
