@@ -265,7 +265,9 @@ def test_quoted_and_odd_csv_reads_the_same_in_blocks(
     lines of spaces, short and long rows: read in blocks (in pieces of 64 bytes when
     `small`), the same data or the same error as the row reader."""
     monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
-    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1 if small else _blocks.BLOCK_ROWS)
+    if small:
+        monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1)
+        monkeypatch.setattr(_blocks, "_ROW_BYTES", 64)
     path = tmp_path_factory.mktemp("q") / "t.csv"
     path.write_bytes(text.encode())
     _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
@@ -290,7 +292,9 @@ def test_quirky_csv_is_read_by_arrow_in_blocks(small, tmp_path, monkeypatch):
     pytest.importorskip("pyarrow")
     path = tmp_path / "t.csv"
     path.write_bytes(_quirky_csv().encode())
-    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1 if small else _blocks.BLOCK_ROWS)
+    if small:
+        monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1)
+        monkeypatch.setattr(_blocks, "_ROW_BYTES", 64)
     real, fell_back = _blocks.read_table_blocks, []
 
     def spy(*args):

@@ -305,7 +305,7 @@ def _block(
             local, first = np.unique(kept, return_index=True)
             present = local[np.argsort(first, kind="stable")].tolist()
         lookup = np.zeros(len(values), dtype=np.int32)
-        lookup[present] = builder.codes_of(name, [values[c] for c in present])
+        lookup[present] = builder.codes_of(name, values if every else [values[c] for c in present])
         block[name] = lookup[kept] if len(kept) else np.zeros(0, np.int32)
     block["passed"] = passed[keep]
     block["score"] = score[keep].astype(np.float64)
@@ -437,9 +437,13 @@ def _csv_blocks(
         raise SlowPath from None
 
 
-#: bytes of CSV Arrow parses at a time, per row a block is to hold (a long table's row
-#: is about 60 bytes)
+#: bytes of CSV in one piece Arrow parses, per row of BLOCK_ROWS: a long table's row is
+#: about 60 bytes, so a piece holds about 4 x BLOCK_ROWS rows (each piece's distinct
+#: values are normalised once: fewer, bigger pieces do less of that, and its columns are
+#: codes, a few bytes a row)
 _ROW_BYTES = 64
+#: bytes Arrow reads at a time from a file with quotes (read ahead: up to 32 of them)
+_STREAM_BYTES = 1 << 20
 
 
 def _arrow_csv_blocks(
@@ -450,17 +454,32 @@ def _arrow_csv_blocks(
     in quotes, CR, LF or CR LF; empty lines no row), every cell a string. A row of
     another length than the header, or text that is not UTF-8, is an error here (the
     row reader decides), and so is a line of spaces (one cell where the header has at
-    least three).
+    least three)."""
+    import pyarrow as pa
 
-    The file is cut into pieces of whole lines, each parsed on its own, while no piece
-    holds a quote (a line end is then a row end); from a piece with a quote on, Arrow
-    reads the rest as one stream (its line ends may be inside quoted cells)."""
+    wanted = [(i, name) for i, name in enumerate(names) if name in keys]
+    try:
+        for part in _arrow_csv_parts(path, fields, delimiter):
+            if part.schema.names != fields:
+                raise SlowPath  # Arrow read another header than the csv module
+            if part.num_rows:
+                columns = {name: _dictionary_factorized(part.column(i)) for i, name in wanted}
+                yield columns, part.num_rows
+    except (pa.ArrowException, ValueError, UnicodeDecodeError):
+        raise SlowPath from None
+
+
+def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[Any]:
+    """Arrow's record batches of a CSV table (see :func:`_arrow_csv_blocks`), the bytes
+    read reported after each. The file is cut into pieces of whole lines, each parsed on
+    its own, while no piece holds a quote (a line end is then a row end); from a piece
+    with a quote on, Arrow reads the rest as one stream (its line ends may be inside
+    quoted cells)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     from gatecal.readers._progress import advance
 
-    strings = pa.dictionary(pa.int32(), pa.string())
     size = BLOCK_ROWS * _ROW_BYTES
     parse = pacsv.ParseOptions(
         delimiter=delimiter,
@@ -471,63 +490,59 @@ def _arrow_csv_blocks(
         ignore_empty_lines=True,
     )
     convert = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(fields, strings),
+        column_types=dict.fromkeys(fields, pa.dictionary(pa.int32(), pa.string())),
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
     )
-    wanted = [(i, name) for i, name in enumerate(names) if name in keys]
 
-    def read(first: bool) -> Any:  # the header in the data, or the names given
+    # each piece is freed once its block is folded in: malloc's pool gives that back for
+    # the next piece to take (Arrow's default pool kept it, some 25 MB more at the peak)
+    pool = pa.system_memory_pool()
+
+    def read(first: bool, size: int = size) -> Any:  # the header in the data, or the names
         return pacsv.ReadOptions(block_size=size, column_names=None if first else fields)
 
-    def blocks(parts: Iterator[Any]) -> Iterator[tuple[dict[str, Any], int]]:
-        for part in parts:
-            if part.schema.names != fields:
-                raise SlowPath  # Arrow read another header than the csv module
-            if part.num_rows:
-                columns = {name: _dictionary_factorized(part.column(i)) for i, name in wanted}
-                yield columns, part.num_rows
-
-    try:
-        with open(path, "rb") as raw:
-            first, tail = True, b""
-            while True:
-                data = raw.read(size)
-                piece = tail + data
-                if b'"' in piece:  # the rest as one stream
-                    raw.seek(raw.tell() - len(piece))
-                    stream = pacsv.open_csv(
-                        raw, read_options=read(first), parse_options=parse,
-                        convert_options=convert,
-                    )  # fmt: skip
-                    for columns, n in blocks(iter(stream)):
-                        yield columns, n
-                        advance(path, raw.tell())
-                    return
-                if not piece:
-                    return
-                cut = len(piece)  # at the end: all of it
-                if data:  # else whole lines (a CR LF cut in two: an empty line after)
-                    cut = max(piece.rfind(b"\n"), piece.rfind(b"\r")) + 1
-                    if not cut:
-                        tail = piece
-                        continue
-                tail = piece[cut:]
-                table = pacsv.read_csv(
-                    pa.py_buffer(piece[:cut]), read_options=read(first), parse_options=parse,
+    with open(path, "rb") as raw:
+        first, tail = True, b""
+        while True:
+            data = raw.read(size)
+            piece = tail + data
+            if b'"' in piece:  # the rest as one stream
+                raw.seek(raw.tell() - len(piece))
+                stream = pacsv.open_csv(
+                    raw,
+                    read_options=read(first, _STREAM_BYTES),
+                    parse_options=parse,
                     convert_options=convert,
-                )  # fmt: skip
-                first = False
-                yield from blocks(iter(table.to_batches()))
-                advance(path, raw.tell() - len(tail))
-    except (pa.ArrowException, ValueError, UnicodeDecodeError):
-        raise SlowPath from None
+                    memory_pool=pool,
+                )
+                for part in stream:
+                    yield part
+                    advance(path, raw.tell())
+                return
+            if not piece:
+                return
+            cut = len(piece)  # at the end: all of it
+            if data:  # else whole lines (a CR LF cut in two: an empty line after)
+                cut = max(piece.rfind(b"\n"), piece.rfind(b"\r")) + 1
+                if not cut:
+                    tail = piece
+                    continue
+            tail = piece[cut:]
+            table = pacsv.read_csv(
+                pa.py_buffer(memoryview(piece)[:cut]), read_options=read(first),
+                parse_options=parse, convert_options=convert, memory_pool=pool,
+            )  # fmt: skip
+            first = False
+            yield from table.to_batches()
+            advance(path, raw.tell() - len(tail))
 
 
 def _dictionary_factorized(column: Any) -> Factorized:
     """A dictionary-encoded Arrow array as :class:`Factorized`: its distinct values in
-    order of first appearance, and the codes into them. (Arrow's CSV encoding gives each
-    value once, numbered as it first appears; anything else goes to the row reader.)"""
+    order of first appearance, and the codes into them. (Arrow's CSV encoding numbers
+    the values as they first appear; a dictionary unified from several is renumbered
+    here if need be; a value twice goes to the row reader.)"""
     import numpy as np
 
     indices = column.indices
@@ -537,12 +552,19 @@ def _dictionary_factorized(column: Any) -> Factorized:
     data = indices.buffers()[1]
     codes = np.frombuffer(data, np.int32, len(indices), indices.offset * 4).astype(np.intp)
     # numbered in order of first appearance, every value used: each code at most one
-    # more than every code before it, the last value's code reached
+    # more than every code before it, the last value's code reached (as Arrow numbers)
     top = np.maximum.accumulate(codes)
     size = len(column.dictionary)
-    if len(codes) and (top[0] != 0 or top[-1] != size - 1 or (np.diff(top) > 1).any()):
-        raise SlowPath
     dictionary = column.dictionary.to_pylist()
+    if not len(codes):
+        dictionary = []
+    elif top[0] != 0 or top[-1] != size - 1 or (np.diff(top) > 1).any():
+        used, first = np.unique(codes, return_index=True)
+        used = used[np.argsort(first, kind="stable")]  # in order of first appearance
+        lookup = np.zeros(size, dtype=np.intp)
+        lookup[used] = np.arange(len(used))
+        codes = lookup[codes]
+        dictionary = [dictionary[i] for i in used.tolist()]
     if len(set(dictionary)) != len(dictionary):
         raise SlowPath
     return Factorized(codes, dictionary)
