@@ -311,6 +311,24 @@ def test_quirky_csv_is_read_by_arrow_in_blocks(small, tmp_path, monkeypatch):
     assert len(got.verdicts) == 45 and 'multi\nline "q"' in got.cases()
 
 
+def test_an_arrow_dictionary_is_renumbered_in_order_of_first_appearance():
+    """Arrow's CSV encoding numbers values as they first appear; a dictionary that does
+    not (unified from several, or with values no row uses) is renumbered so, and one
+    that holds a value twice is for the row reader."""
+    pa = pytest.importorskip("pyarrow")
+    column = pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 2, 1, 0], pa.int32()), pa.array(["z", "x", "y", "unused"])
+    )
+    got = _blocks._dictionary_factorized(column)
+    assert got.uniques == ["y", "z", "x"] and got.codes.tolist() == [0, 1, 0, 2, 1]
+    plain = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(["a", "b"]))
+    got = _blocks._dictionary_factorized(plain.slice(1))  # an offset into the codes
+    assert got.uniques == ["b", "a"] and got.codes.tolist() == [0, 1]
+    twice = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", "a"]))
+    with pytest.raises(_blocks.SlowPath):
+        _blocks._dictionary_factorized(twice)
+
+
 def test_a_csv_read_by_arrow_imports_no_pandas(tmp_path):
     """pandas takes longer to import than Arrow takes to parse a million rows."""
     pytest.importorskip("pyarrow")
