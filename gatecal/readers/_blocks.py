@@ -475,6 +475,8 @@ def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[
     its own, while no piece holds a quote (a line end is then a row end); from a piece
     with a quote on, Arrow reads the rest as one stream (its line ends may be inside
     quoted cells)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -502,13 +504,29 @@ def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[
     def read(first: bool, size: int = size) -> Any:  # the header in the data, or the names
         return pacsv.ReadOptions(block_size=size, column_names=None if first else fields)
 
-    with open(path, "rb") as raw:
+    def parsed(piece: bytes, cut: int, first: bool) -> Any:
+        return pacsv.read_csv(
+            pa.py_buffer(memoryview(piece)[:cut]), read_options=read(first),
+            parse_options=parse, convert_options=convert, memory_pool=pool,
+        )  # fmt: skip
+
+    # the next piece parsed by Arrow (the GIL released) while this one's block is folded
+    with open(path, "rb") as raw, ThreadPoolExecutor(1) as parser:
         first, tail = True, b""
+        pending: tuple[Any, int] | None = None  # (the parse of a piece, where it ends)
+
+        def done() -> Iterator[Any]:
+            if pending is not None:
+                yield from pending[0].result().to_batches()
+                advance(path, pending[1])
+
         while True:
             data = raw.read(size)
             piece = tail + data
             if b'"' in piece:  # the rest as one stream
-                raw.seek(raw.tell() - len(piece))
+                start = raw.tell() - len(piece)
+                yield from done()
+                raw.seek(start)
                 stream = pacsv.open_csv(
                     raw,
                     read_options=read(first, _STREAM_BYTES),
@@ -521,6 +539,7 @@ def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[
                     advance(path, raw.tell())
                 return
             if not piece:
+                yield from done()
                 return
             cut = len(piece)  # at the end: all of it
             if data:  # else whole lines (a CR LF cut in two: an empty line after)
@@ -529,13 +548,10 @@ def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[
                     tail = piece
                     continue
             tail = piece[cut:]
-            table = pacsv.read_csv(
-                pa.py_buffer(memoryview(piece)[:cut]), read_options=read(first),
-                parse_options=parse, convert_options=convert, memory_pool=pool,
-            )  # fmt: skip
+            parse_next = parser.submit(parsed, piece, cut, first)
             first = False
-            yield from table.to_batches()
-            advance(path, raw.tell() - len(tail))
+            yield from done()
+            pending = (parse_next, raw.tell() - len(tail))
 
 
 def _dictionary_factorized(column: Any) -> Factorized:
