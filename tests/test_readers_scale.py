@@ -12,6 +12,9 @@ import csv
 import io
 import json
 import math
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,6 +220,131 @@ def test_random_tables_read_the_same_in_blocks(
     _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
 
 
+# cells as a CSV file holds them: quoted, with the delimiter, a line end or a doubled
+# quote inside, a quote in the middle, spaces, and values some rule refuses
+_CELLS = {
+    "run": ["r1", "r2", '"r1"', " r2 ", '"r,1"', 'r"1', '"r""1"', '"r\n1"', '"r1"x', ""],
+    "case": ["a", "b", '"a,b"', '"a\r\nb"', "'=a", '"\'=x"', "é", "a b", '"a\rb"'],
+    "passed": ["true", "false", "1", "0", "True", "FALSE", "yes", '"no"', "pass", "maybe", ""],
+    "score": ["", "0.5", '"1e3"', "nan", "x", " 2 "],
+}
+
+
+@st.composite
+def _csv_texts(draw):
+    names = ["run", "case", "passed"] + (["score"] if draw(st.booleans()) else [])
+    spelled = [draw(st.sampled_from([n, n.upper(), f" {n} ", f'"{n}"'])) for n in names]
+    lines = [",".join(spelled)]
+    for _ in range(draw(st.integers(0, 12))):
+        cells = [draw(st.sampled_from(_CELLS[n])) for n in names]
+        shape = draw(st.sampled_from(["row"] * 8 + ["empty", "spaces", "short", "long"]))
+        lines.append(
+            {
+                "row": ",".join(cells),
+                "empty": "",
+                "spaces": draw(st.sampled_from(["   ", " \t", "\x0b"])),
+                "short": ",".join(cells[:-1]),
+                "long": ",".join([*cells, "x"]),
+            }[shape]
+        )
+    ends = [draw(st.sampled_from(["\n", "\r\n", "\r"])) for _ in lines]
+    text = "".join(line + end for line, end in zip(lines, ends, strict=True))
+    if draw(st.booleans()):
+        text = text.rstrip("\r\n")  # no line end after the last row
+    return ("\ufeff" if draw(st.booleans()) else "") + text
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(text=_csv_texts(), arrow=st.booleans(), small=st.booleans())
+def test_quoted_and_odd_csv_reads_the_same_in_blocks(
+    text, arrow, small, tmp_path_factory, monkeypatch
+):
+    """Quotes, delimiters and line ends inside quotes, CR, CR LF, a BOM, empty lines,
+    lines of spaces, short and long rows: read in blocks (in pieces of 64 bytes when
+    `small`), the same data or the same error as the row reader."""
+    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
+    if small:
+        monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1)
+        monkeypatch.setattr(_blocks, "_ROW_BYTES", 64)
+    path = tmp_path_factory.mktemp("q") / "t.csv"
+    path.write_bytes(text.encode())
+    _same(_read([path], monkeypatch, True), _read([path], monkeypatch, False))
+
+
+def _quirky_csv() -> str:
+    """Plain rows (Arrow reads them in pieces of whole lines), then quoted ones (Arrow
+    reads the rest as one stream): a BOM, CR LF, CR, empty lines, no last line end."""
+    spelled = ["true", "False", "1", "0", "YES", "no", "pass", "Fail"]
+    plain = "".join(f"r{i % 3},c{i},{spelled[i % 8]},\r\n" for i in range(40))
+    return (
+        "\ufeffrun,Case, passed ,score\r\n" + plain + "\n\nr1,c40,true,0.5\r"
+        'r1,"c, quoted",yes,0.5\r\nr2,"multi\nline ""q""",no,\n\r\n'
+        "r2,'=c,pass,1e3\nr3,last,0,"
+    )
+
+
+@pytest.mark.parametrize("small", [True, False])
+def test_quirky_csv_is_read_by_arrow_in_blocks(small, tmp_path, monkeypatch):
+    """With pyarrow the block reader decides such a file itself (no fallback to the row
+    reader), and reads it as the row reader does."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.csv"
+    path.write_bytes(_quirky_csv().encode())
+    if small:
+        monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1)
+        monkeypatch.setattr(_blocks, "_ROW_BYTES", 64)
+    real, fell_back = _blocks.read_table_blocks, []
+
+    def spy(*args):
+        try:
+            return real(*args)
+        except _blocks.SlowPath:
+            fell_back.append(args)
+            raise
+
+    monkeypatch.setattr(_blocks, "read_table_blocks", spy)
+    got = _read([path], monkeypatch, True)
+    assert not fell_back and not isinstance(got, str)
+    _same(got, _read([path], monkeypatch, False))
+    assert len(got.verdicts) == 45 and 'multi\nline "q"' in got.cases()
+
+
+def test_an_arrow_dictionary_is_renumbered_in_order_of_first_appearance():
+    """Arrow's CSV encoding numbers values as they first appear; a dictionary that does
+    not (unified from several, or with values no row uses) is renumbered so, and one
+    that holds a value twice is for the row reader."""
+    pa = pytest.importorskip("pyarrow")
+    column = pa.DictionaryArray.from_arrays(
+        pa.array([2, 0, 2, 1, 0], pa.int32()), pa.array(["z", "x", "y", "unused"])
+    )
+    got = _blocks._dictionary_factorized(column)
+    assert got.uniques == ["y", "z", "x"] and got.codes.tolist() == [0, 1, 0, 2, 1]
+    plain = pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()), pa.array(["a", "b"]))
+    got = _blocks._dictionary_factorized(plain.slice(1))  # an offset into the codes
+    assert got.uniques == ["b", "a"] and got.codes.tolist() == [0, 1]
+    twice = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", "a"]))
+    with pytest.raises(_blocks.SlowPath):
+        _blocks._dictionary_factorized(twice)
+
+
+def test_a_csv_read_by_arrow_imports_no_pandas(tmp_path):
+    """pandas takes longer to import than Arrow takes to parse a million rows."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.csv"
+    path.write_text("run,case,passed\nr1,a,true\nr1,b,false\nr2,a,1\n")
+    code = (
+        "import sys\nfrom gatecal.readers import _blocks\n_blocks.STREAM_MIN_BYTES = 0\n"
+        "import gatecal\ndata = gatecal.read_runs([sys.argv[1]])\n"
+        "print(len(data.verdicts), 'pandas' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["3", "False"]
+
+
 def test_columns_are_a_sequence_of_the_verdicts_given():
     verdicts = [
         Verdict(build="healthy", run="r1", case="a", passed=True, score=0.5, cost=0.1),
@@ -370,9 +498,12 @@ def test_a_file_that_only_starts_like_parquet_is_refused(tmp_path):
 
 def _blank_looking_line_by_line(data: bytes) -> bool:
     """The definition, line by line: a line that strips to nothing and is not an empty
-    line or a CR LF."""
+    line or a CR LF, or a part between line ends (CR, LF, CR LF) of spaces only."""
     lines = _lf_lines(data)
-    return any(not line.strip() and line not in (b"\n", b"\r\n") for line in lines)
+    whole = any(not line.strip() and line not in (b"\n", b"\r\n") for line in lines)
+    # or spaces only between line ends of either kind (a row to the csv module, none to
+    # pandas: "r1,a,true\r   \n")
+    return whole or any(part and not part.strip() for part in re.split(rb"\r\n|\r|\n", data))
 
 
 def _lf_lines(data: bytes) -> list[bytes]:

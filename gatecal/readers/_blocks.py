@@ -97,11 +97,11 @@ def _factorize(values: Sequence[Any] | Factorized) -> tuple[Any, list[Any]]:
     Only columns of one Python type (and None) are taken: True == 1 == 1.0 in a hash
     table, and the row reader tells them apart.
     """
+    if isinstance(values, Factorized):  # (pandas not imported: Arrow's columns need none)
+        return values.codes, values.uniques
+
     import numpy as np
     import pandas as pd
-
-    if isinstance(values, Factorized):
-        return values.codes, values.uniques
 
     kinds = set(map(type, values))
     has_none = type(None) in kinds
@@ -305,7 +305,7 @@ def _block(
             local, first = np.unique(kept, return_index=True)
             present = local[np.argsort(first, kind="stable")].tolist()
         lookup = np.zeros(len(values), dtype=np.int32)
-        lookup[present] = builder.codes_of(name, [values[c] for c in present])
+        lookup[present] = builder.codes_of(name, values if every else [values[c] for c in present])
         block[name] = lookup[kept] if len(kept) else np.zeros(0, np.int32)
     block["passed"] = passed[keep]
     block["score"] = score[keep].astype(np.float64)
@@ -390,10 +390,6 @@ def _csv_blocks(
     stripped and lowercased unless `exact_names`."""
     import csv
 
-    import pandas as pd
-
-    from gatecal.readers._progress import advance
-
     with open(path, encoding="utf-8-sig", newline="") as handle:
         header_line = handle.readline()
     if delimiter is None:
@@ -402,12 +398,16 @@ def _csv_blocks(
     names = list(fields) if exact_names else [f.strip().lower() for f in fields]
     if len(set(names)) < len(names) or not set(required) <= set(names):
         raise SlowPath  # the row reader says what is wrong with the header
-    arrow = _has_pyarrow()
+    if _has_pyarrow():
+        yield from _arrow_csv_blocks(path, fields, names, keys, delimiter)
+        return
+    import pandas as pd
+
+    from gatecal.readers._progress import advance
+
     options: dict[str, Any] = {
         "sep": delimiter,
-        # with pyarrow, strings held by Arrow and factorized by it (the same parse: only
-        # the storage differs); without, Python strings
-        "dtype": pd.StringDtype("pyarrow") if arrow else object,
+        "dtype": object,
         "keep_default_na": False,
         "na_filter": False,
         "skip_blank_lines": True,
@@ -427,7 +427,7 @@ def _csv_blocks(
                 if list(chunk.columns) != fields:
                     raise SlowPath
                 columns = {
-                    name: _chunk_column(chunk.iloc[:, i], arrow)
+                    name: chunk.iloc[:, i].to_numpy(dtype=object)
                     for i, name in enumerate(names)
                     if name in keys
                 }
@@ -437,23 +437,161 @@ def _csv_blocks(
         raise SlowPath from None
 
 
+#: bytes of CSV in one piece Arrow parses, per row of BLOCK_ROWS: a long table's row is
+#: about 60 bytes, so a piece holds about 4 x BLOCK_ROWS rows (each piece's distinct
+#: values are normalised once: fewer, bigger pieces do less of that, and its columns are
+#: codes, a few bytes a row)
+_ROW_BYTES = 64
+#: bytes Arrow reads at a time from a file with quotes (read ahead: up to 32 of them)
+_STREAM_BYTES = 1 << 20
+
+
+def _arrow_csv_blocks(
+    path: Path, fields: list[str], names: list[str], keys: Sequence[str], delimiter: str
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Blocks of a CSV table parsed by Arrow, each column dictionary-encoded as it is
+    parsed: rows split as the csv module splits them (quotes, doubled quotes, newlines
+    in quotes, CR, LF or CR LF; empty lines no row), every cell a string. A row of
+    another length than the header, or text that is not UTF-8, is an error here (the
+    row reader decides), and so is a line of spaces (one cell where the header has at
+    least three)."""
+    import pyarrow as pa
+
+    wanted = [(i, name) for i, name in enumerate(names) if name in keys]
+    try:
+        for part in _arrow_csv_parts(path, fields, delimiter):
+            if part.schema.names != fields:
+                raise SlowPath  # Arrow read another header than the csv module
+            if part.num_rows:
+                columns = {name: _dictionary_factorized(part.column(i)) for i, name in wanted}
+                yield columns, part.num_rows
+    except (pa.ArrowException, ValueError, UnicodeDecodeError):
+        raise SlowPath from None
+
+
+def _arrow_csv_parts(path: Path, fields: list[str], delimiter: str) -> Iterator[Any]:
+    """Arrow's record batches of a CSV table (see :func:`_arrow_csv_blocks`), the bytes
+    read reported after each. The file is cut into pieces of whole lines, each parsed on
+    its own, while no piece holds a quote (a line end is then a row end); from a piece
+    with a quote on, Arrow reads the rest as one stream (its line ends may be inside
+    quoted cells)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from gatecal.readers._progress import advance
+
+    size = BLOCK_ROWS * _ROW_BYTES
+    parse = pacsv.ParseOptions(
+        delimiter=delimiter,
+        quote_char='"',
+        double_quote=True,
+        escape_char=False,
+        newlines_in_values=True,
+        ignore_empty_lines=True,
+    )
+    convert = pacsv.ConvertOptions(
+        column_types=dict.fromkeys(fields, pa.dictionary(pa.int32(), pa.string())),
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+    )
+
+    # each piece is freed once its block is folded in: malloc's pool gives that back for
+    # the next piece to take (Arrow's default pool kept it, some 25 MB more at the peak)
+    pool = pa.system_memory_pool()
+
+    def read(first: bool, size: int = size) -> Any:  # the header in the data, or the names
+        return pacsv.ReadOptions(block_size=size, column_names=None if first else fields)
+
+    def parsed(piece: bytes, cut: int, first: bool) -> Any:
+        return pacsv.read_csv(
+            pa.py_buffer(memoryview(piece)[:cut]), read_options=read(first),
+            parse_options=parse, convert_options=convert, memory_pool=pool,
+        )  # fmt: skip
+
+    # the next piece parsed by Arrow (the GIL released) while this one's block is folded
+    with open(path, "rb") as raw, ThreadPoolExecutor(1) as parser:
+        first, tail = True, b""
+        pending: tuple[Any, int] | None = None  # (the parse of a piece, where it ends)
+
+        def done() -> Iterator[Any]:
+            if pending is not None:
+                yield from pending[0].result().to_batches()
+                advance(path, pending[1])
+
+        while True:
+            data = raw.read(size)
+            piece = tail + data
+            if b'"' in piece:  # the rest as one stream
+                start = raw.tell() - len(piece)
+                yield from done()
+                raw.seek(start)
+                stream = pacsv.open_csv(
+                    raw,
+                    read_options=read(first, _STREAM_BYTES),
+                    parse_options=parse,
+                    convert_options=convert,
+                    memory_pool=pool,
+                )
+                for part in stream:
+                    yield part
+                    advance(path, raw.tell())
+                return
+            if not piece:
+                yield from done()
+                return
+            cut = len(piece)  # at the end: all of it
+            if data:  # else whole lines (a CR LF cut in two: an empty line after)
+                cut = max(piece.rfind(b"\n"), piece.rfind(b"\r")) + 1
+                if not cut:
+                    tail = piece
+                    continue
+            tail = piece[cut:]
+            parse_next = parser.submit(parsed, piece, cut, first)
+            first = False
+            yield from done()
+            pending = (parse_next, raw.tell() - len(tail))
+
+
+def _dictionary_factorized(column: Any) -> Factorized:
+    """A dictionary-encoded Arrow array as :class:`Factorized`: its distinct values in
+    order of first appearance, and the codes into them. (Arrow's CSV encoding numbers
+    the values as they first appear; a dictionary unified from several is renumbered
+    here if need be; a value twice goes to the row reader.)"""
+    import numpy as np
+
+    indices = column.indices
+    if indices.null_count or indices.type.bit_width != 32:
+        raise SlowPath  # (no cell is null when strings cannot be; the codes are int32)
+    # read from Arrow's buffer: Array.to_numpy imports pandas
+    data = indices.buffers()[1]
+    codes = np.frombuffer(data, np.int32, len(indices), indices.offset * 4).astype(np.intp)
+    # numbered in order of first appearance, every value used: each code at most one
+    # more than every code before it, the last value's code reached (as Arrow numbers)
+    top = np.maximum.accumulate(codes)
+    size = len(column.dictionary)
+    dictionary = column.dictionary.to_pylist()
+    if not len(codes):
+        dictionary = []
+    elif top[0] != 0 or top[-1] != size - 1 or (np.diff(top) > 1).any():
+        used, first = np.unique(codes, return_index=True)
+        used = used[np.argsort(first, kind="stable")]  # in order of first appearance
+        lookup = np.zeros(size, dtype=np.intp)
+        lookup[used] = np.arange(len(used))
+        codes = lookup[codes]
+        dictionary = [dictionary[i] for i in used.tolist()]
+    if len(set(dictionary)) != len(dictionary):
+        raise SlowPath
+    return Factorized(codes, dictionary)
+
+
 def _has_pyarrow() -> bool:
-    """Whether pyarrow is installed (the Parquet extra): CSV blocks are then parsed into
-    Arrow strings and factorized by Arrow."""
+    """Whether pyarrow is installed (the Parquet extra): CSV blocks are then parsed by
+    Arrow, each column dictionary-encoded (else by pandas, into Python strings)."""
     import importlib.util
 
     return importlib.util.find_spec("pyarrow") is not None
-
-
-def _chunk_column(series: Any, arrow: bool) -> Any:
-    """One column of a CSV chunk for :func:`coded`: factorized by Arrow, or Python strings."""
-    if arrow:
-        import pyarrow as pa
-
-        found = arrow_factorized(pa.array(series))
-        if found is not None:
-            return found
-    return series.to_numpy(dtype=object)
 
 
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
@@ -461,8 +599,8 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     reader must decide."""
     from gatecal.readers import table
 
-    if fmt == "csv" and _has_blank_looking_rows(path):
-        raise SlowPath
+    if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
+        raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
@@ -480,18 +618,37 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
 _SCAN_BYTES = 1 << 24
 #: a line of ASCII whitespace only, other than an empty line or a lone CR before its LF
 _BLANK_LOOKING = re.compile(rb"(?m)^(?:[ \t\x0b\x0c][ \t\r\x0b\x0c]*|\r[ \t\r\x0b\x0c]+)$")
+#: spaces only between line ends where one is a CR (CR too ends a line to both parsers):
+#: after a CR, up to a line end; after an LF (or where the text starts), up to a CR. Three
+#: patterns, each but the last starting with a plain byte, which re finds fast.
+_SPACES_AFTER_CR = re.compile(rb"\r[ \t\x0b\x0c]+(?![^\r\n])")
+_SPACES_BEFORE_CR = re.compile(rb"\n[ \t\x0b\x0c]+\r")
+_SPACES_FIRST = re.compile(rb"[ \t\x0b\x0c]+\r")
+
+
+def _spaces_between_line_ends(data: bytes, end: int) -> bool:
+    """Whether `data` (from a line's start, up to `end`) has spaces only between two line
+    ends where one is a CR (a row, ``r1,a,true``, CR, three spaces, LF: the spaces are a
+    row to the csv module, none to pandas)."""
+    return bool(
+        _SPACES_AFTER_CR.search(data, 0, end)
+        or _SPACES_BEFORE_CR.search(data, 0, end)
+        or _SPACES_FIRST.match(data, 0, end)
+    )
 
 
 def _has_blank_looking_rows(path: Path) -> bool:
-    """A line of spaces only (or a lone carriage return) is a row to the csv module and
-    no row to pandas: such a file is read row by row. (An empty line is no row to
+    """A line of spaces only (or a lone carriage return), or spaces between a CR and a
+    line end, is a row to the csv module and no row to pandas: such a file is read row
+    by row. (An empty line is no row to
     either.) Searched 16 MiB at a time, whole lines only."""
     with open(path, "rb") as handle:
         tail = b""
         while chunk := handle.read(_SCAN_BYTES):
             data = tail + chunk
             cut = data.rfind(b"\n") + 1
-            if _BLANK_LOOKING.search(data, 0, cut):
+            if _BLANK_LOOKING.search(data, 0, cut) or _spaces_between_line_ends(data, cut):
                 return True
             tail = data[cut:]
-    return bool(tail) and not tail.strip()  # the last line, with no newline after it
+    # the last line, with no newline after it
+    return bool(tail) and (not tail.strip() or _spaces_between_line_ends(tail, len(tail)))
