@@ -174,6 +174,8 @@ def _write_csv(path: Path, header, rows) -> Path:
         "item,human,judge\n",  # no rows
         "\nitem,human,judge\na,pass,pass\n",
         "item,human,judge\na,pass,pass\n   \nb,fail,fail\n",
+        "item,human,judge\na,pass,pass\r   \nb,fail,fail\n",  # spaces after a lone CR
+        "item,human,judge\r\na,pass,pass\r\n\t\r\nb,pass,fail\r\n",  # a tab line, CR LF
         'item,human,judge\n""\na,pass,pass\n',
         'item,human,judge\n"a\nb",pass,pass\nc,fail,error\n',
         "item,human,judge,check\na,pass,pass,\na,fail,pass,x\n",  # two checks, one item each
@@ -201,9 +203,12 @@ def _write_csv(path: Path, header, rows) -> Path:
         '{"item": "a", "human": "pass", "judge": "pass"}\n\x1c\n',
     ],
 )
-def test_unusual_tables_read_the_same_in_blocks(text, tmp_path, monkeypatch):
+@pytest.mark.parametrize("arrow", [True, False], ids=["arrow", "pandas"])
+def test_unusual_tables_read_the_same_in_blocks(text, arrow, tmp_path, monkeypatch):
     """Whatever the block path does not decide goes to the row reader: the same labels,
-    or the same one-line error naming the line."""
+    or the same one-line error naming the line (CSV parsed by Arrow, or by pandas when
+    pyarrow is not installed)."""
+    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
     path = tmp_path / ("t.jsonl" if text.lstrip("\ufeff").startswith("{") else "t.csv")
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     _same_both_ways(path, monkeypatch)

@@ -54,14 +54,15 @@ def read_label_blocks(path: Path) -> LabelColumns:
         SlowPath,
         _csv_blocks,
         _has_blank_looking_rows,
+        _has_pyarrow,
         _jsonl_blocks,
         coded,
     )
 
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        if _has_blank_looking_rows(path):
-            raise SlowPath
+        if not _has_pyarrow() and _has_blank_looking_rows(path):
+            raise SlowPath  # (Arrow refuses such a line: see _blocks._arrow_csv_blocks)
         required = ("item", "human", "judge")
         blocks = _csv_blocks(path, _KEYS, required, delimiter=",", exact_names=True)
     elif suffix == ".jsonl":
