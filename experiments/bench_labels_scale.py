@@ -182,7 +182,7 @@ def main() -> None:
         "",
         "Whole process: the interpreter, its imports and the command. Reading: "
         "`gatecal.read_labels` inside the command; after reading: the rest of the command "
-        "(measuring, importing scipy.stats for the intervals, rendering, writing --out). "
+        "(measuring, importing scipy.special for the intervals, rendering, writing --out). "
         "Before and after wrote the same bytes for both tables (checked in this run). "
         "Target: at most as long after reading as reading took.",
         "",

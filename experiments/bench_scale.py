@@ -53,6 +53,8 @@ _CHILD = textwrap.dedent(
     elif what == "pyarrow":
         import pyarrow.parquet as pq
         pq.read_table(path)
+    elif what == "scipy":  # what the analyses import that reading does not
+        import scipy.optimize, scipy.special
     elif what == "gatecal":
         import gatecal
         data = gatecal.read_runs([path])
@@ -188,6 +190,7 @@ def main() -> None:
             ("recommend", "10^5 x 10, icc 0.02", _run("recommend", str(paths["noisy.parquet"]))),
         ]  # fmt: skip
         big = _run("gatecal", str(paths["big.parquet"]))
+        scipy = _run("scipy", "-")
     unit = "" if scale == 1 else f" (--small: sizes / {scale})"
     lines = [
         "# Big inputs: reading at the speed of reading, memory by counts",
@@ -213,10 +216,13 @@ def main() -> None:
         "",
         "pandas.read_csv is pandas 3's default (strings held by pyarrow, which the "
         "Parquet extra installs) and with dtype=object (Python strings, what gatecal's "
-        "block reader takes from pandas' C parser). "
+        "block reader takes from pandas' C parser when pyarrow is not installed; with it, "
+        "Arrow parses the CSV, each column dictionary-encoded as it is read). "
         "Targets: within 3x of the baseline, under 300 MB for 10^6 verdicts. Before this "
         "change (commit 4e4270c, the same machine, `/usr/bin/time gatecal runs ... --format "
-        "json`): JUnit 32.8 s and 1.3 GB, CSV 51.8 s and 1.1 GB, JSONL 34.2 s and 1.0 GB.",
+        "json`): JUnit 32.8 s and 1.3 GB, CSV 51.8 s and 1.1 GB, JSONL 34.2 s and 1.0 GB. "
+        "Before CSV was parsed by Arrow (commit 8a35bae, this benchmark): CSV 2.60 s, 5.07x "
+        "pandas.read_csv, 241 MB.",
         "",
         "## Analyses after reading",
         "",
@@ -231,7 +237,8 @@ def main() -> None:
     lines += [
         "",
         "The 10^5-case rows read the Parquet long table (the fastest reader); the "
-        "analysis includes importing scipy (about 1.5 s here). The first three inputs "
+        "analysis includes importing scipy.special and scipy.optimize "
+        f"({scipy['seconds']:.2f} s in a process of its own). The first three inputs "
         "fail the same share of cases in every run (icc 0: a narrow pmf, summed over its "
         "window); the icc-0.02 suite draws each run's rate from a beta (its pmf spans "
         "most of the cases). Target: the analysis at most as long as reading. Before the "
@@ -247,7 +254,8 @@ def main() -> None:
         "",
         f"Read in batches of 50,000 rows: {big['seconds']:.1f} s, peak {big['peak_mb']:.0f} MB "
         "(the file is never read whole; a column holding one value throughout takes no "
-        "memory per verdict; before that, commit 730ed23: 1,618 MB).",
+        "memory per verdict; before that, commit 730ed23: 1,618 MB; before the duplicate "
+        "checks by tables of cells, commit 8a35bae: 17.2 s, 843 MB).",
         "",
         "## policies and plan",
         "",
