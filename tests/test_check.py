@@ -377,3 +377,38 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
                        "--gate-from", rec)  # fmt: skip
     hint = f"within the false-alarm budget is the rule 'fails<={within['max_failures']}'"
     assert code == 2 and hint in err and err.count("\n") == 1
+
+
+def test_many_failing_cases_are_listed_in_part_in_text_and_markdown_in_full_in_json(tmp_path):
+    """A run with more failing cases than LISTED: the text and the job summary list the
+    first LISTED and say how many more, the verdict sentence names NAMED; json lists all."""
+    from gatecal._render.check import LISTED, NAMED
+
+    cases = [f"c{i:03d}" for i in range(150)]
+    base = {  # two cases fail in each known-good run, a different two each time
+        f"night-{r:02d}": {
+            c: "fail" if i in ((r * 7) % 150, (r * 13 + 5) % 150) else "pass"
+            for i, c in enumerate(cases)
+        }
+        for r in range(40)
+    }
+    baseline = write_runs(tmp_path / "baseline.jsonl", base)
+    flaky = {c for outcomes in base.values() for c, what in outcomes.items() if what == "fail"}
+    failing = [c for c in cases if c not in flaky][: LISTED + 12]  # all new failures
+    run = {"ci-1": {c: "fail" if c in failing else "pass" for c in cases}}
+    res = gatecal.check_gate(
+        gatecal.read_runs([write_runs(tmp_path / "ci.jsonl", run)]),
+        gatecal.read_runs([baseline]),
+    )
+    assert res.decision == "fail" and len(res.failing) == len(failing), res.reasons
+    text = gatecal.render_check(res)
+    listed = [line for line in text.splitlines() if line.startswith("  c")]
+    assert [line.split()[0] for line in listed] == failing[:LISTED]
+    assert "  ... and 12 more (--format json lists every case)" in text
+    sentence = text.splitlines()[-1]
+    assert ", ".join(failing[:NAMED]) + f" and {len(failing) - NAMED} more." in sentence
+    markdown = gatecal.render_check(res, "markdown")
+    assert sum(line.startswith("| c") for line in markdown.splitlines()) == LISTED
+    assert "and 12 more" in markdown
+    document = json.loads(gatecal.render_check(res, "json"))
+    assert len(document["failing"]) == len(failing)

@@ -801,3 +801,26 @@ def test_many_gates_at_once_meet_the_brute_force_bound(monkeypatch, seed, runs, 
     for k in range(1, n + 1):
         rho = float(where[k])
         assert fa[k] == pytest.approx(_tails(n, bounds.edge(rho), rho)[n - k], rel=1e-7)
+
+
+def test_a_big_suites_operating_table_lists_the_gates_around_the_one_it_names(tmp_path):
+    """Up to TABLE_ROWS gates the table and markdown list every gate; a bigger suite's list
+    the TABLE_ROWS around the recommended (or strictest within budget) gate and say so,
+    while csv and json keep every gate."""
+    from gatecal._render.recommend import TABLE_ROWS, render_recommendation
+
+    cases = [f"c{i:03d}" for i in range(120)]
+    _write_csv(tmp_path / "runs.csv", _runs(5, 30, 0.03, cases=cases), cases=cases)
+    rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="30")
+    focus = rec.recommended if rec.recommended is not None else rec.within_budget
+    assert focus is not None and len(rec.table) == 121 > TABLE_ROWS
+    text = render_recommendation(rec)
+    table = text.split("operating table:\n")[1].splitlines()
+    rows = [line.split()[0] for line in table[1:] if line[:1].isdigit()]
+    assert len(rows) == TABLE_ROWS and str(focus) in rows
+    assert rows == [str(k) for k in range(int(rows[0]), int(rows[0]) + TABLE_ROWS)]
+    assert f"(k_min {rows[0]} to {rows[-1]} of 0 to 120, around the" in text
+    assert len(render_recommendation(rec, "csv").splitlines()) == 1 + 121
+    markdown = render_recommendation(rec, "markdown")
+    assert sum(line.startswith("| ") for line in markdown.splitlines()) >= TABLE_ROWS + 1
+    assert "--format csv or json lists every gate" in markdown

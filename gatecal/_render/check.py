@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from gatecal._analyses.check import FailingCase, GateCheck
 from gatecal._common.tables import format_probability, md_text
@@ -13,8 +14,26 @@ CHECK_FORMATS = ("table", "markdown", "json", "junit")
 _WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
 
 
+#: The text and markdown list at most this many failing cases of each kind (a suite of
+#: thousands failing would fill a CI log or pass a job summary's size); json and junit
+#: list every case.
+LISTED = 50
+#: ... and the verdict sentence names at most this many.
+NAMED = 10
+
+
 def _p(x: float) -> str:
     return format_probability(x)
+
+
+def _names(names: Sequence[str], shown: int = NAMED) -> str:
+    """The first `shown` names, and how many more."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _more(count: int) -> str:
+    return f"... and {count - LISTED} more (--format json lists every case)"
 
 
 def _headline(res: GateCheck) -> str:
@@ -34,13 +53,13 @@ def _verdict_sentence(res: GateCheck) -> str:
             f"(p = {_p(res.p_value or 1.0)})."
         )
     if res.uncalibrated_failures and res.passed >= res.k_min:
-        return "cases the baseline never saw failed: " + ", ".join(res.uncalibrated_failures)
+        return "cases the baseline never saw failed: " + _names(res.uncalibrated_failures)
     p = res.p_value if res.p_value is not None else 1.0
     if new:
         looks = "looks like a regression" if p < 0.05 else "may be noise"
         return (
             f"{looks}: a healthy build passes this few cases with probability "
-            f"{_p(p)} or less; new failures: {', '.join(new)}."
+            f"{_p(p)} or less; new failures: {_names(new)}."
         )
     return (
         f"only known-flaky cases failed; a healthy build passes this few cases with "
@@ -96,9 +115,12 @@ def _table(res: GateCheck) -> str:
                 else "failed before in known-good runs"
             )
             lines.append(f"{title} ({rule}): baseline failures, rate [{level} interval]")
-            lines += [_case_line(f, width) for f in group]
+            lines += [_case_line(f, width) for f in group[:LISTED]]
+            if len(group) > LISTED:
+                lines.append(f"  {_more(len(group))}")
     if res.uncalibrated_failures:
-        lines.append("failing, not in the baseline: " + ", ".join(res.uncalibrated_failures))
+        names = _names(res.uncalibrated_failures, LISTED)
+        lines.append("failing, not in the baseline: " + names)
     lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
     if res.decision == "incomplete":
         lines.append("incomplete evidence:")
@@ -140,7 +162,7 @@ def _markdown(res: GateCheck) -> str:
             "when healthy) <= |",
             "|---|---|---|---|---|",
         ]
-        for f in res.failing:
+        for f in res.failing[:LISTED]:
             b = f.baseline
             if tolerated:  # the gate passed with these failing: they are within its tolerance
                 kind = "new, within the gate" if f.new else "known flaky, within the gate"
@@ -152,10 +174,12 @@ def _markdown(res: GateCheck) -> str:
                 f"{b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}] | "
                 f"{_p(f.probability)} |"
             )
+        if len(res.failing) > LISTED:
+            lines += ["", md_text(_more(len(res.failing)))]
     if res.decision == "incomplete":
         lines += ["", "Incomplete evidence:", ""] + [f"- {md_text(r)}" for r in res.reasons[1:]]
     if res.uncalibrated_failures:
-        names = ", ".join(md_text(c) for c in res.uncalibrated_failures)
+        names = md_text(_names(res.uncalibrated_failures, LISTED))
         lines += ["", "Failing, not in the baseline: " + names]
     lines += [f"\n> warning: {md_text(w)}" for w in res.warnings]
     lines += [

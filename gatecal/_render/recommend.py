@@ -42,12 +42,44 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         *_decision_lines(rec),
     ]
     lines += ["", "operating table:"]
+    shown, note = _shown_gates(rec)
+    decimals = max(3, len(str(rec.cases)) - 1)  # k / n apart from (k + 1) / n
     rows = [
-        [str(k), f"{k / rec.cases:.3f}", format_probability(fa), format_probability(det)]
-        for k, (fa, det) in enumerate(rec.table)
+        [str(k), f"{k / rec.cases:.{decimals}f}", format_probability(fa), format_probability(det)]
+        for k, (fa, det) in ((k, rec.table[k]) for k in shown)
     ]
     lines += table_lines(["k_min", "rate", "false alarm", "detection"], rows, fmt)
+    if note:
+        lines += ["", note] if fmt == "markdown" else [note]
     return "\n".join(lines) + "\n"
+
+
+#: A table or markdown rendering lists every gate up to this many; a bigger suite's table
+#: this many around the gate the recommendation names (csv and json list every gate).
+TABLE_ROWS = 41
+
+
+def _shown_gates(rec: Recommendation) -> tuple[range, str]:
+    """The gates the operating table lists, and the line that says which when not all: the
+    :data:`TABLE_ROWS` around the recommended gate (or the strictest within budget, or
+    else the first gate over the budget)."""
+    count = len(rec.table)
+    if count <= TABLE_ROWS:
+        return range(count), ""
+    if rec.recommended is not None:
+        focus, what = rec.recommended, "the recommended gate"
+    elif rec.within_budget is not None:
+        focus, what = rec.within_budget, "the strictest gate within the false-alarm budget"
+    else:
+        over = [k for k, (fa, _) in enumerate(rec.table) if fa > rec.false_alarm_target]
+        focus, what = (over[0] if over else 0), "the first gate over the false-alarm budget"
+    start = min(max(focus - TABLE_ROWS // 2, 0), count - TABLE_ROWS)
+    shown = range(start, start + TABLE_ROWS)
+    note = (
+        f"(k_min {shown[0]} to {shown[-1]} of 0 to {count - 1}, around {what}: "
+        "--format csv or json lists every gate)"
+    )
+    return shown, note
 
 
 def _read_lines(rec: Recommendation) -> list[str]:
@@ -143,10 +175,12 @@ def _decision_lines(rec: Recommendation) -> list[str]:
     if rec.recommended is not None:
         k = rec.recommended
         low, high = rec.threshold_range(k)
+        digits = max(4, len(str(rec.cases)) + 1)  # the two ends apart
         fa, det = rec.table[k]
         lines.append(
             f"recommended gate: at least {k} of {rec.cases} cases pass (at most {rec.cases - k} "
-            f"failing): any pass-rate threshold in ({float(low):.4g}, {float(high):.4g}]"
+            f"failing): any pass-rate threshold in ({float(low):.{digits}g}, "
+            f"{float(high):.{digits}g}]"
         )
         lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
     else:
