@@ -27,6 +27,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "reports" / "benchmark-scale.md"
@@ -92,6 +93,25 @@ def _run(*args: str, child: str = _CHILD, root: Path = ROOT) -> dict[str, float]
     return out
 
 
+def steady_passed(cases: int, runs: int, run0: int = 0) -> Any:
+    """passed[run, case] of the steady suite: about 1 case in 29 fails, the same share in
+    every run (runs numbered from `run0`)."""
+    import numpy as np
+
+    c, r = np.arange(cases)[None, :], np.arange(run0, run0 + runs)[:, None]
+    return ((c * 31 + r * 17) % 29) != 0
+
+
+def noisy_passed(cases: int, runs: int, icc: float = 0.02) -> Any:
+    """passed[run, case] of the noisy suite: each run's failure rate drawn from a beta of
+    mean 0.05 and this icc (seeded), each verdict a Bernoulli draw at its run's rate."""
+    import numpy as np
+
+    rng = np.random.default_rng(20261201)
+    rates = rng.beta(0.05 * (1 - icc) / icc, 0.95 * (1 - icc) / icc, runs)
+    return (rng.random(cases * runs) >= np.repeat(rates, cases)).reshape(runs, cases)
+
+
 def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     """The inputs, written once: JUnit (10^6 testcases), the long table as CSV, JSONL and
     Parquet (10^5 cases x 10 runs), a smaller baseline with a current run for the
@@ -115,7 +135,7 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     def table(cases: int, runs: int, run0: int = 0) -> dict[str, list[object]]:
         c = np.tile(np.arange(cases), runs)
         r = np.repeat(np.arange(runs), cases)
-        passed = ((c * 31 + (r + run0) * 17) % 29) != 0
+        passed = steady_passed(cases, runs, run0).ravel()
         return {
             "build": ["healthy"] * len(c),
             "run": [f"run-{i + run0}" for i in r.tolist()],
@@ -145,13 +165,8 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
             f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
     paths["current.parquet"] = folder / "current.parquet"
     pq.write_table(pa.table(table(100_000 // scale, 1, run0=99)), paths["current.parquet"])
-    # a noisy suite: each run's failure rate drawn from a beta of mean 0.05 and icc 0.02
-    # (seeded), each verdict a Bernoulli draw at its run's rate
-    rng = np.random.default_rng(20261201)
-    cases, runs, icc = 100_000 // scale, 10, 0.02
-    rates = rng.beta(0.05 * (1 - icc) / icc, 0.95 * (1 - icc) / icc, runs)
-    noisy = table(cases, runs)
-    noisy["passed"] = (rng.random(cases * runs) >= np.repeat(rates, cases)).tolist()
+    noisy = table(100_000 // scale, 10)
+    noisy["passed"] = noisy_passed(100_000 // scale, 10).ravel().tolist()
     paths["noisy.parquet"] = folder / "noisy.parquet"
     pq.write_table(pa.table(noisy), paths["noisy.parquet"])
     paths["big.parquet"] = folder / "big.parquet"

@@ -20,23 +20,22 @@ from __future__ import annotations
 
 import math
 import platform
+import sys
 from pathlib import Path
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script, too
+from experiments.bench_scale import noisy_passed, steady_passed  # noqa: E402
+
 OUT = ROOT / "reports" / "many-gates-accuracy.md"
 
 
 def _suites(cases: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """(failures per run, cases per run) of the benchmark's two suites at `cases` cases."""
-    c = np.arange(cases)
-    steady = np.array([int((((c * 31 + r * 17) % 29) == 0).sum()) for r in range(10)])
-    rng = np.random.default_rng(20261201)  # as experiments/bench_scale.py draws them
-    icc = 0.02
-    rates = rng.beta(0.05 * (1 - icc) / icc, 0.95 * (1 - icc) / icc, 10)
-    failed = rng.random(cases * 10) < np.repeat(rates, cases)
-    noisy = failed.reshape(10, cases).sum(axis=1)
+    steady = (~steady_passed(cases, 10)).sum(axis=1)
+    noisy = (~noisy_passed(cases, 10)).sum(axis=1)
     m = np.full(10, cases)
     return {"icc 0 (the same share failing every run)": (steady, m), "icc 0.02": (noisy, m)}
 

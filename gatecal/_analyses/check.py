@@ -27,6 +27,7 @@ from gatecal._analyses.check_runs import (
     _expected_checks,
     _states,
 )
+from gatecal._common.tables import few
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
 from gatecal._model.gates import Gate, parse_gate, strictest_within
@@ -462,7 +463,7 @@ def check_gate(
         if extra_failed:
             reasons.append(
                 f"{len(extra_failed)} failing case(s) are not in the baseline, so "
-                f"nothing says they are noise: {_few(extra_failed)}"
+                f"nothing says they are noise: {few(extra_failed)}"
             )
         decision = "pass" if passed >= k_min and not extra_failed else "fail"
     p_value = (1.0 if passed >= n else fas[passed + 1]) if complete else None
@@ -470,7 +471,7 @@ def check_gate(
     if quiet:
         warnings.append(
             f"{len(quiet)} case(s) of the current run are not in the baseline "
-            f"and are not gated: {_few(quiet)}"
+            f"and are not gated: {few(quiet)}"
         )
     return GateCheck(
         decision=decision,
@@ -547,17 +548,17 @@ def _gaps(
     reasons = []
     if missing and len(missing) < n:
         reasons.append(
-            f"{len(missing)} of {n} baseline cases have no complete verdict: {_few(missing)}"
+            f"{len(missing)} of {n} baseline cases have no complete verdict: {few(missing)}"
         )
     if gaps:
         reasons.append(
             f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
-            f"missing evidence): {_few(gaps)}"
+            f"missing evidence): {few(gaps)}"
         )
     if len(errors) > max_errors:
         reasons.append(
             f"{len(errors)} error or unscored verdicts (at most {max_errors} "
-            f"allowed; an error is never a pass): {_few(errors)}"
+            f"allowed; an error is never a pass): {few(errors)}"
         )
     return reasons
 
@@ -587,12 +588,6 @@ def _failing(
     return failing
 
 
-def _few(items: Sequence[str], shown: int = 10) -> str:
-    """The first `shown` items, and how many more."""
-    more = f" and {len(items) - shown} more" if len(items) > shown else ""
-    return ", ".join(items[:shown]) + more
-
-
 def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> None:
     """Refuse what cannot be decided as given: a current file that is also in the
     baseline, or several current runs with no policy saying how they combine."""
@@ -610,7 +605,7 @@ def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> 
     if policy is None and len(runs) > 1:
         raise ParameterError(
             "current",
-            f"holds {len(runs)} runs ({_few(runs, 3)}): name the --policy that combines "
+            f"holds {len(runs)} runs ({few(runs, 3)}): name the --policy that combines "
             f"them ({CHECK_POLICIES}), or give one run",
             f"{len(current.sources)} files",
         )

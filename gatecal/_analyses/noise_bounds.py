@@ -292,8 +292,8 @@ class NoiseBounds:
         top, bottom = self.gate_icc_top, self.gate_icc_bottom
         span = top - bottom
 
-        def rho_of(t: float) -> float:
-            return min(max(bottom + span * (1.0 - math.cos(math.pi * t)) / 2.0, bottom), top)
+        def rho_of(t: npt.ArrayLike) -> Floats:
+            return np.clip(bottom + span * (1.0 - np.cos(np.pi * np.asarray(t))) / 2.0, bottom, top)
 
         fitted = min(max(self.overdispersion.icc, bottom), top)
         ts = [0.0]
@@ -301,7 +301,7 @@ class NoiseBounds:
             t_fit = math.acos(min(max(1.0 - 2.0 * (fitted - bottom) / span, -1.0), 1.0))
             ts = sorted({*(i / _MANY_GRID for i in range(_MANY_GRID + 1)), t_fit / math.pi})
         x = np.asarray(ts)
-        table = np.array([fresh(rho_of(t)) for t in ts])
+        table = np.array([fresh(float(rho_of(t))) for t in ts])
         gates = np.arange(table.shape[1])
         index = np.argmax(table, axis=0)
         best = table[index, gates]
@@ -323,12 +323,11 @@ class NoiseBounds:
             mid = (low + high) // 2
             low, high = (mid, high) if _places(vertex, mid).size <= _MANY_POINTS else (low, mid)
         for t in _places(vertex, low).tolist():
-            row = fresh(rho_of(t))
+            row = fresh(float(rho_of(t)))
             better = row > best
             np.copyto(best, row, where=better)
             np.copyto(at_t, t, where=better)
-        where = bottom + span * (1.0 - np.cos(np.pi * at_t)) / 2.0  # rho_of, every gate
-        return sign * best, np.clip(where, bottom, top)
+        return sign * best, rho_of(at_t)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's

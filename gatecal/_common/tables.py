@@ -17,6 +17,7 @@ __all__ = [
     "code_fence",
     "csv_cell",
     "csv_text",
+    "few",
     "format_probability",
     "md_text",
     "noise_words",
@@ -86,6 +87,12 @@ def safe_terminal(text: str) -> str:
         ch if ch in "\n\t" or (ch.isprintable() and not 0x80 <= ord(ch) < 0xA0) else ascii(ch)[1:-1]
         for ch in text
     )
+
+
+def few(items: Sequence[str], shown: int = 10) -> str:
+    """The first `shown` items, and how many more."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 from gatecal._analyses.check import FailingCase, GateCheck
-from gatecal._common.tables import format_probability, md_text
+from gatecal._common.tables import few, format_probability, md_text
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
@@ -24,12 +23,6 @@ NAMED = 10
 
 def _p(x: float) -> str:
     return format_probability(x)
-
-
-def _names(names: Sequence[str], shown: int = NAMED) -> str:
-    """The first `shown` names, and how many more."""
-    more = f" and {len(names) - shown} more" if len(names) > shown else ""
-    return ", ".join(names[:shown]) + more
 
 
 def _more(count: int) -> str:
@@ -53,13 +46,13 @@ def _verdict_sentence(res: GateCheck) -> str:
             f"(p = {_p(res.p_value or 1.0)})."
         )
     if res.uncalibrated_failures and res.passed >= res.k_min:
-        return "cases the baseline never saw failed: " + _names(res.uncalibrated_failures)
+        return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
     p = res.p_value if res.p_value is not None else 1.0
     if new:
         looks = "looks like a regression" if p < 0.05 else "may be noise"
         return (
             f"{looks}: a healthy build passes this few cases with probability "
-            f"{_p(p)} or less; new failures: {_names(new)}."
+            f"{_p(p)} or less; new failures: {few(new, NAMED)}."
         )
     return (
         f"only known-flaky cases failed; a healthy build passes this few cases with "
@@ -119,7 +112,7 @@ def _table(res: GateCheck) -> str:
             if len(group) > LISTED:
                 lines.append(f"  {_more(len(group))}")
     if res.uncalibrated_failures:
-        names = _names(res.uncalibrated_failures, LISTED)
+        names = few(res.uncalibrated_failures, LISTED)
         lines.append("failing, not in the baseline: " + names)
     lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
     if res.decision == "incomplete":
@@ -179,7 +172,7 @@ def _markdown(res: GateCheck) -> str:
     if res.decision == "incomplete":
         lines += ["", "Incomplete evidence:", ""] + [f"- {md_text(r)}" for r in res.reasons[1:]]
     if res.uncalibrated_failures:
-        names = md_text(_names(res.uncalibrated_failures, LISTED))
+        names = md_text(few(res.uncalibrated_failures, LISTED))
         lines += ["", "Failing, not in the baseline: " + names]
     lines += [f"\n> warning: {md_text(w)}" for w in res.warnings]
     lines += [
