@@ -73,3 +73,37 @@ def test_big_suite_bounds_are_the_same_either_way(monkeypatch):
         )
     assert closed.strictest_gate(n, 0.05) == terms.strictest_gate(n, 0.05)
     assert closed.icc_top == pytest.approx(terms.icc_top, rel=1e-8)
+
+
+def test_closed_forms_at_many_points_are_the_rows_of_single_points():
+    """log_rising and reciprocal_rising given an array of P values return P rows, each
+    what the single value gives (both branches, z below and above _STIRLING_FROM, and
+    counts up to _SHORT term by term, in one call)."""
+    xs = np.array(COUNTS)
+    cs = np.array([1e-9, 3e-4, 0.0099, 0.0101, 0.1, 999])
+    rows = log_rising(xs, cs)
+    assert rows.shape == (cs.size, xs.size)
+    for c, row in zip(cs.tolist(), rows, strict=True):
+        np.testing.assert_allclose(row, log_rising(xs, c), rtol=1e-15, atol=0)
+    zs = np.array([1e-3, 3, 99, 101, 1e4, 1e12])
+    rows = reciprocal_rising(xs, zs)
+    for z, row in zip(zs.tolist(), rows, strict=True):
+        np.testing.assert_allclose(row, reciprocal_rising(xs, z), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("cases", [300, 20_000])  # term by term, closed forms
+def test_likelihood_at_many_points_is_each_point_alone(cases):
+    x = _runs(cases, 9, 0.05, 0.02, seed=11)
+    lik = _Likelihood(x, np.full(x.shape, cases))
+    mu = np.array([0.0, 0.01, 0.04, 0.05, 0.07, 0.3, 1.0, 0.05])
+    theta = np.array([0.01, 1e-6, 0.02, 0.0, 0.5, 1e-3, 0.01, 0.02])
+    got = lik.excess_many(mu, theta)
+    want = [lik.excess(a, b) for a, b in zip(mu.tolist(), theta.tolist(), strict=True)]
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-9)
+    assert got[0] == got[6] == -math.inf  # outside (0, 1) with failures and passes
+    inner = slice(1, 6)
+    slopes = lik.score_mu_many(mu[inner], theta[inner])
+    want = [
+        lik.score_mu(a, b) for a, b in zip(mu[inner].tolist(), theta[inner].tolist(), strict=True)
+    ]
+    np.testing.assert_allclose(slopes, want, rtol=1e-13)

@@ -18,7 +18,7 @@ from scipy import stats
 
 import gatecal
 from gatecal import fit_overdispersion, proportion_interval, read_runs, recommend_gate
-from gatecal._analyses.noise_bounds import noise_bounds
+from gatecal._analyses.noise_bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.overdispersion import ICC_MAX, _Likelihood
 from gatecal._analyses.recommend import would_work
 from gatecal._engines.exact import beta_binomial_pmf, beta_rule
@@ -824,3 +824,84 @@ def test_a_big_suites_operating_table_lists_the_gates_around_the_one_it_names(tm
     markdown = render_recommendation(rec, "markdown")
     assert sum(line.startswith("| ") for line in markdown.splitlines()) >= TABLE_ROWS + 1
     assert "--format csv or json lists every gate" in markdown
+
+
+@pytest.mark.parametrize("cases", [300, 20_000])  # term by term, closed forms
+def test_edges_at_many_iccs_are_each_edge_alone(monkeypatch, cases):
+    """NoiseBounds.edges (Newton's method for many iccs at once) finds the edge edge()
+    finds, on both sides, from starts inside the set, outside it, on its other side and
+    at 0 and 1, and at the set's tips."""
+    rng = np.random.default_rng(5)
+    x = rng.binomial(cases, rng.beta(2, 38, size=12))
+    bounds = noise_bounds(x, cases)
+    lone = noise_bounds(x, cases)  # a fresh memo: each edge found alone
+    bottom, top = bounds.gate_icc_bottom, bounds.gate_icc_top
+    rhos = np.array([bottom, *np.linspace(bottom, top, 9)[1:-1], top])
+    for upper in (True, False):
+        want = np.array([lone.edge(float(r), upper) for r in rhos])
+        mid = (want + np.array([lone.edge(float(r), not upper) for r in rhos])) / 2
+        for starts in (want * (1 + 1e-3), want * (1 - 1e-3), mid, 1 - want, np.zeros_like(want)):
+            got = bounds.edges(rhos, np.clip(starts, 0, 1), upper)
+            # the edge is where a difference of large sums (the excess log-likelihood)
+            # crosses a level: its rounding moves that point by about 1e-10 relative at
+            # 20,000 cases, whichever search finds it
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=0)
+    # from starts near the edge, only the tips are left to edge() itself
+    near = {u: np.array([lone.edge(float(r), u) for r in rhos]) * (1 + 1e-4) for u in (True, False)}
+    alone: list[float] = []
+    edge = NoiseBounds.edge
+
+    def counted(self: NoiseBounds, rho: float, upper: bool = True) -> float:
+        alone.append(rho)
+        return edge(self, rho, upper)
+
+    monkeypatch.setattr(NoiseBounds, "edge", counted)
+    fresh = noise_bounds(x, cases)
+    for upper in (True, False):
+        fresh.edges(rhos, np.clip(near[upper], 0, 1), upper)
+    assert alone == [bottom, top, bottom, top]
+
+
+def test_many_gates_from_windows_are_the_many_gates_from_whole_rows():
+    """Above 4,096 cases each pass of the many-gate search reads only the pmf's window
+    (0 below it, 1 above it, counted without being written out): the bounds are exactly
+    those of the same search given every gate's value at every pass."""
+    from gatecal._analyses import noise_bounds as nb
+
+    n = 6_000
+    rng = np.random.default_rng(8)
+    x = rng.binomial(n, 0.04, size=10)
+    bounds = noise_bounds(x, n)
+    whole = bounds._many(lambda mu, rho: (0, nb._failing_below(n, mu, rho)), n + 1, True)
+    assert np.array_equal(bounds.false_alarms(n), whole[0])
+    rho = bounds.gate_icc_top / 2  # the windows leave gates outside, below and above
+    assert nb._failing_window(n, bounds.edge(rho), rho)[0] > 0
+    start, part = nb._failing_window(n, bounds.edge(rho, False), rho, 40)
+    assert start + part.size < n + 1
+    whole = bounds._many(lambda mu, rho: (0, nb._failing_below(n, mu, rho, 40)), n + 1, False)
+    assert np.array_equal(bounds.detections(n, 40), whole[0])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])  # a false alarm's pass, a detection's
+def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
+    """_raise reads a pass's window and the gates between it and what earlier passes
+    settled: after every pass of a random sequence (windows anywhere, rows rising from
+    0 to 1) the gates and the places of their best values are exactly what comparing
+    every gate's value gives."""
+    from gatecal._analyses.noise_bounds import _raise
+
+    rng = np.random.default_rng(21 if sign > 0 else 22)
+    size = 300
+    ours, ours_t = sign * np.sort(rng.random(size)), np.zeros(size)
+    if sign < 0:
+        ours = ours[::-1].copy()
+    full, full_t = ours.copy(), ours_t.copy()
+    done = (0, size)
+    for step in range(200):
+        start = int(rng.integers(0, size))
+        part = np.sort(rng.random(int(rng.integers(0, size - start + 1))))
+        row = np.concatenate((np.zeros(start), part, np.ones(size - start - part.size)))
+        better = sign * row > full
+        full[better], full_t[better] = sign * row[better], step
+        done = _raise(ours, ours_t, float(step), start, part, sign, done)
+        assert np.array_equal(ours, full) and np.array_equal(ours_t, full_t)

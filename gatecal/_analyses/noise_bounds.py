@@ -51,12 +51,19 @@ def _failing_below(n: int, mu: float, rho: float, failing: int = 0) -> Floats:
     """``P(K < k)``, k = 0..n, K the passes of a run of n cases of which `failing` fail a
     code check and the others at (mu, rho): :func:`_below` of that pass-count pmf, summed
     only over :func:`beta_binomial_window` (0 below it, 1 above it, as there)."""
+    start, part = _failing_window(n, mu, rho, failing)
+    out = np.zeros(n + 1)
+    out[start + part.size :] = 1.0
+    out[start : start + part.size] = part
+    return out
+
+
+def _failing_window(n: int, mu: float, rho: float, failing: int = 0) -> tuple[int, Floats]:
+    """:func:`_failing_below` as ``(start, part)``: `part` from k = `start` on, exactly 0
+    below it and exactly 1 above it."""
     start, window = beta_binomial_window(n - failing, mu, rho)
     top = n - failing - start  # the most passes the window holds
-    out = np.zeros(n + 1)
-    out[top + 1 :] = 1.0
-    out[top + 1 - window.size : top + 1] = _below(window[::-1])
-    return out
+    return top + 1 - window.size, _below(window[::-1])
 
 
 #: The one-sided level of each gate's bound: its false alarm is at most the largest over
@@ -189,8 +196,8 @@ class NoiseBounds:
             if i:
                 gap = lik.excess(x, theta) - floor
             slope = lik.score_mu(x, theta)
-            if slope == 0 or not math.isfinite(gap):
-                return None
+            if not (slope < 0 if upper else slope > 0) or not math.isfinite(gap):
+                return None  # flat, or outside on the other side (the other edge's root)
             move = gap / slope
             x -= move
             if not 0 < x < 1:
@@ -198,6 +205,55 @@ class NoiseBounds:
             if abs(move) <= 1e-12 * x or gap >= 0:  # converged, or at the root to rounding
                 return x
         return None
+
+    def edges(self, rhos: Floats, starts: Floats, upper: bool = True) -> Floats:
+        """:meth:`edge` at every icc of `rhos` at once: the same Newton's method, from
+        `starts` (near each edge), stepped for all of them together, each stopping when it
+        settles (the likelihood evaluated at all their points in one pass, not one small
+        pass per point); each that does not settle within the same 40 steps outward and 12
+        Newton steps, and each at the set's tips, by :meth:`edge` itself."""
+        lik, floor = self.likelihood, self.gate_floor
+        rhos = np.asarray(rhos, dtype=np.float64)
+        theta = rhos / (1.0 - rhos)
+        x = np.array(starts, dtype=np.float64)
+        live = (self.gate_icc_bottom < rhos) & (rhos < self.gate_icc_top) & (x > 0) & (x < 1)
+        step = 1e-6 * (1.0 - x if upper else x)
+        sign = 1.0 if upper else -1.0
+        gap = np.full(rhos.size, math.nan)
+        outward = live.copy()  # still inside the set: stepped outward
+        for _ in range(40):
+            at = np.flatnonzero(outward)
+            if not at.size:
+                break
+            gap[at] = lik.excess_many(x[at], theta[at]) - floor
+            at = at[gap[at] >= 0]
+            outward[:] = False
+            x[at] += sign * step[at]
+            step[at] *= 2
+            gone = (x[at] <= 0) | (x[at] >= 1)
+            live[at[gone]] = False
+            outward[at[~gone]] = True
+        live &= ~outward
+        done = np.zeros(rhos.size, dtype=bool)
+        for i in range(12):
+            at = np.flatnonzero(live & ~done)
+            if not at.size:
+                break
+            if i:
+                gap[at] = lik.excess_many(x[at], theta[at]) - floor
+            slope = lik.score_mu_many(x[at], theta[at])
+            bad = ~(slope < 0 if upper else slope > 0) | ~np.isfinite(gap[at])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                move = np.where(bad, 0.0, gap[at] / slope)
+            x[at] -= move
+            bad |= (x[at] <= 0) | (x[at] >= 1)
+            settled = ~bad & ((np.abs(move) <= 1e-12 * x[at]) | (gap[at] >= 0))
+            live[at[bad]] = False
+            done[at[settled]] = True
+        out = np.where(done, x, math.nan)
+        for k in np.flatnonzero(~done).tolist():
+            out[k] = self.edge(float(rhos[k]), upper)
+        return out
 
     def _bracketed(self, rho: float, theta: float, upper: bool) -> float:
         from scipy import optimize
@@ -228,8 +284,8 @@ class NoiseBounds:
         one, then, for each gate, a bounded Brent search (scipy ``minimize_scalar``) in
         the two grid intervals beside every local maximum of those values, to
         ``_RHO_TOL`` of the interval (a maximum inside is then found to about
-        ``_RHO_TOL^2`` relative); above ``_PER_GATE_MAX`` gates, :meth:`_many`. The result
-        is never below any value evaluated.
+        ``_RHO_TOL^2`` relative). The result is never below any value evaluated. (Tables of
+        more than ``_PER_GATE_MAX`` gates are searched by :meth:`_many`.)
         """
         from scipy import optimize
 
@@ -248,10 +304,7 @@ class NoiseBounds:
                 cache[rho] = fresh(rho)
             return cache[rho]
 
-        first = at(grid[0])
-        if first.size > _PER_GATE_MAX:
-            return self._many(fresh, upper)
-        table = np.array([first, *(at(r) for r in grid[1:])])
+        table = np.array([at(r) for r in grid])
         index = np.argmax(table, axis=0)
         best = table[index, np.arange(table.shape[1])]
         where = np.asarray([grid[i] for i in index.tolist()], dtype=np.float64)
@@ -275,9 +328,13 @@ class NoiseBounds:
                     best[k], where[k] = -float(found.fun), float(found.x)
         return sign * best, where
 
-    def _many(self, fresh: Callable[[float], Floats], upper: bool) -> tuple[Floats, Floats]:
-        """:meth:`largest` for many gates at once, in passes over the edge whose number does
-        not grow with the gates (each pass costs one evaluation of every gate).
+    def _many(
+        self, window: Callable[[float, float], tuple[int, Floats]], size: int, upper: bool
+    ) -> tuple[Floats, Floats]:
+        """:meth:`largest` of `size` gates at once, in passes over the edge whose number does
+        not grow with the gates. ``window(mu, rho)`` gives ``(start, part)``: the gates'
+        values are `part` from gate `start` on, exactly 0 below and exactly 1 above (as
+        :func:`_failing_window`), so a pass costs what the window holds.
 
         The edge is taken at ``rho(t) = bottom + (top - bottom) (1 - cos(pi t)) / 2``,
         smooth in t through the set's tips (where the edge turns, ``top - rho`` grows as
@@ -285,8 +342,9 @@ class NoiseBounds:
         fitted icc's. Each gate's parabola through its best grid value and its two
         neighbours places its largest value; those places are rounded to the finest grid
         of t (a power of 2) that leaves at most ``_MANY_POINTS`` of them, and the edge
-        evaluated once at each. Each result is the largest value evaluated for that gate
-        (attained at the icc returned).
+        found at all of them at once (:meth:`edges`) and the gates evaluated once at each.
+        Each result is the largest value evaluated for that gate (attained at the icc
+        returned).
         """
         sign = 1.0 if upper else -1.0
         top, bottom = self.gate_icc_top, self.gate_icc_bottom
@@ -301,12 +359,23 @@ class NoiseBounds:
             t_fit = math.acos(min(max(1.0 - 2.0 * (fitted - bottom) / span, -1.0), 1.0))
             ts = sorted({*(i / _MANY_GRID for i in range(_MANY_GRID + 1)), t_fit / math.pi})
         x = np.asarray(ts)
-        table = np.array([fresh(float(rho_of(t))) for t in ts])
-        gates = np.arange(table.shape[1])
-        index = np.argmax(table, axis=0)
-        best = table[index, gates]
+        rhos = rho_of(x)
+        edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
+        table = np.empty((len(ts), size))
+        for row, e, r in zip(table, edges.tolist(), rhos.tolist(), strict=True):
+            start, part = window(e, r)
+            row[:start] = 0.0
+            row[start : start + part.size] = part
+            row[start + part.size :] = 1.0
+            row *= sign
+        gates = np.arange(size)
+        best, index = table[0].copy(), np.zeros(size, dtype=np.int64)
+        for j in range(1, len(ts)):  # argmax over axis 0, row by row (a strided argmax is slow)
+            better = table[j] > best
+            np.copyto(best, table[j], where=better)
+            index[better] = j
         at_t = x[index]
-        inner = (index > 0) & (index < len(ts) - 1) & (table.max(axis=0) != table.min(axis=0))
+        inner = (index > 0) & (index < len(ts) - 1) & (best != table.min(axis=0))
         k, i = gates[inner], index[inner]
         x0, x1, x2 = x[i - 1], x[i], x[i + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -315,6 +384,7 @@ class NoiseBounds:
             d1, d2 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
             curve = (d2 - d1) / (x2 - x0)
             vertex = np.where(curve < 0, (x0 + x1) / 2 - d1 / (2 * curve), x1)
+        del table, y0, y1, y2
         vertex = np.clip(np.where(np.isfinite(vertex), vertex, x1), x0, x2)
         low, high = 0, 53  # the finest grid 2^-j of t, j <= 52, of at most _MANY_POINTS places
         if _places(vertex, 52).size <= _MANY_POINTS:
@@ -322,16 +392,19 @@ class NoiseBounds:
         while high - low > 1 and low < 52:
             mid = (low + high) // 2
             low, high = (mid, high) if _places(vertex, mid).size <= _MANY_POINTS else (low, mid)
-        for t in _places(vertex, low).tolist():
-            row = fresh(float(rho_of(t)))
-            better = row > best
-            np.copyto(best, row, where=better)
-            np.copyto(at_t, t, where=better)
+        places = _places(vertex, low)
+        at_rho = rho_of(places)
+        at_edge = self.edges(at_rho, np.interp(places, x, edges), upper)
+        done = (0, size)
+        for t, e, r in zip(places.tolist(), at_edge.tolist(), at_rho.tolist(), strict=True):
+            done = _raise(best, at_t, t, *window(e, r), sign, done)
         return sign * best, rho_of(at_t)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
         upper bound (its largest over the gates' set)."""
+        if n + 1 > _PER_GATE_MAX:
+            return self._many(lambda mu, rho: _failing_window(n, mu, rho), n + 1, True)[0]
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho))[0]
 
     def false_alarm(self, n: int, k_min: int) -> float:
@@ -372,8 +445,41 @@ class NoiseBounds:
         """P(a run with `failing` cases failing a code check fails "at least k pass"):
         each gate's lower bound (the smallest over the gates' set, the other cases at the
         set's lower edge)."""
-
+        if n + 1 > _PER_GATE_MAX:
+            return self._many(lambda mu, rho: _failing_window(n, mu, rho, failing), n + 1, False)[0]
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho, failing), upper=False)[0]
+
+
+def _raise(
+    best: Floats,
+    at_t: Floats,
+    t: float,
+    start: int,
+    part: Floats,
+    sign: float,
+    done: tuple[int, int],
+) -> tuple[int, int]:
+    """Raise `best` in place to a pass's values ``sign * (0 below start, part, 1 above)``
+    wherever they are higher, setting `at_t` to `t` there; returns the new `done`.
+
+    Outside its window a pass's values are ``sign * 0`` and ``sign * 1``: those can
+    only raise gates not yet at that value. ``done = (low, high)`` says every gate below
+    `low` is at least ``sign * 0`` and every gate from `high` on at least ``sign * 1``
+    already (start from ``(0, len(best))``), so each pass reads its window and the
+    gates between its window and those marks, not all of them.
+    """
+    low, high = done
+    end = start + part.size
+    for a, b, value in ((low, start, sign * 0.0), (end, high, sign * 1.0)):
+        if a < b:
+            better = best[a:b] < value
+            best[a:b][better] = value
+            at_t[a:b][better] = t
+    seg = sign * part
+    better = seg > best[start:end]
+    np.copyto(best[start:end], seg, where=better)
+    np.copyto(at_t[start:end], t, where=better)
+    return max(low, start), min(high, end)
 
 
 def _places(ts: Floats, j: int) -> Floats:

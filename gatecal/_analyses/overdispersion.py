@@ -124,68 +124,90 @@ def _g(t: Floats) -> Floats:
     return out
 
 
-def log_rising(xs: Ints, c: float) -> Floats:
+def log_rising(xs: Ints, c: float | Floats) -> Floats:
     """``sum_{j<x} log1p(j c)`` for each x of `xs` (c > 0), about 1e-13 relative: counts
     up to :data:`_SHORT` term by term; the rest as ``x log c + lgamma(z + x) - lgamma(z)``
     (z = 1/c), for z >= :data:`_STIRLING_FROM` by Stirling's series of that difference,
     ``z g(x/z) - log1p(x/z) / 2`` with g of :func:`_g`, plus the 1/(12 w) - 1/(360 w^3) +
     1/(1260 w^5) terms at w = z + x less at w = z (each written as one fraction; the
-    remainder below 1e-17 there)."""
+    remainder below 1e-17 there).
+
+    With an array of P values of c, a (P, len(xs)) array: row i at ``c[i]``."""
     from scipy.special import gammaln
 
-    x = xs.astype(np.float64)
-    out = np.empty_like(x)
+    cs, scalar = _column(c)
+    out = np.empty((cs.shape[0], xs.size))
     short = xs <= _SHORT
     if short.any():
-        out[short] = log_prefix(np.log1p(np.arange(_SHORT) * c))[xs[short]]
-    if short.all():
-        return out
-    x = x[~short]
-    z = 1.0 / c
-    if z < _STIRLING_FROM:
-        out[~short] = gammaln(z + x) - gammaln(z) + x * math.log(c)
-        return out
-    w = z + x
-    zw = z * w
-    series = (
-        -x / (12 * zw)
-        + x * (z * z + zw + w * w) / (360 * zw**3)
-        - x * (z**4 + z**3 * w + zw * zw + z * w**3 + w**4) / (1260 * zw**5)
-    )
-    out[~short] = z * _g(x / z) - 0.5 * np.log1p(x / z) + series
-    return out
+        terms = np.log1p(np.arange(_SHORT) * cs)
+        prefix = np.zeros((cs.shape[0], _SHORT + 1))
+        np.cumsum(terms, axis=1, out=prefix[:, 1:])
+        out[:, short] = prefix[:, xs[short]]
+    if not short.all():
+        x = xs[~short].astype(np.float64)[None, :]
+        z = 1.0 / cs
+        part = np.empty((cs.shape[0], x.shape[1]))
+        low = z[:, 0] < _STIRLING_FROM
+        if low.any():
+            zl = z[low]
+            part[low] = gammaln(zl + x) - gammaln(zl) + x * np.log(cs[low])
+        if not low.all():
+            zh = z[~low]
+            w = zh + x
+            zw = zh * w
+            series = (
+                -x / (12 * zw)
+                + x * (zh * zh + zw + w * w) / (360 * zw**3)
+                - x * (zh**4 + zh**3 * w + zw * zw + zh * w**3 + w**4) / (1260 * zw**5)
+            )
+            part[~low] = zh * _g(x / zh) - 0.5 * np.log1p(x / zh) + series
+        out[:, ~short] = part
+    return out[0] if scalar else out
 
 
-def reciprocal_rising(xs: Ints, z: float) -> Floats:
+def reciprocal_rising(xs: Ints, z: float | Floats) -> Floats:
     """``sum_{j<x} 1 / (z + j)`` for each x of `xs` (z > 0), about 1e-13 relative: counts
     up to :data:`_SHORT` term by term; the rest ``digamma(z + x) - digamma(z)``, for
     z >= :data:`_STIRLING_FROM` by the asymptotic series of the difference,
     ``log1p(x/z) + 1/(2z) - 1/(2w) + 1/(12 z^2) - 1/(12 w^2) - ...`` (w = z + x, each
-    difference written as one fraction; remainder below 1e-19 there)."""
+    difference written as one fraction; remainder below 1e-19 there).
+
+    With an array of P values of z, a (P, len(xs)) array: row i at ``z[i]``."""
     from scipy.special import digamma
 
-    out = np.empty(xs.shape, dtype=np.float64)
+    zs, scalar = _column(z)
+    out = np.empty((zs.shape[0], xs.size))
     short = xs <= _SHORT
     if short.any():
-        out[short] = log_prefix(np.asarray(1.0 / (z + np.arange(_SHORT)), dtype=np.float64))[
-            xs[short]
-        ]
-    if short.all():
-        return out
-    x = xs[~short].astype(np.float64)
-    if z < _STIRLING_FROM:
-        out[~short] = digamma(z + x) - digamma(z)
-        return out
-    w = z + x
-    zw = z * w
-    tail = (
-        x / (2 * zw)
-        + x * (z + w) / (12 * zw**2)
-        - x * (z + w) * (z * z + w * w) / (120 * zw**4)
-        + x * (z + w) * (z**4 + zw * zw + w**4) / (252 * zw**6)
-    )
-    out[~short] = np.log1p(x / z) + tail
-    return out
+        prefix = np.zeros((zs.shape[0], _SHORT + 1))
+        np.cumsum(1.0 / (zs + np.arange(_SHORT)), axis=1, out=prefix[:, 1:])
+        out[:, short] = prefix[:, xs[short]]
+    if not short.all():
+        x = xs[~short].astype(np.float64)[None, :]
+        part = np.empty((zs.shape[0], x.shape[1]))
+        low = zs[:, 0] < _STIRLING_FROM
+        if low.any():
+            zl = zs[low]
+            part[low] = digamma(zl + x) - digamma(zl)
+        if not low.all():
+            zh = zs[~low]
+            w = zh + x
+            zw = zh * w
+            tail = (
+                x / (2 * zw)
+                + x * (zh + w) / (12 * zw**2)
+                - x * (zh + w) * (zh * zh + w * w) / (120 * zw**4)
+                + x * (zh + w) * (zh**4 + zw * zw + w**4) / (252 * zw**6)
+            )
+            part[~low] = np.log1p(x / zh) + tail
+        out[:, ~short] = part
+    return out[0] if scalar else out
+
+
+def _column(value: float | Floats) -> tuple[Floats, bool]:
+    """`value` as a column (P, 1) of floats, and whether it was a single number."""
+    array = np.asarray(value, dtype=np.float64)
+    return array.reshape(-1, 1), array.ndim == 0
 
 
 class _Likelihood:
@@ -226,11 +248,7 @@ class _Likelihood:
         if theta == 0:
             return base
         if self._closed:
-            a = log_rising(self.x, theta / mu) if has_x else 0.0
-            b = log_rising(self.y, theta / (1 - mu)) if has_y else 0.0
-            if self._d[0] != theta:
-                self._d = (theta, float(c @ log_rising(self.m, theta)))
-            return base + float(c @ (a + b)) - self._d[1]
+            return float(self.excess_many(np.array([mu]), np.array([theta]))[0])
         a = log_prefix(np.log1p(self._jx * (theta / mu)))[self.x] if has_x else 0.0
         b = log_prefix(np.log1p(self._jy * (theta / (1 - mu))))[self.y] if has_y else 0.0
         if self._d[0] != theta:  # the same for every mu: searches along mu reuse it
@@ -239,13 +257,65 @@ class _Likelihood:
 
     def score_mu(self, mu: float, theta: float) -> float:
         """d/dmu of the log-likelihood (decreasing in mu: the likelihood is concave in mu)."""
-        if self._closed and theta > 0:  # sum_{j<x} 1/(mu + j theta) = R(x, mu/theta) / theta
-            a = reciprocal_rising(self.x, mu / theta) / theta
-            b = reciprocal_rising(self.y, (1.0 - mu) / theta) / theta
-            return float(self.c @ (a - b))
+        if self._closed and theta > 0:
+            return float(self.score_mu_many(np.array([mu]), np.array([theta]))[0])
         a = log_prefix(1.0 / (mu + self._jx * theta))[self.x]
         b = log_prefix(1.0 / (1.0 - mu + self._jy * theta))[self.y]
         return float(self.c @ (a - b))
+
+    def excess_many(self, mu: Floats, theta: Floats) -> Floats:
+        """:meth:`excess` at each (``mu[i]``, ``theta[i]``) at once: for suites of more than
+        :data:`_PREFIX_MAX` cases a run, the closed forms over all points together (one pass
+        of numpy over points x runs, not one small pass per point); otherwise point by
+        point."""
+        mu, theta = np.asarray(mu, dtype=np.float64), np.asarray(theta, dtype=np.float64)
+        if not self._closed:
+            pairs = zip(mu.tolist(), theta.tolist(), strict=True)
+            return np.array([self.excess(a, b) for a, b in pairs])
+        p, c = self.p, self.c
+        has_x, has_y = self.total_x > 0, self.total_x < self.total_m
+        out = np.zeros(mu.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if has_x:
+                out += float(c @ self.x) * np.log1p((mu - p) / p)
+            if has_y:
+                out += float(c @ self.y) * np.log1p((p - mu) / (1 - p))
+        outside = (has_x & (mu <= 0)) | (has_y & (mu >= 1))
+        pos = (theta > 0) & ~outside
+        if pos.any():
+            at, th = mu[pos], theta[pos]
+            terms = np.zeros((th.size, self.m.size))
+            if has_x:
+                terms += log_rising(self.x, th / at)
+            if has_y:
+                terms += log_rising(self.y, th / (1.0 - at))
+            out[pos] += terms @ c - self._log_norm(th)
+        out[outside] = -math.inf
+        return out
+
+    def _log_norm(self, theta: Floats) -> Floats:
+        """``c @ log prod_{j<m} (1 + j theta)`` at each theta (closed forms), the one value
+        kept: the same for every mu, so searches along mu at one theta reuse it."""
+        if theta.size == 1 and self._d[0] == theta[0]:
+            return np.array([self._d[1]])
+        out = np.asarray(log_rising(self.m, theta) @ self.c, dtype=np.float64)
+        if theta.size == 1:
+            self._d = (float(theta[0]), float(out[0]))
+        return out
+
+    def score_mu_many(self, mu: Floats, theta: Floats) -> Floats:
+        """:meth:`score_mu` at each (``mu[i]``, ``theta[i]``) at once (closed forms over all
+        points together above :data:`_PREFIX_MAX` cases a run, as :meth:`excess_many`);
+        ``sum_{j<x} 1/(mu + j theta) = R(x, mu/theta) / theta``, R of
+        :func:`reciprocal_rising`."""
+        mu, theta = np.asarray(mu, dtype=np.float64), np.asarray(theta, dtype=np.float64)
+        if not self._closed or not (theta > 0).all():
+            pairs = zip(mu.tolist(), theta.tolist(), strict=True)
+            return np.array([self.score_mu(a, b) for a, b in pairs])
+        scale = 1.0 / theta[:, None]
+        a = reciprocal_rising(self.x, mu / theta) * scale
+        a -= reciprocal_rising(self.y, (1.0 - mu) / theta) * scale
+        return np.asarray(a @ self.c, dtype=np.float64)
 
     def score_theta_at_zero(self) -> Fraction:
         """d/dtheta of the log-likelihood at theta = 0, mu = p_hat, exactly (its sign decides
