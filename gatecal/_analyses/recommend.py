@@ -371,10 +371,11 @@ def recommend_gate(
         pair: proportion_interval(float(pair[0]), float(pair[1]), level, method)
         for pair in dict.fromkeys(pairs)
     }
-    per_case = sorted(
-        (CaseNoise(case=c, rate=rates[pair]) for c, pair in zip(cases, pairs, strict=True)),
-        key=lambda c: (-c.rate.estimate, c.case),
-    )
+    # by rate, highest first, then by name: a stable sort by rate of the cases sorted by name
+    by_name = sorted(range(n), key=cases.__getitem__)
+    estimates = np.array([rates[pairs[i]].estimate for i in by_name], dtype=np.float64)
+    order = np.asarray(by_name)[np.argsort(-estimates, kind="stable")].tolist()
+    per_case = [CaseNoise(case=cases[i], rate=rates[pairs[i]]) for i in order]
     judge_failed, judge_total = data.judge_verdicts("healthy")
     judge_noise = (
         proportion_interval(judge_failed, judge_total, level, method) if judge_total else None

@@ -389,6 +389,7 @@ class RunsData:
 
 
 _PARAM = re.compile(r"\[(.*)\]$")
+_SPACE = re.compile(r"\s")
 
 
 def short_names(cases: Sequence[str]) -> dict[str, str]:
@@ -409,10 +410,10 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
         return ".".join(parts[-2:]) + bracket + tail
 
     def param(case: str) -> str:
-        match = _PARAM.search(case)
+        match = _PARAM.search(case) if case.endswith(("]", "]\n")) else None
         return match.group(1) if match and match.group(1) else name_of(case)
 
-    if any(re.search(r"\s", c.partition("[")[0]) for c in cases):
+    if _SPACE.search("".join(c.partition("[")[0] for c in cases)):
         return {c: c for c in cases}  # free text (a description), not a test id
     for level in (param, name_of, class_and_name):
         names = [level(c) for c in cases]
