@@ -107,3 +107,35 @@ def test_likelihood_at_many_points_is_each_point_alone(cases):
         lik.score_mu(a, b) for a, b in zip(mu[inner].tolist(), theta[inner].tolist(), strict=True)
     ]
     np.testing.assert_allclose(slopes, want, rtol=1e-13)
+
+
+def test_profiles_at_many_iccs_are_each_profile_alone():
+    """Likelihood.profiles (bisection of the score for every icc at once, closed forms)
+    finds the rate and the value profile() finds by Brent's method, one icc at a time."""
+    x = _runs(20_000, 10, 0.05, 0.02, seed=13)
+    rhos = np.array([0.0, 1e-7, 1e-4, 0.005, 0.02, 0.1, 0.5, 0.9, 0.02])
+    mus, values = _Likelihood(x, np.full(x.shape, 20_000)).profiles(rhos)
+    alone = _Likelihood(x, np.full(x.shape, 20_000))
+    for rho, mu, value in zip(rhos.tolist(), mus.tolist(), values.tolist(), strict=True):
+        want_mu, want_value = alone.profile(rho)
+        assert mu == pytest.approx(want_mu, rel=1e-12), rho
+        assert value == pytest.approx(want_value, abs=1e-8), rho  # a difference of big sums
+
+
+def test_big_suites_region_is_the_region_brent_finds(monkeypatch):
+    """The printed region of a big suite, every icc's two ends found at once by Newton's
+    method, is the region Brent's method finds one end at a time."""
+    from gatecal._analyses import noise_bounds as nb
+
+    x = _runs(20_000, 10, 0.05, 0.02, seed=17)
+    fast = noise_bounds(x, 20_000)
+    monkeypatch.setattr(nb, "_newton_edges", lambda lik, f, r, *a: np.full(r.size, math.nan))
+    slow = noise_bounds(x, 20_000)
+    assert fast.iccs == slow.iccs and fast.iccs[-1] == fast.icc_top
+    np.testing.assert_allclose(fast.lows[:-1], slow.lows[:-1], rtol=1e-9)
+    np.testing.assert_allclose(fast.highs[:-1], slow.highs[:-1], rtol=1e-9)
+    # at the tip the region closes like a square root: the excess's rounding (about
+    # 1e-10 here) moves its ends by about its square root, whichever search finds them
+    np.testing.assert_allclose(fast.lows[-1:], slow.lows[-1:], rtol=1e-4)
+    np.testing.assert_allclose(fast.highs[-1:], slow.highs[-1:], rtol=1e-4)
+    assert sum(lo < hi for lo, hi in zip(fast.lows, fast.highs, strict=True)) > 20

@@ -20,10 +20,10 @@ import numpy.typing as npt
 from gatecal._analyses.overdispersion import (
     _RHO_GRID,
     Overdispersion,
+    _fit,
     _Likelihood,
     _profile_bound,
     _run_counts,
-    fit_overdispersion,
 )
 from gatecal._common.intervals import RateEstimate
 from gatecal._common.quantiles import chi2_ppf
@@ -207,51 +207,13 @@ class NoiseBounds:
         return None
 
     def edges(self, rhos: Floats, starts: Floats, upper: bool = True) -> Floats:
-        """:meth:`edge` at every icc of `rhos` at once: the same Newton's method, from
-        `starts` (near each edge), stepped for all of them together, each stopping when it
-        settles (the likelihood evaluated at all their points in one pass, not one small
-        pass per point); each that does not settle within the same 40 steps outward and 12
-        Newton steps, and each at the set's tips, by :meth:`edge` itself."""
-        lik, floor = self.likelihood, self.gate_floor
+        """:meth:`edge` at every icc of `rhos` at once (:func:`_newton_edges` from `starts`,
+        near each edge); each that does not settle, and each at the set's tips, by
+        :meth:`edge` itself."""
         rhos = np.asarray(rhos, dtype=np.float64)
-        theta = rhos / (1.0 - rhos)
-        x = np.array(starts, dtype=np.float64)
-        live = (self.gate_icc_bottom < rhos) & (rhos < self.gate_icc_top) & (x > 0) & (x < 1)
-        step = 1e-6 * (1.0 - x if upper else x)
-        sign = 1.0 if upper else -1.0
-        gap = np.full(rhos.size, math.nan)
-        outward = live.copy()  # still inside the set: stepped outward
-        for _ in range(40):
-            at = np.flatnonzero(outward)
-            if not at.size:
-                break
-            gap[at] = lik.excess_many(x[at], theta[at]) - floor
-            at = at[gap[at] >= 0]
-            outward[:] = False
-            x[at] += sign * step[at]
-            step[at] *= 2
-            gone = (x[at] <= 0) | (x[at] >= 1)
-            live[at[gone]] = False
-            outward[at[~gone]] = True
-        live &= ~outward
-        done = np.zeros(rhos.size, dtype=bool)
-        for i in range(12):
-            at = np.flatnonzero(live & ~done)
-            if not at.size:
-                break
-            if i:
-                gap[at] = lik.excess_many(x[at], theta[at]) - floor
-            slope = lik.score_mu_many(x[at], theta[at])
-            bad = ~(slope < 0 if upper else slope > 0) | ~np.isfinite(gap[at])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                move = np.where(bad, 0.0, gap[at] / slope)
-            x[at] -= move
-            bad |= (x[at] <= 0) | (x[at] >= 1)
-            settled = ~bad & ((np.abs(move) <= 1e-12 * x[at]) | (gap[at] >= 0))
-            live[at[bad]] = False
-            done[at[settled]] = True
-        out = np.where(done, x, math.nan)
-        for k in np.flatnonzero(~done).tolist():
+        live = (self.gate_icc_bottom < rhos) & (rhos < self.gate_icc_top)
+        out = _newton_edges(self.likelihood, self.gate_floor, rhos, starts, upper, live)
+        for k in np.flatnonzero(np.isnan(out)).tolist():
             out[k] = self.edge(float(rhos[k]), upper)
         return out
 
@@ -341,8 +303,9 @@ class NoiseBounds:
         the square of the distance in mu), at ``_MANY_GRID + 1`` evenly spaced t and the
         fitted icc's. Each gate's parabola through its best grid value and its two
         neighbours places its largest value; those places are rounded to the finest grid
-        of t (a power of 2) that leaves at most ``_MANY_POINTS`` of them, and the edge
-        found at all of them at once (:meth:`edges`) and the gates evaluated once at each.
+        of t (a power of 2) that leaves at most ``_MANY_POINTS`` of them, the edge found at
+        each (at all of them at once by :meth:`edges` when the likelihood takes its
+        closed forms, above 4,096 cases a run) and the gates evaluated once at each.
         Each result is the largest value evaluated for that gate (attained at the icc
         returned).
         """
@@ -394,7 +357,10 @@ class NoiseBounds:
             low, high = (mid, high) if _places(vertex, mid).size <= _MANY_POINTS else (low, mid)
         places = _places(vertex, low)
         at_rho = rho_of(places)
-        at_edge = self.edges(at_rho, np.interp(places, x, edges), upper)
+        if self.likelihood._closed:  # all places at once (a pass of numpy each, not one each)
+            at_edge = self.edges(at_rho, np.interp(places, x, edges), upper)
+        else:
+            at_edge = np.array([self.edge(r, upper) for r in at_rho.tolist()])
         done = (0, size)
         for t, e, r in zip(places.tolist(), at_edge.tolist(), at_rho.tolist(), strict=True):
             done = _raise(best, at_t, t, *window(e, r), sign, done)
@@ -448,6 +414,60 @@ class NoiseBounds:
         if n + 1 > _PER_GATE_MAX:
             return self._many(lambda mu, rho: _failing_window(n, mu, rho, failing), n + 1, False)[0]
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho, failing), upper=False)[0]
+
+
+def _newton_edges(
+    lik: _Likelihood,
+    floor: float,
+    rhos: Floats,
+    starts: Floats,
+    upper: bool,
+    live: npt.NDArray[np.bool_],
+) -> Floats:
+    """The largest (`upper`) or smallest rate where ``lik.excess(mu, rho) = floor`` at
+    each icc of `rhos` where `live`, by :meth:`NoiseBounds.edge`'s Newton's method from
+    `starts`, stepped for all of them together (the likelihood evaluated at all their
+    points in one pass, not one small pass per point): stepped outward while inside (40
+    doublings from 1e-6 of the way to 0 or 1), then Newton's steps from outside (12 at
+    most), each stopping when it settles; NaN wherever it does not (a start outside on
+    the other side, a step beyond 0 or 1, no settling) and where not `live`."""
+    theta = rhos / (1.0 - rhos)
+    x = np.array(starts, dtype=np.float64)
+    live = live & (x > 0) & (x < 1)
+    step = 1e-6 * (1.0 - x if upper else x)
+    sign = 1.0 if upper else -1.0
+    gap = np.full(rhos.size, math.nan)
+    outward = live.copy()  # still inside the set: stepped outward
+    for _ in range(40):
+        at = np.flatnonzero(outward)
+        if not at.size:
+            break
+        gap[at] = lik.excess_many(x[at], theta[at]) - floor
+        at = at[gap[at] >= 0]
+        outward[:] = False
+        x[at] += sign * step[at]
+        step[at] *= 2
+        gone = (x[at] <= 0) | (x[at] >= 1)
+        live[at[gone]] = False
+        outward[at[~gone]] = True
+    live &= ~outward
+    done = np.zeros(rhos.size, dtype=bool)
+    for i in range(12):
+        at = np.flatnonzero(live & ~done)
+        if not at.size:
+            break
+        if i:
+            gap[at] = lik.excess_many(x[at], theta[at]) - floor
+        slope = lik.score_mu_many(x[at], theta[at])
+        bad = ~(slope < 0 if upper else slope > 0) | ~np.isfinite(gap[at])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            move = np.where(bad, 0.0, gap[at] / slope)
+        x[at] -= move
+        bad |= (x[at] <= 0) | (x[at] >= 1)
+        settled = ~bad & ((np.abs(move) <= 1e-12 * x[at]) | (gap[at] >= 0))
+        live[at[bad]] = False
+        done[at[settled]] = True
+    return np.where(done, x, math.nan)
 
 
 def _raise(
@@ -511,20 +531,25 @@ def noise_bounds(
     if one_sided <= 0.5:
         raise ParameterError("gate_level", "must be above 0.5 (a one-sided level)", gate_level)
     x, m = _run_counts(failures, cases)
-    over = fit_overdispersion(x, m, level)
     lik = _Likelihood(x, m)
+    over = _fit(lik, x, m, level)
     floor = over.statistic / 2 - chi2_ppf((1 + level) / 2, 2) / 2
     cutoff = chi2_ppf(2 * one_sided - 1, 1)
     gate_floor = over.statistic / 2 - cutoff / 2
-    values = [lik.profile(float(r))[1] for r in _RHO_GRID]
+    values = lik.profiles(_RHO_GRID)[1].tolist()
     top = _profile_bound(lik, over.icc, floor, _RHO_GRID, values)
     gate_top = _profile_bound(lik, over.icc, gate_floor, _RHO_GRID, values)
     gate_bottom = _profile_bound_below(lik, over.icc, gate_floor, _RHO_GRID, values)
     iccs = sorted({top * i / grid for i in range(grid + 1)} | {over.icc})
+    at = np.asarray(iccs, dtype=np.float64)
+    mus, peaks = lik.profiles(at)
+    near = {side: np.full(at.size, math.nan) for side in (False, True)}
+    if lik._closed:  # big suites: every icc's two ends at once from its profile maximum
+        near = {u: _newton_edges(lik, floor, at, mus, u, peaks > floor) for u in (False, True)}
     lows, highs = [], []
-    for icc in iccs:
+    for i, icc in enumerate(iccs):
         theta = icc / (1 - icc)
-        mu, value = lik.profile(icc)
+        mu, value = float(mus[i]), float(peaks[i])
         if value <= floor:  # the region's tip (icc_upper), up to rounding
             lows.append(mu)
             highs.append(mu)
@@ -533,8 +558,11 @@ def noise_bounds(
         def gap(r: float, theta: float = theta) -> float:
             return lik.excess(r, theta) - floor
 
-        lo = 0.0 if gap(0.0) >= 0 else optimize.brentq(gap, 0.0, mu, xtol=1e-300, rtol=1e-13)
-        hi = 1.0 if gap(1.0) >= 0 else optimize.brentq(gap, mu, 1.0, xtol=1e-300, rtol=1e-13)
+        lo, hi = float(near[False][i]), float(near[True][i])
+        if math.isnan(lo):
+            lo = 0.0 if gap(0.0) >= 0 else optimize.brentq(gap, 0.0, mu, xtol=1e-300, rtol=1e-13)
+        if math.isnan(hi):
+            hi = 1.0 if gap(1.0) >= 0 else optimize.brentq(gap, mu, 1.0, xtol=1e-300, rtol=1e-13)
         lows.append(float(lo))
         highs.append(float(hi))
     total, trials = float(x.sum()), float(m.sum())

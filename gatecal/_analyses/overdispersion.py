@@ -232,6 +232,7 @@ class _Likelihood:
         self._jx, self._jy = self.j[: int(self.x.max())], self.j[: int(self.y.max())]
         self._closed = int(self.m.max()) > _PREFIX_MAX
         self._d: tuple[float, float] = (0.0, 0.0)  # (theta, c @ log prod (1 + j theta))
+        self._profiles: dict[float, tuple[float, float]] = {}  # rho: profile(rho)
 
     def excess(self, mu: float, theta: float) -> float:
         """log L(mu, theta) - log L_binomial(p_hat) (p_hat may be 0 or 1: no failures or
@@ -331,9 +332,12 @@ class _Likelihood:
         return total / 2
 
     def profile(self, rho: float) -> tuple[float, float]:
-        """(mu maximising the likelihood at this rho, the excess log-likelihood there)."""
+        """(mu maximising the likelihood at this rho, the excess log-likelihood there),
+        kept once found (the fit and the bounds ask for the same iccs)."""
         from scipy import optimize
 
+        if rho in self._profiles:
+            return self._profiles[rho]
         if rho == 0 or self.total_x in (0, self.total_m):
             return self.p, 0.0  # with no failures (passes) mu = 0 (1) at every rho
         theta = rho / (1.0 - rho)
@@ -343,7 +347,47 @@ class _Likelihood:
         while self.score_mu(hi, theta) >= 0 and 1 - hi > 1e-15:
             hi = 1 - (1 - hi) * 1e-3
         mu = float(optimize.brentq(self.score_mu, lo, hi, args=(theta,), xtol=1e-300, rtol=1e-15))
-        return mu, self.excess(mu, theta)
+        self._profiles[rho] = (mu, self.excess(mu, theta))
+        return self._profiles[rho]
+
+    def profiles(self, rhos: Floats) -> tuple[Floats, Floats]:
+        """:meth:`profile` at each icc of `rhos`: above :data:`_PREFIX_MAX` cases a run,
+        for all at once by bisection of the score in mu (decreasing: the likelihood is
+        concave in mu) from the brackets :meth:`profile` starts from, each to within
+        4e-16 of its root, the score evaluated at every point in one pass; otherwise, and
+        wherever that does not settle in 200 halvings, one by one."""
+        rhos = np.asarray(rhos, dtype=np.float64)
+        if self._closed and self.total_x not in (0, self.total_m):
+            new = np.asarray(sorted({r for r in rhos.tolist() if r > 0} - self._profiles.keys()))
+            theta = new / (1.0 - new)
+            lo, hi = np.full(new.size, self.p / 2), np.full(new.size, (1 + self.p) / 2)
+            for _ in range(110):  # as profile() widens its bracket
+                need = (self.score_mu_many(lo, theta) <= 0) & (lo > 1e-300)
+                if not need.any():
+                    break
+                lo[need] *= 1e-3
+            for _ in range(40):
+                need = (self.score_mu_many(hi, theta) >= 0) & (1 - hi > 1e-15)
+                if not need.any():
+                    break
+                hi[need] = 1 - (1 - hi[need]) * 1e-3
+            wide = np.ones(new.size, dtype=bool)
+            for _ in range(200):
+                at = np.flatnonzero(wide)
+                if not at.size:
+                    break
+                mid = (lo[at] + hi[at]) / 2
+                score = self.score_mu_many(mid, theta[at])
+                lo[at] = np.where(score >= 0, mid, lo[at])
+                hi[at] = np.where(score <= 0, mid, hi[at])
+                wide[at] = hi[at] - lo[at] > 4e-16 * hi[at]
+            mu = (lo + hi) / 2
+            excess = self.excess_many(mu, theta)
+            for r, a, b, far in zip(new.tolist(), mu.tolist(), excess.tolist(), wide, strict=True):
+                if not far:
+                    self._profiles[r] = (a, b)
+        mus, values = zip(*(self.profile(r) for r in rhos.tolist()), strict=True)
+        return np.asarray(mus, dtype=np.float64), np.asarray(values, dtype=np.float64)
 
 
 def _moment_icc(x: Ints, m: Ints, p: float) -> float:
@@ -393,11 +437,16 @@ def fit_overdispersion(
     found on a grid, refined by Brent's method, and is exactly 0 when the exact score
     at rho = 0 is not positive and no grid point beats the binomial.
     """
-    from scipy import optimize  # deferred: `import gatecal` stays light
-
     level = check_probability("confidence_level", confidence_level)
     x, m = _run_counts(failures, cases)
-    lik = _Likelihood(x, m)
+    return _fit(_Likelihood(x, m), x, m, level)
+
+
+def _fit(lik: _Likelihood, x: Ints, m: Ints, level: float) -> Overdispersion:
+    """:func:`fit_overdispersion` of the runs (x, m), whose likelihood is `lik` (which
+    keeps the profiles found)."""
+    from scipy import optimize
+
     p = lik.p
     size = float((m * m).sum() / m.sum())  # size-weighted mean run size
     moment = _moment_icc(x, m, p)
@@ -413,7 +462,7 @@ def fit_overdispersion(
             confidence_level=level,
         )
     grid = _RHO_GRID
-    values = [lik.profile(float(r))[1] for r in grid]
+    values = lik.profiles(grid)[1].tolist()
     best = int(np.argmax(values))
     if best == 0 and lik.score_theta_at_zero() <= 0:
         rho, value = 0.0, 0.0
