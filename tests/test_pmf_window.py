@@ -37,24 +37,26 @@ def _norm(n: int, t: int, u: int) -> int:
 
 
 @pytest.mark.parametrize(
-    ("mean", "icc", "walked"),
+    ("mean", "icc", "guessed"),
     [
-        (0.0345, 0.0, True),  # binomial, narrow: walked out from the mode
+        (0.0345, 0.0, True),  # binomial, narrow: summed over its window's guessed ends
         (0.0345, 1e-5, True),  # log-concave, narrow
-        (0.001, 1e-6, True),  # the mode near 0: the walk down stops at 0
-        (0.3, 0.0, False),  # binomial, wide: all ratios at once
-        (0.0345, 0.03, False),  # log-concave and wide
-        (0.0345, 0.2, False),  # J-shaped (a beta parameter below 1)
+        (0.001, 1e-6, True),  # the mode near 0: the window starts at 0
+        (0.3, 0.0, True),  # binomial, wide
+        (0.0345, 0.03, True),  # log-concave and wide
+        (0.0345, 0.2, False),  # J-shaped (a beta parameter below 1): all ratios at once
         (0.5, 0.6, False),  # U-shaped
-        (0.999, 0.01, False),  # near a rate of 1
+        (0.999, 0.01, False),  # near a rate of 1, a beta parameter below 1
     ],
 )
-def test_window_matches_exact_rationals_and_is_exactly_zero_outside(monkeypatch, mean, icc, walked):
+def test_window_matches_exact_rationals_and_is_exactly_zero_outside(
+    monkeypatch, mean, icc, guessed
+):
     from gatecal._engines import exact
 
-    walks = []
-    real_walk = exact._walk
-    monkeypatch.setattr(exact, "_walk", lambda *a: walks.append(a) or real_walk(*a))
+    guesses = []
+    real_guess = exact._guess_window
+    monkeypatch.setattr(exact, "_guess_window", lambda *a: guesses.append(a) or real_guess(*a))
     assert N > WINDOW_FROM
     start, window = beta_binomial_window(N, mean, icc)
     pmf = beta_binomial_pmf(N, mean, icc)
@@ -74,7 +76,7 @@ def test_window_matches_exact_rationals_and_is_exactly_zero_outside(monkeypatch,
             continue
         assert pmf[f] == pytest.approx(exact, rel=1e-11), f
     assert float(pmf.sum()) == pytest.approx(1.0, rel=1e-13)
-    assert bool(walks) == walked
+    assert bool(guesses) == guessed
 
 
 def test_the_tails_over_the_window_are_the_tails_of_the_whole_pmf():
@@ -91,3 +93,19 @@ def test_the_tails_over_the_window_are_the_tails_of_the_whole_pmf():
         assert np.array_equal(ours, whole)
         _, window = beta_binomial_window(N - failing, mean, icc)
         assert (window.size < N // 5) == narrow  # the narrow ones sum a fifth of the pmf
+
+
+@pytest.mark.parametrize(("mean", "icc"), [(0.0345, 0.0), (0.3, 1e-4), (0.001, 1e-6)])
+def test_a_guess_that_falls_short_is_widened_to_the_same_window(monkeypatch, mean, icc):
+    """The window's ends are guessed from the log pmf in closed form; a guess short on
+    either side is widened until both ends are below the depth: the same window."""
+    from gatecal._engines import exact
+
+    start, window = beta_binomial_window(N, mean, icc)
+    mode = start + int(np.argmax(window))
+    for low, high in ((mode - 3, mode + 2), (max(mode - 3, 0), N), (0, mode + 1)):
+        monkeypatch.setattr(exact, "_guess_window", lambda *a, lh=(low, high): lh)
+        got_start, got = beta_binomial_window(N, mean, icc)
+        assert got_start == start and got.size == window.size
+        # summed from another first f: the log sums (up to 800 in size) round otherwise
+        np.testing.assert_allclose(got, window, rtol=1e-10, atol=1e-300)

@@ -323,7 +323,10 @@ class NoiseBounds:
             ts = sorted({*(i / _MANY_GRID for i in range(_MANY_GRID + 1)), t_fit / math.pi})
         x = np.asarray(ts)
         rhos = rho_of(x)
-        edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
+        if self.likelihood._closed:  # every grid point's edge at once, out from its profile
+            edges = self.edges(rhos, self.likelihood.profiles(rhos)[0], upper)
+        else:
+            edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
         table = np.empty((len(ts), size))
         for row, e, r in zip(table, edges.tolist(), rhos.tolist(), strict=True):
             start, part = window(e, r)

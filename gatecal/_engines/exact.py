@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -466,9 +465,11 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     ``n exp(-800)``). These sums are also more accurate than the log1p products over n
     terms (about 1e-12 relative against 40-digit arithmetic at 10^5 cases, where those
     drift to 1e-8). Where the pmf is log-concave (both parameters of the beta mixing
-    density at least 1: icc at most the rate and 1 - rate) and narrow, the ratios are
-    summed outward from the mode in doubling blocks until 800 below it, so the cost
-    follows the window (about 40 standard deviations each side), not n.
+    density at least 1: icc at most the rate and 1 - rate) the ratios are summed only
+    over a stretch that holds the window: its ends found first from the log pmf in
+    closed form (:func:`_guess_window`), widened until both ends are below the depth
+    (or at 0 and n); so the cost follows the window (about 40 standard deviations each
+    side), not n.
     """
     if mean <= 0 or mean >= 1:
         return 0, np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
@@ -492,36 +493,65 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
         out += counts[a:b]
         return out
 
-    def rises(f: int) -> bool:  # pmf(f + 1) > pmf(f), as log_ratio(f) > 0
-        return (n - f) * (mean + f * theta) > (f + 1) * (1.0 - mean + (n - f - 1) * theta)
-
-    # The mode, the first f where the pmf stops rising: (n - f)(mean + f theta) =
-    # (f + 1)(1 - mean + (n - f - 1) theta) is linear in f, its root below; then stepped
-    # to the exact integer (rounding).
-    root = (n * mean + mean - 1.0 - theta * (n - 1)) / max(1.0 - 2.0 * theta, 1e-300)
-    mode = min(max(math.ceil(min(root, n)), 0), n)
-    while mode > 0 and not rises(mode - 1):
-        mode -= 1
-    while mode < n and rises(mode):
-        mode += 1
-    # the window's half-width is about 40 standard deviations: walk out to it from the
-    # mode unless it holds most of the cases anyway (then all ratios at once)
-    sd = math.sqrt(n * mean * (1.0 - mean) * (1.0 + (n - 1) * icc))
-    if theta > min(mean, 1.0 - mean) or 80.0 * sd > n / 4:
-        logs = np.empty(n + 1)
+    low, high = 0, n
+    if theta <= min(mean, 1.0 - mean):  # log-concave: one mode, the window around it
+        low, high = _guess_window(n, mean, theta)
+    while True:
+        logs = np.empty(high - low + 1)
         logs[0] = 0.0
-        np.cumsum(log_ratio(0, n), out=logs[1:])
+        np.cumsum(log_ratio(low, high), out=logs[1:])
         logs -= logs.max()
-        inside = logs >= -_WINDOW_DEPTH
-        start = int(inside.argmax())
-        logs = logs[start : n + 1 - int(inside[::-1].argmax())]
-    else:
-        right = _walk(lambda a, b: np.cumsum(log_ratio(mode + a, mode + b)), mode, n)
-        left = _walk(lambda a, b: np.cumsum(-log_ratio(mode - b, mode - a)[::-1]), 0, mode)
-        start, logs = mode - left.size, np.concatenate((left[::-1], [0.0], right))
+        short_low = low > 0 and logs[0] >= -_WINDOW_DEPTH
+        short_high = high < n and logs[-1] >= -_WINDOW_DEPTH
+        if not (short_low or short_high):
+            break
+        width = high - low  # the guess fell short (rounding): twice as wide that side
+        low, high = max(low - width * short_low, 0), min(high + width * short_high, n)
+    inside = logs >= -_WINDOW_DEPTH
+    first = int(inside.argmax())
+    logs = logs[first : logs.size - int(inside[::-1].argmax())]
     np.exp(logs, out=logs)
     logs /= logs.sum()
-    return start, logs
+    return low + first, logs
+
+
+def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int]:
+    """Where a log-concave failing-count pmf of n cases is more than ``_WINDOW_DEPTH + 8``
+    below its largest value (or 0 and n): the last such f below its mode and the first
+    above, by bisection on the log pmf in closed form (log-gamma differences, math.lgamma;
+    the binomial's below theta 1e-9, where the log-gamma differences lose digits).
+    Accurate to far better than the 8 to spare, which :func:`beta_binomial_window` checks
+    anyway."""
+    lg = math.lgamma
+    if theta < 1e-9:
+        lp, lq = math.log(mean), math.log1p(-mean)
+
+        def log_pmf(f: int) -> float:
+            return lg(n + 1) - lg(f + 1) - lg(n - f + 1) + f * lp + (n - f) * lq
+
+    else:
+        a, b = mean / theta, (1.0 - mean) / theta
+
+        def log_pmf(f: int) -> float:
+            return -lg(f + 1) - lg(n - f + 1) + lg(f + a) - lg(a) + lg(n - f + b) - lg(b)
+
+    # the mode: where (n - f)(mean + f theta) = (f + 1)(1 - mean + (n - f - 1) theta)
+    root = (n * mean + mean - 1.0 - theta * (n - 1)) / max(1.0 - 2.0 * theta, 1e-300)
+    mode = min(max(math.ceil(min(root, n)), 0), n)
+    for step in (-1, 1):  # step to the larger neighbour while there is one
+        while 0 <= mode + step <= n and log_pmf(mode + step) > log_pmf(mode):
+            mode += step
+    floor = log_pmf(mode) - _WINDOW_DEPTH - 8.0
+    ends = []
+    for outside, inside in ((0, mode), (n, mode)):
+        if log_pmf(outside) >= floor:
+            ends.append(outside)
+            continue
+        while abs(inside - outside) > 1:  # log_pmf(outside) < floor <= log_pmf(inside)
+            mid = (outside + inside) // 2
+            outside, inside = (mid, inside) if log_pmf(mid) < floor else (outside, mid)
+        ends.append(outside)
+    return ends[0], ends[1]
 
 
 @functools.lru_cache(maxsize=4)
@@ -540,24 +570,6 @@ def _log_count_ratio(n: int) -> Floats:
     out = np.log((n - f) / (f + 1))
     out.setflags(write=False)
     return out
-
-
-def _walk(block: Callable[[int, int], Floats], start: int, stop: int) -> Floats:
-    """The log pmf relative to the mode, step by step away from it, until it is
-    :data:`_WINDOW_DEPTH` below (or `stop` - `start` steps): ``block(a, b)`` gives the
-    log-ratio sums of steps a..b-1 (relative to their own first), joined here."""
-    parts: list[Floats] = []
-    level, done, size = 0.0, 0, 256
-    while done < stop - start:
-        step = block(done, min(done + size, stop - start)) + level
-        parts.append(step)
-        done += step.size
-        level = float(step[-1])
-        if level < -_WINDOW_DEPTH:
-            break
-        size *= 2
-    out = np.concatenate(parts) if parts else np.zeros(0)
-    return out[: int(np.searchsorted(-out, _WINDOW_DEPTH, side="right"))]
 
 
 def _full_pmf(n: int, mean: float, theta: float) -> Floats:
