@@ -8,9 +8,9 @@ with the reasons the runs do not fit it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies import Policy
@@ -24,7 +24,7 @@ _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
 
 
 def _states(
-    data: RunsData, cases: Sequence[str], expected: Mapping[str, set[str]]
+    data: RunsData, cases: Sequence[str], expected: _Expected
 ) -> tuple[list[str], list[dict[str, str]], list[str]]:
     """The current runs, and per run each case's state: passed, failed, error or missing.
 
@@ -51,15 +51,19 @@ def _states(
     failed = np.bincount(pair, weights=ok & (table.array("passed")[where] == 0), minlength=n_pairs)
     errored = np.bincount(pair, weights=~ok, minlength=n_pairs)
     pair_case = case_c[first]
-    # the baseline's checks of each case, against those each pair shows
-    check_code = {c: i for i, c in enumerate(check_values)}
-    wanted = np.zeros(n_case, dtype=np.int64)
-    wanted_keys: list[int] = []
-    for code, name in enumerate(case_values):
-        want = expected.get(name, set())
-        wanted[code] = len(want)
-        wanted_keys += [code * n_check + check_code[k] for k in want if k in check_code]
-    hit = np.isin(case_c * n_check + check_c, np.asarray(wanted_keys, dtype=np.int64))
+    # the baseline's checks of each case, against those each pair shows: the baseline's
+    # (case, check) pairs in this table's codes (-1: a case or check it does not have)
+    codes = {c: i for i, c in enumerate(case_values)}
+    to_case = np.asarray([codes.get(c, -1) for c in expected.cases], dtype=np.int64)
+    codes = {c: i for i, c in enumerate(check_values)}
+    to_check = np.asarray([codes.get(c, -1) for c in expected.checks], dtype=np.int64)
+    want_case = to_case[expected.pair_case] if to_case.size else expected.pair_case
+    want_check = to_check[expected.pair_check] if to_check.size else expected.pair_check
+    ours = want_case >= 0
+    wanted = np.bincount(want_case[ours], minlength=n_case)
+    known = ours & (want_check >= 0)
+    wanted_keys = want_case[known] * n_check + want_check[known]
+    hit = np.isin(case_c * n_check + check_c, wanted_keys)
     shown = np.unique(pair[hit].astype(np.int64) * n_check + check_c[hit]) // n_check
     hits = np.bincount(shown, minlength=n_pairs)
     lacking = (failed == 0) & (errored == 0) & (hits < wanted[pair_case])
@@ -78,19 +82,36 @@ def _states(
             rows = order[bounds[p] : bounds[p + 1]]
             seen = {check_values[k] for k in check_c[rows].tolist()}
             case, run = case_values[pair_case[p]], run_values[pair_run[p]]
-            missing = sorted(expected.get(case, set()) - seen)
+            missing = sorted(expected.of(case) - seen)
             by_run[run].append(
                 f"{case} lacks {', '.join(missing)}" + (f" in {run}" if len(runs) > 1 else "")
             )
         gaps = [g for r in runs for g in by_run[r]]
-    states = [
-        {c: table_of[r].get(c, _MISSING) for c in dict.fromkeys([*cases, *table_of[r]])}
-        for r in runs
-    ]
+    # every case of `cases` (missing unless this run shows it), then this run's others
+    states = [{**dict.fromkeys(cases, _MISSING), **table_of[r]} for r in runs]
     return runs, states, gaps
 
 
-def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
+@dataclass(frozen=True, slots=True)
+class _Expected:
+    """The checks the baseline ran on each case: its (case, check) pairs as codes into
+    `cases` and `checks`."""
+
+    cases: Sequence[str]
+    checks: Sequence[str]
+    pair_case: Any
+    pair_check: Any
+    _of: dict[str, set[str]] = field(default_factory=dict)
+
+    def of(self, case: str) -> set[str]:
+        """The checks the baseline ran on `case` (none if it never saw it)."""
+        if not self._of:  # built the first time a case lacks one: then for every case
+            for c, k in zip(self.pair_case.tolist(), self.pair_check.tolist(), strict=True):
+                self._of.setdefault(self.cases[c], set()).add(self.checks[k])
+        return self._of.get(case, set())
+
+
+def _expected_checks(baseline: RunsData) -> _Expected:
     """The checks the baseline ran on each case (in any known-good run)."""
     import numpy as np
 
@@ -100,11 +121,7 @@ def _expected_checks(baseline: RunsData) -> dict[str, set[str]]:
     pairs = np.unique(
         table.codes("case")[where].astype(np.int64) * n_check + table.codes("check")[where]
     )
-    out: dict[str, set[str]] = {}
-    cases, checks = table.values("case"), table.values("check")
-    for case, check in zip((pairs // n_check).tolist(), (pairs % n_check).tolist(), strict=True):
-        out.setdefault(cases[case], set()).add(checks[check])
-    return out
+    return _Expected(table.values("case"), table.values("check"), pairs // n_check, pairs % n_check)
 
 
 @dataclass(frozen=True, slots=True)
