@@ -10,6 +10,7 @@ over the icc); detection is bounded from below the same way. The joint region at
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -89,6 +90,10 @@ _RHO_TOL = 1e-3
 # force found (reports/many-gates-accuracy.md, experiments/many_gates_accuracy.py); values
 # below 1e-12 (far tails, steep along the edge) fell up to 23% short.
 _PER_GATE_MAX = 201
+#: The many-gate search's passes run on up to this many threads (the cores allowed) where
+#: the pmf's windows hold at least _WIDE values on average (a noisy suite: most cases);
+#: narrower windows are too quick for threads to pay.
+_THREADS, _WIDE = 4, 16_384
 _MANY_GRID, _MANY_POINTS = 64, 1024
 
 
@@ -328,8 +333,10 @@ class NoiseBounds:
         else:
             edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
         table = np.empty((len(ts), size))
-        for row, e, r in zip(table, edges.tolist(), rhos.tolist(), strict=True):
+        widths = np.empty(len(ts))
+        for j, row, e, r in zip(range(len(ts)), table, edges.tolist(), rhos.tolist(), strict=True):
             start, part = window(e, r)
+            widths[j] = part.size
             row[:start] = 0.0
             row[start : start + part.size] = part
             row[start + part.size :] = 1.0
@@ -364,9 +371,8 @@ class NoiseBounds:
             at_edge = self.edges(at_rho, np.interp(places, x, edges), upper)
         else:
             at_edge = np.array([self.edge(r, upper) for r in at_rho.tolist()])
-        done = (0, size)
-        for t, e, r in zip(places.tolist(), at_edge.tolist(), at_rho.tolist(), strict=True):
-            done = _raise(best, at_t, t, *window(e, r), sign, done)
+        work = list(zip(places.tolist(), at_edge.tolist(), at_rho.tolist(), strict=True))
+        _passes(best, at_t, work, window, sign, wide=bool(widths.mean() >= _WIDE))
         return sign * best, rho_of(at_t)
 
     def false_alarms(self, n: int) -> Floats:
@@ -471,6 +477,52 @@ def _newton_edges(
         live[at[bad]] = False
         done[at[settled]] = True
     return np.where(done, x, math.nan)
+
+
+def _passes(
+    best: Floats,
+    at_t: Floats,
+    work: list[tuple[float, float, float]],
+    window: Callable[[float, float], tuple[int, Floats]],
+    sign: float,
+    wide: bool,
+) -> None:
+    """Raise `best` and `at_t` by each pass of `work` ``(t, mu, rho)`` in turn
+    (:func:`_raise`). Where the windows are `wide` (numpy's loops then hold most of the
+    time, free of the interpreter's lock), in contiguous shares of `work` on up to
+    :data:`_THREADS` threads, each from the same `best`, then merged in order, a later
+    share's value taken only where strictly higher: exactly the values and places one
+    pass after another gives (the first place of the largest value)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(share: list[tuple[float, float, float]]) -> tuple[Floats, Floats]:
+        top, where = best.copy(), at_t.copy()
+        done = (0, top.size)
+        for t, mu, rho in share:
+            done = _raise(top, where, t, *window(mu, rho), sign, done)
+        return top, where
+
+    threads = min(_THREADS, _cores(), len(work) // 8) if wide else 1
+    if threads <= 1:
+        results = [run(work)]
+    else:
+        cut = [len(work) * i // threads for i in range(threads + 1)]
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(run, [work[a:b] for a, b in itertools.pairwise(cut)]))
+    for top, where in results:
+        better = top > best
+        np.copyto(best, top, where=better)
+        np.copyto(at_t, where, where=better)
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _raise(

@@ -388,7 +388,7 @@ def recommend_gate(
         if regressed_runs
         else _assumed_regression(regression, n, bounds)
     )
-    table = [(float(fa), float(det)) for fa, det in zip(false_alarms, detections, strict=True)]
+    table = list(zip(false_alarms.tolist(), detections.tolist(), strict=True))
     best = strictest_within([fa for fa, _ in table], alpha)
     within_budget = best if best >= 1 else None
     recommended = within_budget if table[best][1] >= power else None
