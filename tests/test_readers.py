@@ -645,3 +645,23 @@ def test_a_big_file_is_sniffed_whole_and_jsonl_lines_end_only_at_newlines(tmp_pa
     rows = [{"run": r, "case": "a\u2028b", "passed": ok} for r, ok in (("r1", True), ("r2", False))]
     lines.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     assert _grid(read_runs([lines])) == {"a\u2028b": ".x"}
+
+
+def test_short_names_take_the_parameter_the_bracket_pattern_takes():
+    """The parameter of an id ending in "]" is what the pattern \\[(.*)\\]$ finds (read
+    without it on one-line ids): checked on random ids of brackets, dots, spaces and
+    newlines."""
+    import random
+    import re
+
+    from gatecal.readers._model import short_names
+
+    pattern = re.compile(r"\[(.*)\]$")
+    rng = random.Random(7)
+    for _ in range(20_000):
+        case = "".join(rng.choice("ab[].:x\n") for _ in range(rng.randint(1, 9)))
+        match = pattern.search(case)
+        if re.search(r"\s", case.partition("[")[0]):
+            continue  # free text (spaces outside brackets): kept whole
+        if match and match.group(1):  # (other ids are named by their test name, as before)
+            assert short_names([case])[case] == match.group(1), repr(case)

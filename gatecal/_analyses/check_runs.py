@@ -64,7 +64,8 @@ def _states(
     known = ours & (want_check >= 0)
     wanted_keys = want_case[known] * n_check + want_check[known]
     hit = np.isin(case_c * n_check + check_c, wanted_keys)
-    shown = np.unique(pair[hit].astype(np.int64) * n_check + check_c[hit]) // n_check
+    shown = _distinct(pair[hit].astype(np.int64) * n_check + check_c[hit], n_pairs * n_check)
+    shown //= n_check
     hits = np.bincount(shown, minlength=n_pairs)
     lacking = (failed == 0) & (errored == 0) & (hits < wanted[pair_case])
     state = np.where(failed > 0, 0, np.where(errored > 0, 1, np.where(lacking, 3, 2)))
@@ -90,6 +91,16 @@ def _states(
     # every case of `cases` (missing unless this run shows it), then this run's others
     states = [{**dict.fromkeys(cases, _MISSING), **table_of[r]} for r in runs]
     return runs, states, gaps
+
+
+def _distinct(keys: Any, size: int) -> Any:
+    """``np.unique(keys)`` of keys in ``range(size)``: by counting where `size` is not much
+    more than the keys (no sort), else by np.unique."""
+    import numpy as np
+
+    if size <= 4 * len(keys) + 1024:
+        return np.flatnonzero(np.bincount(keys, minlength=size))
+    return np.unique(keys)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +129,10 @@ def _expected_checks(baseline: RunsData) -> _Expected:
     table = baseline.verdicts
     where = table.mask("build", "healthy")
     n_check = max(len(table.values("check")), 1)
-    pairs = np.unique(
-        table.codes("case")[where].astype(np.int64) * n_check + table.codes("check")[where]
+    n_case = max(len(table.values("case")), 1)
+    pairs = _distinct(
+        table.codes("case")[where].astype(np.int64) * n_check + table.codes("check")[where],
+        n_case * n_check,
     )
     return _Expected(table.values("case"), table.values("check"), pairs // n_check, pairs % n_check)
 

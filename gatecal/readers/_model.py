@@ -410,6 +410,9 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
         return ".".join(parts[-2:]) + bracket + tail
 
     def param(case: str) -> str:
+        if case.endswith("]") and "\n" not in case and (at := case.find("[")) >= 0:
+            inner = case[at + 1 : -1]  # what _PARAM finds on one line: from the first [
+            return inner or name_of(case)
         match = _PARAM.search(case) if case.endswith(("]", "]\n")) else None
         return match.group(1) if match and match.group(1) else name_of(case)
 
