@@ -905,3 +905,31 @@ def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
         full[better], full_t[better] = sign * row[better], step
         done = _raise(ours, ours_t, float(step), start, part, sign, done)
         assert np.array_equal(ours, full) and np.array_equal(ours_t, full_t)
+
+
+def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
+    """When not even the limit's runs certify the gate, runs_for_gate says None after
+    two evaluations (the measured runs, then the limit), not a doubling search up to it;
+    when they do, it still finds the fewest that do."""
+    from gatecal._analyses import recommend as module
+
+    x = np.array([0, 1, 0, 2, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0])
+    totals: list[int] = []
+    real = module.noise_bounds
+
+    def counted(failures, cases, **kw):
+        totals.append(len(failures))
+        return real(failures, cases, **kw)
+
+    monkeypatch.setattr(module, "noise_bounds", counted)
+    kw = {"cases": 16, "false_alarm": 0.05, "detection": 0.95, "failing": 4}
+    assert module.runs_for_gate(x, np.full(x.size, 16), k_min=16, limit=400, **kw) is None
+    assert totals == [15, 400]
+    totals.clear()
+    found = module.runs_for_gate(x, np.full(x.size, 16), k_min=14, **kw)
+    assert found is not None and totals[:2] == [15, module.RUNS_FOR_GATE_MAX]
+    for total, certified in ((found, True), (found - 1, False)):  # the fewest that certify
+        bounds = real(np.tile(x, 10)[:total], 16)
+        assert (bounds.false_alarm(16, 14) <= 0.05 and bounds.detection(16, 4, 14) >= 0.95) == (
+            certified
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -608,6 +609,7 @@ def runs_for_gate(
     if detection is not None and failing is None:
         raise ParameterError("failing", "must be given with detection", failing)
 
+    @functools.cache
     def enough(total: int) -> bool:
         reps = -(-total // len(f))
         bounds = noise_bounds(
@@ -617,6 +619,8 @@ def runs_for_gate(
             return False
         return detection is None or bounds.detection(cases, failing or 0, k_min) >= detection
 
+    if not enough(len(f)) and not enough(limit):
+        return None  # not even `limit` runs would: no search up to it (enough is monotone)
     return smallest_enough(enough, len(f), limit)
 
 
