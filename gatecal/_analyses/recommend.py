@@ -515,8 +515,8 @@ def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray
         )
     names = data.short_names()
     return (
-        [run for run, keep in zip(runs, seen_run, strict=True) if keep],
-        [names[c] for c, keep in zip(cases, seen_case, strict=True) if keep],
+        [run for run, keep in zip(runs, seen_run.tolist(), strict=True) if keep],
+        [names[c] for c, keep in zip(cases, seen_case.tolist(), strict=True) if keep],
         outcome[seen_run][:, seen_case],
     )
 

@@ -416,8 +416,9 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
         match = _PARAM.search(case) if case.endswith(("]", "]\n")) else None
         return match.group(1) if match and match.group(1) else name_of(case)
 
-    if _SPACE.search("".join(c.partition("[")[0] for c in cases)):
-        return {c: c for c in cases}  # free text (a description), not a test id
+    # free text (a description, spaces outside brackets) is kept whole, not a test id
+    if _SPACE.search("".join(cases)) and _SPACE.search("".join(c.partition("[")[0] for c in cases)):
+        return {c: c for c in cases}
     for level in (param, name_of, class_and_name):
         names = [level(c) for c in cases]
         if len(set(names)) == len(names):
