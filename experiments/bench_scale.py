@@ -10,7 +10,7 @@ process (peak memory is the process's ru_maxrss), the baseline beside it:
   ``read_table``;
 - ``recommend`` and ``check`` on 10^4 cases x 10 runs and on 10^5 x 10, and
   ``recommend`` on a noisy 10^5 x 10 (icc 0.02), after reading them, and the time
-  reading took;
+  reading took, each input read as CSV and as Parquet (medians of three processes);
 - 10^7 verdicts as Parquet, read in batches (peak memory).
 
 Usage: python experiments/bench_scale.py [--small]   (--small: a tenth of every size)
@@ -93,13 +93,22 @@ def _run(*args: str, child: str = _CHILD, root: Path = ROOT) -> dict[str, float]
     return out
 
 
-def _median(*args: str, times: int = 3) -> dict[str, float]:
-    """:func:`_run` `times` times (each its own process): the median reading and the
-    median analysis (a shared machine's timings vary by a fifth from run to run)."""
+def _formats(paths: dict[str, Path], what: str, *names: str, times: int = 3) -> dict[str, float]:
+    """`what` (recommend or check) on the inputs `names` as CSV and as Parquet, `times`
+    times each, each in its own process: the median reading of each format and the
+    median analysis of all (the same data either way; a shared machine's timings vary
+    by a fifth from run to run)."""
     import statistics
 
-    runs = [_run(*args) for _ in range(times)]
-    return {key: statistics.median(r[key] for r in runs) for key in ("read", "seconds")}
+    got = {
+        form: [_run(what, *(str(paths[f"{n}.{form}"]) for n in names)) for _ in range(times)]
+        for form in ("csv", "parquet")
+    }
+    return {
+        "csv": statistics.median(r["read"] for r in got["csv"]),
+        "parquet": statistics.median(r["read"] for r in got["parquet"]),
+        "seconds": statistics.median(r["seconds"] for form in got.values() for r in form),
+    }
 
 
 def steady_passed(cases: int, runs: int, run0: int = 0) -> Any:
@@ -123,10 +132,12 @@ def noisy_passed(cases: int, runs: int, icc: float = 0.02) -> Any:
 
 def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     """The inputs, written once: JUnit (10^6 testcases), the long table as CSV, JSONL and
-    Parquet (10^5 cases x 10 runs), a smaller baseline with a current run for the
-    analyses, and 10^7 verdicts as Parquet."""
+    Parquet (10^5 cases x 10 runs); for the analyses, as CSV and as Parquet, a smaller
+    baseline (10^4 x 10) with a current run, a current run of 10^5 cases and the noisy
+    10^5 x 10; and 10^7 verdicts as Parquet."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.csv
     import pyarrow.parquet as pq
 
     paths = {name: folder / name for name in ("one.xml", "long.csv", "long.jsonl")}
@@ -162,22 +173,18 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
             f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
     paths["long.parquet"] = folder / "long.parquet"
     pq.write_table(pa.table(rows), paths["long.parquet"])
-    small = table(10_000 // scale, 10)
-    paths["baseline.jsonl"] = folder / "baseline.jsonl"
-    paths["current.jsonl"] = folder / "current.jsonl"
-    with open(paths["baseline.jsonl"], "w") as f:
-        for b, r, c, p in zip(*small.values(), strict=True):
-            f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
-    with open(paths["current.jsonl"], "w") as f:
-        one = table(10_000 // scale, 1, run0=99)
-        for b, r, c, p in zip(*one.values(), strict=True):
-            f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
-    paths["current.parquet"] = folder / "current.parquet"
-    pq.write_table(pa.table(table(100_000 // scale, 1, run0=99)), paths["current.parquet"])
+    small, one = table(10_000 // scale, 10), table(10_000 // scale, 1, run0=99)
     noisy = table(100_000 // scale, 10)
     noisy["passed"] = noisy_passed(100_000 // scale, 10).ravel().tolist()
-    paths["noisy.parquet"] = folder / "noisy.parquet"
-    pq.write_table(pa.table(noisy), paths["noisy.parquet"])
+    # the analyses' inputs as CSV and as Parquet (their fastest readers)
+    for name, columns in (
+        ("small", small), ("small-current", one), ("current", table(100_000 // scale, 1, run0=99)),
+        ("noisy", noisy), ("long", rows),
+    ):  # fmt: skip
+        paths[f"{name}.parquet"] = folder / f"{name}.parquet"
+        pq.write_table(pa.table(columns), paths[f"{name}.parquet"])
+        paths[f"{name}.csv"] = folder / f"{name}.csv"
+        pa.csv.write_csv(pa.table(columns), paths[f"{name}.csv"])
     paths["big.parquet"] = folder / "big.parquet"
     with pq.ParquetWriter(paths["big.parquet"], pa.table(table(100, 1)).schema) as writer:
         for part in range(10):  # 10^7 verdicts: 10^5 cases x 100 runs, in ten row groups
@@ -205,15 +212,12 @@ def main() -> None:
             ours = _run("gatecal", str(path))
             rows.append((label, name, base, ours))
         analyses = [
-            ("recommend", "10^4 x 10", _median("recommend", str(paths["baseline.jsonl"]))),
-            ("check", "10^4 x 10", _median("check", str(paths["baseline.jsonl"]),
-                                           str(paths["current.jsonl"]))),
-            ("recommend", "10^5 x 10", _median("recommend", str(paths["long.parquet"]))),
-            ("check", "10^5 x 10", _median("check", str(paths["long.parquet"]),
-                                           str(paths["current.parquet"]))),
-            ("recommend", "10^5 x 10, icc 0.02",
-             _median("recommend", str(paths["noisy.parquet"]))),
-        ]  # fmt: skip
+            ("recommend", "10^4 x 10", _formats(paths, "recommend", "small")),
+            ("check", "10^4 x 10", _formats(paths, "check", "small", "small-current")),
+            ("recommend", "10^5 x 10", _formats(paths, "recommend", "long")),
+            ("check", "10^5 x 10", _formats(paths, "check", "long", "current")),
+            ("recommend", "10^5 x 10, icc 0.02", _formats(paths, "recommend", "noisy")),
+        ]
         big = _run("gatecal", str(paths["big.parquet"]))
         scipy = _run("scipy", "-")
     unit = "" if scale == 1 else f" (--small: sizes / {scale})"
@@ -251,18 +255,21 @@ def main() -> None:
         "",
         "## Analyses after reading",
         "",
-        "| analysis | cases x runs | reading | analysis | analysis / reading |",
-        "|---|---|---:|---:|---:|",
+        "| analysis | cases x runs | reading CSV | reading Parquet | analysis | "
+        "analysis / the faster reading |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for name, size, got in analyses:
         lines.append(
-            f"| {name} | {size} | {got['read']:.2f} s | {got['seconds']:.2f} s | "
-            f"{got['seconds'] / got['read']:.2f}x |"
+            f"| {name} | {size} | {got['csv']:.2f} s | {got['parquet']:.2f} s | "
+            f"{got['seconds']:.2f} s | {got['seconds'] / min(got['csv'], got['parquet']):.2f}x |"
         )
     lines += [
         "",
-        "Each row: the median reading and the median analysis of three processes. "
-        "The 10^5-case rows read the Parquet long table (the fastest reader); the "
+        "Each row: the input read as CSV in three processes and as Parquet in three "
+        "(reading: the median of each, `import gatecal` included; analysis: the median "
+        "of the six, after reading, the same data either way); a check reads the "
+        "baseline and a current run of one pass over every case. The "
         "analysis includes importing scipy.special and scipy.optimize "
         f"({scipy['seconds']:.2f} s in a process of its own). The first three inputs "
         "fail the same share of cases in every run (icc 0: a narrow pmf, summed over its "
@@ -274,8 +281,9 @@ def main() -> None:
         "(commit 8a35bae, the same benchmark): recommend 8.52 s and check 11.73 s on "
         "10^4 cases, recommend 44.34 s on 10^5, the same gates; before the likelihood "
         "and the edges were evaluated at many points at once and the pmf's windows summed "
-        "over their guessed ends (commit 86403af, this benchmark, one process a row): "
-        "1.84x, 2.41x, 2.44x, 2.32x and 7.06x reading, row by row.",
+        "over their guessed ends (commit 86403af, this benchmark, one process a row, the "
+        "10^4 rows read as JSONL and the 10^5 rows as Parquet): 1.84x, 2.41x, 2.44x, "
+        "2.32x and 7.06x that reading, row by row.",
     ]
     lines += [
         "",
