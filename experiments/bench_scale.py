@@ -93,6 +93,14 @@ def _run(*args: str, child: str = _CHILD, root: Path = ROOT) -> dict[str, float]
     return out
 
 
+def _write_csv(path: Path, columns: dict[str, list[object]]) -> None:
+    """The long table as CSV, unquoted (as pandas' to_csv writes it)."""
+    with open(path, "w") as f:
+        f.write("build,run,case,passed\n")
+        for b, r, c, p in zip(*columns.values(), strict=True):
+            f.write(f"{b},{r},{c},{'true' if p else 'false'}\n")
+
+
 def _formats(paths: dict[str, Path], what: str, *names: str, times: int = 3) -> dict[str, float]:
     """`what` (recommend or check) on the inputs `names` as CSV and as Parquet, `times`
     times each, each in its own process: the median reading of each format and the
@@ -137,7 +145,6 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     10^5 x 10; and 10^7 verdicts as Parquet."""
     import numpy as np
     import pyarrow as pa
-    import pyarrow.csv
     import pyarrow.parquet as pq
 
     paths = {name: folder / name for name in ("one.xml", "long.csv", "long.jsonl")}
@@ -164,10 +171,7 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
         }
 
     rows = table(100_000 // scale, 10)
-    with open(paths["long.csv"], "w") as f:
-        f.write("build,run,case,passed\n")
-        for b, r, c, p in zip(*rows.values(), strict=True):
-            f.write(f"{b},{r},{c},{'true' if p else 'false'}\n")
+    _write_csv(paths["long.csv"], rows)
     with open(paths["long.jsonl"], "w") as f:
         for b, r, c, p in zip(*rows.values(), strict=True):
             f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
@@ -184,7 +188,7 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
         paths[f"{name}.parquet"] = folder / f"{name}.parquet"
         pq.write_table(pa.table(columns), paths[f"{name}.parquet"])
         paths[f"{name}.csv"] = folder / f"{name}.csv"
-        pa.csv.write_csv(pa.table(columns), paths[f"{name}.csv"])
+        _write_csv(paths[f"{name}.csv"], columns)
     paths["big.parquet"] = folder / "big.parquet"
     with pq.ParquetWriter(paths["big.parquet"], pa.table(table(100, 1)).schema) as writer:
         for part in range(10):  # 10^7 verdicts: 10^5 cases x 100 runs, in ten row groups
