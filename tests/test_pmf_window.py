@@ -104,7 +104,7 @@ def test_a_guess_that_falls_short_is_widened_to_the_same_window(monkeypatch, mea
     start, window = beta_binomial_window(N, mean, icc)
     mode = start + int(np.argmax(window))
     for low, high in ((mode - 3, mode + 2), (max(mode - 3, 0), N), (0, mode + 1)):
-        monkeypatch.setattr(exact, "_guess_window", lambda *a, lh=(low, high): lh)
+        monkeypatch.setattr(exact, "_guess_window", lambda *a, g=(low, high, mode): g)
         got_start, got = beta_binomial_window(N, mean, icc)
         assert got_start == start and got.size == window.size
         # summed from another first f: the log sums (up to 800 in size) round otherwise

@@ -463,8 +463,9 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     (each a closed form), normalised to sum to 1; the window runs from the first to the
     last f within ``exp(-800)`` of the largest value (the mass outside is below
     ``n exp(-800)``). These sums are also more accurate than the log1p products over n
-    terms (about 1e-12 relative against 40-digit arithmetic at 10^5 cases, where those
-    drift to 1e-8). Where the pmf is log-concave (both parameters of the beta mixing
+    terms (against 40-digit arithmetic at 10^5 cases about 1e-12 relative for a narrow
+    pmf, 5e-11 for one spanning most of the cases, where those drift to 1e-8). Where the
+    pmf is log-concave (both parameters of the beta mixing
     density at least 1: icc at most the rate and 1 - rate) the ratios are summed only
     over a stretch that holds the window: its ends found first from the log pmf in
     closed form (:func:`_guess_window`), widened until both ends are below the depth
@@ -493,13 +494,19 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
         out += counts[a:b]
         return out
 
-    low, high = 0, n
+    low, high, mode = 0, n, 0
     if theta <= min(mean, 1.0 - mean):  # log-concave: one mode, the window around it
-        low, high = _guess_window(n, mean, theta)
+        low, high, mode = _guess_window(n, mean, theta)
     while True:
+        # summed outward from the mode: the partial sums stay small near it, where the
+        # values are largest (measured against mpmath's 40 digits at 10^5 and 10^6 cases:
+        # 5e-13 to 2e-12 relative for narrow pmfs, where sums from the window's start
+        # gave up to 4e-12)
+        ratios, at = log_ratio(low, high), mode - low
         logs = np.empty(high - low + 1)
-        logs[0] = 0.0
-        np.cumsum(log_ratio(low, high), out=logs[1:])
+        logs[at] = 0.0
+        np.cumsum(ratios[at:], out=logs[at + 1 :])
+        logs[:at] = np.cumsum(-ratios[:at][::-1])[::-1]
         logs -= logs.max()
         short_low = low > 0 and logs[0] >= -_WINDOW_DEPTH
         short_high = high < n and logs[-1] >= -_WINDOW_DEPTH
@@ -515,13 +522,13 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     return low + first, logs
 
 
-def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int]:
-    """Where a log-concave failing-count pmf of n cases is more than ``_WINDOW_DEPTH + 8``
-    below its largest value (or 0 and n): the last such f below its mode and the first
-    above, by bisection on the log pmf in closed form (log-gamma differences, math.lgamma;
-    the binomial's below theta 1e-9, where the log-gamma differences lose digits).
-    Accurate to far better than the 8 to spare, which :func:`beta_binomial_window` checks
-    anyway."""
+def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int, int]:
+    """``(low, high, mode)``: where a log-concave failing-count pmf of n cases is more than
+    ``_WINDOW_DEPTH + 8`` below its largest value (or 0 and n), the last such f below its
+    mode and the first above, by bisection on the log pmf in closed form (log-gamma
+    differences, math.lgamma; the binomial's below theta 1e-9, where the log-gamma
+    differences lose digits), and the mode. Accurate to far better than the 8 to spare,
+    which :func:`beta_binomial_window` checks anyway."""
     lg = math.lgamma
     if theta < 1e-9:
         lp, lq = math.log(mean), math.log1p(-mean)
@@ -551,7 +558,7 @@ def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int]:
             mid = (outside + inside) // 2
             outside, inside = (mid, inside) if log_pmf(mid) < floor else (outside, mid)
         ends.append(outside)
-    return ends[0], ends[1]
+    return ends[0], ends[1], mode
 
 
 @functools.lru_cache(maxsize=4)
