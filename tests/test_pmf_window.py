@@ -109,3 +109,25 @@ def test_a_guess_that_falls_short_is_widened_to_the_same_window(monkeypatch, mea
         assert got_start == start and got.size == window.size
         # summed from another first f: the log sums (up to 800 in size) round otherwise
         np.testing.assert_allclose(got, window, rtol=1e-10, atol=1e-300)
+
+
+def test_the_guessed_stretch_holds_the_window_and_little_more():
+    """_guess_window's ends (Newton's method on the log pmf in closed form) hold the
+    window on random log-concave shapes, never short of it (no widening), and the
+    stretch summed is at most 1.5 times the window."""
+    from gatecal._engines import exact
+
+    rng = np.random.default_rng(3)
+    seen = 0
+    while seen < 100:
+        n = int(rng.choice([4_097, 20_000, 100_000]))
+        mean = float(10 ** rng.uniform(-5, -0.01))
+        icc = 0.0 if rng.random() < 0.2 else float(10 ** rng.uniform(-9, -1))
+        theta = icc / (1 - icc)
+        if theta > min(mean, 1 - mean):
+            continue  # not log-concave: no guess
+        seen += 1
+        low, high, mode = exact._guess_window(n, mean, theta)
+        start, window = beta_binomial_window(n, mean, icc)
+        assert low <= start <= mode < start + window.size <= high + 1, (n, mean, icc)
+        assert high - low + 1 <= 1.5 * window.size + 16, (n, mean, icc)

@@ -449,28 +449,30 @@ def beta_binomial_pmf(n: int, mean: float, icc: float) -> Floats:
 #: Suites of more cases than this compute the beta-binomial pmf only where double
 #: precision can hold it (see :func:`beta_binomial_window`); smaller ones in full.
 WINDOW_FROM = 4096
-#: The window ends where the log pmf is this far below its largest value: every value
-#: outside is below exp(-800) and so 0.0 in double precision (which ends at exp(-745.2)).
-_WINDOW_DEPTH = 800.0
+#: The window holds the pmf where it is at least the smallest normal double (2.2e-308)
+#: times its largest value: _WINDOW_DEPTH (708.4) below it in logs. Below that, products
+#: of ratios turn subnormal and stop at 5e-324 instead of falling to 0.
+_TINY = float(np.finfo(np.float64).tiny)
+_WINDOW_DEPTH = -math.log(_TINY)
 
 
 def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     """``(start, values)``: the failing-count pmf (:func:`beta_binomial_pmf`) is `values`
     from `start` on and 0.0 elsewhere.
 
-    Up to :data:`WINDOW_FROM` cases, the whole pmf from 0 (:func:`_full_pmf`). Above, the
-    log pmf is the cumulative sum of the log ratios ``log pmf(f + 1) - log pmf(f)``
-    (each a closed form), normalised to sum to 1; the window runs from the first to the
-    last f within ``exp(-800)`` of the largest value (the mass outside is below
-    ``n exp(-800)``). These sums are also more accurate than the log1p products over n
-    terms (against 40-digit arithmetic at 10^5 cases about 1e-12 relative for a narrow
-    pmf, 5e-11 for one spanning most of the cases, where those drift to 1e-8). Where the
-    pmf is log-concave (both parameters of the beta mixing
-    density at least 1: icc at most the rate and 1 - rate) the ratios are summed only
-    over a stretch that holds the window: its ends found first from the log pmf in
-    closed form (:func:`_guess_window`), widened until both ends are below the depth
-    (or at 0 and n); so the cost follows the window (about 40 standard deviations each
-    side), not n.
+    Up to :data:`WINDOW_FROM` cases, the whole pmf from 0 (:func:`_full_pmf`). Above,
+    only where the pmf is at least 2.2e-308 (the smallest normal double) times its
+    largest value, normalised to sum to 1 (the mass outside is below ``n 2.2e-308``),
+    from the ratios ``pmf(f + 1) / pmf(f)``, each a closed form. Where the pmf is
+    log-concave (both parameters of the beta mixing density at least 1: icc at most the
+    rate and 1 - rate), the products of those ratios outward from the mode (each below
+    1), over a stretch holding the window: its ends found first from the log pmf in
+    closed form (:func:`_guess_window`), widened until both ends are outside it (or at 0
+    and n), so the cost follows the window (about 38 standard deviations each side), not
+    n. Otherwise the cumulative sums of their logs from f = 0 over all n. Against
+    mpmath's 40 digits at 10^5 and 10^6 cases: 3e-14 to 6e-13 relative for narrow pmfs,
+    5e-12 for one spanning most of 10^5 cases (the log1p products over n terms drift to
+    1e-8).
     """
     if mean <= 0 or mean >= 1:
         return 0, np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
@@ -478,57 +480,82 @@ def beta_binomial_window(n: int, mean: float, icc: float) -> tuple[int, Floats]:
     if n <= WINDOW_FROM:
         return 0, _full_pmf(n, mean, theta)
 
-    counts, steps = _log_count_ratio(n), _steps(n)
-    rest = 1.0 - mean + (n - 1) * theta
+    steps, other = _steps(n), 1.0 - mean
 
-    def log_ratio(a: int, b: int) -> Floats:
-        """``log pmf(f + 1) - log pmf(f)`` for f = a..b-1, decreasing in f (log-concavity):
-        ``log((n - f) / (f + 1)) + log((mean + f theta) / (1 - mean + (n - f - 1) theta))``."""
-        f = steps[a:b]
-        out = f * theta
-        out += mean
-        below = f * -theta
-        below += rest
-        out /= below
-        np.log(out, out=out)
-        out += counts[a:b]
+    def beside(a: int, b: int) -> Floats:
+        """``1 - mean + (n - f - 1) theta`` for f = a..b-1, from the counts n - f - 1
+        themselves (``rest - f theta`` would cancel as f nears n)."""
+        out = steps[n - b : n - a][::-1] * theta
+        out += other
         return out
 
-    low, high, mode = 0, n, 0
-    if theta <= min(mean, 1.0 - mean):  # log-concave: one mode, the window around it
-        low, high, mode = _guess_window(n, mean, theta)
-    while True:
-        # summed outward from the mode: the partial sums stay small near it, where the
-        # values are largest (measured against mpmath's 40 digits at 10^5 and 10^6 cases:
-        # 5e-13 to 2e-12 relative for narrow pmfs, where sums from the window's start
-        # gave up to 4e-12)
-        ratios, at = log_ratio(low, high), mode - low
-        logs = np.empty(high - low + 1)
-        logs[at] = 0.0
-        np.cumsum(ratios[at:], out=logs[at + 1 :])
-        logs[:at] = np.cumsum(-ratios[:at][::-1])[::-1]
+    if theta > min(mean, 1.0 - mean):  # not log-concave (J- or U-shaped): logs over all n
+        counts = _log_count_ratio(n)
+        logs = np.empty(n + 1)
+        logs[0] = 0.0
+        ratios = steps * theta
+        ratios += mean
+        ratios /= beside(0, n)
+        np.log(ratios, out=ratios)
+        ratios += counts
+        np.cumsum(ratios, out=logs[1:])
         logs -= logs.max()
-        short_low = low > 0 and logs[0] >= -_WINDOW_DEPTH
-        short_high = high < n and logs[-1] >= -_WINDOW_DEPTH
+        inside = logs >= -_WINDOW_DEPTH
+        first = int(inside.argmax())
+        logs = logs[first : logs.size - int(inside[::-1].argmax())]
+        np.exp(logs, out=logs)
+        logs /= logs.sum()
+        return first, logs
+
+    up, down = _count_ratio(n)
+
+    def ratio(a: int, b: int) -> Floats:
+        """``pmf(f + 1) / pmf(f)`` for f = a..b-1, each below 1 from the mode on:
+        ``(n - f) / (f + 1) * (mean + f theta) / (1 - mean + (n - f - 1) theta)``."""
+        out = steps[a:b] * theta
+        out += mean
+        out /= beside(a, b)
+        out *= up[a:b]
+        return out
+
+    def inverse(a: int, b: int) -> Floats:
+        """``pmf(f) / pmf(f + 1)`` for f = a..b-1 (the same factors the other way up)."""
+        above = steps[a:b] * theta
+        above += mean
+        out = beside(a, b)
+        out /= above
+        out *= down[a:b]
+        return out
+
+    low, high, mode = _guess_window(n, mean, theta)
+    while True:
+        # products of the ratios outward from the mode (each below 1, so no overflow;
+        # each step rounds once more, where sums of logs grew with their partial sums)
+        at = mode - low
+        values = np.empty(high - low + 1)
+        values[at] = 1.0
+        np.cumprod(ratio(mode, high), out=values[at + 1 :])
+        values[:at] = np.cumprod(inverse(low, mode)[::-1])[::-1]
+        short_low = low > 0 and values[0] >= _TINY
+        short_high = high < n and values[-1] >= _TINY
         if not (short_low or short_high):
             break
-        width = high - low  # the guess fell short (rounding): twice as wide that side
+        width = high - low  # the guess fell short: twice as wide that side
         low, high = max(low - width * short_low, 0), min(high + width * short_high, n)
-    inside = logs >= -_WINDOW_DEPTH
-    first = int(inside.argmax())
-    logs = logs[first : logs.size - int(inside[::-1].argmax())]
-    np.exp(logs, out=logs)
-    logs /= logs.sum()
-    return low + first, logs
+    held = values >= _TINY
+    first = int(held.argmax())
+    values = values[first : values.size - int(held[::-1].argmax())]
+    values /= values.sum()
+    return low + first, values
 
 
 def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int, int]:
     """``(low, high, mode)``: where a log-concave failing-count pmf of n cases is more than
-    ``_WINDOW_DEPTH + 8`` below its largest value (or 0 and n), the last such f below its
-    mode and the first above, by bisection on the log pmf in closed form (log-gamma
-    differences, math.lgamma; the binomial's below theta 1e-9, where the log-gamma
-    differences lose digits), and the mode. Accurate to far better than the 8 to spare,
-    which :func:`beta_binomial_window` checks anyway."""
+    ``_WINDOW_DEPTH + 8`` below its largest value (or 0 and n), at or beyond the last such
+    f below its mode and the first above, by Newton's method on the log pmf in closed form
+    (log-gamma differences, math.lgamma; the binomial's below theta 1e-9, where the
+    log-gamma differences lose digits), and the mode. The log pmf's rounding is far
+    below the 8 to spare, and :func:`beta_binomial_window` checks the ends anyway."""
     lg = math.lgamma
     if theta < 1e-9:
         lp, lq = math.log(mean), math.log1p(-mean)
@@ -549,15 +576,28 @@ def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int, int]:
         while 0 <= mode + step <= n and log_pmf(mode + step) > log_pmf(mode):
             mode += step
     floor = log_pmf(mode) - _WINDOW_DEPTH - 8.0
+    rho = theta / (1.0 + theta)
+    sd = math.sqrt(n * mean * (1.0 - mean) * (1.0 + (n - 1) * rho))
     ends = []
-    for outside, inside in ((0, mode), (n, mode)):
-        if log_pmf(outside) >= floor:
-            ends.append(outside)
+    for way, bound in ((-1, 0), (1, n)):
+        if log_pmf(bound) >= floor:
+            ends.append(bound)
             continue
-        while abs(inside - outside) > 1:  # log_pmf(outside) < floor <= log_pmf(inside)
-            mid = (outside + inside) // 2
-            outside, inside = (mid, inside) if log_pmf(mid) < floor else (outside, mid)
-        ends.append(outside)
+        # Newton's method along the concave log pmf from 38 standard deviations out
+        # (where a normal's is 722 below its mode): a step from inside lands outside,
+        # each from outside stays there, nearer
+        f = min(max(mode + way * math.ceil(38.0 * sd), 0), n)
+        for _ in range(4):
+            if f == bound:
+                break
+            here = log_pmf(f)
+            slope = log_pmf(f + way) - here  # per step away from the mode
+            if slope >= 0:
+                break
+            f = min(max(f + way * math.ceil((here - floor) / -slope), 0), n)
+        while f != bound and log_pmf(f) >= floor:  # (rounding): out to where it is below
+            f = min(max(f + way * max(1, abs(f - mode) // 16), 0), n)
+        ends.append(f)
     return ends[0], ends[1], mode
 
 
@@ -567,6 +607,17 @@ def _steps(n: int) -> Floats:
     out = np.arange(n, dtype=np.float64)
     out.setflags(write=False)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _count_ratio(n: int) -> tuple[Floats, Floats]:
+    """``(n - f) / (f + 1)`` and ``(f + 1) / (n - f)``, f = 0..n-1 (read-only: the binomial
+    coefficients' part of every window's ratios for n cases)."""
+    f = _steps(n)
+    up, down = (n - f) / (f + 1), (f + 1) / (n - f)
+    up.setflags(write=False)
+    down.setflags(write=False)
+    return up, down
 
 
 @functools.lru_cache(maxsize=4)
