@@ -242,6 +242,38 @@ def test_inspect_json_and_eval_logs_read_the_same():
     assert "7" in a.cases()  # an integer sample id
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        INSPECT / "main.json",
+        DEEPEVAL / "repeat3-ignore-errors",
+        JUNIT / "rerunfailures-setup-error",
+        PROMPTFOO / "edge_cases.json",
+    ],
+    ids=["inspect", "deepeval", "junit", "promptfoo"],
+)
+def test_outcome_array_is_each_cells_verdicts_taken_in_turn(path):
+    """outcome[run, case]: 0 where any check failed, else -1 where any did not score
+    (an error, unscored or skipped) or none is there, else 1; from the verdicts one by one."""
+    data = read_runs([path])
+    for build in data.builds():
+        runs, cases, outcome = data.outcome_array(build)
+        cells: dict[tuple[str, str], list[tuple[str, bool | None]]] = {}
+        for v in data.verdicts:
+            if v.build == build:
+                cells.setdefault((v.run, v.case), []).append((v.status, v.passed))
+        for i, run in enumerate(runs):
+            for j, case in enumerate(cases):
+                got = cells.get((run, case), [])
+                if any(status == "ok" and passed is False for status, passed in got):
+                    want = 0
+                elif any(status != "ok" for status, _ in got) or not got:
+                    want = -1
+                else:
+                    want = 1
+                assert outcome[i, j] == want, (build, run, case, got)
+
+
 def test_inspect_partial_policy():
     key = ("hamlet-author", "graded#3", "model_graded_qa")
     for policy, expected in (("fail", ("ok", False)), ("pass", ("ok", True)),

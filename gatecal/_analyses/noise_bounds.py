@@ -335,32 +335,39 @@ class NoiseBounds:
             edges = self.edges(rhos, self.likelihood.profiles(rhos)[0], upper)
         else:
             edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
-        table = np.empty((len(ts), size))
-        widths = np.empty(len(ts))
-        for j, row, e, r in zip(range(len(ts)), table, edges.tolist(), rhos.tolist(), strict=True):
-            start, part = window(e, r)
-            widths[j] = part.size
-            row[:start] = 0.0
-            row[start : start + part.size] = part
-            row[start + part.size :] = 1.0
-            row *= sign
-        gates = np.arange(size)
-        best, index = table[0].copy(), np.zeros(size, dtype=np.int64)
-        for j in range(1, len(ts)):  # argmax over axis 0, row by row (a strided argmax is slow)
-            better = table[j] > best
-            np.copyto(best, table[j], where=better)
-            index[better] = j
+        # the grid's rows, each as its window: 0 below it and 1 above (times sign)
+        windows = [window(e, r) for e, r in zip(edges.tolist(), rhos.tolist(), strict=True)]
+        starts = np.array([start for start, _ in windows], dtype=np.int64)
+        widths = np.array([part.size for _, part in windows], dtype=np.int64)
+        # each gate's first largest row (argmax over the rows), raised row by row over
+        # each row's window only (row 0's values everywhere first)
+        start, part = windows[0]
+        best = np.full(size, sign * 1.0)
+        best[:start] = sign * 0.0
+        best[start : start + part.size] = sign * part
+        row_of = np.zeros(size)
+        done = (start, start + part.size)
+        for j in range(1, len(ts)):
+            done = _raise(best, row_of, float(j), *windows[j], sign, done)
+        index = row_of.astype(np.int64)
         at_t = x[index]
-        inner = (index > 0) & (index < len(ts) - 1) & (best != table.min(axis=0))
-        k, i = gates[inner], index[inner]
+        # inner: the largest row is neither end (and, beating row 0, not all rows equal)
+        inner = (index > 0) & (index < len(ts) - 1)
+        k, i = np.flatnonzero(inner), index[inner]
+        flat = np.concatenate([part for _, part in windows])
+        offsets = np.concatenate(([0], np.cumsum(widths)[:-1]))
+        del windows
         x0, x1, x2 = x[i - 1], x[i], x[i + 1]
         with np.errstate(divide="ignore", invalid="ignore"):
             # the parabola of sign * log(value): a tail's value spans decades over the edge
-            y0, y1, y2 = (sign * np.log(sign * table[j, k]) for j in (i - 1, i, i + 1))
+            y0, y1, y2 = (
+                np.log(_in_windows(flat, offsets, starts, widths, j, k)) * sign
+                for j in (i - 1, i, i + 1)
+            )
             d1, d2 = (y1 - y0) / (x1 - x0), (y2 - y1) / (x2 - x1)
             curve = (d2 - d1) / (x2 - x0)
             vertex = np.where(curve < 0, (x0 + x1) / 2 - d1 / (2 * curve), x1)
-        del table, y0, y1, y2
+        del flat, y0, y1, y2
         vertex = np.clip(np.where(np.isfinite(vertex), vertex, x1), x0, x2)
         low, high = 0, 53  # the finest grid 2^-j of t, j <= 52, of at most _MANY_POINTS places
         if _places(vertex, 52).size <= _MANY_POINTS:
@@ -550,6 +557,19 @@ def _raise(
     np.copyto(best[start:end], seg, where=better)
     np.copyto(at_t[start:end], t, where=better)
     return max(low, start), min(high, end)
+
+
+def _in_windows(
+    flat: Floats, offsets: Ints, starts: Ints, widths: Ints, rows: Ints, gates: Ints
+) -> Floats:
+    """The value of each gate of `gates` in the row of `rows` beside it, the rows held as
+    windows one after another in `flat` (row j from ``offsets[j]``, its values `widths[j]`
+    gates from gate ``starts[j]`` on, 0 below them and 1 above)."""
+    at = gates - starts[rows]
+    held = (at >= 0) & (at < widths[rows])
+    out = np.where(at < 0, 0.0, 1.0)
+    out[held] = flat[offsets[rows][held] + at[held]]
+    return out
 
 
 def _places(ts: Floats, j: int) -> Floats:

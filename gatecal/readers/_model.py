@@ -333,14 +333,11 @@ class RunsData:
         flat = rows * len(cases) + cols
         ok = table.mask("status", "ok")[where]
         passed = table.array("passed")[where]
-        size = len(runs) * len(cases)
-        failed = np.zeros(size, dtype=bool)
-        failed[flat[ok & (passed == 0)]] = True
-        passing = np.zeros(size, dtype=bool)
-        passing[flat[ok & (passed == 1)]] = True
-        unsure = np.zeros(size, dtype=bool)
-        unsure[flat[~ok]] = True
-        outcome = np.where(failed, 0, np.where(passing & ~unsure, 1, -1)).astype(np.int8)
+        # a pass, unless the cell also holds an error; a failure, whatever else it holds
+        outcome = np.full(len(runs) * len(cases), -1, dtype=np.int8)
+        outcome[flat[ok & (passed == 1)]] = 1
+        outcome[flat[~ok]] = -1
+        outcome[flat[ok & (passed == 0)]] = 0
         return runs, cases, outcome.reshape(len(runs), len(cases))
 
     def case_outcomes(self, build: str) -> tuple[list[str], list[str], list[list[int]]]:
