@@ -310,9 +310,16 @@ class _Likelihood:
         ``sum_{j<x} 1/(mu + j theta) = R(x, mu/theta) / theta``, R of
         :func:`reciprocal_rising`."""
         mu, theta = np.asarray(mu, dtype=np.float64), np.asarray(theta, dtype=np.float64)
-        if not self._closed or not (theta > 0).all():
+        positive = theta > 0
+        if not self._closed or not positive.any():
             pairs = zip(mu.tolist(), theta.tolist(), strict=True)
             return np.array([self.score_mu(a, b) for a, b in pairs])
+        if not positive.all():  # theta 0 (the binomial's score) point by point, the rest at once
+            out = np.empty(mu.shape)
+            out[positive] = self.score_mu_many(mu[positive], theta[positive])
+            rest = zip(mu[~positive].tolist(), theta[~positive].tolist(), strict=True)
+            out[~positive] = [self.score_mu(a, b) for a, b in rest]
+            return out
         scale = 1.0 / theta[:, None]
         a = reciprocal_rising(self.x, mu / theta) * scale
         a -= reciprocal_rising(self.y, (1.0 - mu) / theta) * scale
