@@ -935,6 +935,29 @@ def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
         )
 
 
+def test_runs_for_gate_reuses_the_measured_runs_bounds(monkeypatch):
+    """Given the measured runs' own bounds, runs_for_gate fits only the other totals it
+    tries, and answers as it does fitting them itself."""
+    from gatecal._analyses import recommend as module
+
+    x = np.array([0, 1, 0, 2, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0])
+    m = np.full(x.size, 16)
+    kw = {"cases": 16, "false_alarm": 0.05, "detection": 0.95, "failing": 4}
+    alone = [module.runs_for_gate(x, m, k_min=k, **kw) for k in (14, 16)]
+    own = module.noise_bounds(x, m)
+    totals: list[int] = []
+    real = module.noise_bounds
+
+    def counted(failures, cases, **options):
+        totals.append(len(failures))
+        return real(failures, cases, **options)
+
+    monkeypatch.setattr(module, "noise_bounds", counted)
+    given = [module.runs_for_gate(x, m, k_min=k, bounds=own, **kw) for k in (14, 16)]
+    assert given == alone and alone[0] is not None and alone[1] is None
+    assert x.size not in totals and totals
+
+
 def test_case_noises_are_the_dataclass_built_as_usual():
     """The per-case records built by stores to their slots equal, hash and print as those
     the dataclass builds, and stay frozen."""

@@ -505,6 +505,7 @@ def _more_runs(
         confidence_level=level,
         detection=None if failing is None else power,
         failing=failing,
+        bounds=bounds,
     )
     return MoreRuns(
         k_min=k,
@@ -607,6 +608,7 @@ def runs_for_gate(
     limit: int = RUNS_FOR_GATE_MAX,
     detection: float | None = None,
     failing: int | None = None,
+    bounds: NoiseBounds | None = None,
 ) -> int | None:
     """How many known-good runs in all would let the strictest gate within `false_alarm`
     reach "at least `k_min` of `cases` pass", if later runs fail as these did; with
@@ -616,7 +618,8 @@ def runs_for_gate(
     The measured runs are repeated in turn (run i + R fails as run i did), so the estimate
     stays where it is and only each gate's bound tightens; the answer is the fewest
     runs, found by doubling and then bisection, whose bounds allow the gate; None if
-    not even `limit` runs would.
+    not even `limit` runs would. `bounds`: the measured runs' own :func:`noise_bounds`
+    at `confidence_level`, when already found (not fitted again).
     """
     f = np.asarray(failures_per_run, dtype=np.int64)
     m = np.asarray(cases_per_run, dtype=np.int64)
@@ -627,12 +630,16 @@ def runs_for_gate(
     @functools.cache
     def enough(total: int) -> bool:
         reps = -(-total // len(f))
-        bounds = noise_bounds(
-            np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
+        at = (
+            bounds
+            if bounds is not None and total == len(f)
+            else noise_bounds(
+                np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
+            )
         )
-        if bounds.false_alarm(cases, k_min) > false_alarm:
+        if at.false_alarm(cases, k_min) > false_alarm:
             return False
-        return detection is None or bounds.detection(cases, failing or 0, k_min) >= detection
+        return detection is None or at.detection(cases, failing or 0, k_min) >= detection
 
     if not enough(len(f)) and not enough(limit):
         return None  # not even `limit` runs would: no search up to it (enough is monotone)
