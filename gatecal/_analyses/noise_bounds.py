@@ -62,9 +62,31 @@ def _failing_below(n: int, mu: float, rho: float, failing: int = 0) -> Floats:
 def _failing_window(n: int, mu: float, rho: float, failing: int = 0) -> tuple[int, Floats]:
     """:func:`_failing_below` as ``(start, part)``: `part` from k = `start` on, exactly 0
     below it and exactly 1 above it."""
-    start, window = beta_binomial_window(n - failing, mu, rho)
+    start, pmf = _failing_pmf(n, mu, rho, failing)
+    return start, _below(pmf)
+
+
+def _failing_pmf(n: int, mu: float, rho: float, failing: int = 0) -> tuple[int, Floats]:
+    """``(start, pmf)``: the pass count's pmf of :func:`_failing_below`'s run where
+    :func:`beta_binomial_window` holds it, from k = `start` passes on (not normalised:
+    :func:`_below` takes ratios of its sums)."""
+    start, window = beta_binomial_window(n - failing, mu, rho, normalised=False)
     top = n - failing - start  # the most passes the window holds
-    return top + 1 - window.size, _below(window[::-1])
+    return top + 1 - window.size, window[::-1]
+
+
+def _below_part(pass_pmf: Floats, a: int, b: int) -> Floats:
+    """``_below(pass_pmf)[a:b]`` (0 <= a < b <= its size) from sums over the rest and
+    cumulative sums over ``a..b`` alone: each ``P(K < k) = lo / (lo + hi)`` with lo the
+    mass below k and hi the mass at or above it, as there (the same to rounding)."""
+    lo = np.empty(b - a)
+    lo[0] = pass_pmf[:a].sum()
+    np.cumsum(pass_pmf[a : b - 1], out=lo[1:])
+    lo[1:] += lo[0]
+    hi = np.cumsum(pass_pmf[a:b][::-1])[::-1]
+    hi += pass_pmf[b:].sum()
+    hi += lo
+    return np.divide(lo, hi, out=lo)
 
 
 #: The one-sided level of each gate's bound: its false alarm is at most the largest over
@@ -299,12 +321,12 @@ class NoiseBounds:
         return sign * best, where
 
     def _many(
-        self, window: Callable[[float, float], tuple[int, Floats]], size: int, upper: bool
+        self, pmf: Callable[[float, float], tuple[int, Floats]], size: int, upper: bool
     ) -> tuple[Floats, Floats]:
         """:meth:`largest` of `size` gates at once, in passes over the edge whose number does
-        not grow with the gates. ``window(mu, rho)`` gives ``(start, part)``: the gates'
-        values are `part` from gate `start` on, exactly 0 below and exactly 1 above (as
-        :func:`_failing_window`), so a pass costs what the window holds.
+        not grow with the gates. ``pmf(mu, rho)`` gives ``(start, pmf)`` (as
+        :func:`_failing_pmf`): the gates' values are ``_below(pmf)`` from gate `start` on,
+        exactly 0 below and exactly 1 above, so a pass costs what the window holds.
 
         The edge is taken at ``rho(t) = bottom + (top - bottom) (1 - cos(pi t)) / 2``,
         smooth in t through the set's tips (where the edge turns, ``top - rho`` grows as
@@ -313,9 +335,11 @@ class NoiseBounds:
         neighbours places its largest value; those places are rounded to the finest grid
         of t (a power of 2) that leaves at most ``_MANY_POINTS`` of them, the edge found at
         each (at all of them at once by :meth:`edges` when the likelihood takes its
-        closed forms, above 4,096 cases a run) and the gates evaluated once at each.
-        Each result is the largest value evaluated for that gate (attained at the icc
-        returned).
+        closed forms, above 4,096 cases a run). Each place's pass evaluates the gates it
+        places and those the places beside it place (a range of gates: from the sums of
+        the pmf beyond it and its cumulative sums across it, :func:`_below_part`), not
+        every gate of its window. Each result is the largest value evaluated for that
+        gate (attained at the icc returned).
         """
         sign = 1.0 if upper else -1.0
         top, bottom = self.gate_icc_top, self.gate_icc_bottom
@@ -336,7 +360,8 @@ class NoiseBounds:
         else:
             edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
         # the grid's rows, each as its window: 0 below it and 1 above (times sign)
-        windows = [window(e, r) for e, r in zip(edges.tolist(), rhos.tolist(), strict=True)]
+        pmfs = (pmf(e, r) for e, r in zip(edges.tolist(), rhos.tolist(), strict=True))
+        windows = [(start, _below(part)) for start, part in pmfs]
         starts = np.array([start for start, _ in windows], dtype=np.int64)
         widths = np.array([part.size for _, part in windows], dtype=np.int64)
         # each gate's first largest row (argmax over the rows), raised row by row over
@@ -376,20 +401,40 @@ class NoiseBounds:
             mid = (low + high) // 2
             low, high = (mid, high) if _places(vertex, mid).size <= _MANY_POINTS else (low, mid)
         places = _places(vertex, low)
+        # the gates each place places (k is ascending), then with its neighbours' gates
+        own = np.searchsorted(places, np.ldexp(np.rint(np.ldexp(vertex, low)), -low))
+        first = np.full(places.size, size, dtype=np.int64)
+        last = np.full(places.size, -1, dtype=np.int64)
+        np.minimum.at(first, own, k)
+        np.maximum.at(last, own, k)
+        beside = (slice(None, 1), slice(None, -1)), (slice(1, None), slice(-1, None))
+        lows, highs = first.copy(), last + 1  # each place's range of gates, theirs and beside
+        for a, b in beside:  # the place before each, and the place after it
+            lows = np.minimum(lows, np.concatenate((first[a], first[b])))
+            highs = np.maximum(highs, np.concatenate((last[a], last[b])) + 1)
         at_rho = rho_of(places)
         if self.likelihood._closed:  # all places at once (a pass of numpy each, not one each)
             at_edge = self.edges(at_rho, np.interp(places, x, edges), upper)
         else:
             at_edge = np.array([self.edge(r, upper) for r in at_rho.tolist()])
-        work = list(zip(places.tolist(), at_edge.tolist(), at_rho.tolist(), strict=True))
-        _passes(best, at_t, work, window, sign, wide=bool(widths.mean() >= _WIDE))
+        work = list(
+            zip(
+                places.tolist(),
+                at_edge.tolist(),
+                at_rho.tolist(),
+                lows.tolist(),
+                highs.tolist(),
+                strict=True,
+            )
+        )
+        _passes(best, at_t, work, pmf, sign, wide=bool(widths.mean() >= _WIDE))
         return sign * best, rho_of(at_t)
 
     def false_alarms(self, n: int) -> Floats:
         """P(a healthy run of n cases fails "at least k pass"), k = 0..n: each gate's
         upper bound (its largest over the gates' set)."""
         if n + 1 > _PER_GATE_MAX:
-            return self._many(lambda mu, rho: _failing_window(n, mu, rho), n + 1, True)[0]
+            return self._many(lambda mu, rho: _failing_pmf(n, mu, rho), n + 1, True)[0]
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho))[0]
 
     def false_alarm(self, n: int, k_min: int) -> float:
@@ -431,7 +476,7 @@ class NoiseBounds:
         each gate's lower bound (the smallest over the gates' set, the other cases at the
         set's lower edge)."""
         if n + 1 > _PER_GATE_MAX:
-            return self._many(lambda mu, rho: _failing_window(n, mu, rho, failing), n + 1, False)[0]
+            return self._many(lambda mu, rho: _failing_pmf(n, mu, rho, failing), n + 1, False)[0]
         return self.largest(lambda mu, rho: _failing_below(n, mu, rho, failing), upper=False)[0]
 
 
@@ -492,26 +537,25 @@ def _newton_edges(
 def _passes(
     best: Floats,
     at_t: Floats,
-    work: list[tuple[float, float, float]],
-    window: Callable[[float, float], tuple[int, Floats]],
+    work: list[tuple[float, float, float, int, int]],
+    pmf: Callable[[float, float], tuple[int, Floats]],
     sign: float,
     wide: bool,
 ) -> None:
-    """Raise `best` and `at_t` by each pass of `work` ``(t, mu, rho)`` in turn
-    (:func:`_raise`). Where the windows are `wide` (numpy's loops then hold most of the
-    time, free of the interpreter's lock), in contiguous shares of `work` on up to
-    :data:`_THREADS` threads, each from the same `best`, then merged in order, a later
-    share's value taken only where strictly higher: exactly the values and places one
-    pass after another gives (the first place of the largest value)."""
+    """Raise `best` and `at_t` by each pass of `work` ``(t, mu, rho, a, b)`` in turn, over
+    its gates a..b-1 (:func:`_raise_part`). Where the windows are `wide` (numpy's loops
+    then hold most of the time, free of the interpreter's lock), in contiguous shares of
+    `work` on up to :data:`_THREADS` threads, each from the same `best`, then merged in
+    order, a later share's value taken only where strictly higher: exactly the values and
+    places one pass after another gives (the first place of the largest value)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from gatecal._engines.pool import default_workers
 
-    def run(share: list[tuple[float, float, float]]) -> tuple[Floats, Floats]:
+    def run(share: list[tuple[float, float, float, int, int]]) -> tuple[Floats, Floats]:
         top, where = best.copy(), at_t.copy()
-        done = (0, top.size)
-        for t, mu, rho in share:
-            done = _raise(top, where, t, *window(mu, rho), sign, done)
+        for t, mu, rho, a, b in share:
+            _raise_part(top, where, t, *pmf(mu, rho), sign, a, b)
         return top, where
 
     threads = min(_THREADS, default_workers(), len(work) // 8) if wide else 1
@@ -525,6 +569,33 @@ def _passes(
         better = top > best
         np.copyto(best, top, where=better)
         np.copyto(at_t, where, where=better)
+
+
+def _raise_part(
+    best: Floats,
+    at_t: Floats,
+    t: float,
+    start: int,
+    pass_pmf: Floats,
+    sign: float,
+    a: int,
+    b: int,
+) -> None:
+    """Raise gates a..b-1 of `best` in place to a pass's values ``sign * P(K < k)`` (0
+    below `start`, ``_below(pass_pmf)`` from it, 1 above the window) wherever they are
+    higher, setting `at_t` to `t` there."""
+    end = start + pass_pmf.size
+    for low, high, value in ((a, min(b, start), sign * 0.0), (max(a, end), b, sign * 1.0)):
+        if low < high:
+            better = best[low:high] < value
+            best[low:high][better] = value
+            at_t[low:high][better] = t
+    i, j = max(a, start) - start, min(b, end) - start
+    if i < j:
+        seg = sign * _below_part(pass_pmf, i, j)
+        better = seg > best[start + i : start + j]
+        np.copyto(best[start + i : start + j], seg, where=better)
+        np.copyto(at_t[start + i : start + j], t, where=better)
 
 
 def _raise(
