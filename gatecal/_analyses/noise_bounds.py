@@ -69,8 +69,9 @@ def _failing_window(n: int, mu: float, rho: float, failing: int = 0) -> tuple[in
 def _failing_pmf(n: int, mu: float, rho: float, failing: int = 0) -> tuple[int, Floats]:
     """``(start, pmf)``: the pass count's pmf of :func:`_failing_below`'s run where
     :func:`beta_binomial_window` holds it, from k = `start` passes on (not normalised:
-    :func:`_below` takes ratios of its sums)."""
-    start, window = beta_binomial_window(n - failing, mu, rho, normalised=False)
+    :func:`_below` takes ratios of its sums; in this thread's scratch array, valid until
+    the next call)."""
+    start, window = beta_binomial_window(n - failing, mu, rho, normalised=False, scratch=True)
     top = n - failing - start  # the most passes the window holds
     return top + 1 - window.size, window[::-1]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -457,12 +458,15 @@ _WINDOW_DEPTH = -math.log(_TINY)
 
 
 def beta_binomial_window(
-    n: int, mean: float, icc: float, *, normalised: bool = True
+    n: int, mean: float, icc: float, *, normalised: bool = True, scratch: bool = False
 ) -> tuple[int, Floats]:
     """``(start, values)``: the failing-count pmf (:func:`beta_binomial_pmf`) is `values`
     from `start` on and 0.0 elsewhere (with ``normalised=False``, proportional to it:
     above :data:`WINDOW_FROM` cases, 1 at its mode, for callers that take ratios of its
-    sums).
+    sums). With ``scratch=True`` (above WINDOW_FROM cases), `values` is a view of this
+    thread's scratch array, valid until its next such call: a fresh
+    array of 10^5 values costs the first touch of its pages each time, more than the
+    products themselves.
 
     Up to :data:`WINDOW_FROM` cases, the whole pmf from 0 (:func:`_full_pmf`). Above,
     only where the pmf is at least 2.2e-308 (the smallest normal double) times its
@@ -495,11 +499,16 @@ def beta_binomial_window(
 
     if theta > min(mean, 1.0 - mean):  # not log-concave (J- or U-shaped): logs over all n
         counts = _log_count_ratio(n)
-        logs = np.empty(n + 1)
+        logs = _scratch(n + 1, 1) if scratch else np.empty(n + 1)
         logs[0] = 0.0
-        ratios = steps * theta
+        ratios = np.multiply(steps, theta, out=_scratch(n, 2)) if scratch else steps * theta
         ratios += mean
-        ratios /= beside(0, n)
+        if scratch:  # beside(0, n), in scratch
+            below = np.multiply(_counts_left(n), theta, out=_scratch(n, 0))
+            below += other
+            ratios /= below
+        else:
+            ratios /= beside(0, n)
         np.log(ratios, out=ratios)
         ratios += counts
         np.cumsum(ratios, out=logs[1:])
@@ -513,46 +522,39 @@ def beta_binomial_window(
         return first, logs
 
     up, down = _count_ratio(n)
+    left = _counts_left(n)
     # with theta > 0, (mean + f theta) / (1 - mean + (n - f - 1) theta) is
     # (f + mean / theta) / (n - f - 1 + (1 - mean) / theta): two passes fewer
     lead, lag = (mean / theta, other / theta) if theta > 0 else (0.0, 0.0)
 
-    def factor(a: int, b: int, upward: bool) -> Floats:
-        """``(mean + f theta) / (1 - mean + (n - f - 1) theta)`` for f = a..b-1, or its
-        reciprocal (not `upward`), from the counts n - f - 1 themselves (``rest - f``
-        would cancel as f nears n)."""
+    def fill(out: Floats, a: int, b: int, upward: bool) -> None:
+        """`out` := ``pmf(f + 1) / pmf(f)`` for f = a..b-1 (`upward`; each below 1 from
+        the mode on), or ``pmf(f) / pmf(f + 1)``: ``(n - f) / (f + 1) * (mean + f theta)
+        / (1 - mean + (n - f - 1) theta)`` or its reciprocal, from the counts n - f - 1
+        themselves (``rest - f`` would cancel as f nears n); written in place, one
+        scratch array for the other factor (fresh arrays of 10^5 values cost their
+        pages' first touch each time)."""
         if theta == 0:
-            return np.full(b - a, mean / other if upward else other / mean)
-        top = steps[a:b] + lead
-        bottom = steps[n - b : n - a][::-1] + lag
-        if upward:
-            top /= bottom
-            return top
-        bottom /= top
-        return bottom
-
-    def ratio(a: int, b: int) -> Floats:
-        """``pmf(f + 1) / pmf(f)`` for f = a..b-1, each below 1 from the mode on:
-        ``(n - f) / (f + 1) * (mean + f theta) / (1 - mean + (n - f - 1) theta)``."""
-        out = factor(a, b, True)
-        out *= up[a:b]
-        return out
-
-    def inverse(a: int, b: int) -> Floats:
-        """``pmf(f) / pmf(f + 1)`` for f = a..b-1 (the same factors the other way up)."""
-        out = factor(a, b, False)
-        out *= down[a:b]
-        return out
+            out[:] = mean / other if upward else other / mean
+        else:
+            part = _scratch(b - a, 0)
+            np.add(steps[a:b], lead, out=out if upward else part)
+            np.add(left[a:b], lag, out=part if upward else out)
+            out /= part
+        out *= (up if upward else down)[a:b]
 
     low, high, mode = _guess_window(n, mean, theta)
     while True:
         # products of the ratios outward from the mode (each below 1, so no overflow;
         # each step rounds once more, where sums of logs grew with their partial sums)
         at = mode - low
-        values = np.empty(high - low + 1)
+        values = _scratch(high - low + 1, 1) if scratch else np.empty(high - low + 1)
         values[at] = 1.0
-        np.cumprod(ratio(mode, high), out=values[at + 1 :])
-        values[:at] = np.cumprod(inverse(low, mode)[::-1])[::-1]
+        ups, downs = values[at + 1 :], values[:at]
+        fill(ups, mode, high, True)
+        np.cumprod(ups, out=ups)
+        fill(downs, low, mode, False)
+        np.cumprod(downs[::-1], out=downs[::-1])
         short_low = low > 0 and values[0] >= _TINY
         short_high = high < n and values[-1] >= _TINY
         if not (short_low or short_high):
@@ -625,6 +627,28 @@ def _steps(n: int) -> Floats:
     out = np.arange(n, dtype=np.float64)
     out.setflags(write=False)
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def _counts_left(n: int) -> Floats:
+    """``n - 1, n - 2, ..., 0`` (read-only): n - f - 1 for f = 0..n-1."""
+    out = np.arange(n - 1, -1, -1, dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(size: int, slot: int) -> Floats:
+    """Scratch array `slot` (0, 1 or 2) of `size` floats, this thread's own, kept for the
+    next call (grown as needed)."""
+    bufs: list[Floats] | None = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = [np.empty(0), np.empty(0), np.empty(0)]
+    if bufs[slot].size < size:
+        bufs[slot] = np.empty(max(size, 1024))
+    return bufs[slot][:size]
 
 
 @functools.lru_cache(maxsize=4)
