@@ -412,3 +412,19 @@ def test_many_failing_cases_are_listed_in_part_in_text_and_markdown_in_full_in_j
     assert "and 12 more" in markdown
     document = json.loads(gatecal.render_check(res, "json"))
     assert len(document["failing"]) == len(failing)
+
+
+@pytest.mark.parametrize("unseen", [False, True])
+def test_the_baseline_cases_are_taken_in_recommends_order(tmp_path, unseen):
+    """check decides over the baseline's cases (full ids) in recommend's order: all of
+    them, or (a case that only ever errored in the good runs, never observed) the
+    others."""
+    runs = baseline_runs(n_runs=12)
+    if unseen:
+        for outcomes in runs.values():
+            outcomes["case-zz"] = "error"
+    data = gatecal.read_runs([write_runs(tmp_path / "baseline.jsonl", runs)])
+    rec, short, order = _check._measured(data, 0.05, 0.95, "wilson")
+    assert [short[c] for c in order] == list(rec.case_order)
+    assert ("case-zz" in data.cases()) == unseen and "case-zz" not in order
+    assert len(order) == len(CASES)

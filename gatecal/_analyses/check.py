@@ -524,7 +524,11 @@ def _measured(
         method=method,
     )
     short = baseline.short_names()
-    full_of = {short[c]: c for c in baseline.cases()}
+    cases = baseline.cases()
+    names = tuple(map(short.__getitem__, cases))
+    if names == rec.case_order:  # every case seen in a good run: recommend's order is theirs
+        return rec, short, cases
+    full_of = dict(zip(names, cases, strict=True))
     return rec, short, [full_of[name] for name in rec.case_order]
 
 
