@@ -919,6 +919,21 @@ def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
         assert np.array_equal(ours, full) and np.array_equal(ours_t, full_t)
 
 
+def _count_fits(monkeypatch) -> list[int]:
+    """The number of runs of each noise_bounds fit recommend's functions make from now on."""
+    from gatecal._analyses import recommend as module
+
+    totals: list[int] = []
+    real = module.noise_bounds
+
+    def counted(failures, cases, **options):
+        totals.append(len(failures))
+        return real(failures, cases, **options)
+
+    monkeypatch.setattr(module, "noise_bounds", counted)
+    return totals
+
+
 def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
     """When not even the limit's runs certify the gate, runs_for_gate says None after
     two evaluations (the measured runs, then the limit), not a doubling search up to it;
@@ -926,14 +941,8 @@ def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
     from gatecal._analyses import recommend as module
 
     x = np.array([0, 1, 0, 2, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0])
-    totals: list[int] = []
     real = module.noise_bounds
-
-    def counted(failures, cases, **kw):
-        totals.append(len(failures))
-        return real(failures, cases, **kw)
-
-    monkeypatch.setattr(module, "noise_bounds", counted)
+    totals = _count_fits(monkeypatch)
     kw = {"cases": 16, "false_alarm": 0.05, "detection": 0.95, "failing": 4}
     assert module.runs_for_gate(x, np.full(x.size, 16), k_min=16, limit=400, **kw) is None
     assert totals == [15, 400]
@@ -957,14 +966,7 @@ def test_runs_for_gate_reuses_the_measured_runs_bounds(monkeypatch):
     kw = {"cases": 16, "false_alarm": 0.05, "detection": 0.95, "failing": 4}
     alone = [module.runs_for_gate(x, m, k_min=k, **kw) for k in (14, 16)]
     own = module.noise_bounds(x, m)
-    totals: list[int] = []
-    real = module.noise_bounds
-
-    def counted(failures, cases, **options):
-        totals.append(len(failures))
-        return real(failures, cases, **options)
-
-    monkeypatch.setattr(module, "noise_bounds", counted)
+    totals = _count_fits(monkeypatch)
     given = [module.runs_for_gate(x, m, k_min=k, bounds=own, **kw) for k in (14, 16)]
     assert given == alone and alone[0] is not None and alone[1] is None
     assert x.size not in totals and totals
