@@ -919,6 +919,47 @@ def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
         assert np.array_equal(ours, full) and np.array_equal(ours_t, full_t)
 
 
+def test_part_of_the_tails_is_that_part_of_every_tail():
+    """_below_part(pmf, a, b) (sums beyond a..b, cumulative sums across it) is
+    _below(pmf)[a:b] to rounding, for every range of random pmfs of 1 to 40 values,
+    tails of 1e-300 included."""
+    from gatecal._analyses.noise_bounds import _below, _below_part
+
+    rng = np.random.default_rng(31)
+    for size in range(1, 41):
+        pmf = rng.random(size) * np.exp(-rng.integers(0, 690, size))
+        whole = _below(pmf)
+        for a in range(size):
+            for b in range(a + 1, size + 1):
+                np.testing.assert_allclose(_below_part(pmf, a, b), whole[a:b], rtol=1e-14)
+        assert _below_part(pmf, 0, 1)[0] == 0.0  # nothing below the first count
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])  # a false alarm's pass, a detection's
+def test_a_pass_over_a_range_of_gates_raises_those_gates_alone(sign):
+    """_raise_part raises gates a..b-1 alone, each where the pass's value (0 below its
+    window, its tail inside, 1 above) is higher, and marks them with the pass: against
+    every gate's value compared, on 300 random passes and ranges."""
+    from gatecal._analyses.noise_bounds import _below, _raise_part
+
+    rng = np.random.default_rng(41 if sign > 0 else 42)
+    size = 120
+    ours = sign * rng.random(size)
+    ours_t, want, want_t = np.zeros(size), ours.copy(), np.zeros(size)
+    for step in range(300):
+        start = int(rng.integers(0, size))
+        pmf = rng.random(int(rng.integers(1, size - start + 1)))
+        a = int(rng.integers(0, size))
+        b = int(rng.integers(a + 1, size + 1))
+        tail = np.concatenate((np.zeros(start), _below(pmf), np.ones(size - start - pmf.size)))
+        better = np.zeros(size, dtype=bool)
+        better[a:b] = sign * tail[a:b] > want[a:b]
+        want[better], want_t[better] = sign * tail[better], step
+        _raise_part(ours, ours_t, float(step), start, pmf, sign, a, b)
+        np.testing.assert_allclose(ours, want, rtol=1e-14)
+        assert np.array_equal(ours_t, want_t)
+
+
 def _count_fits(monkeypatch) -> list[int]:
     """The number of runs of each noise_bounds fit recommend's functions make from now on."""
     from gatecal._analyses import recommend as module
