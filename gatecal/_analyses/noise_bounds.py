@@ -108,10 +108,11 @@ _RHO_TOL = 1e-3
 # passes over the edge shared by every gate at once (NoiseBounds._many): a grid of
 # _MANY_GRID + 1 points, then one point where each gate's largest value lies, rounded
 # to leave at most _MANY_POINTS of them. Their number does not grow with the
-# gates, each costing a pass over the pmf's window. On 10^4 and 10^5 cases each value of
-# 1e-12 to 1 came within 1.5e-4 relative of the best a finer search and a 401-point brute
-# force found (reports/many-gates-accuracy.md, experiments/many_gates_accuracy.py); values
-# below 1e-12 (far tails, steep along the edge) fell up to 23% short.
+# gates, each costing the pmf's window (and a place, the tails of the gates it and its
+# neighbours place). On 10^4 and 10^5 cases each value of 1e-12 to 1 came within 1.5e-4
+# relative of the best a finer search and a 401-point brute force found
+# (reports/many-gates-accuracy.md, experiments/many_gates_accuracy.py); values below
+# 1e-12 (far tails, steep along the edge) fell up to 25% short.
 _PER_GATE_MAX = 201
 #: The many-gate search's passes run on up to this many threads (the cores allowed) where
 #: the pmf's windows hold at least _WIDE values on average (a noisy suite: most cases);
