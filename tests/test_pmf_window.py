@@ -44,9 +44,9 @@ def _norm(n: int, t: int, u: int) -> int:
         (0.001, 1e-6, True),  # the mode near 0: the window starts at 0
         (0.3, 0.0, True),  # binomial, wide
         (0.0345, 0.03, True),  # log-concave and wide
-        (0.0345, 0.2, False),  # J-shaped (a beta parameter below 1): all ratios at once
-        (0.5, 0.6, False),  # U-shaped
-        (0.999, 0.01, False),  # near a rate of 1, a beta parameter below 1
+        (0.0345, 0.2, True),  # J-shaped (a beta parameter below 1), unimodal: from its mode
+        (0.5, 0.6, False),  # U-shaped: all ratios' logs at once
+        (0.999, 0.01, True),  # near a rate of 1, a beta parameter below 1, unimodal
     ],
 )
 def test_window_matches_exact_rationals_and_is_exactly_zero_outside(
@@ -137,3 +137,30 @@ def test_the_guessed_stretch_holds_the_window_and_little_more():
         start, window = beta_binomial_window(n, mean, icc)
         assert low <= start <= mode < start + window.size <= high + 1, (n, mean, icc)
         assert high - low + 1 <= 1.5 * window.size + 16, (n, mean, icc)
+
+
+def test_unimodal_shapes_that_are_not_log_concave_are_summed_from_their_mode():
+    """A J-shaped pmf (the rate below the icc: a beta parameter below 1) is still
+    unimodal while icc <= 1/3, so its window comes from products outward from its mode:
+    on random such shapes, the same values as the log1p products over all n (to their
+    drift, 1e-8) and nothing outside it above 1e-290 of the largest."""
+    from gatecal._engines import exact
+
+    rng = np.random.default_rng(9)
+    seen = 0
+    while seen < 30:
+        n = int(rng.choice([4_097, 20_000, 100_000]))
+        mean = float(rng.choice([10 ** rng.uniform(-4, -0.5), 1 - 10 ** rng.uniform(-4, -0.5)]))
+        icc = float(rng.uniform(0.0, 1 / 3))
+        theta = icc / (1 - icc)
+        if theta <= min(mean, 1 - mean):
+            continue  # log-concave: the test above
+        seen += 1
+        start, window = beta_binomial_window(n, mean, icc)
+        full = exact._full_pmf(n, mean, theta)
+        full /= full.sum()
+        inside = full[start : start + window.size]
+        held = inside > 1e-250
+        np.testing.assert_allclose(window[held], inside[held], rtol=1e-7)
+        outside = np.concatenate((full[:start], full[start + window.size :]))
+        assert outside.size == 0 or outside.max() <= 1e-290 * full.max(), (n, mean, icc)

@@ -472,15 +472,17 @@ def beta_binomial_window(
     only where the pmf is at least 2.2e-308 (the smallest normal double) times its
     largest value, normalised to sum to 1 (the mass outside is below ``n 2.2e-308``),
     from the ratios ``pmf(f + 1) / pmf(f)``, each a closed form. Where the pmf is
-    log-concave (both parameters of the beta mixing density at least 1: icc at most the
-    rate and 1 - rate), the products of those ratios outward from the mode (each below
-    1), over a stretch holding the window: its ends found first from the log pmf in
-    closed form (:func:`_guess_window`), widened until both ends are outside it (or at 0
-    and n), so the cost follows the window (about 38 standard deviations each side), not
-    n. Otherwise the cumulative sums of their logs from f = 0 over all n. Against
-    mpmath's 40 digits at 10^5 and 10^6 cases: 3e-14 to 8e-13 relative for narrow pmfs,
-    5e-12 for one spanning most of 10^5 cases (the log1p products over n terms drift to
-    1e-8).
+    unimodal (icc at most 1/3: the beta mixing density's parameters sum to at least 2,
+    so ``pmf(f + 1) / pmf(f) - 1`` changes sign once, from + to -; log-concave when both
+    are at least 1, J-shaped when one is below), the products of those ratios outward
+    from the mode (each below 1), over a stretch holding the window: its ends found
+    first from the log pmf in closed form (:func:`_guess_window`), widened until both
+    ends are outside it (or at 0 and n), so the cost follows the window (about 38
+    standard deviations each side), not n. Otherwise (icc above 1/3, where it can be
+    U-shaped) the cumulative sums of their logs from f = 0 over all n. Against mpmath's
+    40 digits at 10^5 and 10^6 cases: 3e-14 to 8e-13 relative for narrow pmfs, up to
+    6e-12 for ones spanning most of 10^5 cases and 6e-11 of 10^6 (the log1p products over
+    n terms drift to 1e-8).
     """
     if mean <= 0 or mean >= 1:
         return 0, np.asarray(np.arange(n + 1) == (n if mean >= 1 else 0), dtype=np.float64)
@@ -497,7 +499,7 @@ def beta_binomial_window(
         out += other
         return out
 
-    if theta > min(mean, 1.0 - mean):  # not log-concave (J- or U-shaped): logs over all n
+    if theta > 0.5:  # icc above 1/3, perhaps U-shaped: logs over all n
         counts = _log_count_ratio(n)
         logs = _scratch(n + 1, 1) if scratch else np.empty(n + 1)
         logs[0] = 0.0
@@ -570,12 +572,13 @@ def beta_binomial_window(
 
 
 def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int, int]:
-    """``(low, high, mode)``: where a log-concave failing-count pmf of n cases is more than
+    """``(low, high, mode)``: where a unimodal failing-count pmf of n cases is more than
     ``_WINDOW_DEPTH + 8`` below its largest value (or 0 and n), at or beyond the last such
     f below its mode and the first above, by Newton's method on the log pmf in closed form
     (log-gamma differences, math.lgamma; the binomial's below theta 1e-9, where the
     log-gamma differences lose digits), and the mode. The log pmf's rounding is far
-    below the 8 to spare, and :func:`beta_binomial_window` checks the ends anyway."""
+    below the 8 to spare; where it is not concave (a J-shaped pmf's steep end) a step
+    can fall short, and :func:`beta_binomial_window` checks the ends and widens anyway."""
     lg = math.lgamma
     if theta < 1e-9:
         lp, lq = math.log(mean), math.log1p(-mean)
@@ -603,9 +606,9 @@ def _guess_window(n: int, mean: float, theta: float) -> tuple[int, int, int]:
         if log_pmf(bound) >= floor:
             ends.append(bound)
             continue
-        # Newton's method along the concave log pmf from 38 standard deviations out
-        # (where a normal's is 722 below its mode): a step from inside lands outside,
-        # each from outside stays there, nearer
+        # Newton's method along the log pmf from 38 standard deviations out (where a
+        # normal's is 722 below its mode): where it is concave, a step from inside lands
+        # outside, each from outside stays there, nearer
         f = min(max(mode + way * math.ceil(38.0 * sd), 0), n)
         for _ in range(4):
             if f == bound:
