@@ -464,9 +464,8 @@ def beta_binomial_window(
     from `start` on and 0.0 elsewhere (with ``normalised=False``, proportional to it:
     above :data:`WINDOW_FROM` cases, 1 at its mode, for callers that take ratios of its
     sums). With ``scratch=True`` (above WINDOW_FROM cases), `values` is a view of this
-    thread's scratch array, valid until its next such call: a fresh
-    array of 10^5 values costs the first touch of its pages each time, more than the
-    products themselves.
+    thread's scratch array, valid until its next such call: a fresh array of 10^5 values
+    costs the first touch of its pages each time, more than the products themselves.
 
     Up to :data:`WINDOW_FROM` cases, the whole pmf from 0 (:func:`_full_pmf`). Above,
     only where the pmf is at least 2.2e-308 (the smallest normal double) times its
