@@ -491,25 +491,17 @@ def beta_binomial_window(
 
     steps, other = _steps(n), 1.0 - mean
 
-    def beside(a: int, b: int) -> Floats:
-        """``1 - mean + (n - f - 1) theta`` for f = a..b-1, from the counts n - f - 1
-        themselves (``rest - f theta`` would cancel as f nears n)."""
-        out = steps[n - b : n - a][::-1] * theta
-        out += other
-        return out
-
     if theta > 0.5:  # icc above 1/3, perhaps U-shaped: logs over all n
         counts = _log_count_ratio(n)
         logs = _scratch(n + 1, 1) if scratch else np.empty(n + 1)
         logs[0] = 0.0
-        ratios = np.multiply(steps, theta, out=_scratch(n, 2)) if scratch else steps * theta
+        ratios = np.multiply(steps, theta, out=_scratch(n, 2) if scratch else None)
         ratios += mean
-        if scratch:  # beside(0, n), in scratch
-            below = np.multiply(_counts_left(n), theta, out=_scratch(n, 0))
-            below += other
-            ratios /= below
-        else:
-            ratios /= beside(0, n)
+        # over 1 - mean + (n - f - 1) theta, from the counts n - f - 1 themselves
+        # (``rest - f theta`` would cancel as f nears n)
+        below = np.multiply(_counts_left(n), theta, out=_scratch(n, 0) if scratch else None)
+        below += other
+        ratios /= below
         np.log(ratios, out=ratios)
         ratios += counts
         np.cumsum(ratios, out=logs[1:])
