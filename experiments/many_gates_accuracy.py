@@ -42,6 +42,7 @@ def _suites(cases: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 def main() -> None:
     from gatecal._analyses import noise_bounds as nb
+    from gatecal._analyses.gate_tails import _failing_below
 
     rows = []
     for cases in (10_000, 100_000):
@@ -57,9 +58,9 @@ def main() -> None:
             bottom, top = bounds.gate_icc_bottom, bounds.gate_icc_top
             ts = np.linspace(0.0, 1.0, 401)
             rhos = [bottom + (top - bottom) * (1 - math.cos(math.pi * t)) / 2 for t in ts]
-            brute_fa = np.max([nb._failing_below(n, bounds.edge(r), r) for r in rhos], axis=0)
+            brute_fa = np.max([_failing_below(n, bounds.edge(r), r) for r in rhos], axis=0)
             brute_det = np.min(
-                [nb._failing_below(n, bounds.edge(r, False), r, 3) for r in rhos], axis=0
+                [_failing_below(n, bounds.edge(r, False), r, 3) for r in rhos], axis=0
             )
             ref_fa = np.maximum.reduce([found["search"][0], found["finer"][0], brute_fa])
             ref_det = np.minimum.reduce([found["search"][1], found["finer"][1], brute_det])

@@ -56,7 +56,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import check_gate, parse_regression, recommend_gate
-from gatecal._analyses.noise_bounds import NoiseBounds, _below, noise_bounds
+from gatecal._analyses.gate_tails import _below
+from gatecal._analyses.noise_bounds import NoiseBounds, noise_bounds
 from gatecal._engines.exact import beta_binomial_pmf, pass_count_pmf
 from gatecal._model.gates import strictest_within
 from gatecal.readers import RunsData, Verdict

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import parse_policy, recommend_policy
-from gatecal._analyses.noise_bounds import _below
+from gatecal._analyses.gate_tails import _below
 from gatecal._analyses.recommend_policy import DEFAULT_RULES, _case_fail, rule_rates
 from gatecal._engines.exact import pass_count_pmf
 from gatecal.readers import RunsData, Verdict

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gatecal._analyses.noise_bounds import _below, _failing_below
+from gatecal._analyses.gate_tails import _below, _failing_below
 from gatecal._engines.exact import WINDOW_FROM, beta_binomial_pmf, beta_binomial_window
 
 N = 5000  # above WINDOW_FROM

@@ -250,7 +250,7 @@ def test_the_search_beats_the_old_25_icc_trace_and_the_set_is_smaller():
 
 
 def _below_tail(n, mu, rho):
-    from gatecal._analyses.noise_bounds import _below
+    from gatecal._analyses.gate_tails import _below
 
     return _below(beta_binomial_pmf(n, mu, rho)[::-1])
 
@@ -868,7 +868,7 @@ def test_many_gates_from_windows_are_the_many_gates_from_whole_rows():
     of the same search given every gate's pmf at every pass, normalised and among zeros
     (to 1e-9: rounding apart, it can leave a different one of two points whose values
     differ by that little the largest)."""
-    from gatecal._analyses import noise_bounds as nb
+    from gatecal._analyses import gate_tails as nb
     from gatecal._engines.exact import beta_binomial_pmf
 
     n = 6_000
@@ -900,7 +900,7 @@ def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
     settled: after every pass of a random sequence (windows anywhere, rows rising from
     0 to 1) the gates and the places of their best values are exactly what comparing
     every gate's value gives."""
-    from gatecal._analyses.noise_bounds import _raise
+    from gatecal._analyses.gate_tails import _raise
 
     rng = np.random.default_rng(21 if sign > 0 else 22)
     size = 300
@@ -923,7 +923,7 @@ def test_part_of_the_tails_is_that_part_of_every_tail():
     """_below_part(pmf, a, b) (sums beyond a..b, cumulative sums across it) is
     _below(pmf)[a:b] to rounding, for every range of random pmfs of 1 to 40 values,
     tails of 1e-300 included."""
-    from gatecal._analyses.noise_bounds import _below, _below_part
+    from gatecal._analyses.gate_tails import _below, _below_part
 
     rng = np.random.default_rng(31)
     for size in range(1, 41):
@@ -940,7 +940,7 @@ def test_a_pass_over_a_range_of_gates_raises_those_gates_alone(sign):
     """_raise_part raises gates a..b-1 alone, each where the pass's value (0 below its
     window, its tail inside, 1 above) is higher, and marks them with the pass: against
     every gate's value compared, on 300 random passes and ranges."""
-    from gatecal._analyses.noise_bounds import _below, _raise_part
+    from gatecal._analyses.gate_tails import _below, _raise_part
 
     rng = np.random.default_rng(41 if sign > 0 else 42)
     size = 120

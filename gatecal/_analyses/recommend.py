@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.noise_bounds import GATE_LEVEL, NoiseBounds, _below, noise_bounds
+from gatecal._analyses.gate_tails import _below
+from gatecal._analyses.noise_bounds import GATE_LEVEL, NoiseBounds, noise_bounds
 from gatecal._analyses.overdispersion import (
     ICC_MAX,
     Overdispersion,

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.noise_bounds import NoiseBounds, _below, noise_bounds
+from gatecal._analyses.gate_tails import _below
+from gatecal._analyses.noise_bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.policies import Policy, parse_policy
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.gates import strictest_within
