@@ -1,5 +1,6 @@
 """gatecal check: the gate on a CI run, its evidence, incomplete evidence, and the CLI."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -424,7 +425,14 @@ def test_the_baseline_cases_are_taken_in_recommends_order(tmp_path, unseen):
         for outcomes in runs.values():
             outcomes["case-zz"] = "error"
     data = gatecal.read_runs([write_runs(tmp_path / "baseline.jsonl", runs)])
-    rec, short, order = _check._measured(data, 0.05, 0.95, "wilson")
+    rec, short, order, rates = _check._measured(data, 0.05, 0.95, "wilson")
     assert [short[c] for c in order] == list(rec.case_order)
     assert ("case-zz" in data.cases()) == unseen and "case-zz" not in order
     assert len(order) == len(CASES)
+    # recommend's own measure but for the sorted per-case records, whose intervals come
+    # in the cases' order instead
+    full = gatecal.recommend_gate(data, detection=0.0)
+    assert rec.per_case == () and rec == dataclasses.replace(full, per_case=())
+    assert len({c.rate for c in full.per_case}) > 1  # the cases' rates differ
+    by_name = {c.case: c.rate for c in full.per_case}
+    assert [rates.rate(i) for i in range(len(order))] == [by_name[c] for c in rec.case_order]

@@ -34,7 +34,12 @@ from gatecal._model.gates import Gate, parse_gate, strictest_within
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies import Policy
-    from gatecal._analyses.recommend import Overdispersion, RateEstimate, Recommendation
+    from gatecal._analyses.recommend import (
+        Overdispersion,
+        RateEstimate,
+        Recommendation,
+        _CaseRates,
+    )
     from gatecal.readers import RunsData
 
 __all__ = [
@@ -418,7 +423,7 @@ def check_gate(
     policy = _gate_file_policy(gate, policy)
     chosen = parse_check_policy(policy)
     _refuse_ambiguous(current, baseline, policy)
-    rec, short, order = _measured(baseline, target, confidence_level, method)
+    rec, short, order, rates = _measured(baseline, target, confidence_level, method)
     n = rec.cases
     fas = _false_alarms(rec, chosen, baseline)
     k_min, gate_text, source = _the_gate(gate, rec, fas, target)
@@ -452,7 +457,7 @@ def check_gate(
     if loose:
         warnings.append(loose)
     passed = sum(final[c] == _PASS for c in order)
-    failing = _failing(rec, final, order, short, flaky)
+    failing = _failing(rates, final, order, short, flaky)
     extra_failed = [c for c in extra if attempt.get(c) == _FAIL]
     complete = not reasons
     if not complete:
@@ -509,27 +514,29 @@ def check_gate(
 
 def _measured(
     baseline: RunsData, target: float, confidence_level: float, method: str
-) -> tuple[Recommendation, dict[str, str], list[str]]:
-    """The baseline as recommend measures it, its short case names, and its cases (full
-    ids) in recommend's order: what every kind of check decides against."""
-    from gatecal._analyses.recommend import recommend_gate
+) -> tuple[Recommendation, dict[str, str], list[str], _CaseRates]:
+    """The baseline as recommend measures it (without its sorted per-case records), its
+    short case names, its cases (full ids) in recommend's order, and their intervals in
+    that order: what every kind of check decides against."""
+    from gatecal._analyses.recommend import _recommend
 
     # detection=0: check never needs recommend's fallback plans (which can be slow), and
     # its table's false-alarm column does not depend on the detection target
-    rec = recommend_gate(
+    rec, rates = _recommend(
         baseline,
         false_alarm=target,
         detection=0.0,
         confidence_level=confidence_level,
         method=method,
+        per_case=False,
     )
     short = baseline.short_names()
     cases = baseline.cases()
     names = tuple(map(short.__getitem__, cases))
     if names == rec.case_order:  # every case seen in a good run: recommend's order is theirs
-        return rec, short, cases
+        return rec, short, cases, rates
     full_of = dict(zip(names, cases, strict=True))
-    return rec, short, [full_of[name] for name in rec.case_order]
+    return rec, short, [full_of[name] for name in rec.case_order], rates
 
 
 def _warnings(current: RunsData, baseline: RunsData) -> list[str]:
@@ -568,23 +575,22 @@ def _gaps(
 
 
 def _failing(
-    rec: Recommendation,
+    rates: _CaseRates,
     final: Mapping[str, str],
     order: list[str],
     short: Mapping[str, str],
     flaky: float,
 ) -> list[FailingCase]:
     """The baseline cases that did not pass, new failures first, with their records."""
-    per_case = {c.case: c.rate for c in rec.per_case}
     failing = [
         FailingCase(
             case=short[c],
             case_id=c,
             status=final[c],
-            baseline=per_case[short[c]],
-            new=per_case[short[c]].estimate <= flaky,
+            baseline=rates.rate(i),
+            new=rates.rate(i).estimate <= flaky,
         )
-        for c in order
+        for i, c in enumerate(order)
         if final[c] in (_FAIL, _ERROR)
     ]
     # stable: ties keep the baseline's order, as built

@@ -60,6 +60,42 @@ class CaseNoise:
     rate: RateEstimate
 
 
+@dataclass(frozen=True, slots=True)
+class _CaseRates:
+    """Each case's failures in the known-good runs as an interval, case ``i`` of `cases`
+    (short names, the outcome's columns) failing ``pairs[i]`` = (failures, runs observed):
+    one interval per distinct pair, of which a big suite has few."""
+
+    cases: list[str]
+    pairs: list[tuple[int, int]]
+    rates: dict[tuple[int, int], RateEstimate]
+
+    def rate(self, i: int) -> RateEstimate:
+        """Case ``i``'s interval."""
+        return self.rates[self.pairs[i]]
+
+    def noises(self) -> list[CaseNoise]:
+        """Every case's record, by rate, highest first, then by name."""
+        n = len(self.cases)
+        # a stable sort by rate of the cases sorted by name
+        by_name = sorted(range(n), key=self.cases.__getitem__)
+        estimates = np.array([self.rate(i).estimate for i in by_name], dtype=np.float64)
+        order = np.asarray(by_name)[np.argsort(-estimates, kind="stable")].tolist()
+        return _case_noises([self.cases[i] for i in order], [self.rate(i) for i in order])
+
+
+def _case_rates(
+    cases: list[str], failures: Ints, observed: Ints, level: float, method: str
+) -> _CaseRates:
+    """The intervals of each case's `failures` of the runs it was `observed` in."""
+    pairs = list(zip(failures.tolist(), observed.tolist(), strict=True))
+    rates = {
+        pair: proportion_interval(float(pair[0]), float(pair[1]), level, method)
+        for pair in dict.fromkeys(pairs)
+    }
+    return _CaseRates(cases, pairs, rates)
+
+
 def _case_noises(cases: list[str], rates: list[RateEstimate]) -> list[CaseNoise]:
     """``CaseNoise(case=c, rate=r)`` for each pair: the same objects, each built with
     two stores to its slots instead of the frozen dataclass's ``__init__`` (whose
@@ -361,6 +397,32 @@ def recommend_gate(
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
     """
+    return _recommend(
+        data,
+        false_alarm=false_alarm,
+        detection=detection,
+        regression=regression,
+        confidence_level=confidence_level,
+        method=method,
+        significance=significance,
+        per_case=True,
+    )[0]
+
+
+def _recommend(
+    data: RunsData,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.95,
+    regression: Regression | str | None = None,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+    significance: float = 0.05,
+    per_case: bool,
+) -> tuple[Recommendation, _CaseRates]:
+    """:func:`recommend_gate`'s recommendation and each case's interval; without
+    `per_case` the recommendation's ``per_case`` is empty (a check reads the few failing
+    cases' intervals from the second, not a sorted record of every case)."""
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
@@ -382,17 +444,7 @@ def recommend_gate(
     bounds = noise_bounds(failures_per_run, cases_per_run, confidence_level=level)
     gate_noise = bounds.rate
     over = bounds.overdispersion
-    # one interval per distinct (failures, runs) pair: a big suite has few of them
-    pairs = list(zip(failures_per_case.tolist(), runs_per_case.tolist(), strict=True))
-    rates = {
-        pair: proportion_interval(float(pair[0]), float(pair[1]), level, method)
-        for pair in dict.fromkeys(pairs)
-    }
-    # by rate, highest first, then by name: a stable sort by rate of the cases sorted by name
-    by_name = sorted(range(n), key=cases.__getitem__)
-    estimates = np.array([rates[pairs[i]].estimate for i in by_name], dtype=np.float64)
-    order = np.asarray(by_name)[np.argsort(-estimates, kind="stable")].tolist()
-    per_case = _case_noises([cases[i] for i in order], [rates[pairs[i]] for i in order])
+    case_rates = _case_rates(cases, failures_per_case, runs_per_case, level, method)
     judge_failed, judge_total = data.judge_verdicts("healthy")
     judge_noise = (
         proportion_interval(judge_failed, judge_total, level, method) if judge_total else None
@@ -453,7 +505,7 @@ def recommend_gate(
         icc_for_gate=bounds.icc_top,
         gate_level=bounds.gate_level,
         judge_noise=judge_noise,
-        per_case=tuple(per_case),
+        per_case=tuple(case_rates.noises()) if per_case else (),
         overdispersion=over,
         correlated=over.p_value < significance,
         regression=regression_text,
@@ -465,7 +517,7 @@ def recommend_gate(
         recommended=recommended,
         plans=plans,
         more_runs=more_runs,
-    )
+    ), case_rates
 
 
 def _more_runs(

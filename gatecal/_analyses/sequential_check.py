@@ -221,7 +221,7 @@ def check_sequential(
         raise ParameterError(
             "current", "must not hold rows of the regressed build", "build=regressed"
         )
-    rec, short, order = _measured(baseline, target, confidence_level, method)
+    rec, short, order, _ = _measured(baseline, target, confidence_level, method)
     n = rec.cases
     if isinstance(regression, str):
         regression = parse_regression(regression)
