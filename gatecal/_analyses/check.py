@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._analyses.check_runs import (
-    _ERROR,
-    _FAIL,
-    _MISSING,
-    _PASS,
+    _NAMES,
     CHECK_POLICIES,
+    ERROR,
+    FAIL,
+    MISSING,
+    PASS,
     _combine,
     _Combined,
     _expected_checks,
@@ -416,6 +417,7 @@ def check_gate(
     policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
     baseline never saw fails; else ``pass``.
     """
+    import numpy as np
 
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = check_probability("flaky_rate", flaky_rate)
@@ -429,36 +431,38 @@ def check_gate(
     k_min, gate_text, source = _the_gate(gate, rec, fas, target)
     words = f"at least {k_min} of {n} cases pass"
 
-    runs, states, gaps = _states(current, order, _expected_checks(baseline))
-    reasons: list[str] = []
-    warnings = _warnings(current, baseline)
     known = set(order)
     extra = [c for c in current.cases() if c not in known]
+    states = _states(current, order, _expected_checks(baseline), extra)
+    runs = states.runs
+    reasons: list[str] = []
+    warnings = _warnings(current, baseline)
     if "regressed" in current.builds():
         raise ParameterError(
             "current", "must not hold rows of the regressed build", "build=regressed"
         )
-    if not runs or not any(st[c] != _MISSING for st in states for c in order):
+    if not runs or (states.codes[:, :n] == MISSING).all():
         reasons.append("the current run is empty: no verdict on any baseline case")
-        combined = _Combined(dict.fromkeys(order, _MISSING), set(), [], 0)
+        combined = _Combined(np.full(n, MISSING, np.int8), np.zeros(n, bool), [], 0)
     else:
-        combined = _combine(chosen, runs, states, order, k_min)
+        combined = _combine(chosen, states, k_min)
         reasons += combined.reasons
     final = combined.final
-    attempt = states[combined.attempt] if states else {}
-    missing = [short[c] for c in order if final[c] == _MISSING]
-    errors = [short[c] for c in order if c in combined.errors]
-    errors += [c for c in extra if attempt.get(c) == _ERROR]  # errors wherever they are
-    reasons += _gaps(missing if runs else [], n, gaps, errors, max_errors)
+    # the other cases' states in the attempt the decision rests on
+    attempt = states.codes[combined.attempt, n:] if runs else np.full(len(extra), MISSING)
+    missing = [short[order[i]] for i in np.flatnonzero(final == MISSING).tolist()]
+    errors = [short[order[i]] for i in np.flatnonzero(combined.errors).tolist()]
+    errors += [extra[j] for j in np.flatnonzero(attempt == ERROR).tolist()]  # wherever they are
+    reasons += _gaps(missing if runs else [], n, states.gaps, errors, max_errors)
     vacuous = _vacuous(rec, k_min, target)
     if vacuous:
         reasons.append(vacuous)
     loose = _loose(rec, k_min)
     if loose:
         warnings.append(loose)
-    passed = sum(final[c] == _PASS for c in order)
+    passed = int((final == PASS).sum())
     failing = _failing(rates, final, order, short, flaky)
-    extra_failed = [c for c in extra if attempt.get(c) == _FAIL]
+    extra_failed = [extra[j] for j in np.flatnonzero(attempt == FAIL).tolist()]
     complete = not reasons
     if not complete:
         decision: Decision = "incomplete"
@@ -496,7 +500,7 @@ def check_gate(
         baseline_errors=baseline.errors + baseline.unscored,
         max_errors=max_errors,
         missing=tuple(missing),
-        missing_checks=tuple(gaps),
+        missing_checks=tuple(states.gaps),
         uncalibrated=tuple(extra),
         uncalibrated_failures=tuple(extra_failed),
         policy=_policy_text(chosen),
@@ -575,23 +579,22 @@ def _gaps(
 
 
 def _failing(
-    rates: _CaseRates,
-    final: Mapping[str, str],
-    order: list[str],
-    short: Mapping[str, str],
-    flaky: float,
+    rates: _CaseRates, final: Any, order: list[str], short: Mapping[str, str], flaky: float
 ) -> list[FailingCase]:
-    """The baseline cases that did not pass, new failures first, with their records."""
+    """The baseline cases that did not pass (`final`, each case's state's code), new
+    failures first, with their records."""
+    import numpy as np
+
+    at = np.flatnonzero(final <= ERROR)  # failed or error
     failing = [
         FailingCase(
-            case=short[c],
-            case_id=c,
-            status=final[c],
+            case=short[order[i]],
+            case_id=order[i],
+            status=_NAMES[code],
             baseline=rates.rate(i),
             new=rates.rate(i).estimate <= flaky,
         )
-        for i, c in enumerate(order)
-        if final[c] in (_FAIL, _ERROR)
+        for i, code in zip(at.tolist(), final[at].tolist(), strict=True)
     ]
     # stable: ties keep the baseline's order, as built
     failing.sort(key=lambda f: (not f.new, f.baseline.estimate))

@@ -21,17 +21,35 @@ if TYPE_CHECKING:
 CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
 
 _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
+#: A state's code in :class:`_RunStates` ``codes`` is its place here.
+_NAMES = (_FAIL, _ERROR, _PASS, _MISSING)
+FAIL, ERROR, PASS, MISSING = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class _RunStates:
+    """The current runs (`runs`, in order) and each case's state in each: ``codes[t, j]``
+    the code (:data:`_NAMES`) of ``cases[j]`` in run t, the first `n` of `cases` the
+    baseline's, the rest other cases of the current runs; `gaps` says which checks the
+    baseline ran were missing where."""
+
+    runs: list[str]
+    cases: Sequence[str]
+    n: int
+    codes: Any  # int8, runs x cases
+    gaps: list[str]
 
 
 def _states(
-    data: RunsData, cases: Sequence[str], expected: _Expected
-) -> tuple[list[str], list[dict[str, str]], list[str]]:
-    """The current runs, and per run each case's state: passed, failed, error or missing.
+    data: RunsData, cases: Sequence[str], expected: _Expected, extra: Sequence[str] = ()
+) -> _RunStates:
+    """The current runs, and per run each case's state (of `cases`, the baseline's, then
+    of `extra`): passed, failed, error or missing.
 
     A case that did not fail but lacks a check the baseline ran on it is missing: a
-    missing check is missing evidence, exactly like a missing case. The third list says
-    which checks were missing where. Taken from the verdict columns: one pass over a few
-    arrays, then a loop over (run, case) pairs.
+    missing check is missing evidence, exactly like a missing case. Taken from the
+    verdict columns: one pass over a few arrays, the states stored into an array of
+    runs x cases (a dict per run of 10^5 cases was most of a check's own work).
     """
     import numpy as np
 
@@ -53,10 +71,8 @@ def _states(
     pair_case = case_c[first]
     # the baseline's checks of each case, against those each pair shows: the baseline's
     # (case, check) pairs in this table's codes (-1: a case or check it does not have)
-    codes = {c: i for i, c in enumerate(case_values)}
-    to_case = np.asarray([codes.get(c, -1) for c in expected.cases], dtype=np.int64)
-    codes = {c: i for i, c in enumerate(check_values)}
-    to_check = np.asarray([codes.get(c, -1) for c in expected.checks], dtype=np.int64)
+    to_case = _codes_in(case_values, expected.cases)
+    to_check = _codes_in(check_values, expected.checks)
     want_case = to_case[expected.pair_case] if to_case.size else expected.pair_case
     want_check = to_check[expected.pair_check] if to_check.size else expected.pair_check
     ours = want_case >= 0
@@ -68,29 +84,48 @@ def _states(
     shown //= n_check
     hits = np.bincount(shown, minlength=n_pairs)
     lacking = (failed == 0) & (errored == 0) & (hits < wanted[pair_case])
-    state = np.where(failed > 0, 0, np.where(errored > 0, 1, np.where(lacking, 3, 2)))
-    names = (_FAIL, _ERROR, _PASS, _MISSING)
-    table_of: dict[str, dict[str, str]] = {r: {} for r in runs}
-    pair_run = run_c[first].tolist()
-    for r, c, st in zip(pair_run, pair_case.tolist(), state.tolist(), strict=True):
-        table_of[run_values[r]][case_values[c]] = names[st]
+    state = np.where(lacking, MISSING, PASS)
+    state[errored > 0] = ERROR
+    state[failed > 0] = FAIL
+    # each run's row and each case's column (-1: a run or case not asked about)
+    row = {r: i for i, r in enumerate(runs)}
+    row_of = np.asarray([row.get(r, -1) for r in run_values], dtype=np.int64)
+    columns = (*cases, *extra)
+    at = _codes_in(case_values, columns)  # each column's code in this table
+    column_of = np.full(len(case_values), -1, dtype=np.int64)
+    column_of[at[at >= 0]] = np.flatnonzero(at >= 0)
+    pair_run = run_c[first]
+    rows, cols = row_of[pair_run], column_of[pair_case]
+    asked = (rows >= 0) & (cols >= 0)
+    out = np.full((len(runs), len(columns)), MISSING, dtype=np.int8)
+    out[rows[asked], cols[asked]] = state[asked]
     gaps = []
     if lacking.any():
         order = np.argsort(pair, kind="stable")
         bounds = np.searchsorted(pair[order], np.arange(n_pairs + 1))
         by_run: dict[str, list[str]] = {r: [] for r in runs}
         for p in np.flatnonzero(lacking).tolist():
-            rows = order[bounds[p] : bounds[p + 1]]
-            seen = {check_values[k] for k in check_c[rows].tolist()}
+            rows_p = order[bounds[p] : bounds[p + 1]]
+            seen = {check_values[k] for k in check_c[rows_p].tolist()}
             case, run = case_values[pair_case[p]], run_values[pair_run[p]]
             missing = sorted(expected.of(case) - seen)
             by_run[run].append(
                 f"{case} lacks {', '.join(missing)}" + (f" in {run}" if len(runs) > 1 else "")
             )
         gaps = [g for r in runs for g in by_run[r]]
-    # every case of `cases` (missing unless this run shows it), then this run's others
-    states = [{**dict.fromkeys(cases, _MISSING), **table_of[r]} for r in runs]
-    return runs, states, gaps
+    return _RunStates(runs, columns, len(cases), out, gaps)
+
+
+def _codes_in(values: tuple[str, ...], wanted: Sequence[str]) -> Any:
+    """The place in `values` of each of `wanted` (-1 where it is not there): 0, 1, ... at
+    once where they are the same (a current run of the baseline's suite, in its order),
+    else by a dict of `values`."""
+    import numpy as np
+
+    if len(wanted) == len(values) and tuple(wanted) == values:
+        return np.arange(len(values), dtype=np.int64)
+    place = {v: i for i, v in enumerate(values)}
+    return np.asarray([place.get(w, -1) for w in wanted], dtype=np.int64)
 
 
 def _distinct(keys: Any, size: int) -> Any:
@@ -139,20 +174,17 @@ def _expected_checks(baseline: RunsData) -> _Expected:
 
 @dataclass(frozen=True, slots=True)
 class _Combined:
-    final: dict[str, str]  # case -> passed / failed / error / missing
-    errors: set[str]  # cases with an error in an attempt that counted
+    final: Any  # int8 per baseline case: its final state's code (passed, failed, error, missing)
+    errors: Any  # bool per baseline case: an error in an attempt that counted
     reasons: list[str]  # incomplete evidence
     attempt: int  # the attempt the decision rests on (rerun-R)
 
 
-def _combine(
-    policy: Policy,
-    runs: Sequence[str],
-    states: Sequence[dict[str, str]],
-    cases: Sequence[str],
-    k_min: int,
-) -> _Combined:
+def _combine(policy: Policy, states: _RunStates, k_min: int) -> _Combined:
     """Apply the policy to the current runs, in order; see :func:`check_gate`."""
+    import numpy as np
+
+    runs, cases, codes = states.runs, states.cases, states.codes[:, : states.n]
     reasons: list[str] = []
     if policy.repeat > 1:
         if len(runs) != policy.repeat:
@@ -160,41 +192,39 @@ def _combine(
                 f"repeat-{policy.need}-of-{policy.repeat} needs {policy.repeat} "
                 f"current runs ({len(runs)} given)"
             )
-        final, errors = {}, set()
-        for c in cases:
-            seen = [s[c] for s in states]
-            errors |= {c} if _ERROR in seen else set()
-            if _MISSING in seen:
-                final[c] = _MISSING
-            else:
-                final[c] = _PASS if seen.count(_PASS) >= policy.need else _FAIL
-        return _Combined(final, errors, reasons, 0)
+        passes = (codes == PASS).sum(axis=0)
+        final = np.where(
+            (codes == MISSING).any(axis=0), MISSING, np.where(passes >= policy.need, PASS, FAIL)
+        )
+        return _Combined(final.astype(np.int8), (codes == ERROR).any(axis=0), reasons, 0)
     if policy.rerun_failing:
         limit = policy.rerun_failing + 1
         name = f"rerun-failing-{policy.rerun_failing}"
         if len(runs) > limit:
             reasons.append(f"{name} allows {limit} attempts ({len(runs)} current runs given)")
-        final, errors = {}, set()
-        for c in cases:
-            state, tries = states[0][c], 1
-            errors |= {c} if state == _ERROR else set()
-            for s in states[1:]:
-                if state not in (_FAIL, _ERROR) or s[c] == _MISSING:
-                    break
-                state, tries = s[c], tries + 1
-                errors |= {c} if state == _ERROR else set()
-            if state in (_FAIL, _ERROR) and tries < min(limit, len(states)):
+        # each case's attempts in turn, while it did not pass and the next attempt has it
+        state, tries = codes[0].copy(), np.ones(codes.shape[1], dtype=np.int64)
+        errors = state == ERROR
+        going = np.ones(codes.shape[1], dtype=bool)
+        for attempt in codes[1:]:
+            going &= (state <= ERROR) & (attempt != MISSING)  # failed or error, and rerun
+            state[going] = attempt[going]
+            tries[going] += 1
+            errors |= going & (state == ERROR)
+        short = min(limit, len(codes))
+        for j in np.flatnonzero((state <= ERROR) & (tries < limit)).tolist():
+            t = int(tries[j])
+            if t < short:
                 reasons.append(
-                    f"{c} did not pass attempt {tries} and is missing from "
-                    f"attempt {tries + 1} ({name} reruns what did not pass)"
+                    f"{cases[j]} did not pass attempt {t} and is missing from "
+                    f"attempt {t + 1} ({name} reruns what did not pass)"
                 )
-            elif state in (_FAIL, _ERROR) and tries < limit:
+            else:
                 reasons.append(
-                    f"{c} did not pass in {tries} attempt(s) and {name} allows "
+                    f"{cases[j]} did not pass in {t} attempt(s) and {name} allows "
                     f"{limit}: the rerun is missing"
                 )
-            final[c] = state
-        return _Combined(final, errors, reasons, 0)
+        return _Combined(state, errors, reasons, 0)
     if policy.rerun:
         limit = policy.rerun + 1
         if len(runs) > limit:
@@ -202,26 +232,23 @@ def _combine(
                 f"rerun-{policy.rerun} allows {limit} attempts ({len(runs)} current runs given)"
             )
         best, best_k = 0, -1
-        for t, s in enumerate(states):
-            k = sum(s[c] == _PASS for c in cases)
+        for t, attempt in enumerate(codes):
+            k = int((attempt == PASS).sum())
             if k > best_k:
                 best, best_k = t, k
-            if k >= k_min and all(s[c] != _MISSING for c in cases):
+            if k >= k_min and not (attempt == MISSING).any():
                 best = t
                 break
         else:
-            if len(states) < limit:
+            if len(codes) < limit:
                 reasons.append(
                     f"every attempt given failed the gate, and rerun-{policy.rerun} "
-                    f"allows {limit} attempts ({len(states)} given)"
+                    f"allows {limit} attempts ({len(codes)} given)"
                 )
-        s = states[best]
-        used = states[: best + 1] if best_k < k_min else [s]
-        errors = {c for st in used for c in cases if st[c] == _ERROR}
-        return _Combined({c: s[c] for c in cases}, errors, reasons, best)
+        used = codes[: best + 1] if best_k < k_min else codes[best : best + 1]
+        return _Combined(codes[best].copy(), (used == ERROR).any(axis=0), reasons, best)
     if len(runs) > 1:
         reasons.append(
             f"{len(runs)} current runs with no policy: name how they combine ({CHECK_POLICIES})"
         )
-    s = states[0]
-    return _Combined({c: s[c] for c in cases}, {c for c in cases if s[c] == _ERROR}, reasons, 0)
+    return _Combined(codes[0].copy(), codes[0] == ERROR, reasons, 0)

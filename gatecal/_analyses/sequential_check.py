@@ -203,7 +203,7 @@ def check_sequential(
     than `max_errors`, is incomplete evidence (never a pass).
     """
     from gatecal._analyses.check import _baseline_counts, _measured, _refuse_ambiguous
-    from gatecal._analyses.check_runs import _ERROR, _MISSING, _PASS, _expected_checks, _states
+    from gatecal._analyses.check_runs import ERROR, MISSING, PASS, _expected_checks, _states
     from gatecal._analyses.evalue import EvalueDesign
     from gatecal._analyses.noise_bounds import noise_bounds
     from gatecal._model.regression import parse_regression
@@ -237,7 +237,8 @@ def check_sequential(
     ph, pr = _noise_pmfs(n, rate, icc, failing)
     healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
     gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
-    runs, states, gaps = _states(current, order, _expected_checks(baseline))
+    states = _states(current, order, _expected_checks(baseline))
+    runs, gaps = states.runs, states.gaps
     reasons: list[str] = []
     if gaps:
         reasons.append(
@@ -246,9 +247,9 @@ def check_sequential(
         )
     warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
     passed = []
-    for run, st in zip(runs, states, strict=True):
-        missing = [short[c] for c in order if st[c] == _MISSING]
-        errors = [short[c] for c in order if st[c] == _ERROR]
+    for run, st in zip(runs, states.codes, strict=True):
+        missing = [short[order[i]] for i in np.flatnonzero(st == MISSING).tolist()]
+        errors = [short[order[i]] for i in np.flatnonzero(st == ERROR).tolist()]
         if missing:
             reasons.append(
                 f"run {run}: {len(missing)} of {n} baseline cases have no verdict: "
@@ -259,7 +260,7 @@ def check_sequential(
                 f"run {run}: {len(errors)} error or unscored verdicts (at most "
                 f"{max_errors} allowed): {', '.join(errors[:10])}"
             )
-        passed.append(sum(st[c] == _PASS for c in order))
+        passed.append(int((st == PASS).sum()))
     if not runs:
         reasons.append("no current run: no verdict on any baseline case")
     decision, look = gate.design.decide(passed)  # the last look always decides
