@@ -1028,3 +1028,45 @@ def test_case_noises_are_the_dataclass_built_as_usual():
     assert [repr(b) for b in built] == [repr(u) for u in usual]
     with pytest.raises(dataclasses.FrozenInstanceError):
         built[0].case = "c"
+
+
+def test_the_collector_is_paused_only_while_building_and_resumed_as_it_was():
+    import gc
+
+    from gatecal._common.bulk import collector_paused
+
+    assert gc.isenabled()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+            raise KeyError("stop")
+    except KeyError:
+        pass
+    assert gc.isenabled()  # resumed, even after an error
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # a caller's pause is kept
+    finally:
+        gc.enable()
+
+
+def test_case_rates_are_each_cases_own_interval():
+    """One interval per distinct (failures, runs) pair, each case's its own pair's, and
+    the records by rate, highest first, then by name."""
+    from gatecal._analyses.recommend import _case_rates
+
+    rng = np.random.default_rng(7)
+    n = 400
+    failures = rng.integers(0, 4, n)
+    observed = failures + rng.integers(1, 4, n)  # every case observed once at least
+    cases = [f"case-{i:03d}" for i in rng.permutation(n)]
+    rates = _case_rates(cases, failures, observed, 0.9, "wilson")
+    assert len(rates.rates) == len(set(zip(failures.tolist(), observed.tolist(), strict=True)))
+    for i in range(n):
+        assert rates.rate(i) == proportion_interval(float(failures[i]), float(observed[i]), 0.9)
+    want = sorted(range(n), key=lambda i: (-failures[i] / observed[i], cases[i]))
+    noises = rates.noises()
+    assert [c.case for c in noises] == [cases[i] for i in want]
+    assert [c.rate for c in noises] == [rates.rate(i) for i in want]
