@@ -712,10 +712,17 @@ def test_short_names_of_many_ids_are_the_levels_taken_id_by_id():
                 return dict(zip(cases, names, strict=True))
         return {c: c for c in cases}
 
+    def text(alphabet: str, longest: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest)))
+
     rng = random.Random(11)
-    for _ in range(20_000):
-        alphabet = rng.choice(["ab[].:x", "ab[].:x \n-"])
-        ids = ("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(6))
+    for i in range(30_000):
+        if i % 3 < 2:
+            alphabet = rng.choice(["ab[].:x", "ab[].:x \n-"])
+            ids = (text(alphabet, 9) for _ in range(6))
+        else:  # pytest's shape, head[param], its parts now and then holding [, ] or \n
+            alphabet = rng.choice(["ab.:x", "ab.:x\u00e9-", "ab.:x[", "ab.:x]", "ab.:x\n"])
+            ids = (f"{text(alphabet, 4)}[{text(alphabet, 3)}]" for _ in range(6))
         cases = list(dict.fromkeys(ids))[: rng.randint(1, 6)]
         assert short_names(cases) == expected(cases), cases
 
