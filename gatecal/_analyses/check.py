@@ -522,7 +522,7 @@ def _measured(
     """The baseline as recommend measures it (without its sorted per-case records), its
     short case names, its cases (full ids) in recommend's order, and their intervals in
     that order: what every kind of check decides against."""
-    from gatecal._analyses.recommend import _recommend
+    from gatecal._analyses.recommend import SIGNIFICANCE, _recommend
 
     # detection=0: check never needs recommend's fallback plans (which can be slow), and
     # its table's false-alarm column does not depend on the detection target
@@ -530,9 +530,10 @@ def _measured(
         baseline,
         false_alarm=target,
         detection=0.0,
+        regression=None,
         confidence_level=confidence_level,
         method=method,
-        per_case=False,
+        significance=SIGNIFICANCE,
     )
     short = baseline.short_names()
     cases = baseline.cases()

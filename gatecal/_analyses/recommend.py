@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -48,6 +48,9 @@ __all__ = [
     "recommend_gate",
     "would_work",
 ]
+
+#: The level of the test of rho = 0 under which recommend calls the runs ``correlated``.
+SIGNIFICANCE = 0.05
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -388,7 +391,7 @@ def recommend_gate(
     regression: Regression | str | None = None,
     confidence_level: float = 0.95,
     method: str = "wilson",
-    significance: float = 0.05,
+    significance: float = SIGNIFICANCE,
 ) -> Recommendation:
     """Measure the judge's noise from known-good runs and recommend the gate.
 
@@ -408,7 +411,7 @@ def recommend_gate(
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
     """
-    return _recommend(
+    rec, rates = _recommend(
         data,
         false_alarm=false_alarm,
         detection=detection,
@@ -416,24 +419,23 @@ def recommend_gate(
         confidence_level=confidence_level,
         method=method,
         significance=significance,
-        per_case=True,
-    )[0]
+    )
+    return replace(rec, per_case=tuple(rates.noises()))
 
 
 def _recommend(
     data: RunsData,
     *,
-    false_alarm: float = 0.05,
-    detection: float = 0.95,
-    regression: Regression | str | None = None,
-    confidence_level: float = 0.95,
-    method: str = "wilson",
-    significance: float = 0.05,
-    per_case: bool,
+    false_alarm: float,
+    detection: float,
+    regression: Regression | str | None,
+    confidence_level: float,
+    method: str,
+    significance: float,
 ) -> tuple[Recommendation, _CaseRates]:
-    """:func:`recommend_gate`'s recommendation and each case's interval; without
-    `per_case` the recommendation's ``per_case`` is empty (a check reads the few failing
-    cases' intervals from the second, not a sorted record of every case)."""
+    """:func:`recommend_gate`'s recommendation but for its per-case records (``per_case``
+    empty), and each case's interval in the order of ``case_order``: a check reads its
+    few failing cases' intervals from them, with no sorted record of every case."""
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
@@ -517,7 +519,7 @@ def _recommend(
         icc_for_gate=bounds.icc_top,
         gate_level=bounds.gate_level,
         judge_noise=judge_noise,
-        per_case=tuple(case_rates.noises()) if per_case else (),
+        per_case=(),
         overdispersion=over,
         correlated=over.p_value < significance,
         regression=regression_text,
