@@ -315,7 +315,10 @@ def main() -> None:
         "10^4 rows read as JSONL and the 10^5 rows as Parquet): 1.84x, 2.41x, 2.44x, "
         "2.32x and 7.06x that reading, row by row; before the grid's rows were held as "
         "windows (commit 66a61c5, this benchmark, gatecal compiled from source in each "
-        "process): 3.65x, 1.78x, 1.19x, 1.29x and 3.63x the faster reading.",
+        "process): 3.65x, 1.78x, 1.19x, 1.29x and 3.63x the faster reading; before check "
+        "held the current run's states as an array and recommend built its per-case "
+        "records with the cycle collector paused (commit ebb4835, this benchmark): 3.54x, "
+        "1.71x, 0.91x, 1.12x and 2.50x.",
     ]
     lines += [
         "",
