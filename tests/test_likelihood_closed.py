@@ -131,7 +131,11 @@ def test_big_suites_region_is_the_region_brent_finds(monkeypatch):
     fast = noise_bounds(x, 20_000)
     monkeypatch.setattr(nb, "_newton_edges", lambda lik, f, r, *a: np.full(r.size, math.nan))
     slow = noise_bounds(x, 20_000)
-    assert fast.iccs == slow.iccs and fast.iccs[-1] == fast.icc_top
+    # the top icc is itself found by each search: the same to rounding, not to the last bit
+    # (two code paths; the bits differ between CPUs' instruction sets)
+    assert len(fast.iccs) == len(slow.iccs)
+    assert math.isclose(fast.iccs[-1], fast.icc_top, rel_tol=1e-12)  # top * grid / grid
+    np.testing.assert_allclose(fast.iccs, slow.iccs, rtol=1e-9)
     np.testing.assert_allclose(fast.lows[:-1], slow.lows[:-1], rtol=1e-9)
     np.testing.assert_allclose(fast.highs[:-1], slow.highs[:-1], rtol=1e-9)
     # at the tip the region closes like a square root: the excess's rounding (about
