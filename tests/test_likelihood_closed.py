@@ -139,7 +139,8 @@ def test_big_suites_region_is_the_region_brent_finds(monkeypatch):
     np.testing.assert_allclose(fast.lows[:-1], slow.lows[:-1], rtol=1e-9)
     np.testing.assert_allclose(fast.highs[:-1], slow.highs[:-1], rtol=1e-9)
     # at the tip the region closes like a square root: the excess's rounding (about
-    # 1e-10 here) moves its ends by about its square root, whichever search finds them
-    np.testing.assert_allclose(fast.lows[-1:], slow.lows[-1:], rtol=1e-4)
-    np.testing.assert_allclose(fast.highs[-1:], slow.highs[-1:], rtol=1e-4)
+    # 1e-10 here) moves its ends by about its square root, whichever search finds them,
+    # and the tip itself moves with the top icc's last bits (1.2e-4 seen on an AVX-512 CPU)
+    np.testing.assert_allclose(fast.lows[-1:], slow.lows[-1:], rtol=1e-3)
+    np.testing.assert_allclose(fast.highs[-1:], slow.highs[-1:], rtol=1e-3)
     assert sum(lo < hi for lo, hi in zip(fast.lows, fast.highs, strict=True)) > 20
