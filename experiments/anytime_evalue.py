@@ -1,7 +1,7 @@
 """The anytime-valid e-process gate (``evalue-MAX``): its true false alarm against its nominal.
 
 A team that looks after every run fails the build once the e-value against "healthy"
-reaches 1/alpha (gatecal._analyses.evalue: a truncated Beta mixture of likelihood ratios
+reaches 1/alpha (gatecal._analyses.sequential.evalue: a truncated Beta mixture of likelihood ratios
 on the cumulative passing count). Ville's inequality bounds its false alarm by alpha for
 independent runs (icc 0) whatever the stopping; the table gives the rule's exact false
 alarm under the truncation at MAX runs (dynamic programming over the looks) beside the

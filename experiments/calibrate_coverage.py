@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from gatecal._analyses.correct import CORRECTION_METHODS, corrected_intervals
+from gatecal._analyses.calibrate.correct import CORRECTION_METHODS, corrected_intervals
 
 FloatArray = npt.NDArray[np.float64]
 

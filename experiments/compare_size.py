@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 import gatecal
-from gatecal._analyses.compare_oc import _draw_runs
-from gatecal._analyses.paired_tests import _global_test, exact_mcnemar
+from gatecal._analyses.compare.oc import _draw_runs
+from gatecal._analyses.compare.paired import _global_test, exact_mcnemar
 
 RATE = 0.05
 ALPHA = 0.05

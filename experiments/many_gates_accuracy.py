@@ -2,7 +2,7 @@
 
 Writes reports/many-gates-accuracy.md. Above 201 gates, ``NoiseBounds.largest`` evaluates
 the set's edge at 65 points and then at most 1,024 places where some gate's largest value
-lies (``_many`` in gatecal/_analyses/noise_bounds.py). Here every gate's bound (false
+lies (``_many`` in gatecal/_analyses/noise/bounds.py). Here every gate's bound (false
 alarms, and detections of a 3-case regression) from that search is compared with a
 finer search of the same kind (257 points, 8,192 places) and with a brute force over
 401 evenly spaced points of the edge's parameter, each taken as the better of the
@@ -41,8 +41,8 @@ def _suites(cases: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def main() -> None:
-    from gatecal._analyses import noise_bounds as nb
-    from gatecal._analyses.gate_tails import _failing_below
+    from gatecal._analyses.noise import bounds as nb
+    from gatecal._analyses.noise.tails import _failing_below
 
     rows = []
     for cases in (10_000, 100_000):

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 import gatecal
-from gatecal._analyses.noise_bounds import noise_bounds
-from gatecal._analyses.plan import healthy_pass_pmf
+from gatecal._analyses.noise.bounds import noise_bounds
+from gatecal._analyses.plan.suite import healthy_pass_pmf
 
 ROOT = Path(__file__).resolve().parent.parent
 #: (flip, icc, regression, policies): plan_suite's settings; every policy is checked.

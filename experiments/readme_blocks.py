@@ -2,7 +2,7 @@
 
 A block is marked ``<!-- cmd-NAME:start -->`` ... ``<!-- cmd-NAME:end -->`` and holds a
 fenced ``text`` block whose first line is ``$ gatecal ARGS``; this script runs the command
-(from the repository root) and writes its output under that line. tests/test_readme.py
+(from the repository root) and writes its output under that line. tests/project/test_readme.py
 checks that every block is what the command prints.
 
 Usage: python experiments/readme_blocks.py

@@ -6,7 +6,7 @@ each case fails independently at that rate; in the *heterogeneous* rows each cas
 its own rate instead (drawn once per data set from a Beta with that mean and shape
 HET_SHAPE) and runs are independent. For every data set two methods give the gates:
 
-- **new**: recommend's bound today (:class:`gatecal._analyses.recommend.NoiseBounds`):
+- **new**: recommend's bound today (:class:`gatecal._analyses.recommend.gate.NoiseBounds`):
   each gate's false alarm its one-sided 99.5% profile-likelihood bound over (rate, icc),
   the maximum found by search;
 - **old**: the bound before it, every gate's false alarm the largest over the joint
@@ -56,8 +56,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import check_gate, parse_regression, recommend_gate
-from gatecal._analyses.gate_tails import _below
-from gatecal._analyses.noise_bounds import NoiseBounds, noise_bounds
+from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
+from gatecal._analyses.noise.tails import _below
 from gatecal._engines.exact import beta_binomial_pmf, pass_count_pmf
 from gatecal._model.gates import strictest_within
 from gatecal.readers import RunsData, Verdict

@@ -11,8 +11,8 @@ data set goes through :func:`gatecal.recommend_policy` with the default candidat
 (false alarm <= 0.05, detection >= 0.95) and a regression of FAILING cases failing a code
 check. For every rule's gate (the strictest within the budget by its bound) the *true*
 false alarm and detection are computed exactly at the truth
-(:func:`gatecal._analyses.recommend_policy.rule_rates`, pinned to exact fractions and the
-policies engine in tests/test_recommend_policy.py; with own rates, each case's failure
+(:func:`gatecal._analyses.recommend.policy.rule_rates`, pinned to exact fractions and the
+policies engine in tests/analyses/recommend/test_policy.py; with own rates, each case's failure
 under the rule at its own rate and the Poisson-binomial count). Per row:
 
 - **chosen over**: data sets whose chosen rule's gate has a true false alarm above the
@@ -45,8 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import parse_policy, recommend_policy
-from gatecal._analyses.gate_tails import _below
-from gatecal._analyses.recommend_policy import DEFAULT_RULES, _case_fail, rule_rates
+from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.recommend.policy import DEFAULT_RULES, _case_fail, rule_rates
 from gatecal._engines.exact import pass_count_pmf
 from gatecal.readers import RunsData, Verdict
 from gatecal.readers._columns import VerdictColumns

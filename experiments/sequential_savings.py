@@ -88,7 +88,8 @@ def fixed_rule(
 
 
 def render() -> str:
-    """The report's text (tests/test_sequential.py regenerates it against the committed one)."""
+    """The report's text (tests/analyses/sequential/test_sequential.py regenerates it against
+    the committed one)."""
     lines = [
         "# Sequential gates against a fixed 3-run majority",
         "",
@@ -209,7 +210,7 @@ def render() -> str:
         "within standard errors, Wald's bounds on the error rates of an SPRT and the "
         "information bound `E[N] KL >= kl(error rates)` on the expected runs of any "
         "sequential test; confirm-on-fail against exact fractions and a call-by-call "
-        "simulation (tests/test_sequential.py).",
+        "simulation (tests/analyses/sequential/test_sequential.py).",
         "",
     ]
     return "\n".join(lines)

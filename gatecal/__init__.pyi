@@ -1,7 +1,14 @@
 """The public names of gatecal, declared once: ``gatecal/__init__.py`` loads each lazily
 from the module named here (lazy_loader.attach_stub), and type checkers read them here."""
 
-from ._analyses.calibrate import (
+from ._analyses.calibrate.correct import (
+    CORRECTION_METHODS as CORRECTION_METHODS,
+    TOO_WIDE as TOO_WIDE,
+    CorrectedRate as CorrectedRate,
+    correct_pass_rate as correct_pass_rate,
+    corrected_intervals as corrected_intervals,
+)
+from ._analyses.calibrate.judge import (
     Calibration as Calibration,
     CheckCalibration as CheckCalibration,
     ConfusionMatrix as ConfusionMatrix,
@@ -12,7 +19,7 @@ from ._analyses.calibrate import (
     observed_from_runs as observed_from_runs,
     plan_labels as plan_labels,
 )
-from ._analyses.check import (
+from ._analyses.check.gate import (
     CHECK_POLICIES as CHECK_POLICIES,
     FailingCase as FailingCase,
     GateCheck as GateCheck,
@@ -22,45 +29,41 @@ from ._analyses.check import (
     parse_check_policy as parse_check_policy,
     recommended_gate_from as recommended_gate_from,
 )
-from ._analyses.compare import (
+from ._analyses.check.sequential import (
+    SequentialCheck as SequentialCheck,
+    check_sequential as check_sequential,
+)
+from ._analyses.compare.builds import (
     CaseChange as CaseChange,
     CompareOC as CompareOC,
     Comparison as Comparison,
     compare_builds as compare_builds,
     compare_matrices as compare_matrices,
 )
-from ._analyses.compare_oc import (
+from ._analyses.compare.oc import (
     CompareDesign as CompareDesign,
     compare_oc as compare_oc,
     plan_compare as plan_compare,
 )
-from ._analyses.correct import (
-    CORRECTION_METHODS as CORRECTION_METHODS,
-    TOO_WIDE as TOO_WIDE,
-    CorrectedRate as CorrectedRate,
-    correct_pass_rate as correct_pass_rate,
-    corrected_intervals as corrected_intervals,
-)
-from ._analyses.evalue import (
-    EvalueDesign as EvalueDesign,
-    design_evalue as design_evalue,
-    evalue_gate as evalue_gate,
-)
-from ._analyses.overdispersion import (
+from ._analyses.noise.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,
 )
-from ._analyses.plan import (
+from ._analyses.plan.baseline import (
+    BaselineRuns as BaselineRuns,
+    baseline_runs as baseline_runs,
+)
+from ._analyses.plan.sequential import (
+    SequentialSuitePlan as SequentialSuitePlan,
+    plan_sequential as plan_sequential,
+)
+from ._analyses.plan.suite import (
     SuitePlan as SuitePlan,
     SuitePlans as SuitePlans,
     cases_needed as cases_needed,
     plan_suite as plan_suite,
 )
-from ._analyses.plan_baseline import (
-    BaselineRuns as BaselineRuns,
-    baseline_runs as baseline_runs,
-)
-from ._analyses.policies import (
+from ._analyses.policies.rules import (
     Policy as Policy,
     PolicyComparisonRow as PolicyComparisonRow,
     PolicyRates as PolicyRates,
@@ -73,17 +76,26 @@ from ._analyses.policies import (
     policy_rates as policy_rates,
     simulate_policy as simulate_policy,
 )
-from ._analyses.recommend import (
+from ._analyses.policies.sequential import (
+    SequentialComparisonRow as SequentialComparisonRow,
+    SequentialPolicy as SequentialPolicy,
+    SequentialSample as SequentialSample,
+    parse_sequential as parse_sequential,
+    sequential_gate as sequential_gate,
+    sequential_rows as sequential_rows,
+    simulate_sequential as simulate_sequential,
+)
+from ._analyses.recommend.gate import (
     CaseNoise as CaseNoise,
     Recommendation as Recommendation,
     recommend_gate as recommend_gate,
 )
-from ._analyses.recommend_policy import (
+from ._analyses.recommend.policy import (
     PolicyRecommendation as PolicyRecommendation,
     RuleGate as RuleGate,
     recommend_policy as recommend_policy,
 )
-from ._analyses.sequential import (
+from ._analyses.sequential.designs import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
     SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,
     SequentialBoundary as SequentialBoundary,
@@ -96,22 +108,10 @@ from ._analyses.sequential import (
     wald_approximation as wald_approximation,
     wald_sprt as wald_sprt,
 )
-from ._analyses.sequential_check import (
-    SequentialCheck as SequentialCheck,
-    check_sequential as check_sequential,
-)
-from ._analyses.sequential_plan import (
-    SequentialSuitePlan as SequentialSuitePlan,
-    plan_sequential as plan_sequential,
-)
-from ._analyses.sequential_policy import (
-    SequentialComparisonRow as SequentialComparisonRow,
-    SequentialPolicy as SequentialPolicy,
-    SequentialSample as SequentialSample,
-    parse_sequential as parse_sequential,
-    sequential_gate as sequential_gate,
-    sequential_rows as sequential_rows,
-    simulate_sequential as simulate_sequential,
+from ._analyses.sequential.evalue import (
+    EvalueDesign as EvalueDesign,
+    design_evalue as design_evalue,
+    evalue_gate as evalue_gate,
 )
 from ._analyses.simulate import (
     BuildComparison as BuildComparison,

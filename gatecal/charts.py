@@ -19,10 +19,10 @@ import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from gatecal._analyses.calibrate import Calibration
-from gatecal._analyses.compare import Comparison
-from gatecal._analyses.plan import SuitePlan
-from gatecal._analyses.recommend import Recommendation
+from gatecal._analyses.calibrate.judge import Calibration
+from gatecal._analyses.compare.builds import Comparison
+from gatecal._analyses.plan.suite import SuitePlan
+from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.simulate import SimulationReport
 from gatecal._engines.exact import PassCountDistribution, beta_binomial_pmf
 
@@ -439,7 +439,7 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
         ]
         r = cal.corrected
         if r is not None and cal.observed is not None:
-            from gatecal._analyses.calibrate import _clopper_pearson
+            from gatecal._analyses.calibrate.judge import _clopper_pearson
 
             k, n = cal.observed
             obs = _clopper_pearson(k, n, cal.confidence_level)

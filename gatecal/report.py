@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import charts
-from gatecal._analyses.calibrate import Calibration
-from gatecal._analyses.plan import cases_needed, parse_regression
-from gatecal._analyses.recommend import Recommendation
+from gatecal._analyses.calibrate.judge import Calibration
+from gatecal._analyses.plan.suite import cases_needed, parse_regression
+from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.simulate import SimulationReport
 from gatecal._common.tables import format_probability
 from gatecal._engines.exact import exact_pass_counts, false_alarm_grid, operating_table

@@ -3,7 +3,7 @@
 Reads gsDesign's output in tests/fixtures/gsdesign/ (written by regenerate.sh beside this
 file) and evaluates the same designs with :func:`gatecal.sequential_outcome`; the Wald
 section builds :func:`gatecal.wald_sprt` for binomialSPRT's own calls. The check with its
-tolerances is tests/test_sequential_gsdesign.py; this only shows it. The largest relative
+tolerances is tests/analyses/sequential/test_gsdesign.py; this only shows it. The largest relative
 difference is printed as "< 1e-13" when below that (the figures themselves differ in their
 last bits from one CPU to another).
 
@@ -258,7 +258,7 @@ def render() -> str:
         " each failing with the same probability. gsDesign's observations are the cases, its"
         " successes the failing cases (or, the mirror, the passing ones), its analyses the"
         " runs. The check with its tolerance (1e-10 relative, 1e-15 absolute) is"
-        " tests/test_sequential_gsdesign.py.",
+        " tests/analyses/sequential/test_gsdesign.py.",
         "",
         "## gatecal's designs through gsBinomialExact",
         "",

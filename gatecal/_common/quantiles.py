@@ -5,7 +5,7 @@
 each the function scipy.stats itself evaluates for it (scipy 1.17: ``norm.isf`` is
 ``-ndtri``, ``chi2.ppf`` is ``2 gammaincinv(df / 2, q)``, ``chi2.sf`` is ``chdtrc``,
 ``beta.ppf`` is Boost's inverse incomplete beta, as ``betaincinv``).
-tests/test_quantiles.py compares each with scipy.stats.
+tests/common/test_quantiles.py compares each with scipy.stats.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gatecal._analyses.calibrate import Calibration, CheckCalibration, Estimate
+from gatecal._analyses.calibrate.judge import Calibration, CheckCalibration, Estimate
 from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
 from gatecal._common.validate import ParameterError
 

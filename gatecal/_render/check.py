@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.check import FailingCase, GateCheck
+from gatecal._analyses.check.gate import FailingCase, GateCheck
 from gatecal._common.tables import few, format_probability, md_text
 
 __all__ = ["CHECK_FORMATS", "render_check"]
@@ -72,7 +72,7 @@ def _case_line(f: FailingCase, width: int) -> str:
 
 
 def _gate_level() -> str:
-    from gatecal._analyses.noise_bounds import GATE_LEVEL
+    from gatecal._analyses.noise.bounds import GATE_LEVEL
 
     return f"{100 * GATE_LEVEL:g}%"
 

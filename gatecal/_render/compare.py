@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.compare import Comparison
-from gatecal._analyses.compare_oc import CompareDesign
+from gatecal._analyses.compare.builds import Comparison
+from gatecal._analyses.compare.oc import CompareDesign
 from gatecal._common.tables import (
     FORMATS,
     csv_text,

@@ -6,10 +6,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from gatecal._analyses.plan import SuitePlans
-from gatecal._analyses.plan_baseline import BaselineRuns
-from gatecal._analyses.sequential_plan import SequentialSuitePlan
-from gatecal._analyses.sequential_policy import SequentialPolicy
+from gatecal._analyses.plan.baseline import BaselineRuns
+from gatecal._analyses.plan.sequential import SequentialSuitePlan
+from gatecal._analyses.plan.suite import SuitePlans
+from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.tables import (
     FORMATS,
     csv_text,

@@ -6,8 +6,8 @@ import dataclasses
 import json
 from typing import Any
 
-from gatecal._analyses.policies import PolicyComparisonRow, PolicyReport
-from gatecal._analyses.sequential_policy import SequentialComparisonRow
+from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
+from gatecal._analyses.policies.sequential import SequentialComparisonRow
 from gatecal._common.tables import (
     FORMATS,
     csv_text,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.recommend import RateEstimate, Recommendation
+from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.tables import (
     FORMATS,

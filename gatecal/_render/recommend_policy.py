@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.recommend import Recommendation
-from gatecal._analyses.recommend_policy import PolicyRecommendation, RuleGate
+from gatecal._analyses.recommend.gate import Recommendation
+from gatecal._analyses.recommend.policy import PolicyRecommendation, RuleGate
 from gatecal._common.tables import FORMATS, csv_text, format_probability, table_lines
 from gatecal._common.validate import ParameterError
 from gatecal._render.recommend import render_recommendation

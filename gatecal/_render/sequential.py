@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from gatecal._analyses.sequential_check import SequentialCheck
+from gatecal._analyses.check.sequential import SequentialCheck
 from gatecal._common.tables import format_probability, md_text
 
 __all__ = ["render_sequential_check"]

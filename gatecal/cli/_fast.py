@@ -7,7 +7,7 @@ pair of a command in `FAST`, :func:`fast_call` reads the options from the comman
 declarations (the same names and parsers typer uses) and calls the command itself.
 Anything else (help, a flag, ``--opt=value``, a repeated or unknown option, a value that
 starts with ``-``, text that is not valid Unicode, shell completion) goes through typer.
-tests/test_cli.py checks that both ways see the same options and print the same bytes.
+tests/cli/test_cli.py checks that both ways see the same options and print the same bytes.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from gatecal.cli._outputs import reading
 from gatecal.cli._values import ScoreThreshold, thresholds
 
 if TYPE_CHECKING:
-    from gatecal._analyses.calibrate import Calibration
-    from gatecal._analyses.policies import Policy
+    from gatecal._analyses.calibrate.judge import Calibration
+    from gatecal._analyses.policies.rules import Policy
     from gatecal._model.spec import SuiteSpec
     from gatecal._model.suite import JudgeNoise, Suite
     from gatecal.readers import RunsData

@@ -159,7 +159,7 @@ def _rules(text: str | None) -> list[str] | None:
     """``--policies``: comma-separated per-case rules, each checked before any run is read."""
     if text is None:
         return None
-    from gatecal._analyses.recommend_policy import parse_rules
+    from gatecal._analyses.recommend.policy import parse_rules
 
     parts = [part.strip() for part in text.split(",")]
     try:

@@ -8,7 +8,7 @@ Anything this path does not decide for sure (a value it cannot check by itself, 
 that is not an object, text that is not UTF-8, a parse error) sends the whole file to
 the row-by-row reader, which then reads it exactly as it always has, errors included.
 The two paths give the same verdicts, skips, components, counts and run order
-(``tests/test_readers_scale.py`` reads every table both ways).
+(``tests/readers/test_scale.py`` reads every table both ways).
 """
 
 from __future__ import annotations

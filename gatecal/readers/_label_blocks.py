@@ -6,7 +6,7 @@ the row reader's own rules. The rules across rows (one true verdict per item, ea
 (check, item, repeat) once, at least one row) are checked on the whole columns at the
 end. Anything not decided for sure, and every error, raises SlowPath: the row reader then
 reads the file, so the labels and the errors are the row reader's
-(``tests/test_labels_scale.py`` reads every table both ways).
+(``tests/readers/test_labels_scale.py`` reads every table both ways).
 """
 
 from __future__ import annotations

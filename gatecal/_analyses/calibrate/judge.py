@@ -1,0 +1,637 @@
+"""Measure the judge against human labels: its error rates, agreement, consistency, and
+the true pass rate behind a judged one (``gatecal calibrate``).
+
+A label table has one row per judgement of a labelled item: ``item``, ``human`` (the true
+verdict), ``judge`` (the judge's), optionally ``check`` and ``repeat``. The judge's error
+rates are what the gates need: fnr (a false "no" on a truly passing answer) and fpr (a
+false "yes" on a truly failing one). An unparseable reply is its own share and, as in the
+gates, never a pass: on a truly passing item it counts toward fnr.
+
+An item judged several times counts once in every rate and interval, with the share of
+its judgements that said pass; binomial intervals on such shares are conservative (a
+share varies less than a single verdict with the same mean).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+from gatecal._analyses.calibrate.correct import (
+    CORRECTION_METHODS,
+    CorrectedRate,
+    correct_pass_rate,
+)
+from gatecal._common.intervals import Estimate, clopper_pearson
+from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
+from gatecal._model.suite import Suite
+from gatecal.readers import RunsData
+from gatecal.readers.labels import (
+    UNPARSEABLE_VALUES,
+    Label,
+    LabelColumns,
+    LabelsError,
+    read_labels,
+)
+
+__all__ = [
+    "UNPARSEABLE_VALUES",
+    "Calibration",
+    "CheckCalibration",
+    "ConfusionMatrix",
+    "Estimate",
+    "Label",
+    "LabelPlan",
+    "LabelsError",
+    "SelfConsistency",
+    "calibrate_judge",
+    "labels_for_width",
+    "observed_from_runs",
+    "plan_labels",
+    "read_labels",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfusionMatrix:
+    """Judgements (not items) by the human's and the judge's verdict."""
+
+    pass_pass: int  # human pass, judge pass
+    pass_fail: int  # human pass, judge fail
+    pass_unparseable: int
+    fail_pass: int  # human fail, judge pass: the false "yes"
+    fail_fail: int
+    fail_unparseable: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "human_pass": {
+                "judge_pass": self.pass_pass,
+                "judge_fail": self.pass_fail,
+                "unparseable": self.pass_unparseable,
+            },
+            "human_fail": {
+                "judge_pass": self.fail_pass,
+                "judge_fail": self.fail_fail,
+                "unparseable": self.fail_unparseable,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SelfConsistency:
+    """How often two judgements of the same item disagree.
+
+    Attributes
+    ----------
+    items : int
+        Items judged at least twice.
+    flip_rate : Estimate
+        Share of pairs of judgements of one item that disagree (an unparseable reply
+        counts as a fail, as in the gate), averaged over items.
+    noise_floor : float
+        The per-verdict flip rate e that would produce this disagreement,
+        ``2 e (1 - e) = flip_rate``: the noise a gate sees from repeats alone is at
+        least this much, whatever the labels say.
+    """
+
+    items: int
+    flip_rate: Estimate
+    noise_floor: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "flip_rate": self.flip_rate.to_dict(),
+            "noise_floor": self.noise_floor,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckCalibration:
+    """The judge measured against the labels, for one check (or all checks pooled).
+
+    The rates count each item once (see the module docstring); `matrix` counts
+    judgements. ``tp``, ``fn``, ``fp``, ``tn`` are the item-weighted cells (an
+    unparseable reply is a fail).
+    """
+
+    check: str
+    items: int
+    pass_items: int
+    fail_items: int
+    judgements: int
+    matrix: ConfusionMatrix
+    tp: float
+    fn: float
+    fp: float
+    tn: float
+    sensitivity: Estimate
+    specificity: Estimate
+    fnr: Estimate
+    fpr: Estimate
+    accuracy: Estimate
+    kappa: Estimate
+    ac1: float
+    unparseable: Estimate
+    consistency: SelfConsistency | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "items": self.items,
+            "pass_items": self.pass_items,
+            "fail_items": self.fail_items,
+            "judgements": self.judgements,
+            "confusion": self.matrix.to_dict(),
+            "sensitivity": self.sensitivity.to_dict(),
+            "specificity": self.specificity.to_dict(),
+            "fnr": self.fnr.to_dict(),
+            "fpr": self.fpr.to_dict(),
+            "accuracy": self.accuracy.to_dict(),
+            "kappa": self.kappa.to_dict(),
+            "ac1": self.ac1,
+            "unparseable": self.unparseable.to_dict(),
+            "self_consistency": self.consistency.to_dict() if self.consistency else None,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelPlan:
+    """How many labelled items give intervals of a target width.
+
+    Attributes
+    ----------
+    width, confidence_level : float
+        Target full width of the interval, and its level.
+    fnr_pass_items, fpr_fail_items : int
+        Truly passing items for an fnr interval that wide (at the measured fnr), and
+        truly failing items for fpr: each class serves its own rate.
+    pass_items, fail_items : int or None
+        For the corrected pass rate: the optimal split, ``m1 : m0 = pi sqrt(Se (1-Se)) :
+        (1-pi) sqrt(Sp (1-Sp))`` (it minimises the total for the delta-method variance).
+        None without an observed rate, or when the judged run alone is too small.
+    balanced_items : int or None
+        Per class, if both classes get the same number (the common habit).
+    min_observed : int or None
+        When the judged run is too small for the width whatever the labels: the judged
+        items needed.
+    run_only_width : float or None
+        The corrected rate's interval width with perfectly known Se and Sp: the floor
+        that the judged run's own size sets, which no number of labels goes below.
+    """
+
+    width: float
+    confidence_level: float
+    fnr_pass_items: int
+    fpr_fail_items: int
+    pass_items: int | None
+    fail_items: int | None
+    balanced_items: int | None
+    min_observed: int | None
+    run_only_width: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "width": self.width,
+            "confidence_level": self.confidence_level,
+            "fnr_pass_items": self.fnr_pass_items,
+            "fpr_fail_items": self.fpr_fail_items,
+            "corrected_pass_items": self.pass_items,
+            "corrected_fail_items": self.fail_items,
+            "corrected_balanced_items_per_class": self.balanced_items,
+            "min_observed": self.min_observed,
+            "run_only_width": self.run_only_width,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Calibration:
+    """What ``gatecal calibrate`` measured; see :func:`calibrate_judge`.
+
+    `pooled` is every check together (the same as the one check when there is one);
+    `corrected` the true pass rate behind `observed`, using `corrected_check`'s rates.
+    """
+
+    source: str
+    confidence_level: float
+    checks: tuple[CheckCalibration, ...]
+    pooled: CheckCalibration
+    observed: tuple[float, float] | None
+    observed_source: str
+    corrected: CorrectedRate | None
+    corrected_check: str
+    plan: LabelPlan
+
+    def rates(self, *, conservative: bool = False) -> dict[str, tuple[float, float]]:
+        """``{check: (fnr, fpr)}``: point estimates, or with `conservative` upper bounds.
+
+        A table without a ``check`` column names its one check ``judge``.
+        """
+        out = {}
+        for c in self.checks:
+            if conservative:
+                out[c.check or "judge"] = (c.fnr.high, c.fpr.high)
+            else:
+                out[c.check or "judge"] = (c.fnr.estimate, c.fpr.estimate)
+        return out
+
+    def suite_spec(
+        self, *, conservative: bool = False, base: SuiteSpec | None = None
+    ) -> dict[str, Any]:
+        """A suite spec whose judge checks carry the measured fnr and fpr.
+
+        With `base`, its judge checks get the rates of the calibrated check of the same
+        name (all of them the one check's rates when one check was calibrated). Without,
+        12 cases with one judge check per calibrated check and no code check, so a quarter
+        of the cases fail their first judge check in the regressed build: a regression
+        the judge must catch, where its fpr (a false "yes") decides. The rates count an
+        unparseable reply as the gate does (a false "no" on a passing answer), so use the
+        spec without ``--unparseable``.
+        """
+        rates = self.rates(conservative=conservative)
+        if base is None:
+            suite = Suite.uniform(cases=12, judge_checks=len(rates), code_checks=0)
+            spec = suite_to_spec(suite)
+            for i, (name, (fnr, fpr)) in enumerate(rates.items()):
+                spec["checks"][i] = {"name": name, "kind": "judge", "fnr": fnr, "fpr": fpr}
+            return spec
+        spec = suite_to_spec(base.suite)
+        judges = [c for c in spec["checks"] if c["kind"] == "judge"]
+        if not judges:
+            raise SpecError("--suite: `checks` has no judge check to give the measured rates")
+        if len(rates) > 1:
+            names = {c["name"] for c in judges}
+            for c in judges:
+                if c["name"] not in rates:
+                    raise SpecError(
+                        f"--suite: judge check {c['name']!r} has no labels "
+                        f"(labelled checks: {', '.join(sorted(rates))})"
+                    )
+            extra = sorted(set(rates) - names)
+            if extra:
+                raise SpecError(f"--suite: labelled check {extra[0]!r} is not a judge check")
+        for c in judges:
+            c["fnr"], c["fpr"] = rates.get(c["name"], next(iter(rates.values())))
+        if base.per_case:
+            spec["case_rates"] = {k: {"fnr": a, "fpr": b} for k, (a, b) in base.per_case.items()}
+        return spec
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {"source": self.source, "confidence_level": self.confidence_level}
+        out |= self.pooled.to_dict()
+        del out["check"]
+        out["checks"] = [c.to_dict() for c in self.checks]
+        if self.observed is not None:
+            k, n = self.observed
+            out["observed"] = {
+                "passed": k,
+                "items": n,
+                "rate": k / n,
+                "source": self.observed_source,
+            }
+            out["corrected_check"] = self.corrected_check
+        if self.corrected is not None:
+            out["corrected"] = self.corrected.to_dict()
+        out["plan"] = self.plan.to_dict()
+        return out
+
+
+# -- statistics ------------------------------------------------------------------------
+
+
+def _clopper_pearson(k: float, n: float, level: float) -> Estimate:
+    """Exact (Clopper-Pearson) interval; fractional counts use the same beta quantiles."""
+    low, high = clopper_pearson(k, n, level)
+    return Estimate(estimate=k / n, low=low, high=high, method="clopper-pearson")
+
+
+def _kappa(tp: float, fn: float, fp: float, tn: float, level: float) -> tuple[Estimate, float]:
+    """Cohen's kappa with the Fleiss-Cohen-Everitt (1969) large-sample interval; Gwet's AC1.
+
+    Rows are the human's verdict, columns the judge's; index 0 is pass.
+    """
+    n = tp + fn + fp + tn
+    p = [[tp / n, fn / n], [fp / n, tn / n]]
+    rows = [p[0][0] + p[0][1], p[1][0] + p[1][1]]
+    cols = [p[0][0] + p[1][0], p[0][1] + p[1][1]]
+    po = p[0][0] + p[1][1]
+    pe = rows[0] * cols[0] + rows[1] * cols[1]
+    kappa = (po - pe) / (1 - pe)
+    a = sum(p[i][i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in range(2))
+    b = (1 - kappa) ** 2 * sum(
+        p[i][j] * (cols[i] + rows[j]) ** 2 for i in range(2) for j in range(2) if i != j
+    )
+    c = (kappa - pe * (1 - kappa)) ** 2
+    var = max(0.0, (a + b - c) / (n * (1 - pe) ** 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    half = z * math.sqrt(var)
+    est = Estimate(
+        estimate=kappa,
+        low=max(-1.0, kappa - half),
+        high=min(1.0, kappa + half),
+        method="fleiss-cohen-everitt",
+    )
+    share = (rows[0] + cols[0]) / 2
+    pe_ac1 = 2 * share * (1 - share)
+    return est, (po - pe_ac1) / (1 - pe_ac1)
+
+
+def _in_order(values: Any, start: int = 0) -> float:
+    """``total = total + start - v`` (start 0: ``total + v``) over `values` in order, from
+    0.0, as a loop over the items adds them: the order fixes a float sum's last bits.
+    Whole numbers (one judgement per item) add exactly in any order."""
+    import numpy as np
+
+    if not len(values):
+        return 0.0
+    if (values == np.floor(values)).all():  # whole numbers < 2^53: exact
+        return float(start * len(values) - values.sum() if start else values.sum())
+    total = 0.0
+    if start:
+        for v in values.tolist():
+            total = total + start - v
+    else:
+        for v in values.tolist():
+            total = total + v
+    return total
+
+
+def _measure(check: str, labels: LabelColumns, rows: Any, level: float) -> CheckCalibration:
+    """The judge against the labels `rows` selects (a mask, or None for all)."""
+    import numpy as np
+
+    keys, first = labels.keys()
+    human, judge = labels.array("human"), labels.array("judge")
+    if rows is not None:
+        keys, human, judge = keys[rows], human[rows], judge[rows]
+    size = len(first)
+    # per item (in order of first appearance): judgements, passes, unparseable replies
+    r = np.bincount(keys, minlength=size)
+    present = np.flatnonzero(r)  # the items of these rows, in order
+    r = r[present]
+    passed = np.bincount(keys[judge == 1], minlength=size)[present]
+    none = np.bincount(keys[judge < 0], minlength=size)[present]
+    item_human = labels.array("human")[first][present].astype(bool)
+    share = passed / r
+    tp, fn = _in_order(share[item_human]), _in_order(share[item_human], 1)
+    fp, tn = _in_order(share[~item_human]), _in_order(share[~item_human], 1)
+    unparseable = _in_order(none / r)
+    multi_items = r >= 2
+    multi = int(multi_items.sum())
+    m_r, m_passed = r[multi_items], passed[multi_items]
+    disagree = _in_order((m_passed * (m_r - m_passed)) / ((m_r * (m_r - 1)) / 2))
+    pass_items = int(item_human.sum())
+    fail_items = len(present) - pass_items
+    name = check or "the judge"
+    if not pass_items or not fail_items:
+        missing = "failing" if not fail_items else "passing"
+        rate = "specificity (fpr)" if not fail_items else "sensitivity (fnr)"
+        raise LabelsError(
+            f"{name}: no truly {missing} items labelled; {rate} needs both classes "
+            "(label some answers the judge should reject and some it should accept)"
+        )
+    cells = np.bincount((1 - human.astype(np.int64)) * 3 + (1 - judge), minlength=6).tolist()
+    matrix = ConfusionMatrix(
+        pass_pass=cells[0],
+        pass_fail=cells[1],
+        pass_unparseable=cells[2],
+        fail_pass=cells[3],
+        fail_fail=cells[4],
+        fail_unparseable=cells[5],
+    )
+    sens = _clopper_pearson(tp, pass_items, level)
+    spec = _clopper_pearson(tn, fail_items, level)
+    kappa, ac1 = _kappa(tp, fn, fp, tn, level)
+    consistency = None
+    if multi:
+        flips = _clopper_pearson(disagree, multi, level)
+        floor = (1 - math.sqrt(max(0.0, 1 - 2 * flips.estimate))) / 2
+        consistency = SelfConsistency(items=multi, flip_rate=flips, noise_floor=floor)
+    total = pass_items + fail_items
+    return CheckCalibration(
+        check=check,
+        items=total,
+        pass_items=pass_items,
+        fail_items=fail_items,
+        judgements=len(human),
+        matrix=matrix,
+        tp=tp,
+        fn=fn,
+        fp=fp,
+        tn=tn,
+        sensitivity=sens,
+        specificity=spec,
+        fnr=_clopper_pearson(fn, pass_items, level),
+        fpr=_clopper_pearson(fp, fail_items, level),
+        accuracy=_clopper_pearson(tp + tn, total, level),
+        kappa=kappa,
+        ac1=ac1,
+        unparseable=_clopper_pearson(unparseable, total, level),
+        consistency=consistency,
+    )
+
+
+def labels_for_width(rate: float, width: float, confidence_level: float = 0.95) -> int:
+    """Smallest number of items whose Clopper-Pearson interval at `rate` is at most `width`.
+
+    The expected count ``m * rate`` is used as is (fractional), so the answer does not
+    jump with rounding.
+    """
+    r = check_probability("rate", rate)
+    w = check_probability("width", width)
+    level = check_probability("confidence_level", confidence_level)
+    if w <= 0:
+        raise ParameterError("width", "must be > 0", width)
+
+    def wide(m: int) -> float:
+        est = _clopper_pearson(m * r, m, level)
+        return est.high - est.low
+
+    low, high = 1, 2
+    while wide(high) > w:
+        low, high = high, high * 2
+        if high > 10**8:
+            raise ParameterError("width", "needs more than 10^8 items", width)
+    while low < high:  # the width falls with m: bisect for the first m that fits
+        mid = (low + high) // 2
+        if wide(mid) <= w:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def plan_labels(
+    *,
+    fnr: float,
+    fpr: float,
+    width: float = 0.10,
+    confidence_level: float = 0.95,
+    pass_rate: float | None = None,
+    observed_items: float | None = None,
+) -> LabelPlan:
+    """Labelled items needed for intervals `width` wide, and how to split them.
+
+    fnr and fpr each need their own class: ``labels_for_width(fnr, width)`` truly
+    passing items and ``labels_for_width(fpr, width)`` truly failing ones. The corrected
+    pass rate (when `pass_rate` and the judged run's size are given) has the delta-method
+    variance ``[p(1-p)/n + pi^2 Se(1-Se)/m1 + (1-pi)^2 Sp(1-Sp)/m0] / J^2``; for a fixed
+    total ``m1 + m0`` it is smallest at ``m1 / m0 = pi sqrt(Se(1-Se)) / ((1-pi)
+    sqrt(Sp(1-Sp)))``. Near a 100% pass rate, almost all labels should be passing
+    answers.
+    """
+    level = check_probability("confidence_level", confidence_level)
+    plan_fnr = labels_for_width(fnr, width, level)
+    plan_fpr = labels_for_width(fpr, width, level)
+    m1 = m0 = balanced = need_n = None
+    floor = None
+    if pass_rate is not None and observed_items is not None:
+        pi = check_probability("pass_rate", pass_rate)
+        se, sp = 1 - fnr, 1 - fpr
+        youden = se + sp - 1
+        if youden > 0:
+            z = NormalDist().inv_cdf(0.5 + level / 2)
+            budget = (width / (2 * z)) ** 2 * youden**2
+            p = pi * se + (1 - pi) * (1 - sp)
+            floor = 2 * z * math.sqrt(p * (1 - p) / observed_items) / youden
+            left = budget - p * (1 - p) / observed_items
+            a, b = pi**2 * se * (1 - se), (1 - pi) ** 2 * sp * (1 - sp)
+            if left <= 0:
+                need_n = math.ceil(p * (1 - p) / budget)
+            else:
+                root = math.sqrt(a) + math.sqrt(b)
+                m1 = max(1, math.ceil(math.sqrt(a) * root / left))
+                m0 = max(1, math.ceil(math.sqrt(b) * root / left))
+                balanced = max(1, math.ceil((a + b) / left))
+    return LabelPlan(
+        width=width,
+        confidence_level=level,
+        fnr_pass_items=plan_fnr,
+        fpr_fail_items=plan_fpr,
+        pass_items=m1,
+        fail_items=m0,
+        balanced_items=balanced,
+        min_observed=need_n,
+        run_only_width=floor,
+    )
+
+
+def observed_from_runs(data: RunsData, check: str | None = None) -> tuple[float, int]:
+    """The pooled judged pass rate of measured runs, as ``(passes, items)``.
+
+    Uses the healthy build's judge verdicts (``kind`` judge) when kinds are given, only
+    `check`'s when it is named, else every verdict (each taken as one judge verdict,
+    e.g. one JUnit testcase per case). A (case, check) judged in several runs counts
+    once, with the share of its runs in which it passed, so repeated nights of the same
+    cases do not pose as more items than there are.
+    """
+    verdicts = [v for v in data.verdicts if v.build == "healthy" and v.status == "ok"]
+    if check is not None and any(v.check for v in verdicts):
+        verdicts = [v for v in verdicts if v.check == check]
+        if not verdicts:
+            raise ParameterError("check", "must name a check of the runs", check)
+    elif any(v.kind == "judge" for v in verdicts):
+        verdicts = [v for v in verdicts if v.kind == "judge"]
+    if not verdicts:
+        raise ParameterError("runs", "must hold verdicts of the healthy build", "none")
+    shares: dict[tuple[str, str], list[bool]] = {}
+    for v in verdicts:
+        shares.setdefault((v.case, v.check), []).append(bool(v.passed))
+    passes = sum(sum(runs) / len(runs) for runs in shares.values())
+    return passes, len(shares)
+
+
+def calibrate_judge(
+    labels: Sequence[Label],
+    *,
+    confidence_level: float = 0.95,
+    observed: tuple[float, float] | None = None,
+    observed_source: str = "",
+    check: str | None = None,
+    width: float = 0.10,
+    method: str = CORRECTION_METHODS[0],
+    source: str = "",
+) -> Calibration:
+    """Measure the judge against human labels, per check and pooled.
+
+    Parameters
+    ----------
+    labels : sequence of Label
+        From :func:`read_labels` (its columns are counted as they are; any other
+        sequence is put in columns first).
+    confidence_level : float
+        Of every interval.
+    observed : (k, n), optional
+        A judged pass rate to correct (the judge said pass on k of n items).
+    check : str, optional
+        Whose rates correct `observed`; default all checks pooled.
+    width : float
+        Target interval width for the label plan.
+    method : str
+        Interval method of the corrected rate (see :func:`correct_pass_rate`).
+
+    Raises
+    ------
+    LabelsError
+        A check without truly passing or truly failing items, or no labels.
+    ParameterError
+        A bad level, width, observed pair or check name.
+    """
+    level = check_probability("confidence_level", confidence_level)
+    if not 0 < level < 1:
+        raise ParameterError("confidence_level", "must be in (0, 1)", confidence_level)
+    if not labels:
+        raise LabelsError(f"{source or 'labels'}: no labelled items")
+    table = LabelColumns.of(labels)  # counted from the columns, never label by label
+    names = list(table.values("check"))  # in order of first appearance
+    codes = table.codes("check")
+    checks = tuple(
+        _measure(name, table, None if len(names) == 1 else codes == i, level)
+        for i, name in enumerate(names)
+    )
+    pooled = checks[0] if len(checks) == 1 else _measure("(all checks)", table, None, level)
+    chosen = pooled
+    if check is not None:
+        found = [c for c in checks if c.check == check]
+        if not found and names == [""]:
+            raise ParameterError("check", "needs a `check` column in the labels", check)
+        if not found:
+            raise ParameterError("check", f"must be one of {', '.join(map(repr, names))}", check)
+        chosen = found[0]
+    corrected = None
+    if observed is not None:
+        corrected = correct_pass_rate(
+            observed=observed,
+            sensitivity=(chosen.tp, chosen.pass_items),
+            specificity=(chosen.tn, chosen.fail_items),
+            confidence=level,
+            method=method,
+        )
+    pass_rate = None
+    if corrected is not None:
+        pass_rate = corrected.estimate if corrected.estimate is not None else corrected.observed
+    # Plan at add-one-each-way rates (Agresti-Coull style): a measured 0 is not a plan.
+    plan = plan_labels(
+        fnr=(chosen.fn + 1) / (chosen.pass_items + 2),
+        fpr=(chosen.fp + 1) / (chosen.fail_items + 2),
+        width=width,
+        confidence_level=level,
+        pass_rate=pass_rate,
+        observed_items=None if observed is None else float(observed[1]),
+    )
+    return Calibration(
+        source=source,
+        confidence_level=level,
+        checks=checks,
+        pooled=pooled,
+        observed=None if observed is None else (observed[0], observed[1]),
+        observed_source=observed_source,
+        corrected=corrected,
+        corrected_check=chosen.check,
+        plan=plan,
+    )

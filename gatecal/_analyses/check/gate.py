@@ -1,0 +1,697 @@
+"""Decide one CI run against measured known-good runs: the gate, and the evidence.
+
+:func:`check_gate` is what ``gatecal check`` calls. The baseline (known-good runs) is
+measured exactly as :func:`gatecal.recommend_gate` measures it, so the default gate
+here is the one ``recommend`` calls the strictest within the false-alarm budget, and
+the false alarm quoted is the one ``recommend`` quotes for it.
+
+This module imports nothing heavy at import time: :func:`load_recommended_gate` and
+:class:`RecommendedGate` are what the pytest plugin uses, before it has decided
+anything, and they need only the standard library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from gatecal._analyses.check.runs import (
+    _NAMES,
+    CHECK_POLICIES,
+    ERROR,
+    FAIL,
+    MISSING,
+    PASS,
+    _combine,
+    _Combined,
+    _expected_checks,
+    _states,
+)
+from gatecal._common.tables import few
+from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
+from gatecal._model.gates import Gate, parse_gate, strictest_within
+
+if TYPE_CHECKING:
+    from gatecal._analyses.policies.rules import Policy
+    from gatecal._analyses.recommend.gate import (
+        Overdispersion,
+        RateEstimate,
+        Recommendation,
+        _CaseRates,
+    )
+    from gatecal.readers import RunsData
+
+__all__ = [
+    "CHECK_FORMAT",
+    "CHECK_POLICIES",
+    "CHECK_VERSION",
+    "DECISIONS",
+    "FailingCase",
+    "GateCheck",
+    "RecommendedGate",
+    "check_gate",
+    "load_recommended_gate",
+    "parse_check_policy",
+    "recommended_gate_from",
+]
+
+DECISIONS = ("pass", "fail", "incomplete")
+#: ``check --format json`` says what it is first: the contract's name and version.
+CHECK_FORMAT = "gatecal check"
+CHECK_VERSION = 1
+Decision = Literal["pass", "fail", "incomplete"]
+
+
+# -- the result ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailingCase:
+    """A baseline case that did not pass the current run, with its baseline record.
+
+    Attributes
+    ----------
+    case : str
+        The case as the baseline names it (shortened for display the way ``recommend``
+        shortens it); `case_id` is the full id.
+    status : {'failed', 'error'}
+        It failed, or it errored (counted as a failure within ``max_errors``).
+    baseline : RateEstimate
+        Its failure rate in the known-good runs, with the confidence interval.
+    new : bool
+        It failed in at most ``flaky_rate`` of the known-good runs: a new failure.
+        Otherwise it is known flaky.
+    """
+
+    case: str
+    case_id: str
+    status: str
+    baseline: RateEstimate
+    new: bool
+
+    @property
+    def probability(self) -> float:
+        """How often a healthy build fails this case, at most: its upper confidence bound."""
+        return self.baseline.high
+
+    def to_dict(self) -> dict[str, Any]:
+        b = self.baseline
+        return {
+            "case": self.case,
+            "case_id": self.case_id,
+            "status": self.status,
+            "new": self.new,
+            "baseline_failures": int(b.failures),
+            "baseline_runs": int(b.trials),
+            "baseline_rate": b.estimate,
+            "low": b.low,
+            "high": b.high,
+            "probability": self.probability,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateCheck:
+    """The decision on one CI run and the evidence for it; see :func:`check_gate`.
+
+    Attributes
+    ----------
+    decision : {'pass', 'fail', 'incomplete'}
+        ``incomplete`` when the evidence is: a baseline case missing, more errors than
+        allowed, or an empty run. Incomplete evidence never passes.
+    reasons : tuple of str
+        Why the decision is what it is, one sentence each.
+    gate, gate_rule, gate_source : str
+        The gate as a rule (``fails<=2``, ``0.90``), in words, and where it came from.
+    k_min, cases : int
+        At least `k_min` of the baseline's `cases` must pass.
+    case_names : tuple of str
+        The baseline's cases, as shortened for display.
+    passed : int
+        Baseline cases that passed the current run (after the policy).
+    false_alarm : float
+        P(a healthy build fails this gate) under `policy`, the largest over the
+        baseline's (rate, icc) confidence region: the same model as ``recommend``.
+    false_alarm_target : float
+        The budget the default gate was chosen within.
+    p_value : float or None
+        P(a healthy build passes `passed` cases or fewer) under the same conservative
+        model; None when the evidence is incomplete.
+    failing : tuple of FailingCase
+        Every baseline case that did not pass, new failures first.
+    error_cases : tuple of str
+        Cases whose verdict was an error or unscored (never a pass), baseline cases or not.
+    baseline_errors : int
+        Error or unscored verdicts in the known-good runs (left out there as missing data).
+    max_errors : int
+    missing : tuple of str
+        Baseline cases with no verdict in the current run, or lacking one of their checks.
+    missing_checks : tuple of str
+        Which checks those cases lacked (``case lacks check``).
+    uncalibrated : tuple of str
+        Cases of the current run that the baseline never saw; a failing one fails the run.
+    uncalibrated_failures : tuple of str
+    policy : str
+        How several current runs combine (``single`` for one run).
+    current_runs : tuple of str
+    baseline_runs : int
+    noise_for_gate : RateEstimate
+        The baseline's pooled case failure rate over its confidence region, as the
+        gate's model uses it (recommend's).
+    icc_for_gate : float
+        The largest run-to-run correlation in that region.
+    overdispersion : Overdispersion
+    correlated : bool
+    flaky_rate : float
+    confidence_level : float
+    warnings : tuple of str
+    """
+
+    decision: Decision
+    reasons: tuple[str, ...]
+    gate: str
+    gate_rule: str
+    gate_source: str
+    k_min: int
+    cases: int
+    case_names: tuple[str, ...]
+    passed: int
+    false_alarm: float
+    false_alarm_target: float
+    p_value: float | None
+    failing: tuple[FailingCase, ...]
+    error_cases: tuple[str, ...]
+    baseline_errors: int
+    max_errors: int
+    missing: tuple[str, ...]
+    missing_checks: tuple[str, ...]
+    uncalibrated: tuple[str, ...]
+    uncalibrated_failures: tuple[str, ...]
+    policy: str
+    current_runs: tuple[str, ...]
+    baseline_runs: int
+    noise_for_gate: RateEstimate
+    icc_for_gate: float
+    overdispersion: Overdispersion
+    correlated: bool
+    flaky_rate: float
+    confidence_level: float
+    warnings: tuple[str, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the gate passes, 1 when it fails or the evidence is incomplete."""
+        return 0 if self.decision == "pass" else 1
+
+    @property
+    def new_failures(self) -> list[str]:
+        """Failing cases that never or almost never failed in the baseline."""
+        return [f.case for f in self.failing if f.new]
+
+    @property
+    def known_flaky(self) -> list[str]:
+        """Failing cases the baseline already saw fail."""
+        return [f.case for f in self.failing if not f.new]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract: the issue's keys first, then the details."""
+        return {
+            "format": CHECK_FORMAT,
+            "version": CHECK_VERSION,
+            "decision": self.decision,
+            "gate": self.gate,
+            "k_min": self.k_min,
+            "cases": self.cases,
+            "passed": self.passed,
+            "false_alarm": self.false_alarm,
+            "p_value": self.p_value,
+            "new_failures": self.new_failures,
+            "known_flaky": self.known_flaky,
+            "errors": len(self.error_cases),
+            "baseline_errors": self.baseline_errors,
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "gate_rule": self.gate_rule,
+            "gate_source": self.gate_source,
+            "false_alarm_target": self.false_alarm_target,
+            "max_errors": self.max_errors,
+            "error_cases": list(self.error_cases),
+            "missing": list(self.missing),
+            "missing_checks": list(self.missing_checks),
+            "uncalibrated": list(self.uncalibrated),
+            "uncalibrated_failures": list(self.uncalibrated_failures),
+            "failing": [f.to_dict() for f in self.failing],
+            "policy": self.policy,
+            "current_runs": list(self.current_runs),
+            "baseline": {
+                "runs": self.baseline_runs,
+                "noise_for_gate": self.noise_for_gate.to_dict(),
+                "icc_for_gate": self.icc_for_gate,
+                "overdispersion": self.overdispersion.to_dict(),
+                "correlated": self.correlated,
+            },
+            "flaky_rate": self.flaky_rate,
+            "confidence_level": self.confidence_level,
+            "warnings": list(self.warnings),
+        }
+
+
+# -- the decision ----------------------------------------------------------------------------
+
+
+def _baseline_counts(baseline: RunsData, rec: Recommendation) -> tuple[list[int], list[int]]:
+    """Failures and observed cases per known-good run, as recommend counts them."""
+    short = baseline.short_names()
+    keep = set(rec.case_order)
+    _, cases, outcome = baseline.outcome_array("healthy")
+    kept = outcome[:, [j for j, c in enumerate(cases) if short[c] in keep]]
+    kept = kept[(kept >= 0).any(axis=1)]
+    return (kept == 0).sum(axis=1).tolist(), (kept >= 0).sum(axis=1).tolist()
+
+
+def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> list[float]:
+    """False alarm of "at least k pass" for k = 0..n under `policy`: recommend's model.
+
+    For one run this is recommend's own table. Under a policy it is each gate's bound the
+    same way (:meth:`gatecal._analyses.noise.bounds.NoiseBounds.largest`): the largest
+    :func:`gatecal.policy_rates` over the baseline's (rate, icc) set, every case failing
+    at the set's rate, with its run-level correlation.
+    """
+    n = rec.cases
+    if policy == _single():
+        return [fa for fa, _ in rec.table]  # exactly what recommend says
+    from gatecal._analyses.noise.bounds import noise_bounds
+    from gatecal._analyses.policies.rules import policy_rates
+    from gatecal._model.suite import JudgeNoise, Suite
+
+    failures, observed = _baseline_counts(baseline, rec)
+    bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
+    suite = Suite.uniform(cases=n, judge_checks=1, code_checks=0, failing=1)
+    gates = [Gate(text=f"fails<={n - k}", kind="fails", max_failures=n - k) for k in range(n + 1)]
+
+    def rates(high: float, icc: float) -> list[float]:
+        rho = min(icc, 0.999) if 0 < high < 1 else 0.0
+        rows = policy_rates(suite, JudgeNoise(fnr=high, fpr=high, icc=rho), gates, policy).rows
+        by_gate = {r.gate: r.failure_probability for r in rows if r.build == "healthy"}
+        return [by_gate[g.text] for g in gates]
+
+    return [float(v) for v in bounds.largest(rates)[0]]
+
+
+def _single() -> Policy:
+    from gatecal._analyses.policies.rules import Policy
+
+    return Policy()
+
+
+def parse_check_policy(policy: Policy | str | None) -> Policy:
+    from gatecal._analyses.policies.rules import Policy, parse_policy
+
+    if policy is None:
+        return Policy()
+    chosen = parse_policy(policy) if isinstance(policy, str) else policy
+    _refuse_sequential(chosen, policy)
+    parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
+    if chosen.majority > 1 or sum(parts) > 1:
+        text = policy if isinstance(policy, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
+    return chosen
+
+
+def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
+    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
+    confirm-on-fail re-asks inside a verdict, which no run file shows."""
+    from gatecal._analyses.policies.sequential import SequentialPolicy
+
+    if isinstance(chosen, SequentialPolicy):
+        text = given if isinstance(given, str) else chosen.text
+        raise ParameterError(
+            "policy", "is a sequential gate: decide it with check_sequential", text
+        )
+    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
+        text = given if isinstance(given, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
+
+
+def _gate_file_policy(gate: object, policy: Policy | str | None) -> Policy | str | None:
+    """The policy to apply: the per-case rule a gate file chose (``recommend --policies``)
+    unless `policy` is given, which must then be that rule."""
+    if not isinstance(gate, RecommendedGate) or gate.policy == "single":
+        return policy
+    try:
+        rule = parse_check_policy(gate.policy)
+    except ParameterError:
+        raise ParameterError(
+            "gate_from", f"chose the rule {gate.policy!r}, which check cannot apply", gate.source
+        ) from None
+    if policy is None:
+        return gate.policy
+    if parse_check_policy(policy) != rule:
+        given = policy if isinstance(policy, str) else policy.describe()
+        rule_text = f"must be the rule the gate file chose, {gate.policy} ({gate.source})"
+        raise ParameterError("policy", rule_text, given)
+    return policy
+
+
+def _policy_text(policy: Policy) -> str:
+    if policy.repeat > 1:
+        return f"repeat-{policy.need}-of-{policy.repeat}"
+    if policy.rerun_failing:
+        return f"rerun-failing-{policy.rerun_failing}"
+    if policy.rerun:
+        return f"rerun-{policy.rerun}"
+    return "single"
+
+
+def check_gate(
+    current: RunsData,
+    baseline: RunsData,
+    *,
+    gate: str | Gate | RecommendedGate | None = None,
+    false_alarm: float = 0.05,
+    policy: Policy | str | None = None,
+    max_errors: int = 0,
+    flaky_rate: float = 0.02,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+) -> GateCheck:
+    """Apply a gate to the current run(s) and weigh the result against the baseline.
+
+    Parameters
+    ----------
+    current : RunsData
+        The CI run to decide (its healthy build: as read without ``regressed``).
+        Several runs are attempts of the same build and need `policy`.
+    baseline : RunsData
+        Known-good runs, measured as :func:`gatecal.recommend_gate` measures them.
+    gate : str, Gate, RecommendedGate or None
+        A gate rule (``all``, ``0.90``, ``fails<=2``), the gate a ``recommend`` output
+        recommends (:func:`load_recommended_gate`; its case count must be the
+        baseline's; from ``recommend --policies``, the chosen per-case rule's gate, and
+        that rule is the `policy` unless one is given, which must then be it), or
+        None: the strictest gate whose false alarm under `policy` stays within
+        `false_alarm` (for a single run, exactly ``recommend``'s choice before it looks
+        at detection).
+    false_alarm : float
+        The false-alarm budget of the default gate.
+    policy : Policy or str, optional
+        How several current runs combine, in the order read: ``rerun-failing-R`` (the
+        first run is the whole suite, each later one reruns the cases that did not pass;
+        a case passes if any attempt passes), ``rerun-R`` (whole-suite attempts while
+        the gate fails; the first passing attempt decides), ``repeat-K-of-N`` (N whole
+        runs; a case passes if it passes K of them). The false alarm and p-value are
+        that policy's (:func:`gatecal.policy_rates` on the baseline's noise).
+    max_errors : int
+        Error or unscored case verdicts tolerated; each counts as a failure. More is
+        incomplete evidence.
+    flaky_rate : float
+        A failing case whose baseline failure rate is at most this is a *new failure*;
+        above it, *known flaky*.
+    confidence_level, method : float, str
+        The intervals, as in ``recommend``.
+
+    The decision is ``incomplete`` (never ``pass``) when a baseline case has no
+    verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
+    policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
+    baseline never saw fails; else ``pass``.
+    """
+    import numpy as np
+
+    max_errors = check_count("max_errors", max_errors, low=0)
+    flaky = check_probability("flaky_rate", flaky_rate)
+    target = check_probability("false_alarm", false_alarm)
+    policy = _gate_file_policy(gate, policy)
+    chosen = parse_check_policy(policy)
+    _refuse_ambiguous(current, baseline, policy)
+    rec, short, order, rates = _measured(baseline, target, confidence_level, method)
+    n = rec.cases
+    fas = _false_alarms(rec, chosen, baseline)
+    k_min, gate_text, source = _the_gate(gate, rec, fas, target)
+    words = f"at least {k_min} of {n} cases pass"
+
+    known = set(order)
+    extra = [c for c in current.cases() if c not in known]
+    states = _states(current, order, _expected_checks(baseline), extra)
+    runs = states.runs
+    reasons: list[str] = []
+    warnings = _warnings(current, baseline)
+    if "regressed" in current.builds():
+        raise ParameterError(
+            "current", "must not hold rows of the regressed build", "build=regressed"
+        )
+    if not runs or (states.codes[:, :n] == MISSING).all():
+        reasons.append("the current run is empty: no verdict on any baseline case")
+        combined = _Combined(np.full(n, MISSING, np.int8), np.zeros(n, bool), [], 0)
+    else:
+        combined = _combine(chosen, states, k_min)
+        reasons += combined.reasons
+    final = combined.final
+    # the other cases' states in the attempt the decision rests on
+    attempt = states.codes[combined.attempt, n:] if runs else np.full(len(extra), MISSING)
+    missing = [short[order[i]] for i in np.flatnonzero(final == MISSING).tolist()]
+    errors = [short[order[i]] for i in np.flatnonzero(combined.errors).tolist()]
+    errors += [extra[j] for j in np.flatnonzero(attempt == ERROR).tolist()]  # wherever they are
+    reasons += _gaps(missing if runs else [], n, states.gaps, errors, max_errors)
+    vacuous = _vacuous(rec, k_min, target)
+    if vacuous:
+        reasons.append(vacuous)
+    loose = _loose(rec, k_min)
+    if loose:
+        warnings.append(loose)
+    passed = int((final == PASS).sum())
+    failing = _failing(rates, final, order, short, flaky)
+    extra_failed = [extra[j] for j in np.flatnonzero(attempt == FAIL).tolist()]
+    complete = not reasons
+    if not complete:
+        decision: Decision = "incomplete"
+        reasons.insert(0, "incomplete evidence never passes")
+    else:
+        reasons.append(f"{passed} of {n} cases passed; the gate needs {k_min}")
+        if extra_failed:
+            reasons.append(
+                f"{len(extra_failed)} failing case(s) are not in the baseline, so "
+                f"nothing says they are noise: {few(extra_failed)}"
+            )
+        decision = "pass" if passed >= k_min and not extra_failed else "fail"
+    p_value = (1.0 if passed >= n else fas[passed + 1]) if complete else None
+    quiet = [c for c in extra if c not in extra_failed and c not in errors]
+    if quiet:
+        warnings.append(
+            f"{len(quiet)} case(s) of the current run are not in the baseline "
+            f"and are not gated: {few(quiet)}"
+        )
+    return GateCheck(
+        decision=decision,
+        reasons=tuple(reasons),
+        gate=gate_text,
+        gate_rule=words,
+        gate_source=source,
+        k_min=k_min,
+        cases=n,
+        case_names=tuple(short[c] for c in order),
+        passed=passed,
+        false_alarm=fas[k_min],
+        false_alarm_target=target,
+        p_value=p_value,
+        failing=tuple(failing),
+        error_cases=tuple(errors),
+        baseline_errors=baseline.errors + baseline.unscored,
+        max_errors=max_errors,
+        missing=tuple(missing),
+        missing_checks=tuple(states.gaps),
+        uncalibrated=tuple(extra),
+        uncalibrated_failures=tuple(extra_failed),
+        policy=_policy_text(chosen),
+        current_runs=tuple(runs),
+        baseline_runs=rec.runs,
+        noise_for_gate=rec.noise_for_gate,
+        icc_for_gate=rec.icc_for_gate,
+        overdispersion=rec.overdispersion,
+        correlated=rec.correlated,
+        flaky_rate=flaky,
+        confidence_level=rec.confidence_level,
+        warnings=tuple(warnings),
+    )
+
+
+def _measured(
+    baseline: RunsData, target: float, confidence_level: float, method: str
+) -> tuple[Recommendation, dict[str, str], list[str], _CaseRates]:
+    """The baseline as recommend measures it (without its sorted per-case records), its
+    short case names, its cases (full ids) in recommend's order, and their intervals in
+    that order: what every kind of check decides against."""
+    from gatecal._analyses.recommend.gate import SIGNIFICANCE, _recommend
+
+    # detection=0: check never needs recommend's fallback plans (which can be slow), and
+    # its table's false-alarm column does not depend on the detection target
+    rec, rates = _recommend(
+        baseline,
+        false_alarm=target,
+        detection=0.0,
+        regression=None,
+        confidence_level=confidence_level,
+        method=method,
+        significance=SIGNIFICANCE,
+    )
+    short = baseline.short_names()
+    cases = baseline.cases()
+    names = tuple(map(short.__getitem__, cases))
+    if names == rec.case_order:  # every case seen in a good run: recommend's order is theirs
+        return rec, short, cases, rates
+    full_of = dict(zip(names, cases, strict=True))
+    return rec, short, [full_of[name] for name in rec.case_order], rates
+
+
+def _warnings(current: RunsData, baseline: RunsData) -> list[str]:
+    """The readers' warnings of both sides (a cached baseline is one), and the baseline's
+    errors, which it leaves out as missing data."""
+    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
+    if baseline.errors or baseline.unscored:
+        warnings.append(
+            f"baseline: {baseline.errors + baseline.unscored} error or unscored verdicts, "
+            "left out as missing data (an error is never a pass)"
+        )
+    return warnings
+
+
+def _gaps(
+    missing: list[str], n: int, gaps: list[str], errors: list[str], max_errors: int
+) -> list[str]:
+    """Why the evidence is incomplete: cases without a complete verdict (when some have
+    one), checks missing inside cases, more errors than allowed."""
+    reasons = []
+    if missing and len(missing) < n:
+        reasons.append(
+            f"{len(missing)} of {n} baseline cases have no complete verdict: {few(missing)}"
+        )
+    if gaps:
+        reasons.append(
+            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
+            f"missing evidence): {few(gaps)}"
+        )
+    if len(errors) > max_errors:
+        reasons.append(
+            f"{len(errors)} error or unscored verdicts (at most {max_errors} "
+            f"allowed; an error is never a pass): {few(errors)}"
+        )
+    return reasons
+
+
+def _failing(
+    rates: _CaseRates, final: Any, order: list[str], short: Mapping[str, str], flaky: float
+) -> list[FailingCase]:
+    """The baseline cases that did not pass (`final`, each case's state's code), new
+    failures first, with their records."""
+    import numpy as np
+
+    at = np.flatnonzero(final <= ERROR)  # failed or error
+    failing = [
+        FailingCase(
+            case=short[order[i]],
+            case_id=order[i],
+            status=_NAMES[code],
+            baseline=rates.rate(i),
+            new=rates.rate(i).estimate <= flaky,
+        )
+        for i, code in zip(at.tolist(), final[at].tolist(), strict=True)
+    ]
+    # stable: ties keep the baseline's order, as built
+    failing.sort(key=lambda f: (not f.new, f.baseline.estimate))
+    return failing
+
+
+def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> None:
+    """Refuse what cannot be decided as given: a current file that is also in the
+    baseline, or several current runs with no policy saying how they combine."""
+    import os
+
+    known = {os.path.realpath(s) for s in baseline.sources}
+    both = [s for s in current.sources if os.path.realpath(s) in known]
+    if both:
+        raise ParameterError(
+            "current",
+            "must not be one of the baseline's files (the run would be judged against itself)",
+            both[0],
+        )
+    runs = current.runs("healthy")
+    if policy is None and len(runs) > 1:
+        raise ParameterError(
+            "current",
+            f"holds {len(runs)} runs ({few(runs, 3)}): name the --policy that combines "
+            f"them ({CHECK_POLICIES}), or give one run",
+            f"{len(current.sources)} files",
+        )
+
+
+def _the_gate(
+    gate: str | Gate | RecommendedGate | None,
+    rec: Recommendation,
+    fas: Sequence[float],
+    target: float,
+) -> tuple[int, str, str]:
+    """``(k_min, rule, where it came from)`` of the gate given, or of the default one."""
+    n = rec.cases
+    if isinstance(gate, RecommendedGate):
+        if gate.cases != n:
+            raise ParameterError(
+                "gate_from",
+                f"recommends a gate for {gate.cases} cases; the baseline has {n}",
+                gate.source,
+            )
+        mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
+        if mismatch:
+            raise ParameterError("gate_from", mismatch, gate.source)
+        return gate.k_min, gate.text, f"recommended in {gate.source}"
+    if gate is None:
+        k_min = strictest_within(fas, target)
+        source = (
+            f"default: the strictest gate whose false alarm is within {target:g} "
+            f"at the baseline's noise"
+        )
+        return k_min, f"fails<={n - k_min}", source
+    rule = gate if isinstance(gate, Gate) else parse_gate(gate)
+    return rule.k_min(n), rule.text, "given"
+
+
+#: Below this detection of recommend's default regression (a quarter of the cases failing
+#: a code check) the decision carries a warning: the gate lets such a build through.
+LOOSE_BELOW = 0.01
+
+
+def _vacuous(rec: Recommendation, k_min: int, target: float) -> str | None:
+    """Why the gate cannot fail a build ("at least 0 pass"), with the known-good runs that
+    would support a real one; None for a gate that can fail."""
+    from gatecal._analyses.recommend.gate import runs_for_gate
+
+    n = rec.cases
+    if k_min >= 1:
+        return None
+    more = runs_for_gate(rec.failures_per_run, [n] * rec.runs, cases=n, false_alarm=target, k_min=1)
+    if more is None:
+        hint = (
+            "no number of known-good runs at this noise would support a gate within the "
+            "budget: quiet the judge (majority votes) or add cases"
+        )
+    else:
+        extra = more - rec.runs
+        hint = (
+            f"about {extra} more known-good run{'s' if extra != 1 else ''} at this noise "
+            f"({more} in all) would support 'at least 1 of {n}'"
+        )
+    return (
+        f"the gate 'at least 0 of {n} cases pass' cannot fail a build ({rec.runs} known-good "
+        f"runs allow no stricter gate within the false-alarm budget {target:g}); {hint}"
+    )
+
+
+def _loose(rec: Recommendation, k_min: int) -> str | None:
+    """A warning when the gate almost never catches recommend's default regression."""
+    detection = rec.table[k_min][1]
+    if k_min == 0 or detection >= LOOSE_BELOW:
+        return None
+    return (
+        f"the gate 'at least {k_min} of {rec.cases} cases pass' lets almost every regressed "
+        f"build through: when {rec.regression}, it fails the build {detection:.2g} of the time"
+    )

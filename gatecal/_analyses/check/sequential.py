@@ -1,0 +1,316 @@
+"""A sequential gate deciding the runs given so far: pass, fail or run again (exit 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._common.validate import ParameterError, check_count, check_probability
+
+if TYPE_CHECKING:
+    from gatecal._model.regression import Regression
+    from gatecal.readers import RunsData
+
+from gatecal._analyses.policies.sequential import (
+    POLICY_DESIGNS,
+    SequentialPolicy,
+    parse_sequential,
+)
+from gatecal._analyses.sequential.designs import (
+    _SLACK,
+    SEQUENTIAL_EXIT_CONTINUE,
+    SequentialGate,
+    sequential_outcome,
+)
+
+__all__ = [
+    "SequentialCheck",
+    "check_sequential",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+# -- deciding the runs given so far -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SequentialCheck:
+    """The decision of a sequential gate on the current runs so far; see
+    :func:`check_sequential`.
+
+    Attributes
+    ----------
+    decision : {'pass', 'fail', 'continue', 'incomplete'}
+        ``continue``: no boundary crossed yet; run the build again and check all its runs.
+    look : int
+        The look the decision rests on (the runs it counted).
+    passed_per_run, cumulative : tuple of int
+        Baseline cases that passed each current run, and their running sum ``S_j``.
+    gate : SequentialGate
+        The design searched at the baseline's noise and its exact rates there.
+    false_alarm : float
+        Its false alarm, the largest over the baseline's (rate, icc) confidence region.
+    """
+
+    decision: Literal["pass", "fail", "continue", "incomplete"]
+    reasons: tuple[str, ...]
+    policy: str
+    look: int
+    cases: int
+    current_runs: tuple[str, ...]
+    passed_per_run: tuple[int, ...]
+    cumulative: tuple[int, ...]
+    gate: SequentialGate
+    false_alarm: float
+    false_alarm_target: float
+    detection_target: float
+    regressed_cases: int
+    baseline_runs: int
+    noise_rate: float
+    noise_icc: float
+    warnings: tuple[str, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass; 1 fail or incomplete evidence; 3 continue (run the build again)."""
+        return {"pass": 0, "continue": SEQUENTIAL_EXIT_CONTINUE}.get(self.decision, 1)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "exit_codes": {
+                "0": "pass",
+                "1": "fail or incomplete evidence",
+                str(SEQUENTIAL_EXIT_CONTINUE): "continue: run the build again "
+                "and check all its runs",
+            },
+            "policy": self.policy,
+            "look": self.look,
+            "looks": self.gate.design.looks,
+            "cases": self.cases,
+            "current_runs": list(self.current_runs),
+            "passed_per_run": list(self.passed_per_run),
+            "cumulative": list(self.cumulative),
+            "boundaries": [b.to_dict() for b in self.gate.design.boundaries],
+            "false_alarm": self.false_alarm,
+            "false_alarm_target": self.false_alarm_target,
+            "detection": self.gate.detection,
+            "detection_target": self.detection_target,
+            "regressed_cases": self.regressed_cases,
+            "meets_targets": self.gate.meets_targets,
+            "expected_runs": {
+                "healthy": self.gate.healthy.expected_runs,
+                "regressed": self.gate.regressed.expected_runs,
+            },
+            "stop_distribution": {
+                "healthy": list(self.gate.healthy.stop_distribution),
+                "regressed": list(self.gate.regressed.stop_distribution),
+            },
+            "reasons": list(self.reasons),
+            "baseline": {
+                "runs": self.baseline_runs,
+                "rate_for_gate": self.noise_rate,
+                "icc_for_gate": self.noise_icc,
+            },
+            "warnings": list(self.warnings),
+        }
+
+
+def _noise_pmfs(n: int, rate: float, icc: float, failing: int) -> tuple[FloatArray, FloatArray]:
+    """Passing-count pmfs of one run: every case fails at `rate` with run-to-run
+    correlation `icc` (beta-binomial failures); the regressed build fails `failing` more
+    cases always."""
+    from gatecal._engines.exact import beta_binomial_pmf
+
+    healthy = beta_binomial_pmf(n, rate, icc)[::-1].copy()
+    regressed = np.zeros(n + 1)
+    regressed[: n - failing + 1] = beta_binomial_pmf(n - failing, rate, icc)[::-1]
+    return healthy, regressed
+
+
+def _within_region(
+    policy: SequentialPolicy,
+    healthy: FloatArray,
+    regressed: FloatArray,
+    region: Sequence[FloatArray],
+    false_alarm: float,
+    detection: float,
+) -> tuple[SequentialGate, float]:
+    """The design searched at one point, its budget tightened until the false alarm at
+    every point of the region is within `false_alarm` (a few rounds: the boundaries are
+    whole numbers); with the largest false alarm over the region. An e-value gate is
+    built once at its nominal level (`false_alarm`) and its largest true false alarm
+    over the region quoted."""
+    from gatecal._analyses.sequential.evalue import EVALUE, design_gate
+
+    budget = false_alarm
+    for _ in range(12):
+        gate = design_gate(
+            policy.design,
+            policy.looks,
+            healthy,
+            regressed,
+            false_alarm=budget,
+            detection=detection,
+        )
+        worst = max(
+            sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
+        )
+        if worst <= false_alarm * (1 + _SLACK) or budget == 0 or policy.design == EVALUE:
+            break  # (an e-value gate keeps its nominal level: its true false alarm is quoted)
+        budget = budget * false_alarm / worst * (1 - 1e-6) if worst > 0 else 0.0
+    meets = worst <= false_alarm * (1 + _SLACK) and gate.detection >= detection * (1 - _SLACK)
+    return (
+        SequentialGate(
+            design=dataclasses.replace(gate.design, false_alarm_target=false_alarm),
+            healthy=gate.healthy,
+            regressed=gate.regressed,
+            meets_targets=meets,
+        ),
+        worst,
+    )
+
+
+def check_sequential(
+    current: RunsData,
+    baseline: RunsData,
+    *,
+    policy: SequentialPolicy | str,
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+    regression: Regression | str | int = 1,
+    max_errors: int = 0,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+) -> SequentialCheck:
+    """Decide the current runs of one build (in the order read) with a sequential gate.
+
+    The baseline is measured as :func:`gatecal.check_gate` measures it (recommend's
+    model). The design is searched at the worst point of the baseline's (rate, icc)
+    confidence region (the highest case failure rate) for `false_alarm`, and `detection`
+    of a build that fails `regression` more cases; its false alarm is then computed
+    exactly at every point of the region and the largest quoted. `regression` is a number
+    of cases or a :class:`gatecal.Regression` (``"10%"``: a share of the cases). The gate
+    looks at the runs one by one and decides at the first boundary crossed; before one is
+    crossed the decision is ``continue`` (exit code 3); runs after the look that decided
+    are not used (a warning says so). A run missing a baseline case, or with more errors
+    than `max_errors`, is incomplete evidence (never a pass).
+    """
+    from gatecal._analyses.check.gate import _baseline_counts, _measured, _refuse_ambiguous
+    from gatecal._analyses.check.runs import ERROR, MISSING, PASS, _expected_checks, _states
+    from gatecal._analyses.noise.bounds import noise_bounds
+    from gatecal._analyses.sequential.evalue import EvalueDesign
+    from gatecal._model.regression import parse_regression
+
+    chosen = parse_sequential(policy) if isinstance(policy, str) else policy
+    if not isinstance(chosen, SequentialPolicy):
+        raise ParameterError(
+            "policy", f"must be one of {', '.join(POLICY_DESIGNS)} with -N", policy
+        )
+    target = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    max_errors = check_count("max_errors", max_errors, low=0)
+    _refuse_ambiguous(current, baseline, chosen)  # a policy is given: only the file overlap
+    if "regressed" in current.builds():
+        raise ParameterError(
+            "current", "must not hold rows of the regressed build", "build=regressed"
+        )
+    rec, short, order, _ = _measured(baseline, target, confidence_level, method)
+    n = rec.cases
+    if isinstance(regression, str):
+        regression = parse_regression(regression)
+    count = regression if isinstance(regression, int) else regression.failing(n)
+    failing = check_count("regression", count, low=1, high=n)
+    failures, observed = _baseline_counts(baseline, rec)
+    bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
+    points = [
+        (high, min(icc, 0.999) if 0 < high < 1 else 0.0)
+        for icc, high in zip(bounds.iccs, bounds.highs, strict=True)
+    ]
+    rate, icc = max(points, key=lambda p: (p[0], p[1]))
+    ph, pr = _noise_pmfs(n, rate, icc, failing)
+    healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
+    gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
+    states = _states(current, order, _expected_checks(baseline))
+    runs, gaps = states.runs, states.gaps
+    reasons: list[str] = []
+    if gaps:
+        reasons.append(
+            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
+            f"missing evidence): {', '.join(gaps[:10])}"
+        )
+    warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
+    passed = []
+    for run, st in zip(runs, states.codes, strict=True):
+        missing = [short[order[i]] for i in np.flatnonzero(st == MISSING).tolist()]
+        errors = [short[order[i]] for i in np.flatnonzero(st == ERROR).tolist()]
+        if missing:
+            reasons.append(
+                f"run {run}: {len(missing)} of {n} baseline cases have no verdict: "
+                + ", ".join(missing[:10])
+            )
+        if len(errors) > max_errors:
+            reasons.append(
+                f"run {run}: {len(errors)} error or unscored verdicts (at most "
+                f"{max_errors} allowed): {', '.join(errors[:10])}"
+            )
+        passed.append(int((st == PASS).sum()))
+    if not runs:
+        reasons.append("no current run: no verdict on any baseline case")
+    decision, look = gate.design.decide(passed)  # the last look always decides
+    if decision != "continue" and look < len(runs):
+        warnings.append(
+            f"the gate decided at run {look}; the {len(runs) - look} later run(s) were not used"
+        )
+    cumulative = tuple(int(v) for v in np.cumsum(passed)) if passed else ()
+    final: Literal["pass", "fail", "continue", "incomplete"] = decision
+    if reasons:
+        final = "incomplete"
+        reasons.insert(0, "incomplete evidence never passes")
+    elif decision == "continue":
+        b = gate.design.boundaries[look - 1]
+        reasons.append(
+            f"after {look} run(s) {cumulative[-1]} cases passed in all: between fail_at_most "
+            f"{b.fail_at_most} and pass_at_least {b.pass_at_least}; run the build again"
+        )
+    else:
+        b = gate.design.boundaries[look - 1]
+        side = f"at least {b.pass_at_least}" if decision == "pass" else f"at most {b.fail_at_most}"
+        verb = "passes" if decision == "pass" else "fails"
+        reasons.append(
+            f"after {look} run(s) {cumulative[look - 1]} cases passed in all: {side}, "
+            f"so the gate {verb}"
+        )
+    if final != "incomplete" and isinstance(gate.design, EvalueDesign):
+        e = gate.design.e_value(look, cumulative[look - 1])
+        alpha = gate.design.nominal_false_alarm
+        reasons.append(
+            f"e-value after {look} run(s): {e:.4g} (the gate fails once it reaches "
+            f"1/{alpha:g} = {1 / alpha:g}; nominal false alarm {alpha:g}, exact "
+            f"{worst:.4g} over the baseline's region)"
+        )
+    return SequentialCheck(
+        decision=final,
+        reasons=tuple(reasons),
+        policy=chosen.text,
+        look=look,
+        cases=n,
+        current_runs=tuple(runs),
+        passed_per_run=tuple(passed),
+        cumulative=cumulative,
+        gate=gate,
+        false_alarm=worst,
+        false_alarm_target=target,
+        detection_target=power,
+        regressed_cases=failing,
+        baseline_runs=rec.runs,
+        noise_rate=rate,
+        noise_icc=icc,
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,553 @@
+"""Compare two builds on the same cases: did the candidate get worse than the baseline?
+
+The cases are the pairing units: only cases observed in both builds are compared. The
+global test depends on how many runs each build has:
+
+- ``mcnemar`` (one run per build): the exact McNemar test, an exact binomial test with
+  p = 1/2 on the discordant cases (passed in the baseline and failed in the candidate,
+  or the reverse).
+- ``runs`` (the default with more runs): an exact permutation test of the build labels
+  over whole runs. Each run's statistic is its pass share over the compared cases; the
+  test statistic is the mean share of the baseline's runs minus the candidate's. A
+  run keeps all its verdicts together, so repeats of a case are never counted as
+  independent pairs, and whatever makes the verdicts of one run move together (one
+  judge draw per run: the run-to-run correlation ``recommend`` measures) is carried
+  whole by the permutation. Under "the two builds' runs are exchangeable" the test is
+  exact at any failure rate, any run-to-run correlation and any mix of flaky and
+  stable cases. The permutation distribution is counted exactly by dynamic
+  programming over subset sums (integer counts, no sampling) when the shares have a
+  small common denominator; otherwise by a seeded Monte Carlo over permutations,
+  whose p-value ``(1 + hits) / (1 + draws)`` is still a valid p-value (its standard
+  error is reported).
+- ``cases``: the exact sign-flip test over cases on each case's pass-share difference
+  (an exact count of the 2^n sign vectors). Valid when the runs are independent; a
+  run-to-run correlation makes the cases' differences move together and the test too
+  liberal (experiments/compare_size.py measures by how much). Offered for comparison.
+
+Changed cases: each compared case's pass counts in the two builds, its one-sided (or
+two-sided) exact p-value by Fisher's exact test on its 2 x 2 table (a case's outcomes in
+different runs are independent under a run-level judge draw, so this is exact per case),
+and Holm's step-down (family-wise error, any dependence) or Benjamini-Hochberg
+(false-discovery rate, under positive dependence) over the compared cases.
+
+The comparison's own operating characteristic (false alarm on two healthy builds,
+detection of a k-case regression) is estimated by a seeded simulation of the same test
+on runs drawn from the baseline's measured noise, with each run's failure rate drawn from
+a Beta with the measured mean and icc (the model of ``recommend``), at points of the
+joint (rate, icc) confidence region of :func:`gatecal._analyses.noise.bounds.noise_bounds`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._analyses.compare.paired import (
+    Matrix,
+    _decide,
+    _Decision,
+)
+from gatecal._common.seeds import SeedLike
+from gatecal._common.validate import (
+    ParameterError,
+    check_count,
+    check_instance,
+    check_level,
+)
+from gatecal._model.regression import Regression, parse_regression
+from gatecal.readers import RunsData
+
+ALTERNATIVES = ("worse", "two-sided")
+COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
+MULTIPLICITY = ("holm", "bh")
+
+__all__ = [
+    "ALTERNATIVES",
+    "COMPARE_TESTS",
+    "MULTIPLICITY",
+    "CaseChange",
+    "CompareOC",
+    "Comparison",
+    "compare_builds",
+    "compare_matrices",
+]
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseChange:
+    """One compared case: its passes in each build, its exact p-value, adjusted."""
+
+    case: str
+    baseline_passes: int
+    baseline_runs: int
+    candidate_passes: int
+    candidate_runs: int
+    p_value: float
+    adjusted: float
+    direction: str  # "worse", "better" or "same" (by the pass shares)
+    flagged: bool
+
+    @property
+    def baseline_share(self) -> float:
+        return self.baseline_passes / self.baseline_runs
+
+    @property
+    def candidate_share(self) -> float:
+        return self.candidate_passes / self.candidate_runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case": self.case,
+            "baseline_passes": self.baseline_passes,
+            "baseline_runs": self.baseline_runs,
+            "candidate_passes": self.candidate_passes,
+            "candidate_runs": self.candidate_runs,
+            "p_value": self.p_value,
+            "adjusted": self.adjusted,
+            "direction": self.direction,
+            "flagged": self.flagged,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompareOC:
+    """The comparison's own false alarm and detection at one noise point (rate, icc)."""
+
+    point: str
+    rate: float
+    icc: float
+    false_alarm: float
+    false_alarm_se: float
+    detection: float
+    detection_se: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "point": self.point,
+            "rate": self.rate,
+            "icc": self.icc,
+            "false_alarm": self.false_alarm,
+            "false_alarm_se": self.false_alarm_se,
+            "detection": self.detection,
+            "detection_se": self.detection_se,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Comparison:
+    """What ``gatecal compare`` found; see :func:`compare_builds`.
+
+    `decision` is ``regression`` (the candidate is worse: p <= alpha), ``better``
+    (two-sided only: different, in the candidate's favour), ``no evidence`` or
+    ``incomplete`` (cases seen in one build only without `partial`, nothing to
+    compare, or a test that cannot reach `alpha` with these runs and cases).
+    `false_alarm` and `detection` are the largest and the smallest over the noise
+    points in `operating` (None when not estimated).
+    """
+
+    decision: str
+    reasons: tuple[str, ...]
+    test: str
+    mode: str
+    alternative: str
+    alpha: float
+    p_value: float
+    p_test: float
+    p_cases: float
+    exact: bool
+    p_value_se: float
+    smallest_p: float
+    statistic: float
+    cases_compared: int
+    baseline_runs: int
+    candidate_runs: int
+    baseline_only: tuple[str, ...]
+    candidate_only: tuple[str, ...]
+    partial: bool
+    multiplicity: str
+    cases: tuple[CaseChange, ...]
+    worse: tuple[str, ...]
+    better: tuple[str, ...]
+    discordant: tuple[int, int] | None
+    regression: str
+    regression_failing: int
+    operating: tuple[CompareOC, ...]
+    false_alarm: float | None
+    detection: float | None
+    oc_samples: int
+    sources: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    version: str = field(default="")
+
+    @property
+    def exit_code(self) -> int:
+        """0: no evidence of a regression; 1: a regression or incomplete evidence."""
+        return 1 if self.decision in ("regression", "incomplete") else 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "decision": self.decision,
+            "exit_code": self.exit_code,
+            "reasons": list(self.reasons),
+            "test": self.test,
+            "mode": self.mode,
+            "alternative": self.alternative,
+            "alpha": self.alpha,
+            "p_value": self.p_value,
+            "p_test": self.p_test,
+            "p_cases": self.p_cases,
+            "exact": self.exact,
+            "p_value_se": self.p_value_se,
+            "smallest_p": self.smallest_p,
+            "statistic": self.statistic,
+            "cases_compared": self.cases_compared,
+            "baseline_runs": self.baseline_runs,
+            "candidate_runs": self.candidate_runs,
+            "baseline_only": list(self.baseline_only),
+            "candidate_only": list(self.candidate_only),
+            "partial": self.partial,
+            "discordant": (
+                {"worse": self.discordant[0], "better": self.discordant[1]}
+                if self.discordant
+                else None
+            ),
+            "multiplicity": self.multiplicity,
+            "worse": list(self.worse),
+            "better": list(self.better),
+            "cases": [c.to_dict() for c in self.cases],
+            "regression": self.regression,
+            "regression_failing": self.regression_failing,
+            "false_alarm": self.false_alarm,
+            "detection": self.detection,
+            "operating": [o.to_dict() for o in self.operating],
+            "oc_samples": self.oc_samples,
+            "sources": list(self.sources),
+            "warnings": list(self.warnings),
+        }
+
+    def to_frame(self) -> Any:
+        """The compared cases as a pandas DataFrame, one row per case."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        columns = [
+            "case",
+            "baseline_passes",
+            "baseline_runs",
+            "candidate_passes",
+            "candidate_runs",
+            "p_value",
+            "adjusted",
+            "direction",
+            "flagged",
+        ]
+        frame = pd.DataFrame([c.to_dict() for c in self.cases], columns=columns)
+        frame["baseline_share"] = frame["baseline_passes"] / frame["baseline_runs"]
+        frame["candidate_share"] = frame["candidate_passes"] / frame["candidate_runs"]
+        return frame
+
+
+# -- the comparison -------------------------------------------------------------------------
+
+
+def _check_matrix(name: str, value: Any, cases: int | None) -> Matrix:
+    arr = np.asarray(value)
+    if arr.ndim != 2 or (cases is not None and arr.shape[1] != cases):
+        want = "a 2-d array (runs x cases)" + (f" with {cases} columns" if cases else "")
+        raise ParameterError(name, f"must be {want}", arr.shape)
+    if arr.size and not np.isin(arr, (-1, 0, 1)).all():
+        raise ParameterError(name, "must hold only 1 (pass), 0 (fail) or -1 (missing)", "other")
+    return arr.astype(np.int8)
+
+
+def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
+    if test == "auto":
+        return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
+    if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
+        raise ParameterError(
+            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
+        )
+    return test
+
+
+def compare_matrices(
+    baseline: npt.ArrayLike,
+    candidate: npt.ArrayLike,
+    cases: list[str] | tuple[str, ...] | None = None,
+    *,
+    alternative: str = "worse",
+    alpha: float = 0.05,
+    multiplicity: str = "holm",
+    partial: bool = False,
+    test: str = "auto",
+    regression: Regression | str | None = None,
+    oc_samples: int = 1000,
+    rng: SeedLike = 0,
+    confidence_level: float = 0.95,
+    sources: tuple[str, ...] = (),
+    warnings: tuple[str, ...] = (),
+) -> Comparison:
+    """Compare two builds given as outcome matrices (runs x cases; 1 pass, 0 fail,
+    -1 missing), the same columns in both. See :func:`compare_builds`."""
+    import gatecal
+
+    if alternative not in ALTERNATIVES:
+        raise ParameterError(
+            "alternative", f"must be one of {', '.join(ALTERNATIVES)}", alternative
+        )
+    if multiplicity not in MULTIPLICITY:
+        raise ParameterError("multiplicity", "must be holm or bh", multiplicity)
+    if test not in COMPARE_TESTS:
+        raise ParameterError("test", f"must be one of {', '.join(COMPARE_TESTS)}", test)
+    alpha = check_level("alpha", alpha)
+    level = check_level("confidence_level", confidence_level)
+    samples = check_count("oc_samples", oc_samples)
+    base = _check_matrix("baseline", baseline, None)
+    cand = _check_matrix("candidate", candidate, base.shape[1])
+    names = list(cases) if cases is not None else [str(j) for j in range(base.shape[1])]
+    if len(names) != base.shape[1]:
+        raise ParameterError("cases", f"must name the {base.shape[1]} columns", len(names))
+    base, cand, compared, baseline_only, candidate_only = _pair_by_case(base, cand, names)
+    reasons: list[str] = []
+    if baseline_only or candidate_only:
+        seen_one = len(baseline_only) + len(candidate_only)
+        what = "1 case" if seen_one == 1 else f"{seen_one} cases"
+        if partial:
+            reasons.append(f"{what} seen in one build only left out (partial)")
+        else:
+            reasons.append(
+                f"{what} seen in one build only: incomplete evidence (allow with partial)"
+            )
+    if regression is None or isinstance(regression, str):
+        reg = parse_regression("0.25" if regression is None else regression)
+    else:
+        reg = regression
+    check_instance("regression", reg, Regression, "a Regression or its text")
+    common: dict[str, Any] = dict(
+        alternative=alternative,
+        alpha=alpha,
+        cases_compared=len(compared),
+        baseline_runs=len(base),
+        candidate_runs=len(cand),
+        baseline_only=baseline_only,
+        candidate_only=candidate_only,
+        partial=partial,
+        multiplicity=multiplicity,
+        regression=reg.describe(),
+        oc_samples=samples,
+        sources=sources,
+        warnings=warnings,
+        version=gatecal.__version__,
+    )
+    if not compared or not len(base) or not len(cand):
+        reasons.append("no case observed in both builds")
+        return Comparison(
+            decision="incomplete",
+            reasons=tuple(reasons),
+            test=test,
+            mode="none",
+            p_value=1.0,
+            p_test=1.0,
+            p_cases=1.0,
+            exact=True,
+            p_value_se=0.0,
+            smallest_p=1.0,
+            statistic=0.0,
+            cases=(),
+            worse=(),
+            better=(),
+            discordant=None,
+            regression_failing=0,
+            operating=(),
+            false_alarm=None,
+            detection=None,
+            **common,
+        )
+    chosen = _choose_test(test, len(base), len(cand))
+    found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=rng)
+    result = found.test
+    case_rows, worse, better = _case_changes(compared, found)
+
+    # the comparison's own operating characteristic, from the baseline's noise
+    n = len(compared)
+    failing = reg.failing(n)
+    operating: tuple[CompareOC, ...] = ()
+    if samples and 1 <= failing <= n:
+        from gatecal._analyses.compare.oc import _operating
+
+        operating = _operating(
+            base,
+            n,
+            len(base),
+            len(cand),
+            chosen,
+            alternative,
+            alpha,
+            multiplicity,
+            failing,
+            samples,
+            rng,
+            level,
+        )
+    false_alarm = max((o.false_alarm for o in operating), default=None)
+    detection = min((o.detection for o in operating), default=None)
+
+    if found.mode == "none":
+        reasons.append(
+            f"neither the {chosen} test nor the per-case tests can reach alpha "
+            f"{alpha:g} with {len(base)} + {len(cand)} runs of {n} cases (the "
+            f"test's smallest p-value is {result.smallest_p:.3g})"
+        )
+    incomplete = (bool(baseline_only or candidate_only) and not partial) or found.mode == "none"
+    if incomplete:
+        decision = "incomplete"
+    elif found.reject:
+        decision = "regression" if found.worse else "better"
+    else:
+        decision = "no evidence"
+    return Comparison(
+        decision=decision,
+        reasons=tuple(reasons),
+        test=chosen,
+        mode=found.mode,
+        p_value=found.p_value,
+        p_test=result.p_value,
+        p_cases=found.p_cases,
+        exact=result.exact,
+        p_value_se=result.standard_error,
+        smallest_p=result.smallest_p,
+        statistic=found.statistic,
+        cases=case_rows,
+        worse=worse,
+        better=better,
+        discordant=found.discordant,
+        regression_failing=failing,
+        operating=operating,
+        false_alarm=false_alarm,
+        detection=detection,
+        **common,
+    )
+
+
+def compare_builds(
+    data: RunsData,
+    *,
+    alternative: str = "worse",
+    alpha: float = 0.05,
+    multiplicity: str = "holm",
+    partial: bool = False,
+    test: str = "auto",
+    regression: Regression | str | None = None,
+    oc_samples: int = 1000,
+    rng: SeedLike = 0,
+    confidence_level: float = 0.95,
+) -> Comparison:
+    """Compare the candidate build (``regressed`` in `data`) against the baseline
+    (``healthy``) on the cases both report.
+
+    Parameters
+    ----------
+    data : RunsData
+        From :func:`gatecal.read_runs`: the baseline's runs as the known-good paths,
+        the candidate's as `regressed` (or one table with a ``build`` column).
+    alternative : {"worse", "two-sided"}
+        One-sided: is the candidate worse? Or: are they different?
+    alpha : float
+        The level of the global test and of the per-case control.
+    multiplicity : {"holm", "bh"}
+        Holm (family-wise error) or Benjamini-Hochberg (false-discovery rate).
+    partial : bool
+        Compare the cases both builds report even when some are in one build only
+        (otherwise that makes the evidence incomplete).
+    test : {"auto", "mcnemar", "runs", "cases"}
+        ``auto``: exact McNemar with one run per build, else the run permutation test.
+    regression : Regression or str
+        The regression whose detection is estimated (default: a quarter of the cases).
+    oc_samples : int
+        Simulated comparisons per noise point and hypothesis (0: not estimated).
+    rng : SeedLike
+        Root seed of the simulation (and of the Monte Carlo p-value, when used).
+    """
+    check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
+    builds = data.builds()
+    for build, role in (("healthy", "baseline"), ("regressed", "candidate")):
+        if build not in builds:
+            raise ParameterError("runs", f"must include {role} runs", builds)
+    _, case_ids, base = data.outcome_array("healthy")
+    _, _, cand = data.outcome_array("regressed")
+    names = data.short_names()
+    return compare_matrices(
+        base,
+        cand,
+        [names[c] for c in case_ids],
+        alternative=alternative,
+        alpha=alpha,
+        multiplicity=multiplicity,
+        partial=partial,
+        test=test,
+        regression=regression,
+        oc_samples=oc_samples,
+        rng=rng,
+        confidence_level=confidence_level,
+        sources=data.sources,
+        warnings=data.warnings,
+    )
+
+
+def _pair_by_case(
+    base: Matrix, cand: Matrix, names: list[str]
+) -> tuple[Matrix, Matrix, list[str], tuple[str, ...], tuple[str, ...]]:
+    """Both matrices on the cases both builds observed (runs with no verdict dropped), the
+    compared case names, and the cases seen in one build only."""
+    base = base[(base >= 0).any(axis=1)]  # a run with no verdict is no run
+    cand = cand[(cand >= 0).any(axis=1)]
+    in_base = [bool(x) for x in np.asarray((base >= 0).any(axis=0))]
+    in_cand = [bool(x) for x in np.asarray((cand >= 0).any(axis=0))]
+    pairs = list(zip(names, in_base, in_cand, strict=True))
+    baseline_only = tuple(n for n, b, c in pairs if b and not c)
+    candidate_only = tuple(n for n, b, c in pairs if c and not b)
+    both = np.array([b and c for _, b, c in pairs], dtype=bool)
+    compared = [n for n, k in zip(names, both, strict=True) if k]
+    base, cand = base[:, both], cand[:, both]
+    base = base[(base >= 0).any(axis=1)]
+    cand = cand[(cand >= 0).any(axis=1)]
+    return base, cand, compared, baseline_only, candidate_only
+
+
+def _case_changes(
+    compared: list[str], found: _Decision
+) -> tuple[tuple[CaseChange, ...], tuple[str, ...], tuple[str, ...]]:
+    """Each compared case with its counts and p-values, most significant first; the
+    flagged ones that got worse, and better."""
+    case_rows = tuple(
+        CaseChange(
+            case=name,
+            baseline_passes=bp,
+            baseline_runs=bn,
+            candidate_passes=cp,
+            candidate_runs=cn,
+            p_value=p,
+            adjusted=a,
+            direction=d,
+            flagged=f,
+        )
+        for name, (bp, bn, cp, cn), p, a, d, f in zip(
+            compared,
+            found.counts,
+            found.raw,
+            found.adjusted,
+            found.directions,
+            found.flagged,
+            strict=True,
+        )
+    )
+    case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
+    worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
+    better = tuple(c.case for c in case_rows if c.flagged and c.direction == "better")
+    return case_rows, worse, better

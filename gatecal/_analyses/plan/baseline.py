@@ -1,0 +1,232 @@
+"""How many known-good runs a planned suite needs before ``recommend`` can certify its gate.
+
+``plan`` knows the noise; a team measuring it from its own runs does not, and
+``recommend`` only allows a gate whose false-alarm *bound* over the measured noise is
+within budget (and, for a number of cases failing a code check, whose detection bound
+meets the target). With few runs the bound is wide and the gate ``plan`` found is not
+yet allowed. This module answers, per plan: how many known-good runs would let the
+bounds certify the planned gate for both targets, and, for a given number of runs,
+the smallest suite whose gate they would certify.
+
+The runs are the planned noise's *representative* runs: run i fails as many cases as
+the quantile of one run's failing-case count at the level ``u_i`` of the van der
+Corput sequence (1/2, 1/4, 3/4, 1/8, ...), so any first T of them spread evenly over
+the distribution and the estimate sits at the planned rate and icc. Real runs scatter
+around it: of random sets of that many runs drawn from the plan's own model, between a
+quarter and 70% certified the gate (``reports/plan-baseline-runs.md``, from
+``experiments/plan_baseline_runs.py``), so read the answer as the typical number of runs,
+not a guarantee.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._analyses.noise.bounds import noise_bounds
+from gatecal._analyses.plan.suite import (
+    SuitePlan,
+    SuitePlans,
+    healthy_pass_pmf,
+    is_sequential,
+)
+from gatecal._analyses.recommend.gate import PLAN_MAX_CASES, smallest_enough
+from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.validate import check_count, check_probability
+
+__all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaselineRuns:
+    """The known-good runs behind one plan's gate; see :func:`baseline_runs`.
+
+    Attributes
+    ----------
+    policy : str
+        The plan's policy.
+    cases, k_min, failing : int
+        The plan: its suite, its gate (at least `k_min` pass) and the regression's cases.
+    needed : int or None
+        The fewest representative known-good runs whose bounds certify the planned gate
+        for both targets; None when not even `limit` runs would, or `reason` says why
+        it was not asked.
+    limit : int
+        The most runs tried.
+    runs : int or None
+        The known-good runs asked about (``plan --baseline-runs N``), else None.
+    suite, suite_k_min : int or None
+        With `runs` runs: the smallest suite (from the plan's up to `suite_limit`) whose
+        strictest gate within the false-alarm bound also meets the detection bound, and
+        that gate; None when no suite up to `suite_limit` does (or no `runs`).
+    suite_false_alarm, suite_detection : float or None
+        That gate's false-alarm and detection bounds from `runs` runs.
+    suite_limit : int
+        The largest suite tried.
+    reason : str or None
+        Why the plan has no answer (a sequential gate, a rerun of the whole suite, a
+        regression that can still pass its check), else None.
+    """
+
+    policy: str
+    cases: int
+    k_min: int
+    failing: int
+    needed: int | None
+    limit: int
+    runs: int | None = None
+    suite: int | None = None
+    suite_k_min: int | None = None
+    suite_false_alarm: float | None = None
+    suite_detection: float | None = None
+    suite_limit: int = 0
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "policy": self.policy,
+            "cases": self.cases,
+            "k_min": self.k_min,
+            "failing": self.failing,
+            "needed": self.needed,
+            "limit": self.limit,
+            "runs": self.runs,
+            "suite": self.suite,
+            "suite_k_min": self.suite_k_min,
+            "suite_false_alarm": self.suite_false_alarm,
+            "suite_detection": self.suite_detection,
+            "suite_limit": self.suite_limit,
+            "reason": self.reason,
+        }
+
+
+def _van_der_corput(count: int) -> npt.NDArray[np.float64]:
+    """The first `count` points of the base-2 van der Corput sequence, from 1/2."""
+    i = np.arange(1, count + 1, dtype=np.int64)
+    u = np.zeros(count)
+    scale = 0.5
+    while np.any(i):
+        u += (i & 1) * scale
+        i >>= 1
+        scale /= 2
+    return u
+
+
+def representative_failures(failing_pmf: npt.ArrayLike, runs: int) -> Ints:
+    """Failing cases of `runs` representative runs: the quantiles of `failing_pmf` (one
+    run's failing-case count, 0..n) at the first `runs` van der Corput levels."""
+    pmf = np.asarray(failing_pmf, dtype=np.float64)
+    cdf = np.cumsum(pmf)
+    cdf[-1] = 1.0  # the top count takes whatever rounding left above the last sum
+    # (the smallest count whose cdf reaches u; the levels are dyadic, so a cdf within
+    # rounding of one of them is the only place the last bits could matter)
+    return np.searchsorted(cdf, _van_der_corput(runs), side="left").astype(np.int64)
+
+
+def baseline_runs(
+    plans: SuitePlans,
+    *,
+    runs: int | None = None,
+    confidence_level: float = 0.95,
+    limit: int = RUNS_FOR_GATE_MAX,
+    suite_limit: int = PLAN_MAX_CASES,
+) -> tuple[BaselineRuns | None, ...]:
+    """Per plan of `plans` (None where it has none): the known-good runs its gate needs.
+
+    ``needed`` is the fewest representative runs (see the module) whose bounds, as
+    ``recommend`` computes them (:func:`gatecal.noise_bounds` at `confidence_level`),
+    allow the planned gate within the false-alarm target and, the regression being
+    cases failing a code check, its detection bound at the detection target; found by
+    doubling and bisection from 2 runs, as recommend's "more known-good runs". With
+    `runs`, also the smallest suite (doubling and bisection from the plan's size up to
+    `suite_limit`) that `runs` representative runs certify for both targets.
+    """
+    level = check_probability("confidence_level", confidence_level)
+    top = check_count("limit", limit, low=2)
+    given = None if runs is None else check_count("runs", runs, low=2, high=top)
+    widest = check_count("suite_limit", suite_limit, low=1)
+    return tuple(
+        None if plan is None else _baseline(plans, plan, given, level, top, widest)
+        for plan in plans.plans
+    )
+
+
+def _baseline(
+    plans: SuitePlans, plan: SuitePlan, given: int | None, level: float, top: int, widest: int
+) -> BaselineRuns:
+    """:func:`baseline_runs` of one plan."""
+    fields: dict[str, Any] = {}
+    reason = _why_not(plans, plan)
+    if reason is None:
+        certify = _Certify(plans, plan, level)
+        fields["needed"] = smallest_enough(
+            lambda total: certify.gate(plan.cases, total, plan.k_min) is not None, 2, top
+        )
+        if given is not None and plan.cases <= widest:
+            suite = smallest_enough(
+                lambda n: certify.gate(n, given) is not None, plan.cases, widest
+            )
+            if suite is not None:
+                k, fa, det = certify.gate(suite, given) or (None, None, None)
+                fields.update(suite=suite, suite_k_min=k, suite_false_alarm=fa, suite_detection=det)
+    return BaselineRuns(
+        policy=plan.policy.describe(),
+        cases=plan.cases,
+        k_min=plan.k_min,
+        failing=plan.failing,
+        needed=fields.pop("needed", None),
+        limit=top,
+        runs=given,
+        suite_limit=widest,
+        reason=reason,
+        **fields,
+    )
+
+
+class _Certify:
+    """What representative known-good runs of one plan's policy certify."""
+
+    def __init__(self, plans: SuitePlans, plan: SuitePlan, level: float):
+        self._plans, self._policy, self._level = plans, plan.policy, level
+        self._pmfs: dict[int, npt.NDArray[np.float64]] = {}
+
+    def gate(self, n: int, total: int, k_min: int | None = None) -> tuple[int, float, float] | None:
+        """With `total` runs of `n` cases: the gate `k_min` (default: the strictest within
+        the false-alarm bound) with its two bounds, if it meets both targets, else None."""
+        plans = self._plans
+        if n not in self._pmfs:
+            self._pmfs[n] = healthy_pass_pmf(plans, self._policy, n)[::-1]
+        failures = representative_failures(self._pmfs[n], total)
+        bounds = noise_bounds(failures, n, confidence_level=self._level)
+        alpha, power = plans.false_alarm_target, plans.detection_target
+        if k_min is None:
+            k_min = bounds.strictest_gate(n, alpha)
+        if k_min < 1:
+            return None
+        fa = bounds.false_alarm(n, k_min)
+        f = plans.regression.failing(n)
+        if fa > alpha or not 1 <= f <= n:
+            return None
+        det = bounds.detection(n, f, k_min)
+        return (k_min, fa, det) if det >= power else None
+
+
+def _why_not(plans: SuitePlans, plan: SuitePlan) -> str | None:
+    """Why recommend's bounds do not apply to this plan's gate, or None."""
+    policy = plan.policy
+    if is_sequential(policy):
+        return "a sequential gate: recommend certifies a fixed gate"
+    if policy.rerun:
+        return "a rerun of the whole suite: recommend bounds one attempt"
+    if plans.code_checks == 0 and plans.noise.fpr > 0:
+        return (
+            "the regressed cases fail a judge check and can still pass it; recommend's "
+            "detection bound assumes they fail a code check"
+        )
+    return None

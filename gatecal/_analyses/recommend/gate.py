@@ -1,0 +1,729 @@
+"""Recommend a gate from measured repeated runs: the noise, its spread, and the threshold."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gatecal._analyses.noise.bounds import GATE_LEVEL, NoiseBounds, noise_bounds
+from gatecal._analyses.noise.overdispersion import (
+    ICC_MAX,
+    Overdispersion,
+    fit_overdispersion,
+)
+from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.plan.suite import Regression, SuitePlan, SuitePlans, parse_regression
+from gatecal._analyses.policies.rules import Policy
+from gatecal._common.bulk import collector_paused
+from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
+from gatecal._common.validate import ParameterError, check_instance, check_probability
+from gatecal._engines.exact import beta_binomial_pmf
+from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
+from gatecal._model.gates import strictest_within
+from gatecal._model.suite import JudgeNoise, beta_shape
+from gatecal.readers import RunsData
+
+__all__ = [
+    "CI_METHODS",
+    "GATE_LEVEL",
+    "ICC_MAX",
+    "PLAN_MAX_CASES",
+    "CaseNoise",
+    "MoreRuns",
+    "NoiseBounds",
+    "Overdispersion",
+    "RateEstimate",
+    "Recommendation",
+    "fit_overdispersion",
+    "noise_bounds",
+    "proportion_interval",
+    "recommend_gate",
+    "would_work",
+]
+
+#: The level of the test of rho = 0 under which recommend calls the runs ``correlated``.
+SIGNIFICANCE = 0.05
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseNoise:
+    """One case's failures across the known-good runs."""
+
+    case: str
+    rate: RateEstimate
+
+
+@dataclass(frozen=True, slots=True)
+class _CaseRates:
+    """Each case's failures in the known-good runs as an interval: case ``i`` of `cases`
+    (short names, the outcome's columns) has interval ``rates[kind[i]]``, one interval
+    per distinct (failures, runs observed) pair, of which a big suite has few."""
+
+    cases: list[str]
+    kind: list[int]
+    rates: list[RateEstimate]
+
+    def rate(self, i: int) -> RateEstimate:
+        """Case ``i``'s interval."""
+        return self.rates[self.kind[i]]
+
+    def noises(self) -> list[CaseNoise]:
+        """Every case's record, by rate, highest first, then by name."""
+        n = len(self.cases)
+        # a stable sort by rate of the cases sorted by name
+        by_name = np.asarray(sorted(range(n), key=self.cases.__getitem__), dtype=np.int64)
+        kinds = np.asarray(self.kind, dtype=np.int64)[by_name]
+        estimates = np.array([r.estimate for r in self.rates], dtype=np.float64)[kinds]
+        at = np.argsort(-estimates, kind="stable")
+        cases, rates = self.cases, self.rates
+        return _case_noises(
+            [cases[i] for i in by_name[at].tolist()], [rates[k] for k in kinds[at].tolist()]
+        )
+
+
+def _case_rates(
+    cases: list[str], failures: Ints, observed: Ints, level: float, method: str
+) -> _CaseRates:
+    """The intervals of each case's `failures` of the runs it was `observed` in: one per
+    distinct pair (no tuple per case: 10^5 of them cost the cycle collector's passes)."""
+    key = failures.astype(np.int64) * (int(observed.max(initial=0)) + 1) + observed
+    distinct, kind = np.unique(key, return_inverse=True)
+    first = np.zeros(distinct.size, dtype=np.int64)
+    first[kind] = np.arange(key.size)  # a case of each pair (any: they share it)
+    rates = [
+        proportion_interval(float(failures[i]), float(observed[i]), level, method)
+        for i in first.tolist()
+    ]
+    return _CaseRates(cases, kind.ravel().tolist(), rates)
+
+
+def _case_noises(cases: list[str], rates: list[RateEstimate]) -> list[CaseNoise]:
+    """``CaseNoise(case=c, rate=r)`` for each pair: the same objects, each built with
+    two stores to its slots instead of the frozen dataclass's ``__init__`` (whose
+    ``object.__setattr__`` calls took 0.16 s for a suite of 10^5 cases; this, 0.09 s),
+    the cycle collector paused meanwhile (0.03 s)."""
+    slots = vars(CaseNoise)  # the slots' descriptors
+    new, case, rate = object.__new__, slots["case"].__set__, slots["rate"].__set__
+    out = []
+    with collector_paused():
+        for c, r in zip(cases, rates, strict=True):
+            one = new(CaseNoise)
+            case(one, c)
+            rate(one, r)
+            out.append(one)
+    return out
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoreRuns:
+    """What more known-good runs buy when no gate meets both targets.
+
+    At the measured estimate (the beta-binomial fit's rate and icc), `k_min` is the
+    strictest gate within the false-alarm budget, or None when at the estimate no gate
+    of this suite meets both targets (more runs alone cannot help). `runs` is how many
+    known-good runs in all, failing as the measured ones did (repeated in turn), would
+    let the bounds certify it for both targets (:func:`runs_for_gate`); None when not
+    even :data:`RUNS_FOR_GATE_MAX` would.
+    """
+
+    k_min: int | None
+    runs: int | None
+    measured_runs: int
+    false_alarm: float
+    detection: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "k_min": self.k_min,
+            "runs": self.runs,
+            "more": None if self.runs is None else self.runs - self.measured_runs,
+            "false_alarm_at_estimate": self.false_alarm,
+            "detection_at_estimate": self.detection,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recommendation:
+    """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
+
+    ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
+    pass": each gate's one-sided `gate_level` profile-likelihood bound (the false alarm
+    from above, the detection from below; see :class:`NoiseBounds`). `within_budget` is
+    the strictest gate whose false alarm is within the budget (the largest such k_min,
+    at least 1: a gate that can fail), or None when not even "at least 1 passes" is;
+    `recommended` is that gate when its detection also meets the target, else None.
+    """
+
+    runs: int
+    regressed_runs: int
+    cases: int
+    case_order: tuple[str, ...]
+    failures_per_run: tuple[int, ...]
+    skipped: int
+    missing: int
+    errors: int
+    reruns: int
+    attempts_policy: str
+    sessions: int
+    warnings: tuple[str, ...]
+    sources: tuple[str, ...]
+    confidence_level: float
+    method: str
+    noise: RateEstimate
+    noise_for_gate: RateEstimate
+    icc_for_gate: float
+    gate_level: float
+    judge_noise: RateEstimate | None
+    per_case: tuple[CaseNoise, ...]
+    overdispersion: Overdispersion
+    correlated: bool
+    regression: str
+    regression_failing: float
+    false_alarm_target: float
+    detection_target: float
+    table: tuple[tuple[float, float], ...]
+    within_budget: int | None
+    recommended: int | None
+    plans: SuitePlans | None
+    more_runs: MoreRuns | None = None
+
+    def suite_spec(self) -> dict[str, Any]:
+        """The measured suite as a suite spec, for ``gatecal simulate --suite``.
+
+        One judge check per case carrying the case's measured failure rate (its point
+        estimate, as both fnr and fpr) and one code check; in the regressed build the
+        first cases, in the input's order, fail the code check, as many as the target
+        regression has.
+        """
+        order = list(self.case_order)
+        rates = {c.case: c.rate.estimate for c in self.per_case}
+        failing = max(1, round(self.regression_failing))
+        return {
+            "format": "gatecal-suite/1",
+            "cases": order,
+            "checks": [{"name": "judge", "kind": "judge"}, {"name": "code", "kind": "code"}],
+            "truth": {
+                "healthy": [[True, True] for _ in order],
+                "regressed": [[True, i >= failing] for i in range(len(order))],
+            },
+            "case_rates": {c: {"fnr": rates[c], "fpr": rates[c]} for c in order},
+        }
+
+    def to_frame(self) -> Any:
+        """The operating table as a pandas DataFrame, one row per k_min."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        n = self.cases
+        return pd.DataFrame(
+            {
+                "k_min": range(n + 1),
+                "max_failures": [n - k for k in range(n + 1)],
+                "false_alarm": [fa for fa, _ in self.table],
+                "detection": [det for _, det in self.table],
+                "recommended": [k == self.recommended for k in range(n + 1)],
+                "within_budget": [k == self.within_budget for k in range(n + 1)],
+            }
+        )
+
+    def threshold_range(self, k_min: int) -> tuple[Fraction, Fraction]:
+        """Pass-rate thresholds t that mean this k_min: ``(k-1)/n < t <= k/n``."""
+        n = self.cases
+        return Fraction(max(k_min - 1, 0), n), Fraction(k_min, n)
+
+    def _gate(self, k: int | None) -> dict[str, Any] | None:
+        if k is None:
+            return None
+        low, high = self.threshold_range(k)
+        return {
+            "k_min": k,
+            "max_failures": self.cases - k,
+            "false_alarm": self.table[k][0],
+            "detection": self.table[k][1],
+            "threshold_above": float(low),
+            "threshold_at_most": float(high),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract (``format`` and ``version`` first; check reads it back)."""
+        return {
+            "format": RECOMMEND_FORMAT,
+            "version": RECOMMEND_VERSION,
+            "runs": self.runs,
+            "regressed_runs": self.regressed_runs,
+            "cases": self.cases,
+            "skipped": self.skipped,
+            "missing": self.missing,
+            "errors": self.errors,
+            "reruns": self.reruns,
+            "attempts": self.attempts_policy,
+            "sessions": self.sessions,
+            "warnings": list(self.warnings),
+            "sources": list(self.sources),
+            "noise": self.noise.to_dict(),
+            "noise_for_gate": self.noise_for_gate.to_dict(),
+            "icc_for_gate": self.icc_for_gate,
+            "gate_level": self.gate_level,
+            "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
+            "overdispersion": self.overdispersion.to_dict(),
+            "correlated": self.correlated,
+            "per_case": [{"case": c.case, **c.rate.to_dict()} for c in self.per_case],
+            "case_order": list(self.case_order),
+            "failures_per_run": list(self.failures_per_run),
+            "regression": self.regression,
+            "regression_failing": self.regression_failing,
+            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            "recommended": self._gate(self.recommended),
+            "within_budget": self._gate(self.within_budget),
+            "table": [
+                {"k_min": k, "false_alarm": fa, "detection": det}
+                for k, (fa, det) in enumerate(self.table)
+            ],
+            "would_work": [p.to_dict() if p else None for p in self.plans.plans]
+            if self.plans
+            else None,
+            "more_runs": self.more_runs.to_dict() if self.more_runs else None,
+        }
+
+
+PLAN_MAX_CASES = 500
+
+
+def would_work(
+    *,
+    rate: float,
+    icc: float,
+    regression: Regression,
+    false_alarm: float,
+    detection: float,
+    max_cases: int = PLAN_MAX_CASES,
+) -> SuitePlans:
+    """The smallest suite meeting both targets, one judge check and one code check per
+    case, the regression failing the code check: one judge call per check, and a
+    majority of 3. What :func:`gatecal.plan_suite` answers for this suite shape, here
+    exact and in well under a second at any icc:
+
+    - one call: the failing count is beta-binomial, evaluated in closed form;
+    - majority of 3: a case fails with ``g(x) = 3 x^2 - 2 x^3`` at run rate x, so the
+      count is a Beta mixture of binomials of degree 3n in x; a Gauss rule with
+      ``3 max_cases / 2 + 1`` nodes is exact for every n searched.
+
+    Every n is tried in turn (feasibility is not monotone), but the most sensitive
+    admissible gate moves by at most one failure from n - 1 to n (one more case adds
+    at most one failure), so each n costs two or three tail probabilities.
+    """
+    from scipy.special import betainc
+
+    noise = JudgeNoise(fnr=rate, fpr=rate, icc=icc)
+    policies = (Policy(), Policy(majority=3))
+    cache: dict[int, Floats] = {}
+
+    def single(n: int, f: int) -> float:  # P(more than f of n cases fail), one call
+        if f >= n:
+            return 0.0
+        if n not in cache:
+            cache[n] = beta_binomial_pmf(n, rate, icc)
+        return math.fsum(cache[n][f + 1 :])
+
+    if icc > 0:
+        from gatecal._engines.exact import beta_rule
+
+        xs, ws = beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
+    else:
+        xs, ws = np.array([rate]), np.ones(1)
+    g = xs * xs * (3 - 2 * xs)
+
+    def majority(n: int, f: int) -> float:
+        return 0.0 if f >= n else float(ws @ betainc(f + 1, n - f, g))
+
+    plans: list[SuitePlan | None] = []
+    for policy, tail in zip(policies, (single, majority), strict=True):
+        found, most = None, 0  # most: failures the best admissible gate allows at n - 1
+        for n in range(1, max_cases + 1):
+            fa = tail(n, most)
+            if fa > false_alarm:
+                most += 1
+                fa = tail(n, most)
+            failing = regression.failing(n)
+            if not 1 <= failing <= n:
+                continue
+            det = 1.0 if most < failing else tail(n - failing, most - failing)
+            if det >= detection:
+                found = SuitePlan(
+                    policy=policy,
+                    cases=n,
+                    k_min=n - most,
+                    failing=failing,
+                    false_alarm=fa,
+                    detection=det,
+                    judge_calls=float(n * policy.majority),
+                )
+                break
+        plans.append(found)
+    return SuitePlans(
+        noise=noise,
+        regression=regression,
+        false_alarm_target=false_alarm,
+        detection_target=detection,
+        judge_checks=1,
+        code_checks=1,
+        max_cases=max_cases,
+        policies=policies,
+        plans=tuple(plans),
+    )
+
+
+def recommend_gate(
+    data: RunsData,
+    *,
+    false_alarm: float = 0.05,
+    detection: float = 0.95,
+    regression: Regression | str | None = None,
+    confidence_level: float = 0.95,
+    method: str = "wilson",
+    significance: float = SIGNIFICANCE,
+) -> Recommendation:
+    """Measure the judge's noise from known-good runs and recommend the gate.
+
+    The healthy build's failing-case count is modelled as beta-binomial in (rate, icc);
+    the false alarm of each gate is its one-sided 99.5% profile-likelihood upper bound
+    over both (:class:`NoiseBounds`, :data:`GATE_LEVEL`): conservative whether or not
+    the runs are correlated, and whatever the test of rho = 0 says (`significance`
+    only labels the runs ``correlated``). The regressed build is either the measured
+    regressed runs (each case failing at its observed rate in them) or `regression`
+    cases failing a code check with the rest as noisy as the healthy build, each
+    gate's detection its lower bound the same way: a conservative detection. The
+    printed rate and icc ranges (``noise_for_gate``, ``icc_for_gate``) are the joint
+    region at `confidence_level`. The recommended gate is the largest
+    k_min whose false alarm is at most `false_alarm`, provided its detection is at
+    least `detection`; otherwise `plans` says what suite would work (searched up to
+    :data:`PLAN_MAX_CASES` cases, at the point of the region worst for this suite).
+    Either way `within_budget` is that largest k_min (when it is at least 1): the
+    strictest gate the false-alarm budget allows, whatever its detection.
+    """
+    rec, rates = _recommend(
+        data,
+        false_alarm=false_alarm,
+        detection=detection,
+        regression=regression,
+        confidence_level=confidence_level,
+        method=method,
+        significance=significance,
+    )
+    return replace(rec, per_case=tuple(rates.noises()))
+
+
+def _recommend(
+    data: RunsData,
+    *,
+    false_alarm: float,
+    detection: float,
+    regression: Regression | str | None,
+    confidence_level: float,
+    method: str,
+    significance: float,
+) -> tuple[Recommendation, _CaseRates]:
+    """:func:`recommend_gate`'s recommendation but for its per-case records (``per_case``
+    empty), and each case's interval in the order of ``case_order``: a check reads its
+    few failing cases' intervals from them, with no sorted record of every case."""
+    check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
+    alpha = check_probability("false_alarm", false_alarm)
+    power = check_probability("detection", detection)
+    level = check_probability("confidence_level", confidence_level)
+    significance = check_probability("significance", significance)
+    if "healthy" not in data.builds():
+        raise ParameterError("runs", "must include known-good (healthy) runs", data.builds())
+    runs, cases, outcome = _healthy_outcomes(data)
+    n, r = len(cases), len(runs)
+    observed = outcome >= 0
+    failed = outcome == 0
+    failures_per_run = failed.sum(axis=1)
+    cases_per_run = observed.sum(axis=1)  # cases observed in each run
+    failures_per_case = failed.sum(axis=0)
+    runs_per_case = observed.sum(axis=0)
+    total_trials = float(observed.sum())
+    missing = int(r * n - total_trials)
+    noise = proportion_interval(float(failures_per_run.sum()), total_trials, level, method)
+    bounds = noise_bounds(failures_per_run, cases_per_run, confidence_level=level)
+    gate_noise = bounds.rate
+    over = bounds.overdispersion
+    case_rates = _case_rates(cases, failures_per_case, runs_per_case, level, method)
+    judge_failed, judge_total = data.judge_verdicts("healthy")
+    judge_noise = (
+        proportion_interval(judge_failed, judge_total, level, method) if judge_total else None
+    )
+
+    false_alarms = bounds.false_alarms(n)
+    regressed_runs = len(data.runs("regressed")) if "regressed" in data.builds() else 0
+    detections, regression_text, failing_cases, plan_regression = (
+        _measured_regression(data, cases, gate_noise.low)
+        if regressed_runs
+        else _assumed_regression(regression, n, bounds)
+    )
+    with collector_paused():  # a pair per gate: 10^5 of them
+        table = tuple(zip(false_alarms.tolist(), detections.tolist(), strict=True))
+    best = strictest_within([fa for fa, _ in table], alpha)
+    within_budget = best if best >= 1 else None
+    recommended = within_budget if table[best][1] >= power else None
+    plans = None
+    more_runs = None
+    if recommended is None:
+        more_runs = _more_runs(
+            bounds,
+            failures_per_run,
+            cases_per_run,
+            detections,
+            None if regressed_runs else round(failing_cases),
+            alpha,
+            power,
+            level,
+        )
+        # planned at the point of the region worst for this suite's gate "fewer failing
+        # than the regression" (a bigger suite's worst point may differ a little)
+        worst = bounds.worst_point(n, max(1, round(failing_cases)))
+        plans = would_work(
+            rate=worst[0],
+            icc=worst[1],
+            regression=plan_regression,
+            false_alarm=alpha,
+            detection=power,
+        )
+    return Recommendation(
+        runs=r,
+        regressed_runs=regressed_runs,
+        cases=n,
+        skipped=data.skipped,
+        missing=missing,
+        errors=data.errors + data.unscored,
+        reruns=data.reruns,
+        attempts_policy=data.attempts_policy,
+        sessions=len(data.sessions("healthy")),
+        warnings=data.warnings,
+        case_order=tuple(cases),
+        failures_per_run=tuple(int(f) for f in failures_per_run),
+        sources=data.sources,
+        confidence_level=level,
+        method=method,
+        noise=noise,
+        noise_for_gate=gate_noise,
+        icc_for_gate=bounds.icc_top,
+        gate_level=bounds.gate_level,
+        judge_noise=judge_noise,
+        per_case=(),
+        overdispersion=over,
+        correlated=over.p_value < significance,
+        regression=regression_text,
+        regression_failing=failing_cases,
+        false_alarm_target=alpha,
+        detection_target=power,
+        table=table,
+        within_budget=within_budget,
+        recommended=recommended,
+        plans=plans,
+        more_runs=more_runs,
+    ), case_rates
+
+
+def _more_runs(
+    bounds: NoiseBounds,
+    failures_per_run: Ints,
+    cases_per_run: Ints,
+    detections: Floats,
+    failing: int | None,
+    alpha: float,
+    power: float,
+    level: float,
+) -> MoreRuns:
+    """The strictest gate within budget at the estimate and the runs that would certify it
+    (`failing` None: the regression is measured, its detection does not tighten)."""
+    n = len(detections) - 1
+    over = bounds.overdispersion
+    fa = _below(beta_binomial_pmf(n, over.mean, over.icc)[::-1])
+    k = strictest_within(list(fa), alpha)
+    if failing is None:
+        det = float(detections[k])
+    else:
+        rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
+        det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
+    if k < 1 or det < power:
+        return MoreRuns(
+            k_min=None,
+            runs=None,
+            measured_runs=len(failures_per_run),
+            false_alarm=float(fa[k]),
+            detection=det,
+        )
+    runs = runs_for_gate(
+        failures_per_run,
+        cases_per_run,
+        cases=n,
+        false_alarm=alpha,
+        k_min=k,
+        confidence_level=level,
+        detection=None if failing is None else power,
+        failing=failing,
+        bounds=bounds,
+    )
+    return MoreRuns(
+        k_min=k,
+        runs=runs,
+        measured_runs=len(failures_per_run),
+        false_alarm=float(fa[k]),
+        detection=det,
+    )
+
+
+def _healthy_outcomes(data: RunsData) -> tuple[list[str], list[str], npt.NDArray[np.int8]]:
+    """The known-good runs and cases (short names) observed at least once, and the
+    outcome matrix (1 pass, 0 fail, -1 not observed), runs by cases."""
+    runs, cases, outcome = data.outcome_array("healthy")
+    # a case never observed in a good run is no case
+    seen_case: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=0))
+    seen_run: npt.NDArray[np.bool_] = np.asarray((outcome >= 0).any(axis=1))
+    if not seen_case.any():
+        raise ParameterError(
+            "runs",
+            "must include at least one observed known-good verdict",
+            f"{len(runs)} runs, all missing",
+        )
+    names = data.short_names()
+    return (
+        [run for run, keep in zip(runs, seen_run.tolist(), strict=True) if keep],
+        [names[c] for c, keep in zip(cases, seen_case.tolist(), strict=True) if keep],
+        outcome[seen_run][:, seen_case],
+    )
+
+
+_Regressed = tuple[Floats, str, float, Regression]
+
+
+def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _Regressed:
+    """Detection of every gate against the measured regressed runs, with the words, the
+    failing cases and the regression a bigger suite would keep."""
+    from gatecal._engines.exact import pass_count_pmf
+
+    n = len(cases)
+    regressed_runs = len(data.runs("regressed"))
+    reg_rate = regressed_rates(data, cases, low_rate)
+    detections = _below(pass_count_pmf(1.0 - reg_rate))
+    failing_cases = float(np.sum(reg_rate > 0.5))
+    majority_failing = max(1, int(failing_cases))
+    plan_regression = Regression(
+        text=f"{majority_failing}/{n}", share=Fraction(majority_failing, n)
+    )
+    text = f"measured: {regressed_runs} regressed runs"
+    return detections, text, failing_cases, plan_regression
+
+
+def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats:
+    """Each case's failure rate in the measured regressed runs, in the order of `cases`
+    (short names); a case never observed there fails at `low_rate`."""
+    names = data.short_names()
+    _, reg_cases, reg_outcome = data.outcome_array("regressed")
+    column = {names[c]: j for j, c in enumerate(reg_cases)}
+    padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
+    reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
+    reg_fail = (reg_outcome == 0).sum(axis=0)
+    reg_seen = (reg_outcome >= 0).sum(axis=0)
+    # each case at its observed failure rate in the regressed runs (cases that always
+    # failed never pass); the noise of the rest is what those runs showed; a case
+    # never observed there passes as often as the healthy build's lower bound allows
+    return np.asarray(np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), low_rate))
+
+
+def _assumed_regression(
+    regression: Regression | str | None, n: int, bounds: NoiseBounds
+) -> _Regressed:
+    """Detection of every gate when `regression` cases fail a code check (a quarter by
+    default), the smallest over the noise region."""
+    reg = (
+        parse_regression("0.25")
+        if regression is None
+        else (parse_regression(regression) if isinstance(regression, str) else regression)
+    )
+    f = reg.failing(n)
+    if f < 1 or f > n:
+        raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
+    text = f"{reg.describe()} ({f} of {n}, a code check)"
+    # a bigger suite keeps the regression's share of the cases, not its count
+    return (
+        bounds.detections(n, f),
+        text,
+        float(f),
+        Regression(text=f"{f}/{n}", share=Fraction(f, n)),
+    )
+
+
+def runs_for_gate(
+    failures_per_run: npt.ArrayLike,
+    cases_per_run: npt.ArrayLike,
+    *,
+    cases: int,
+    false_alarm: float,
+    k_min: int,
+    confidence_level: float = 0.95,
+    limit: int = RUNS_FOR_GATE_MAX,
+    detection: float | None = None,
+    failing: int | None = None,
+    bounds: NoiseBounds | None = None,
+) -> int | None:
+    """How many known-good runs in all would let the strictest gate within `false_alarm`
+    reach "at least `k_min` of `cases` pass", if later runs fail as these did; with
+    `detection`, also its detection bound of `failing` cases failing a code check must
+    reach that target (the gate is then certified for both).
+
+    The measured runs are repeated in turn (run i + R fails as run i did), so the estimate
+    stays where it is and only each gate's bound tightens; the answer is the fewest
+    runs, found by doubling and then bisection, whose bounds allow the gate; None if
+    not even `limit` runs would. `bounds`: the measured runs' own :func:`noise_bounds`
+    at `confidence_level`, when already found (not fitted again).
+    """
+    f = np.asarray(failures_per_run, dtype=np.int64)
+    m = np.asarray(cases_per_run, dtype=np.int64)
+    level = check_probability("confidence_level", confidence_level)
+    if detection is not None and failing is None:
+        raise ParameterError("failing", "must be given with detection", failing)
+
+    @functools.cache
+    def enough(total: int) -> bool:
+        reps = -(-total // len(f))
+        at = (
+            bounds
+            if bounds is not None and total == len(f)
+            else noise_bounds(
+                np.tile(f, reps)[:total], np.tile(m, reps)[:total], confidence_level=level
+            )
+        )
+        if at.false_alarm(cases, k_min) > false_alarm:
+            return False
+        return detection is None or at.detection(cases, failing or 0, k_min) >= detection
+
+    if not enough(len(f)) and not enough(limit):
+        return None  # not even `limit` runs would: no search up to it (enough is monotone)
+    return smallest_enough(enough, len(f), limit)
+
+
+def smallest_enough(enough: Callable[[int], bool], start: int, limit: int) -> int | None:
+    """The smallest count from `start` up to `limit` that is `enough` (of runs, of cases),
+    by doubling and then bisection (taking `enough` as monotone); None if `limit` is not."""
+    if enough(start):
+        return start
+    low, high = start, min(2 * start, limit)
+    while not enough(high):
+        if high >= limit:
+            return None
+        low, high = high, min(2 * high, limit)
+    while high - low > 1:  # enough(high), not enough(low)
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid, high)
+    return high

@@ -1,0 +1,533 @@
+"""gatecal compare: exact p-values against independent references, the size of the test
+under run-to-run correlation (and the naive (case, repeat) McNemar failing it), pairing
+by case, the per-case control and the command line."""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import gatecal
+from gatecal._analyses.compare.paired import (
+    benjamini_hochberg,
+    exact_mcnemar,
+    fisher_one_sided,
+    holm,
+    run_permutation_p,
+    sign_flip_p,
+)
+from gatecal.cli import main
+from gatecal.cli._spread import spread_paths
+from tests.paths import ROOT
+
+# -- exact p-values -------------------------------------------------------------------------
+from tests.regen import assert_same
+
+
+@pytest.mark.parametrize(("worse", "better"), [(0, 0), (1, 0), (3, 1), (5, 0), (4, 4), (2, 7)])
+def test_mcnemar_is_the_brute_force_count_of_discordant_outcomes(worse, better):
+    # every way the D discordant cases could have split, each with probability 2^-D
+    d = worse + better
+    splits = [sum(s) for s in itertools.product((0, 1), repeat=d)]
+    upper = Fraction(sum(s >= worse for s in splits), 2**d)
+    lower = Fraction(sum(s <= worse for s in splits), 2**d)
+    assert exact_mcnemar(worse, better) == upper
+    assert exact_mcnemar(worse, better, "two-sided") == min(Fraction(1), 2 * min(upper, lower))
+
+
+@pytest.mark.parametrize(("worse", "better"), [(30, 12), (12, 30), (50, 50), (9, 0)])
+def test_mcnemar_agrees_with_scipy_binomtest(worse, better):
+    # a second method: scipy.stats.binomtest(worse, worse + better, 0.5)
+    d = worse + better
+    one = stats.binomtest(worse, d, 0.5, alternative="greater").pvalue
+    assert float(exact_mcnemar(worse, better)) == pytest.approx(one, rel=1e-9)
+    if worse == better:  # symmetric: scipy's two-sided and the doubled tail agree
+        two = stats.binomtest(worse, d, 0.5).pvalue
+        assert float(exact_mcnemar(worse, better, "two-sided")) == pytest.approx(two, rel=1e-9)
+
+
+def _brute_runs(base, cand):
+    """Every relabelling of the runs as baseline/candidate, the statistic in fractions."""
+    values = [*base, *cand]
+    observed = sum(base)
+    sums = [sum(values[i] for i in pick)
+            for pick in itertools.combinations(range(len(values)), len(base))]  # fmt: skip
+    upper = Fraction(sum(s >= observed for s in sums), len(sums))
+    lower = Fraction(sum(s <= observed for s in sums), len(sums))
+    return upper, min(Fraction(1), 2 * min(upper, lower))
+
+
+RUN_SHARES = [
+    # complete runs of 12 cases
+    ([Fraction(12, 12), Fraction(11, 12), Fraction(12, 12)],
+     [Fraction(10, 12), Fraction(9, 12), Fraction(11, 12)]),
+    # ties everywhere
+    ([Fraction(1)] * 4, [Fraction(1)] * 3),
+    # missing verdicts: runs of 12, 11 and 10 observed cases
+    ([Fraction(11, 12), Fraction(10, 11), Fraction(12, 12), Fraction(9, 10), Fraction(1)],
+     [Fraction(8, 11), Fraction(10, 12), Fraction(7, 10), Fraction(11, 11)]),
+    # the candidate better
+    ([Fraction(3, 5), Fraction(2, 5)], [Fraction(5, 5), Fraction(4, 5), Fraction(5, 5)]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("base", "cand"), RUN_SHARES)
+def test_run_permutation_is_the_brute_force_enumeration_of_relabellings(base, cand):
+    upper, both = _brute_runs(base, cand)
+    one = run_permutation_p(base, cand)
+    assert one.exact
+    assert one.p_value == float(upper)
+    assert run_permutation_p(base, cand, "two-sided").p_value == float(both)
+
+
+def test_run_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monkeypatch):
+    import gatecal._analyses.compare.paired as mod
+
+    base = [Fraction(11, 12), Fraction(10, 11), Fraction(12, 12), Fraction(9, 10)]
+    cand = [Fraction(8, 11), Fraction(10, 12), Fraction(7, 10), Fraction(11, 11)]
+    exact = float(_brute_runs(base, cand)[0])
+    monkeypatch.setattr(mod, "EXACT_CELLS", 0)  # force the sampled count
+    monkeypatch.setattr(mod, "MONTE_CARLO_PERMUTATIONS", 20_000)
+    sampled = run_permutation_p(base, cand, rng=3)
+    assert not sampled.exact
+    assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / 20_001
+
+
+def test_run_permutation_float_counts_agree_with_the_integer_count():
+    # 40 + 40 runs: C(80, 40) ~ 1e23 outgrows int64, so the exact count uses Python
+    # integers and the simulation's fast path float64
+    gen = np.random.default_rng(0)
+    base = [Fraction(int(x), 20) for x in gen.binomial(20, 0.95, 40)]
+    cand = [Fraction(int(x), 20) for x in gen.binomial(20, 0.93, 40)]
+    exact = run_permutation_p(base, cand)
+    fast = run_permutation_p(base, cand, exact_counts=False)
+    assert exact.exact and fast.exact  # both counted, neither sampled
+    assert 0.01 < exact.p_value < 0.99
+    assert fast.p_value == pytest.approx(exact.p_value, rel=1e-12)
+
+
+def test_the_simulations_sampled_count_is_near_the_exact_one(monkeypatch):
+    import gatecal._analyses.compare.paired as mod
+
+    base, cand = RUN_SHARES[2]
+    exact = float(_brute_runs(base, cand)[0])
+    monkeypatch.setattr(mod, "SIMULATION_WORK", 0)  # too costly to count in a simulation
+    sampled = run_permutation_p(base, cand, rng=5, exact_counts=False)
+    assert not sampled.exact
+    draws = mod.SIMULATION_PERMUTATIONS
+    assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / (draws + 1)
+
+
+DIFFERENCES = [
+    [Fraction(1), Fraction(1, 2), Fraction(-1, 3), Fraction(0), Fraction(2, 3)],
+    [Fraction(1, 10)] * 6,
+    [Fraction(-1, 4), Fraction(1, 5), Fraction(-1), Fraction(3, 4)],
+]
+
+
+@pytest.mark.parametrize("diffs", DIFFERENCES)
+def test_sign_flip_is_the_brute_force_enumeration_of_signs(diffs):
+    observed = sum(diffs)
+    totals = [sum(s * abs(d) for s, d in zip(signs, diffs, strict=True))
+              for signs in itertools.product((1, -1), repeat=len(diffs))]  # fmt: skip
+    upper = Fraction(sum(t >= observed for t in totals), len(totals))
+    lower = Fraction(sum(t <= observed for t in totals), len(totals))
+    assert sign_flip_p(diffs).p_value == float(upper)
+    assert sign_flip_p(diffs, "two-sided").p_value == float(min(1, 2 * min(upper, lower)))
+
+
+@pytest.mark.parametrize("table", [(10, 10, 7, 10), (3, 3, 0, 3), (5, 9, 5, 6), (0, 4, 4, 4)])
+def test_fisher_agrees_with_scipy(table):
+    bp, bn, cp, cn = table
+    ref = stats.fisher_exact([[bp, bn - bp], [cp, cn - cp]], alternative="greater").pvalue
+    assert float(fisher_one_sided(bp, bn, cp, cn)) == pytest.approx(ref, rel=1e-9)
+
+
+def test_holm_and_bh_against_their_step_procedures():
+    p = [0.01, 0.04, 0.03, 0.005, 0.2, 0.04]
+    # Holm's step-down by hand: sorted 0.005, 0.01, 0.03, 0.04, 0.04, 0.2 times 6..1
+    assert holm(p) == pytest.approx([0.05, 0.12, 0.12, 0.03, 0.2, 0.12])
+    # BH: scipy.stats.false_discovery_control is an independent implementation
+    assert benjamini_hochberg(p) == pytest.approx(list(stats.false_discovery_control(p)))
+    for alpha in (0.01, 0.05, 0.1):
+        # the rejections are exactly the step-up procedure's
+        order = sorted(range(len(p)), key=lambda i: p[i])
+        k = max((r + 1 for r, i in enumerate(order) if p[i] <= alpha * (r + 1) / len(p)),
+                default=0)  # fmt: skip
+        expect = {order[r] for r in range(k)}
+        assert {i for i, a in enumerate(benjamini_hochberg(p)) if a <= alpha} == expect
+
+
+# -- the size of the test, and the naive McNemar ---------------------------------------------
+
+
+def _naive_mcnemar_size(cases, runs, rate, icc, alpha, samples, seed):
+    """The (case, repeat) McNemar: repeat i of the baseline paired with repeat i of the
+    candidate, every pair counted as independent (scipy's binomial test)."""
+    gen = np.random.default_rng(seed)
+    a, b = rate * (1 - icc) / icc, (1 - rate) * (1 - icc) / icc
+    hits = 0
+    for _ in range(samples):
+        x = gen.beta(a, b, size=(2, runs, 1))
+        passed = gen.random((2, runs, cases)) >= x
+        worse = int(np.sum(passed[0] & ~passed[1]))
+        better = int(np.sum(~passed[0] & passed[1]))
+        if worse + better and worse > better:
+            hits += (
+                stats.binomtest(worse, worse + better, 0.5, alternative="greater").pvalue <= alpha
+            )
+    return hits / samples
+
+
+def test_the_run_test_holds_its_level_under_run_to_run_correlation_the_naive_one_does_not():
+    cases, runs, rate, icc, alpha, samples = 20, 5, 0.1, 0.1, 0.05, 600
+    oc = gatecal.compare_oc(cases=cases, baseline_runs=runs, candidate_runs=runs, rate=rate,
+                            icc=icc, failing=1, alpha=alpha, samples=samples, rng=1)  # fmt: skip
+    se = math.sqrt(alpha * (1 - alpha) / samples)
+    assert oc.false_alarm <= alpha + 3 * se
+    naive = _naive_mcnemar_size(cases, runs, rate, icc, alpha, samples, seed=2)
+    assert naive > alpha + 6 * se  # measured about 0.17: more than three times the level
+
+
+def test_the_case_sign_flip_is_too_liberal_under_run_to_run_correlation():
+    from gatecal._analyses.compare.oc import _draw_runs
+    from gatecal._analyses.compare.paired import _global_test
+
+    gen = np.random.default_rng(4)
+    hits = 0
+    for _ in range(600):
+        base, cand = (_draw_runs(gen, 5, 20, 0.1, 0.1) for _ in range(2))
+        result, stat, _ = _global_test(base, cand, "cases", "worse")
+        hits += result.p_value <= 0.05 and stat > 0
+    assert hits / 600 > 0.05 + 6 * math.sqrt(0.05 * 0.95 / 600)
+
+
+def _exact_mcnemar_oc(cases, failing, rate, alpha):
+    """Exact false alarm or detection of the one-run McNemar at icc 0, in fractions:
+    the (worse, better) counts convolved case by case."""
+    p = Fraction(rate)
+    healthy = {(1, 0): (1 - p) * p, (0, 1): p * (1 - p), (0, 0): p * p + (1 - p) ** 2}
+    broken = {(1, 0): 1 - p, (0, 0): p}  # fails in the candidate: worse if it passed before
+    dist = {(0, 0): Fraction(1)}
+    for j in range(cases):
+        step = broken if j < failing else healthy
+        new: dict[tuple[int, int], Fraction] = {}
+        for (w, b), q in dist.items():
+            for (dw, db), r in step.items():
+                new[(w + dw, b + db)] = new.get((w + dw, b + db), Fraction(0)) + q * r
+        dist = new
+    total = Fraction(0)
+    for (w, b), q in dist.items():
+        d = w + b
+        tail = Fraction(sum(math.comb(d, i) for i in range(w, d + 1)), 2**d)
+        if w > b and tail <= alpha:
+            total += q
+    return total
+
+
+def test_exact_mcnemar_false_alarm_by_two_methods():
+    # healthy pairs at icc 0: D ~ Bin(n, 2p(1-p)) discordant cases, each worse w.p. 1/2
+    n, p, alpha = 10, Fraction(3, 10), Fraction(1, 20)
+    q = 2 * p * (1 - p)
+    closed = Fraction(0)
+    for d in range(n + 1):
+        for w in range(d + 1):
+            tail = Fraction(sum(math.comb(d, i) for i in range(w, d + 1)), 2**d)
+            if w > d - w and tail <= alpha:
+                closed += math.comb(n, d) * q**d * (1 - q) ** (n - d) * math.comb(d, w) / 2**d
+    assert _exact_mcnemar_oc(n, 0, p, alpha) == closed
+
+
+@pytest.mark.parametrize("failing", [0, 3])
+def test_simulated_mcnemar_operating_characteristic_matches_the_exact_one(failing):
+    exact = float(_exact_mcnemar_oc(10, failing, Fraction(3, 10), Fraction(1, 20)))
+    oc = gatecal.compare_oc(cases=10, baseline_runs=1, candidate_runs=1, rate=0.3,
+                            failing=failing, samples=4000, rng=5)  # fmt: skip
+    sim = oc.false_alarm if failing == 0 else oc.detection
+    se = math.sqrt(exact * (1 - exact) / 4000)
+    assert abs(sim - exact) <= 4 * se
+
+
+def test_plan_compare_returns_the_fewest_runs_meeting_both_targets():
+    design = gatecal.plan_compare(cases=12, rate=0.05, icc=0.05, regression="1",
+                                  false_alarm=0.05, detection=0.8, samples=300, rng=0)  # fmt: skip
+    assert design.runs is not None
+    rows = dict(design.rows)
+    assert rows[design.runs].detection >= 0.8
+    assert rows[design.runs].false_alarm <= 0.05
+    if design.runs - 1 in rows:
+        assert rows[design.runs - 1].detection < 0.8 or rows[design.runs - 1].false_alarm > 0.05
+
+
+# -- pairing, changed cases, decisions ------------------------------------------------------
+
+
+def _table(path: Path, rows: list[tuple[str, str, str, bool]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["build", "run", "case", "passed"])
+        for build, run, case, passed in rows:
+            w.writerow([build, run, case, "true" if passed else "false"])
+    return path
+
+
+def _builds(tmp_path: Path, base_runs: int, cand_runs: int, broken: set[str],
+            extra: str | None = None) -> Path:  # fmt: skip
+    cases = [f"case-{j}" for j in range(8)]
+    rows = []
+    for r in range(base_runs):
+        rows += [("healthy", f"b{r}", c, True) for c in cases]
+    for r in range(cand_runs):
+        rows += [("regressed", f"c{r}", c, c not in broken) for c in cases]
+    if extra:
+        rows.append(("regressed", "c0", extra, True))
+    return _table(tmp_path / "both.csv", rows)
+
+
+def test_a_clear_regression_names_its_cases(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 6, 6, {"case-1", "case-5"})])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    assert result.test == "runs"
+    assert result.decision == "regression" and result.exit_code == 1
+    assert result.mode == "both"  # half the level to the run test, half to the cases
+    assert result.p_test == pytest.approx(1 / math.comb(12, 6))
+    assert result.p_cases == pytest.approx(8 / 924)
+    assert result.p_value == pytest.approx(2 / math.comb(12, 6))
+    assert set(result.worse) == {"case-1", "case-5"}
+    # each of them 6/6 vs 0/6: Fisher 1/C(12, 6); Holm: 8 p, and 7 p raised to 8 p (the
+    # adjusted values never decrease down the sorted list)
+    flagged = {c.case: c for c in result.cases if c.flagged}
+    assert flagged["case-1"].p_value == pytest.approx(1 / 924)
+    assert [c.adjusted for c in flagged.values()] == pytest.approx([8 / 924, 8 / 924])
+    frame = result.to_frame()
+    assert list(frame.loc[frame.flagged, "candidate_share"]) == [0.0, 0.0]
+
+
+def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
+    gen = np.random.default_rng(11)
+    base = (gen.random((10, 60)) >= 0.05).astype(int)
+    cand = (gen.random((10, 60)) >= 0.05).astype(int)
+    cand[:, 0] = 0
+    base[:, 0] = 1
+    result = gatecal.compare_matrices(base, cand, oc_samples=0)
+    assert result.mode == "both"
+    assert result.p_test > 0.025  # one case in 60: the run test alone would not see it
+    # 10/10 against 0/10: Fisher 1/C(20, 10), Holm times 60
+    assert result.p_cases == pytest.approx(60 / math.comb(20, 10))
+    assert result.decision == "regression"
+    assert result.worse == ("0",)
+
+
+def test_one_run_each_is_mcnemar_and_names_no_case(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 1, 1, {f"case-{j}" for j in range(6)})])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    assert result.test == "mcnemar"
+    assert result.discordant == (6, 0)
+    assert result.p_value == 1 / 64
+    assert result.decision == "regression"
+    assert result.worse == ()  # a case run once in each build can't be shown to have changed
+
+
+def test_a_case_in_one_build_only_is_incomplete_unless_partial(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 4, 4, set(), extra="new-case")])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    assert result.candidate_only == ("new-case",)
+    assert result.decision == "incomplete" and result.exit_code == 1
+    result = gatecal.compare_builds(data, oc_samples=0, partial=True)
+    assert result.decision == "no evidence" and result.exit_code == 0
+    assert result.cases_compared == 8
+
+
+def test_a_test_that_cannot_reach_alpha_is_incomplete_not_a_pass(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 2, 2, {"case-0", "case-1"})])
+    result = gatecal.compare_builds(data, oc_samples=0)  # 2 + 2 runs: p >= 1/6
+    assert result.decision == "incomplete"
+    assert "can reach alpha" in result.reasons[-1]
+
+
+def test_two_sided_names_better_cases(tmp_path):
+    cases = [f"case-{j}" for j in range(5)]
+    rows = [("healthy", f"b{r}", c, c != "case-2") for r in range(6) for c in cases]
+    rows += [("regressed", f"c{r}", c, True) for r in range(6) for c in cases]
+    data = gatecal.read_runs([_table(tmp_path / "t.csv", rows)])
+    one = gatecal.compare_builds(data, oc_samples=0)
+    assert one.decision == "no evidence" and one.better == ()
+    two = gatecal.compare_builds(data, oc_samples=0, alternative="two-sided")
+    assert two.decision == "better" and two.exit_code == 0
+    assert two.better == ("case-2",)
+
+
+def test_operating_characteristic_is_reported_and_seeded(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 5, 5, {"case-3"})])
+    a = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
+    b = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
+    assert a.operating == b.operating
+    assert a.regression_failing == 2
+    assert [o.point for o in a.operating] == ["fit", "largest icc", "largest rate"]
+    assert a.false_alarm == max(o.false_alarm for o in a.operating)
+    assert a.detection == min(o.detection for o in a.operating)
+
+
+def test_bad_library_input_names_the_parameter():
+    with pytest.raises(gatecal.ParameterError, match="alternative"):
+        gatecal.compare_matrices([[1]], [[1]], alternative="better")
+    with pytest.raises(gatecal.ParameterError, match="candidate"):
+        gatecal.compare_matrices([[1, 0]], [[1]])
+    with pytest.raises(gatecal.ParameterError, match="mcnemar"):
+        gatecal.compare_matrices([[1], [1]], [[1]], test="mcnemar")
+
+
+# -- the command line -----------------------------------------------------------------------
+
+
+LISTS = ("--baseline", "--candidate")
+
+
+def test_spread_paths_reads_several_paths_after_each_option():
+    args = ["--baseline", "a", "b", "c", "--candidate", "d", "e", "--format", "json", "x"]
+    assert spread_paths(args, LISTS) == ["--baseline", "a", "--baseline", "b", "--baseline", "c",
+                                  "--candidate", "d", "--candidate", "e", "--format", "json",
+                                  "x"]  # fmt: skip
+    assert spread_paths(["--baseline=a", "b", "--partial", "c"], LISTS) == [
+        "--baseline=a", "--baseline", "b", "--partial", "c"]  # fmt: skip
+
+
+def _runs_files(tmp_path: Path, prefix: str, runs: int, broken: set[str], name: str = "case"):
+    files = []
+    for r in range(runs):
+        rows = [("", f"{prefix}{r}", f"{name}-{j}", f"{name}-{j}" not in broken) for j in range(8)]
+        files.append(_table(tmp_path / f"{prefix}{r}.csv", rows))
+    return files
+
+
+def cli(capsys, *args):
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_several_paths_per_option_and_json(tmp_path, capsys):
+    base = _runs_files(tmp_path, "b", 6, set())
+    cand = _runs_files(tmp_path, "c", 5, {"case-2"})
+    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
+                         "--format", "json", "--oc-samples", "50")  # fmt: skip
+    assert code == 1, err
+    doc = json.loads(out)
+    keys = ("decision", "test", "p_value", "cases_compared", "baseline_runs", "candidate_runs",
+            "worse", "better", "false_alarm", "detection", "version")  # fmt: skip
+    assert set(keys) <= set(doc)
+    assert (doc["baseline_runs"], doc["candidate_runs"], doc["cases_compared"]) == (6, 5, 8)
+    assert doc["decision"] == "regression"
+    assert doc["p_test"] == pytest.approx(1 / math.comb(11, 6))
+    assert doc["p_value"] == pytest.approx(2 / math.comb(11, 6))
+    assert doc["worse"] == ["case-2"]
+    assert doc["version"] == gatecal.__version__
+
+
+def test_cli_healthy_candidate_exits_0_and_writes_csv(tmp_path, capsys):
+    base = _runs_files(tmp_path, "b", 4, set())
+    cand = _runs_files(tmp_path, "c", 4, set())
+    out_file = tmp_path / "out.csv"
+    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
+                         "--format", "csv", "--out", out_file, "--oc-samples", "0")  # fmt: skip
+    assert code == 0, err
+    assert out == ""  # written to the file, not printed
+    rows = list(csv.DictReader(out_file.read_text().splitlines()))
+    assert len(rows) == 8 and rows[0]["direction"] == "same"
+
+
+def test_cli_markdown_escapes_case_names(tmp_path, capsys):
+    base = _runs_files(tmp_path, "b", 6, set(), name="a|b*c")
+    cand = _runs_files(tmp_path, "c", 6, {"a|b*c-1"}, name="a|b*c")
+    code, out, _ = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
+                       "--format", "markdown", "--oc-samples", "0")  # fmt: skip
+    assert code == 1
+    assert "a\\|b\\*c-1" in out
+    assert "a|b*c" not in out
+
+
+def test_cli_one_file_with_a_build_column(tmp_path, capsys):
+    both = _builds(tmp_path, 6, 6, {"case-4"})
+    code, out, _ = cli(capsys, "compare", both, "--format", "json", "--oc-samples", "0")
+    assert code == 1
+    assert json.loads(out)["worse"] == ["case-4"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--alpha", "2"], "--alpha"),
+        (["--alternative", "less"], "--alternative"),
+        (["--multiplicity", "bonferroni"], "--multiplicity"),
+        (["--test", "mcnemar"], "--test"),
+    ],
+)
+def test_cli_bad_options_are_one_line_exit_2(tmp_path, capsys, extra, message):
+    base = _runs_files(tmp_path, "b", 2, set())
+    cand = _runs_files(tmp_path, "c", 2, set())
+    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand, *extra)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_cli_missing_build_or_file_is_exit_2(tmp_path, capsys):
+    base = _runs_files(tmp_path, "b", 2, set())
+    code, _, err = cli(capsys, "compare", "--baseline", *base)
+    assert code == 2 and "--candidate" in err
+    code, _, err = cli(capsys, "compare", "--baseline", *base, "--candidate", tmp_path / "nope")
+    assert code == 2 and "nope" in err and len(err.strip().splitlines()) == 1
+    out_file = tmp_path / "never.json"
+    code, _, err = cli(capsys, "compare", "--baseline", *base, "--candidate", base[0],
+                       "--out", out_file)  # fmt: skip
+    assert code == 2 and not out_file.exists()
+
+
+def test_plan_compare_on_the_command_line(capsys):
+    # no noise: the candidate's runs pass 3 of 4 cases, the baseline's 4 of 4, so the run
+    # test's p is 1 / C(2R, R): 1/6 at R = 2, 1/20 = alpha at R = 3
+    code, out, err = cli(capsys, "plan", "--compare", "--cases", "4", "--flip", "0",
+                         "--regression", "1", "--format", "json")  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["runs"] == 3
+    assert {r["runs"]: r["detection"] for r in doc["rows"]}[2] == 0.0
+    code, _, err = cli(capsys, "plan", "--compare")
+    assert code == 2 and "--cases" in err
+    code, _, err = cli(capsys, "plan", "--cases", "12")
+    assert code == 2 and "--compare" in err
+
+
+def test_the_committed_worked_example_is_what_compare_says(capsys):
+    # reports/compare-example/: real pytest runs (experiments/compare_example.py)
+    folder = ROOT / "reports" / "compare-example"
+    code, out, err = cli(capsys, "compare", "--baseline", folder / "baseline.jsonl",
+                         "--candidate", folder / "regressed-candidate.jsonl", "--regression",
+                         "1", "--format", "json")  # fmt: skip
+    assert code == 1, err
+    got = json.loads(out)
+    want = json.loads((folder / "regressed.json").read_text())
+    got.pop("sources"), want.pop("sources")  # the folder the runs were read from
+    # every word, count and decision exactly; floats to 1e-9 (their last bits vary by CPU)
+    assert_same(json.dumps(got, indent=2), json.dumps(want, indent=2), "regressed.json")
+    assert got["worse"] == ["extra-seat", "refund-annual", "sso-plan"]
+
+
+def test_the_chart_marks_the_flagged_cases(tmp_path):
+    from gatecal import charts
+
+    data = gatecal.read_runs([_builds(tmp_path, 6, 6, {"case-1", "case-5"})])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    ax = charts.plot_compare(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert {"* case-1", "* case-5"} <= set(labels)
+    assert "case-0" in labels and "* case-0" not in labels
+    assert charts.chart_bytes(ax, ".svg").startswith(b"<?xml")
