@@ -65,11 +65,27 @@ class RecommendedGate:
     failures_per_run: tuple[int, ...] = ()
     source: str
     policy: str = "single"
+    kind: str = "count"
+    shortfall: str | None = None
+    units: tuple[int, ...] = ()
+    threshold: int = 0
+    unit: float = 0.0
+    tail: tuple[float, ...] = ()
+    rates: tuple[float, ...] = ()
+    kinds: tuple[str, ...] = ()
+    records: tuple[tuple[int, int], ...] = ()
 
     @property
     def text(self) -> str:
-        """The gate as a rule the gate vocabulary reads: ``fails<=F``."""
+        """The gate as a rule the gate vocabulary reads: ``fails<=F``, or ``cases`` for the
+        case-aware gate."""
+        if self.kind == "cases":
+            return "cases"
         return f"fails<={self.cases - self.k_min}"
+
+    @property
+    def meets_targets(self) -> bool:
+        return self.shortfall is None
 
     def p_value(self, passed: int) -> float:
         """P(a healthy build passes `passed` cases or fewer), as ``recommend`` modelled it."""
@@ -124,6 +140,9 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     rules = document.get("policies")
     if rules is not None:  # recommend --policies: the chosen rule's gate
         return _rule_gate(document, rules, source)
+    chosen = document.get("gate")
+    if isinstance(chosen, Mapping) and chosen.get("kind") in ("cases", "count"):
+        return _chosen_gate(document, chosen, source)
     if rec is None:
         within = document.get("within_budget")
         hint = ""
@@ -147,6 +166,128 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     if problem:
         raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
     return gate
+
+
+def _chosen_gate(
+    document: Mapping[str, object], chosen: Mapping[str, object], source: str
+) -> RecommendedGate:
+    """The gate recommend wrote (``gate``): the case-aware gate or the count gate, whether
+    or not it meets the detection target (its `shortfall` says so), verified."""
+
+    def bad(rule: str) -> ParameterError:
+        return ParameterError("gate_from", rule, source)
+
+    shortfall = chosen.get("shortfall")
+    if chosen.get("meets_targets") is not True and not isinstance(shortfall, str):
+        raise bad(f"{_WHAT} (gate.meets_targets or gate.shortfall)")
+    gap = None if chosen.get("meets_targets") is True else str(shortfall)
+    if chosen["kind"] == "count":
+        try:
+            gate = _read(document, {"k_min": chosen.get("k_min")}, source)
+        except (TypeError, KeyError, ValueError, ParameterError):
+            raise bad(f"{_WHAT} (gate.k_min, cases, case_order, failures_per_run, table)") from None
+        problem = _inconsistency(document, gate)
+        if problem:
+            raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
+        return RecommendedGate(
+            k_min=gate.k_min,
+            cases=gate.cases,
+            false_alarm=gate.false_alarm,
+            false_alarms=gate.false_alarms,
+            case_names=gate.case_names,
+            failures_per_run=gate.failures_per_run,
+            source=source,
+            shortfall=gap,
+        )
+    try:
+        gate = _read_case_gate(document, source, gap)
+    except (TypeError, KeyError, ValueError, ParameterError):
+        raise bad(
+            f"{_WHAT} (case_gate: cases with units, threshold, unit and tail; case_order, "
+            "failures_per_run, targets)"
+        ) from None
+    problem = _case_inconsistency(document, gate)
+    if problem:
+        raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
+    return gate
+
+
+def _read_case_gate(
+    document: Mapping[str, object], source: str, shortfall: str | None
+) -> RecommendedGate:
+    body = document["case_gate"]
+    names, fails = document["case_order"], document["failures_per_run"]
+    if not isinstance(body, Mapping) or not isinstance(names, list):
+        raise TypeError
+    if not isinstance(fails, list):
+        raise TypeError
+    rows, tail = body["cases"], body["tail"]
+    if not isinstance(rows, list) or not isinstance(tail, list):
+        raise TypeError
+    n = len(rows)
+    if n < 1 or len(names) != n:
+        raise TypeError
+    by_name = {}
+    for row in rows:
+        if not isinstance(row, Mapping) or not isinstance(row["case"], str):
+            raise TypeError
+        by_name[row["case"]] = row
+    if sorted(by_name) != sorted(names):
+        raise ValueError
+    ordered = [by_name[c] for c in names]
+    units = tuple(check_count("units", r["units"], low=0) for r in ordered)
+    rates = tuple(check_probability("rate", r["rate"]) for r in ordered)
+    kinds = tuple(str(r["kind"]) for r in ordered)
+    records = tuple(
+        (check_count("failures", r["failures"], low=0), check_count("runs", r["runs"], low=1))
+        for r in ordered
+    )
+    threshold = check_count("threshold", body["threshold"], low=1)
+    unit = body["unit"]
+    if isinstance(unit, bool) or not isinstance(unit, int | float) or not unit > 0:
+        raise ValueError
+    probs = tuple(check_probability("tail", t) for t in tail)
+    if len(probs) != sum(units) + 2:
+        raise ValueError
+    per_run = tuple(check_count("failures_per_run", f, low=0, high=n) for f in fails)
+    if threshold >= len(probs):
+        raise ValueError
+    return RecommendedGate(
+        k_min=0,
+        cases=n,
+        false_alarm=probs[threshold],
+        false_alarms=(),
+        case_names=tuple(str(c) for c in names),
+        failures_per_run=per_run,
+        source=source,
+        kind="cases",
+        shortfall=shortfall,
+        units=units,
+        threshold=threshold,
+        unit=float(unit),
+        tail=probs,
+        rates=rates,
+        kinds=kinds,
+        records=records,
+    )
+
+
+def _case_inconsistency(document: Mapping[str, object], gate: RecommendedGate) -> str | None:
+    """Why the case-aware gate disagrees with itself, or None."""
+    tail = gate.tail
+    if tail[0] != 1.0 or any(b > a for a, b in itertools.pairwise(tail)) or tail[-1] != 0.0:
+        return "its tail does not start at 1, fall, and end at 0"
+    targets = document.get("targets")
+    budget = targets.get("false_alarm") if isinstance(targets, Mapping) else None
+    if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 <= budget <= 1:
+        return "it has no false-alarm target"
+    first = next(c for c in range(1, len(tail)) if tail[c] <= budget)
+    if gate.threshold != first:
+        return (
+            f"its threshold is {gate.threshold} units, but the smallest within its own "
+            f"budget {budget:g} is {first}"
+        )
+    return None
 
 
 def _rule_gate(document: Mapping[str, object], rules: object, source: str) -> RecommendedGate:

@@ -45,6 +45,8 @@ def _verdict_sentence(res: GateCheck) -> str:
             f"{len(res.failing)} failing case(s) are within what known-good runs do "
             f"(p = {_p(res.p_value or 1.0)})."
         )
+    if res.gate_kind == "cases":
+        return _case_verdict(res)
     if res.uncalibrated_failures and res.passed >= res.k_min:
         return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
     p = res.p_value if res.p_value is not None else 1.0
@@ -58,6 +60,41 @@ def _verdict_sentence(res: GateCheck) -> str:
         f"only known-flaky cases failed; a healthy build passes this few cases with "
         f"probability {_p(p)} or less."
     )
+
+
+def _case_verdict(res: GateCheck) -> str:
+    """The failing sentence of the case-aware gate."""
+    p = res.p_value if res.p_value is not None else 1.0
+    if res.score is not None and res.threshold is not None and res.score < res.threshold:
+        if res.uncalibrated_failures:
+            return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
+        return "the gate falls short of its targets (--require-targets): " + (res.shortfall or "")
+    new = res.new_failures
+    looks = "looks like a regression" if p < 0.05 else "may be noise"
+    named = f"; new failures: {few(new, NAMED)}" if new else ""
+    return (
+        f"{looks}: a healthy build's failing cases weigh this much with probability "
+        f"{_p(p)} or less{named}."
+    )
+
+
+_KIND_WORDS = {
+    "new": "new (never failed before)",
+    "flaky": "flaky",
+    "systematic": "systematic (a judge error or a broken test to fix; no evidence)",
+}
+
+
+def _record_line(f: FailingCase, width: int) -> str:
+    """One failing case: its record, how surprising its failure is, what it is."""
+    b = f.baseline
+    text = f"  {f.case:<{width}}  failed {int(b.failures)} of {int(b.trials)} known-good runs"
+    if f.healthy_rate is not None:
+        text += f"; healthy builds fail it {f.healthy_rate:.3g} of the time"
+    if f.weight is not None:
+        text += f"; weighs {f.weight:.2f}"
+    text += f"; {_KIND_WORDS.get(f.kind, f.kind)}"
+    return text + ("  (error)" if f.status == "error" else "")
 
 
 def _case_line(f: FailingCase, width: int) -> str:
@@ -86,11 +123,58 @@ def _table(res: GateCheck) -> str:
     ]
     if res.policy != "single":
         lines.append(f"policy: {res.policy} over {len(res.current_runs)} current runs")
-    lines += [
+    if res.shortfall:
+        lines.append(f"shortfall: {res.shortfall}")
+    if res.gate_kind == "cases":
+        lines += _case_table(res)
+    else:
+        lines += _count_table(res, level, noise.high)
+    lines += [f"warning: {w}" for w in res.warnings]
+    lines.append(_verdict_sentence(res))
+    return "\n".join(lines) + "\n"
+
+
+def _case_table(res: GateCheck) -> list[str]:
+    """The case-aware gate's evidence: its score, each failing case's record."""
+    lines = [
+        f"failing cases weigh {res.score if res.score is not None else 0:.2f}; the gate "
+        f"fails the build at {res.threshold or 0:.2f} ({res.passed} of {res.cases} cases passed)",
+        f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, its "
+        f"one-sided {_gate_level()} bound from {res.baseline_runs} known-good runs, each "
+        "case at its own record's rate)",
+    ]
+    if res.cases_differ:
+        lines.append(f"how much cases differ: {res.cases_differ}")
+    if res.runs_differ:
+        lines.append(f"how much whole runs differ: {res.runs_differ}")
+    if res.p_value is not None:
+        lines.append(
+            f"p-value: {_p(res.p_value)} (P(a healthy build's failing cases weigh this much "
+            "or more), conservatively)"
+        )
+    if res.failing:
+        lines.append("failing cases, most surprising first:")
+        ranked = sorted(res.failing, key=lambda f: -(f.weight or 0.0))
+        width = max([len(f.case) for f in ranked] + [4])
+        lines += [_record_line(f, width) for f in ranked[:LISTED]]
+        if len(ranked) > LISTED:
+            lines.append(f"  {_more(len(ranked))}")
+    if res.uncalibrated_failures:
+        lines.append("failing, not in the baseline: " + few(res.uncalibrated_failures, LISTED))
+    lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
+    if res.decision == "incomplete":
+        lines.append("incomplete evidence:")
+        lines += [f"  - {r}" for r in res.reasons[1:]]
+    return lines
+
+
+def _count_table(res: GateCheck, level: str, high: float) -> list[str]:
+    """The count gate's evidence."""
+    lines = [
         f"passed: {res.passed} of {res.cases} cases (k_min {res.k_min})",
         f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, its "
         f"one-sided {_gate_level()} profile-likelihood bound from {res.baseline_runs} "
-        f"known-good runs; their {level} region: case failure rate up to {noise.high:.4f}, "
+        f"known-good runs; their {level} region: case failure rate up to {high:.4f}, "
         f"run-to-run icc up to {res.icc_for_gate:.3f})",
     ]
     if res.p_value is not None:
@@ -99,8 +183,16 @@ def _table(res: GateCheck) -> str:
             "or fewer), conservatively)"
         )
     width = max([len(f.case) for f in res.failing] + [4])
+    if any(f.healthy_rate is not None for f in res.failing):
+        lines.append("failing cases, by their record:")
+        lines += [_record_line(f, width) for f in res.failing[:LISTED]]
+        if len(res.failing) > LISTED:
+            lines.append(f"  {_more(len(res.failing))}")
+        res_failing: list[FailingCase] = []
+    else:
+        res_failing = list(res.failing)
     for title, new in (("new failures", True), ("known flaky", False)):
-        group = [f for f in res.failing if f.new == new]
+        group = [f for f in res_failing if f.new == new]
         if group:
             rule = (
                 f"failed in at most {res.flaky_rate:g} of known-good runs"
@@ -118,9 +210,7 @@ def _table(res: GateCheck) -> str:
     if res.decision == "incomplete":
         lines.append("incomplete evidence:")
         lines += [f"  - {r}" for r in res.reasons[1:]]
-    lines += [f"warning: {w}" for w in res.warnings]
-    lines.append(_verdict_sentence(res))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _markdown(res: GateCheck) -> str:
@@ -137,12 +227,28 @@ def _markdown(res: GateCheck) -> str:
         "| | |",
         "|---|---|",
         f"| gate | `{res.gate}`: {res.gate_rule} ({md_text(res.gate_source)}) |",
-        f"| passed | {res.passed} of {res.cases} cases; the gate needs {res.k_min} (k_min) |",
-        f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
-        f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
-        f"| baseline | {res.baseline_runs} known-good runs (each gate's false alarm its "
-        f"one-sided {_gate_level()} profile-likelihood bound); their {level} region: case "
-        f"failure rate <= {res.noise_for_gate.high:.4f}, icc <= {res.icc_for_gate:.3f} |",
+    ]
+    if res.shortfall:
+        lines.append(f"| shortfall | {md_text(res.shortfall)} |")
+    if res.gate_kind == "cases":
+        lines += [
+            f"| failing cases weigh | {res.score or 0:.2f}; the gate fails the build at "
+            f"{res.threshold or 0:.2f} ({res.passed} of {res.cases} cases passed) |",
+            f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
+            f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
+            f"| baseline | {res.baseline_runs} known-good runs, each case at its own "
+            f"record's rate; {md_text(res.cases_differ or '')} |",
+        ]
+    else:
+        lines += [
+            f"| passed | {res.passed} of {res.cases} cases; the gate needs {res.k_min} (k_min) |",
+            f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
+            f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
+            f"| baseline | {res.baseline_runs} known-good runs (each gate's false alarm its "
+            f"one-sided {_gate_level()} profile-likelihood bound); their {level} region: case "
+            f"failure rate <= {res.noise_for_gate.high:.4f}, icc <= {res.icc_for_gate:.3f} |",
+        ]
+    lines += [
         f"| errors | {len(res.error_cases)} (at most {res.max_errors}) |",
     ]
     if res.policy != "single":
@@ -157,10 +263,11 @@ def _markdown(res: GateCheck) -> str:
         ]
         for f in res.failing[:LISTED]:
             b = f.baseline
+            word = {"new": "new", "flaky": "known flaky", "systematic": "systematic"}
             if tolerated:  # the gate passed with these failing: they are within its tolerance
-                kind = "new, within the gate" if f.new else "known flaky, within the gate"
+                kind = f"{word.get(f.kind, f.kind)}, within the gate"
             else:
-                kind = "**new failure**" if f.new else "known flaky"
+                kind = "**new failure**" if f.new else word.get(f.kind, f.kind)
             kind += " (error)" if f.status == "error" else ""
             lines.append(
                 f"| {md_text(f.case)} | {kind} | {int(b.failures)} of {int(b.trials)} | "
@@ -204,7 +311,9 @@ def _junit(res: GateCheck) -> str:
             ET.SubElement(element, "error", message="an error or unscored verdict")
         elif f is not None:
             b = f.baseline
-            words = "new failure" if f.new else "known flaky"
+            words = {"new": "new failure", "flaky": "known flaky", "systematic": "systematic"}.get(
+                f.kind, f.kind
+            )
             if res.decision == "pass":
                 words += ", within the gate"
             message = f"{words}: failed {int(b.failures)} of {int(b.trials)} known-good runs"

@@ -39,6 +39,8 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     lines = [
         *_read_lines(rec),
         *_noise_lines(rec, fmt, top),
+        *_case_lines(rec, fmt),
+        *_chosen_lines(rec, fmt),
         *_decision_lines(rec),
     ]
     lines += ["", "operating table:"]
@@ -162,6 +164,75 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
     return lines
 
 
+def _case_lines(rec: Recommendation, fmt: str) -> list[str]:
+    """Each case's own record: how much cases differ, how much whole runs differ."""
+    spread = rec.case_spread
+    if spread is None:
+        return []
+    lines = [
+        "",
+        "the noise case by case (each case's own record, shrunk toward the suite's):",
+        f"  how much cases differ: {spread.cases_differ()}",
+        f"  how much whole runs differ: {spread.runs_differ()}",
+    ]
+    if spread.systematic:
+        names = ", ".join(md_text(c) if fmt == "markdown" else c for c in spread.systematic)
+        lines.append(
+            f"  systematic (a judge error or a broken test to fix, not flaky; no evidence "
+            f"about a regression): {names}"
+        )
+    advice = spread.advice()
+    if advice:
+        lines.append(f"  {md_text(advice) if fmt == 'markdown' else advice}")
+    return lines
+
+
+def _chosen_lines(rec: Recommendation, fmt: str) -> list[str]:
+    """The case-aware gate and the gate recommend writes (always one, with any shortfall)."""
+    gate, chosen = rec.case_gate, rec.chosen
+    lines: list[str] = []
+    if gate is not None:
+        lines += ["", f"case-aware gate: {gate.describe()}"]
+        if gate.can_fail:
+            lines.append(
+                f"  false alarm {format_probability(gate.false_alarm)} (its one-sided bound "
+                "over the cases' spread and the run correlation)"
+            )
+            need = gate.stable_needed()
+            if need is not None:
+                fails = "fails" if need == 1 else "fail"
+                lines.append(f"  {plural(need, 'stable case')} failing alone {fails} the build")
+            dets = ", ".join(
+                f"{k}: {format_probability(d)}" for k, d in gate.detections
+            )
+            lines.append(f"  detection of a regression of k stable cases (k: detection): {dets}")
+            if rec.case_detection is not None:
+                lines.append(
+                    f"  detection of the regression to catch ({rec.regression}): "
+                    f"{format_probability(rec.case_detection)}"
+                )
+        else:
+            lines.append("  it cannot fail a build within the false-alarm budget")
+    if chosen is None:
+        return lines
+    if chosen.kind == "cases":
+        what = "the case-aware gate (cases differ)"
+    elif chosen.kind == "count":
+        what = f"at least {chosen.k_min} of {rec.cases} cases pass"
+    else:
+        return [*lines, "", f"gate written: none; {chosen.shortfall}"]
+    lines += [
+        "",
+        f"gate written to the gate file and used by check: {what}: false alarm "
+        f"{format_probability(chosen.false_alarm)}, detection "
+        f"{format_probability(chosen.detection)}"
+        + ("" if chosen.meets_targets else " (the best valid gate; it misses a target)"),
+    ]
+    if chosen.shortfall:
+        lines.append(f"  shortfall: {chosen.shortfall}")
+    return lines
+
+
 def _decision_lines(rec: Recommendation) -> list[str]:
     """The targets and the recommended gate, or what would work instead."""
     lines = [
@@ -184,7 +255,11 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         )
         lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
     else:
-        lines.append("no gate meets both targets with this suite.")
+        lines.append(
+            "no count gate ('at least k of n pass') meets both targets with this suite."
+            if rec.case_gate is not None
+            else "no gate meets both targets with this suite."
+        )
         within = rec.within_budget
         if within is None:
             lines.append("  not even 'at least 1 passes' keeps the false alarm within budget")
@@ -196,9 +271,14 @@ def _decision_lines(rec: Recommendation) -> list[str]:
                 f"{format_probability(fa)}, "
                 f"detection {format_probability(det)} (short of {rec.detection_target:g})"
             )
+        systematic = rec.case_spread is not None and rec.case_spread.mostly_systematic
         if rec.plans is not None:
             for plan, policy in zip(rec.plans.plans, rec.plans.policies, strict=True):
-                if plan is None:
+                if systematic and policy.majority > 1:
+                    lines.append(
+                        f"  {policy.describe()}: no help, the noise is mostly systematic"
+                    )
+                elif plan is None:
                     lines.append(
                         f"  {policy.describe()}: no suite up to {rec.plans.max_cases} cases"
                     )

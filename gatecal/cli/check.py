@@ -91,9 +91,11 @@ def check(
         typer.Option(
             "--gate",
             metavar="RULE",
-            help="The gate: 'all', a pass rate such as 0.90, or "
-            "'fails<=F'. Default: the strictest gate whose false alarm stays within "
-            "--false-alarm at the baseline's noise (what recommend calls it).",
+            help="The gate: 'cases' (the case-aware gate: each failing case weighs by how "
+            "surprising its failure is given its own record), 'count' (the strictest "
+            "'at least k of n pass' within --false-alarm), 'all', a pass rate such as "
+            "0.90, or 'fails<=F'. Default: 'cases' when the baseline's cases differ "
+            "(some never fail, some always do), else 'count' (what recommend writes).",
         ),
     ] = None,
     gate_from: Annotated[
@@ -130,14 +132,22 @@ def check(
         ),
     ] = 0,
     flaky_rate: Annotated[
-        float,
+        float | None,
         probability(
             "--flaky-rate",
             "R",
-            "A failing case that failed in at most this share "
-            "of known-good runs is a new failure; above it, known flaky.",
+            "Deprecated, ignored: each failing case is now labelled new, flaky or "
+            "systematic from its own record in the known-good runs.",
         ),
-    ] = 0.02,
+    ] = None,
+    require_targets: Annotated[
+        bool,
+        typer.Option(
+            "--require-targets",
+            help="Fail the run (exit 1) when the --gate-from gate falls short of its "
+            "detection target (by default it decides and states the shortfall).",
+        ),
+    ] = False,
     confidence: ConfidenceOpt = 0.95,
     interval: IntervalOpt = "wilson",
     fmt: Annotated[str, formats("table, markdown or json.", _check_formats)] = "table",
@@ -171,10 +181,11 @@ def check(
     such a policy.
 
     Reads the current run and known-good baseline runs, applies the gate, and gives the
-    evidence: passing cases against k_min, the gate's false alarm under the baseline's
-    noise, the p-value of today's result, and each failing case split into new failures
-    (never or almost never failed in the baseline) and known flaky ones, with their
-    baseline rates. A baseline case missing from the current run (or one of its checks),
+    evidence: the gate's false alarm under the baseline's noise, the p-value of today's
+    result, and each failing case with its record ("failed 0 of 30 known-good runs"), how
+    surprising its failure is, and whether it is new, flaky or systematic (a judge error
+    or a broken test, no evidence). A --gate-from gate that falls short of its detection
+    target still decides and states the shortfall (--require-targets makes it fail). A baseline case missing from the current run (or one of its checks),
     more errors than --max-errors, an empty run or a gate that cannot fail is incomplete
     evidence: exit 1, naming what is missing. Several current runs need --policy; bad or
     ambiguous input is exit 2.
@@ -250,6 +261,7 @@ def check(
                 flaky_rate=flaky_rate,
                 confidence_level=confidence,
                 method=interval,
+                require_targets=require_targets,
             )
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
@@ -262,7 +274,7 @@ def _chosen_gate(
     """The gate as given, read and checked before any run is read."""
     try:
         chosen: str | RecommendedGate | None = gate
-        if gate is not None:
+        if gate is not None and gate.strip().lower() not in ("cases", "count"):
             gatecal.parse_gate(gate)
         if gate_from is not None:
             chosen = gatecal.load_recommended_gate(gate_from)

@@ -81,8 +81,15 @@ class FailingCase:
     baseline : RateEstimate
         Its failure rate in the known-good runs, with the confidence interval.
     new : bool
-        It failed in at most ``flaky_rate`` of the known-good runs: a new failure.
-        Otherwise it is known flaky.
+        It never failed in the known-good runs (a stable case): a new failure.
+    kind : {'new', 'flaky', 'systematic'}
+        What its record says: it never failed (new), failed sometimes (flaky), or failed
+        (nearly) every time (systematic: a judge error or a broken test, no evidence).
+    healthy_rate : float or None
+        Its healthy failure rate from its own record (shrunk toward the suite's): how
+        surprising today's failure is. None when the suite was not measured case by case.
+    weight : float or None
+        What its failure adds to the case-aware gate's statistic (None under a count gate).
     """
 
     case: str
@@ -90,6 +97,9 @@ class FailingCase:
     status: str
     baseline: RateEstimate
     new: bool
+    kind: str = "new"
+    healthy_rate: float | None = None
+    weight: float | None = None
 
     @property
     def probability(self) -> float:
@@ -103,6 +113,10 @@ class FailingCase:
             "case_id": self.case_id,
             "status": self.status,
             "new": self.new,
+            "kind": self.kind,
+            "record": f"failed {int(b.failures)} of {int(b.trials)} known-good runs",
+            "healthy_rate": self.healthy_rate,
+            "weight": self.weight,
             "baseline_failures": int(b.failures),
             "baseline_runs": int(b.trials),
             "baseline_rate": b.estimate,
@@ -199,6 +213,12 @@ class GateCheck:
     flaky_rate: float
     confidence_level: float
     warnings: tuple[str, ...]
+    gate_kind: str = "count"
+    score: float | None = None
+    threshold: float | None = None
+    shortfall: str | None = None
+    cases_differ: str | None = None
+    runs_differ: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -212,8 +232,14 @@ class GateCheck:
 
     @property
     def known_flaky(self) -> list[str]:
-        """Failing cases the baseline already saw fail."""
-        return [f.case for f in self.failing if not f.new]
+        """Failing cases the baseline saw fail sometimes (not systematic ones)."""
+        return [f.case for f in self.failing if f.kind == "flaky"]
+
+    @property
+    def systematic(self) -> list[str]:
+        """Failing cases that failed (nearly) every known-good run: judge errors or broken
+        tests, no evidence about a regression."""
+        return [f.case for f in self.failing if f.kind == "systematic"]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract: the issue's keys first, then the details."""
@@ -229,6 +255,13 @@ class GateCheck:
             "p_value": self.p_value,
             "new_failures": self.new_failures,
             "known_flaky": self.known_flaky,
+            "systematic": self.systematic,
+            "gate_kind": self.gate_kind,
+            "score": self.score,
+            "threshold": self.threshold,
+            "shortfall": self.shortfall,
+            "cases_differ": self.cases_differ,
+            "runs_differ": self.runs_differ,
             "errors": len(self.error_cases),
             "baseline_errors": self.baseline_errors,
             "exit_code": self.exit_code,
@@ -365,6 +398,95 @@ def _policy_text(policy: Policy) -> str:
     return "single"
 
 
+@dataclass(frozen=True, slots=True)
+class _CaseRule:
+    """The case-aware gate as check applies it: units per baseline case in recommend's
+    order, the threshold (fail at or above), the tail of the healthy statistic."""
+
+    units: tuple[int, ...]
+    unit: float
+    threshold: int
+    tail: tuple[float, ...]
+    text: str
+    source: str
+    shortfall: str | None = None
+
+    def score(self, failed: Any) -> int:
+        import numpy as np
+
+        return int(np.asarray(self.units, dtype=np.int64)[np.asarray(failed, dtype=bool)].sum())
+
+    def p_value(self, score: int) -> float:
+        return 1.0 if score <= 0 else self.tail[min(score, len(self.tail) - 1)]
+
+    @property
+    def can_fail(self) -> bool:
+        return self.threshold < len(self.tail) - 1
+
+
+def _case_rule(
+    gate: str | Gate | RecommendedGate | None, rec: Recommendation, chosen: Policy, target: float
+) -> _CaseRule | None:
+    """The case-aware gate to apply, or None for a count gate: a gate file's, the one asked
+    for by ``cases``, or by default the baseline's when its cases differ (one run only)."""
+    single = chosen == _single()
+    if isinstance(gate, RecommendedGate):
+        if gate.kind != "cases":
+            return None
+        if gate.cases != rec.cases:
+            raise ParameterError(
+                "gate_from",
+                f"recommends a gate for {gate.cases} cases; the baseline has {rec.cases}",
+                gate.source,
+            )
+        mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
+        if mismatch:
+            raise ParameterError("gate_from", mismatch, gate.source)
+        if not single:
+            raise ParameterError(
+                "policy", "must be single with a case-aware gate file", _policy_text(chosen)
+            )
+        at = dict(zip(gate.case_names, gate.units, strict=True))
+        return _CaseRule(
+            units=tuple(at[c] for c in rec.case_order),
+            unit=gate.unit,
+            threshold=gate.threshold,
+            tail=gate.tail,
+            text="cases",
+            source=f"recommended in {gate.source}",
+            shortfall=gate.shortfall,
+        )
+    case_gate = rec.case_gate
+    asked = isinstance(gate, str) and gate.strip().lower() == "cases"
+    if asked:
+        if case_gate is None:
+            raise ParameterError(
+                "gate", "needs a baseline of at most 2000 cases (the case-aware gate)", gate
+            )
+        if not single:
+            raise ParameterError(
+                "policy", "must be single with the case-aware gate", _policy_text(chosen)
+            )
+    elif gate is not None or case_gate is None or not single:
+        return None
+    elif rec.case_spread is None or not rec.case_spread.heterogeneous or not case_gate.can_fail:
+        return None
+    assert case_gate is not None
+    source = (
+        f"the case-aware gate, within {target:g} at the baseline's per-case records"
+        if asked
+        else f"default: the case-aware gate (the baseline's cases differ), within {target:g}"
+    )
+    return _CaseRule(
+        units=case_gate.units,
+        unit=case_gate.unit,
+        threshold=case_gate.threshold,
+        tail=case_gate.tail,
+        text="cases",
+        source=source,
+    )
+
+
 def check_gate(
     current: RunsData,
     baseline: RunsData,
@@ -373,9 +495,10 @@ def check_gate(
     false_alarm: float = 0.05,
     policy: Policy | str | None = None,
     max_errors: int = 0,
-    flaky_rate: float = 0.02,
+    flaky_rate: float | None = None,
     confidence_level: float = 0.95,
     method: str = "wilson",
+    require_targets: bool = False,
 ) -> GateCheck:
     """Apply a gate to the current run(s) and weigh the result against the baseline.
 
@@ -387,49 +510,62 @@ def check_gate(
     baseline : RunsData
         Known-good runs, measured as :func:`gatecal.recommend_gate` measures them.
     gate : str, Gate, RecommendedGate or None
-        A gate rule (``all``, ``0.90``, ``fails<=2``), the gate a ``recommend`` output
-        recommends (:func:`load_recommended_gate`; its case count must be the
-        baseline's; from ``recommend --policies``, the chosen per-case rule's gate, and
-        that rule is the `policy` unless one is given, which must then be it), or
-        None: the strictest gate whose false alarm under `policy` stays within
-        `false_alarm` (for a single run, exactly ``recommend``'s choice before it looks
-        at detection).
+        A gate rule (``all``, ``0.90``, ``fails<=2``; ``count``: the strictest count
+        gate within `false_alarm`; ``cases``: the case-aware gate), the gate a
+        ``recommend`` output wrote (:func:`load_recommended_gate`; its cases must be the
+        baseline's; it decides even when it falls short of its detection target, saying
+        so), or None: the case-aware gate when the baseline's cases differ (and one run is
+        decided), else the strictest count gate whose false alarm under `policy` stays
+        within `false_alarm` (for a single run, exactly ``recommend``'s choice).
     false_alarm : float
         The false-alarm budget of the default gate.
     policy : Policy or str, optional
-        How several current runs combine, in the order read: ``rerun-failing-R`` (the
-        first run is the whole suite, each later one reruns the cases that did not pass;
-        a case passes if any attempt passes), ``rerun-R`` (whole-suite attempts while
-        the gate fails; the first passing attempt decides), ``repeat-K-of-N`` (N whole
-        runs; a case passes if it passes K of them). The false alarm and p-value are
-        that policy's (:func:`gatecal.policy_rates` on the baseline's noise).
+        How several current runs combine, in the order read: ``rerun-failing-R``,
+        ``rerun-R``, ``repeat-K-of-N`` (count gates only). The false alarm and p-value
+        are that policy's (:func:`gatecal.policy_rates` on the baseline's noise).
     max_errors : int
         Error or unscored case verdicts tolerated; each counts as a failure. More is
         incomplete evidence.
-    flaky_rate : float
-        A failing case whose baseline failure rate is at most this is a *new failure*;
-        above it, *known flaky*.
+    flaky_rate : float, optional
+        Deprecated and ignored where the baseline is measured case by case (each failing
+        case is labelled new, flaky or systematic from its own record); a warning says so.
     confidence_level, method : float, str
         The intervals, as in ``recommend``.
+    require_targets : bool
+        A gate file's gate that falls short of its detection target fails the run.
 
     The decision is ``incomplete`` (never ``pass``) when a baseline case has no
     verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
-    policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the
-    baseline never saw fails; else ``pass``.
+    policy; else ``fail`` when the gate fails (fewer than ``k_min`` baseline cases pass;
+    or, for the case-aware gate, the failing cases' weights reach its threshold), a case
+    the baseline never saw fails, or `require_targets` and the gate falls short; else
+    ``pass``.
     """
     import numpy as np
 
     max_errors = check_count("max_errors", max_errors, low=0)
-    flaky = check_probability("flaky_rate", flaky_rate)
+    flaky = None if flaky_rate is None else check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
     policy = _gate_file_policy(gate, policy)
     chosen = parse_check_policy(policy)
     _refuse_ambiguous(current, baseline, policy)
     rec, short, order, rates = _measured(baseline, target, confidence_level, method)
     n = rec.cases
-    fas = _false_alarms(rec, chosen, baseline)
-    k_min, gate_text, source = _the_gate(gate, rec, fas, target)
-    words = f"at least {k_min} of {n} cases pass"
+    rule = _case_rule(gate, rec, chosen, target)
+    count_gate = None if isinstance(gate, str) and gate.strip().lower() == "count" else gate
+    if rule is None:
+        fas = _false_alarms(rec, chosen, baseline)
+        k_min, gate_text, source = _the_gate(count_gate, rec, fas, target)
+        words = f"at least {k_min} of {n} cases pass"
+        shortfall = count_gate.shortfall if isinstance(count_gate, RecommendedGate) else None
+    else:
+        fas = []
+        k_min, gate_text, source = 0, rule.text, rule.source
+        words = (
+            f"fail when the failing cases' weights sum to {rule.threshold * rule.unit:.2f} "
+            "or more"
+        )
+        shortfall = rule.shortfall
 
     known = set(order)
     extra = [c for c in current.cases() if c not in known]
@@ -437,6 +573,11 @@ def check_gate(
     runs = states.runs
     reasons: list[str] = []
     warnings = _warnings(current, baseline)
+    if flaky is not None and rec.case_spread is not None:
+        warnings.append(
+            "--flaky-rate is deprecated and ignored: each failing case is labelled new, "
+            "flaky or systematic from its own record in the known-good runs"
+        )
     if "regressed" in current.builds():
         raise ParameterError(
             "current", "must not hold rows of the regressed build", "build=regressed"
@@ -454,34 +595,53 @@ def check_gate(
     errors = [short[order[i]] for i in np.flatnonzero(combined.errors).tolist()]
     errors += [extra[j] for j in np.flatnonzero(attempt == ERROR).tolist()]  # wherever they are
     reasons += _gaps(missing if runs else [], n, states.gaps, errors, max_errors)
-    vacuous = _vacuous(rec, k_min, target)
+    vacuous = _vacuous(rec, k_min, target) if rule is None else _vacuous_case(rule, rec, target)
     if vacuous:
         reasons.append(vacuous)
-    loose = _loose(rec, k_min)
+    loose = _loose(rec, k_min) if rule is None else None
     if loose:
         warnings.append(loose)
     passed = int((final == PASS).sum())
-    failing = _failing(rates, final, order, short, flaky)
+    failing = _failing(rates, final, order, short, flaky, rec, rule)
     extra_failed = [extra[j] for j in np.flatnonzero(attempt == FAIL).tolist()]
     complete = not reasons
+    score = rule.score(final <= ERROR) if rule is not None else None
     if not complete:
         decision: Decision = "incomplete"
         reasons.insert(0, "incomplete evidence never passes")
     else:
-        reasons.append(f"{passed} of {n} cases passed; the gate needs {k_min}")
+        if rule is None:
+            reasons.append(f"{passed} of {n} cases passed; the gate needs {k_min}")
+            gate_failed = passed < k_min
+        else:
+            assert score is not None
+            reasons.append(
+                f"the failing cases weigh {score * rule.unit:.2f}; the gate fails the build "
+                f"at {rule.threshold * rule.unit:.2f} ({passed} of {n} cases passed)"
+            )
+            gate_failed = score >= rule.threshold
         if extra_failed:
             reasons.append(
                 f"{len(extra_failed)} failing case(s) are not in the baseline, so "
                 f"nothing says they are noise: {few(extra_failed)}"
             )
-        decision = "pass" if passed >= k_min and not extra_failed else "fail"
-    p_value = (1.0 if passed >= n else fas[passed + 1]) if complete else None
+        short_fail = bool(require_targets and shortfall)
+        if short_fail:
+            reasons.append(f"the gate falls short of its targets (--require-targets): {shortfall}")
+        decision = "pass" if not gate_failed and not extra_failed and not short_fail else "fail"
+    if not complete:
+        p_value = None
+    elif rule is not None:
+        p_value = rule.p_value(score or 0)
+    else:
+        p_value = 1.0 if passed >= n else fas[passed + 1]
     quiet = [c for c in extra if c not in extra_failed and c not in errors]
     if quiet:
         warnings.append(
             f"{len(quiet)} case(s) of the current run are not in the baseline "
             f"and are not gated: {few(quiet)}"
         )
+    spread = rec.case_spread
     return GateCheck(
         decision=decision,
         reasons=tuple(reasons),
@@ -492,7 +652,7 @@ def check_gate(
         cases=n,
         case_names=tuple(short[c] for c in order),
         passed=passed,
-        false_alarm=fas[k_min],
+        false_alarm=fas[k_min] if rule is None else rule.tail[rule.threshold],
         false_alarm_target=target,
         p_value=p_value,
         failing=tuple(failing),
@@ -510,9 +670,29 @@ def check_gate(
         icc_for_gate=rec.icc_for_gate,
         overdispersion=rec.overdispersion,
         correlated=rec.correlated,
-        flaky_rate=flaky,
+        flaky_rate=FLAKY_RATE if flaky is None else flaky,
         confidence_level=rec.confidence_level,
         warnings=tuple(warnings),
+        gate_kind="count" if rule is None else "cases",
+        score=None if rule is None or score is None else score * rule.unit,
+        threshold=None if rule is None else rule.threshold * rule.unit,
+        shortfall=shortfall,
+        cases_differ=spread.cases_differ() if spread else None,
+        runs_differ=spread.runs_differ() if spread else None,
+    )
+
+
+#: The split of failing cases when the baseline is not measured case by case (over
+#: 2000 cases): a failing case whose baseline rate is at most this is a new failure.
+FLAKY_RATE = 0.02
+
+
+def _vacuous_case(rule: _CaseRule, rec: Recommendation, target: float) -> str | None:
+    if rule.can_fail:
+        return None
+    return (
+        f"the case-aware gate cannot fail a build: {rec.runs} known-good runs allow no "
+        f"threshold within the false-alarm budget {target:g}; add known-good runs or cases"
     )
 
 
@@ -580,25 +760,45 @@ def _gaps(
 
 
 def _failing(
-    rates: _CaseRates, final: Any, order: list[str], short: Mapping[str, str], flaky: float
+    rates: _CaseRates,
+    final: Any,
+    order: list[str],
+    short: Mapping[str, str],
+    flaky: float | None,
+    rec: Recommendation,
+    rule: _CaseRule | None,
 ) -> list[FailingCase]:
     """The baseline cases that did not pass (`final`, each case's state's code), new
-    failures first, with their records."""
+    failures first, each with its record, its healthy rate and its weight."""
     import numpy as np
 
     at = np.flatnonzero(final <= ERROR)  # failed or error
-    failing = [
-        FailingCase(
-            case=short[order[i]],
-            case_id=order[i],
-            status=_NAMES[code],
-            baseline=rates.rate(i),
-            new=rates.rate(i).estimate <= flaky,
+    records = rec.case_spread.records if rec.case_spread is not None else None
+    word = {"stable": "new", "flaky": "flaky", "systematic": "systematic"}
+    failing = []
+    for i, code in zip(at.tolist(), final[at].tolist(), strict=True):
+        if records is not None:
+            kind = word[records[i].kind]
+            healthy: float | None = records[i].rate
+        else:
+            split = FLAKY_RATE if flaky is None else flaky
+            kind = "new" if rates.rate(i).estimate <= split else "flaky"
+            healthy = None
+        failing.append(
+            FailingCase(
+                case=short[order[i]],
+                case_id=order[i],
+                status=_NAMES[code],
+                baseline=rates.rate(i),
+                new=kind == "new",
+                kind=kind,
+                healthy_rate=healthy,
+                weight=None if rule is None else rule.units[i] * rule.unit,
+            )
         )
-        for i, code in zip(at.tolist(), final[at].tolist(), strict=True)
-    ]
+    rank = {"new": 0, "flaky": 1, "systematic": 2}
     # stable: ties keep the baseline's order, as built
-    failing.sort(key=lambda f: (not f.new, f.baseline.estimate))
+    failing.sort(key=lambda f: (rank[f.kind], f.baseline.estimate))
     return failing
 
 

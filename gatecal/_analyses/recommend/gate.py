@@ -13,6 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import GATE_LEVEL, NoiseBounds, noise_bounds
+from gatecal._analyses.noise.cases import CaseSpread, case_spread
+from gatecal._analyses.noise.casegate import (
+    CASE_GATE_MAX_CASES,
+    CaseGate,
+    case_gate,
+    measured_detection,
+)
 from gatecal._analyses.noise.overdispersion import (
     ICC_MAX,
     Overdispersion,
@@ -33,6 +40,9 @@ from gatecal.readers import RunsData
 
 __all__ = [
     "CI_METHODS",
+    "CaseGate",
+    "CaseSpread",
+    "ChosenGate",
     "GATE_LEVEL",
     "ICC_MAX",
     "PLAN_MAX_CASES",
@@ -154,6 +164,35 @@ class MoreRuns:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ChosenGate:
+    """The gate recommend names and writes, always (the loop never dead-ends).
+
+    `kind` is ``cases`` (the case-aware gate, when the known-good runs show that cases
+    differ) or ``count`` (at least `k_min` of n pass). It is the strictest valid gate:
+    its false alarm is within the budget. `meets_targets` says whether its detection also
+    reaches the target; when it does not, `shortfall` says by how much and what would
+    close it. None of the kind's gate can fail a build only when `kind` is ``none``.
+    """
+
+    kind: str
+    k_min: int | None
+    false_alarm: float
+    detection: float
+    meets_targets: bool
+    shortfall: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "k_min": self.k_min,
+            "false_alarm": self.false_alarm,
+            "detection": self.detection,
+            "meets_targets": self.meets_targets,
+            "shortfall": self.shortfall,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Recommendation:
     """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
 
@@ -197,6 +236,10 @@ class Recommendation:
     recommended: int | None
     plans: SuitePlans | None
     more_runs: MoreRuns | None = None
+    case_spread: CaseSpread | None = None
+    case_gate: CaseGate | None = None
+    case_detection: float | None = None
+    chosen: ChosenGate | None = None
 
     def suite_spec(self) -> dict[str, Any]:
         """The measured suite as a suite spec, for ``gatecal simulate --suite``.
@@ -293,6 +336,13 @@ class Recommendation:
             if self.plans
             else None,
             "more_runs": self.more_runs.to_dict() if self.more_runs else None,
+            "gate": self.chosen.to_dict() if self.chosen else None,
+            "case_spread": self.case_spread.to_dict() if self.case_spread else None,
+            "case_gate": (
+                {**self.case_gate.to_dict(), "detection": self.case_detection}
+                if self.case_gate
+                else None
+            ),
         }
 
 
@@ -498,7 +548,27 @@ def _recommend(
             false_alarm=alpha,
             detection=power,
         )
+    spread, gate, case_det = _case_aware(
+        data, cases, outcome, alpha, regressed_runs, failing_cases, gate_noise.low
+    )
+    chosen = _choose(
+        n=n,
+        table=table,
+        within_budget=within_budget,
+        recommended=recommended,
+        spread=spread,
+        gate=gate,
+        case_detection=case_det,
+        power=power,
+        plans=plans,
+        more_runs=more_runs,
+        runs=r,
+    )
     return Recommendation(
+        case_spread=spread,
+        case_gate=gate,
+        case_detection=case_det,
+        chosen=chosen,
         runs=r,
         regressed_runs=regressed_runs,
         cases=n,
@@ -532,6 +602,105 @@ def _recommend(
         plans=plans,
         more_runs=more_runs,
     ), case_rates
+
+
+def _case_aware(
+    data: RunsData,
+    cases: list[str],
+    outcome: npt.NDArray[np.int8],
+    alpha: float,
+    regressed_runs: int,
+    failing_cases: float,
+    low_rate: float,
+) -> tuple[CaseSpread | None, CaseGate | None, float | None]:
+    """Each case's record, the case-aware gate and its detection of the regression (the
+    measured regressed runs, or that many stable cases broken); Nones above
+    :data:`CASE_GATE_MAX_CASES` cases."""
+    if len(cases) > CASE_GATE_MAX_CASES:
+        return None, None, None
+    spread = case_spread(cases, outcome)
+    k = max(1, round(failing_cases))
+    ks = {1, 2, 3} if regressed_runs else {1, 2, 3, k}
+    gate = case_gate(spread, false_alarm=alpha, stable_cases=sorted(ks))
+    if regressed_runs:
+        det: float | None = measured_detection(gate, regressed_rates(data, cases, low_rate))
+    else:
+        det = gate.detection(k)
+    return spread, gate, det
+
+
+def _choose(
+    *,
+    n: int,
+    table: tuple[tuple[float, float], ...],
+    within_budget: int | None,
+    recommended: int | None,
+    spread: CaseSpread | None,
+    gate: CaseGate | None,
+    case_detection: float | None,
+    power: float,
+    plans: SuitePlans | None,
+    more_runs: MoreRuns | None,
+    runs: int,
+) -> ChosenGate:
+    """The gate to write: the case-aware gate when cases differ and it can fail a build,
+    else the count gate (the strictest within budget), with its shortfall if any."""
+    use_cases = (
+        spread is not None and gate is not None and spread.heterogeneous and gate.can_fail
+    )
+    if use_cases and gate is not None:
+        det = 0.0 if case_detection is None else case_detection
+        kind, k, fa = "cases", None, gate.false_alarm
+    elif within_budget is not None:
+        kind, k, (fa, det) = "count", within_budget, table[within_budget]
+    else:
+        return ChosenGate(
+            kind="none",
+            k_min=None,
+            false_alarm=0.0,
+            detection=0.0,
+            meets_targets=False,
+            shortfall=(
+                "no gate keeps the false alarm within the budget: add cases or known-good runs"
+            ),
+        )
+    if kind == "count" and recommended is not None or kind == "cases" and det >= power:
+        return ChosenGate(
+            kind=kind, k_min=k, false_alarm=fa, detection=det, meets_targets=True, shortfall=None
+        )
+    return ChosenGate(
+        kind=kind,
+        k_min=k,
+        false_alarm=fa,
+        detection=det,
+        meets_targets=False,
+        shortfall=_shortfall(det, power, plans, more_runs, runs, spread),
+    )
+
+
+def _shortfall(
+    det: float,
+    power: float,
+    plans: SuitePlans | None,
+    more: MoreRuns | None,
+    runs: int,
+    spread: CaseSpread | None,
+) -> str:
+    """One line: how far the gate's detection falls short, and what would close it (no
+    majority vote when the noise is mostly systematic: the judge repeats itself)."""
+    closes = []
+    systematic = spread is not None and spread.mostly_systematic
+    if plans is not None:
+        for plan in plans.plans:
+            if plan is not None and not (systematic and plan.policy.majority > 1):
+                calls = plan.cases * plan.policy.majority
+                closes.append(
+                    f"{plan.cases} cases ({plan.policy.describe()}, {calls:g} judge calls a run)"
+                )
+    if more is not None and more.runs is not None and more.runs > runs:
+        closes.append(f"{more.runs - runs} more known-good runs")
+    what = "; would close it: " + " or ".join(closes) if closes else ""
+    return f"detection {det:.3g}, short of the target {power:g}{what}"
 
 
 def _more_runs(
