@@ -142,6 +142,8 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
         return _rule_gate(document, rules, source)
     chosen = document.get("gate")
     if isinstance(chosen, Mapping) and chosen.get("kind") in ("cases", "count"):
+        if rec is not None:  # the count gate it recommends checks out too
+            _recommended(document, rec, source)
         return _chosen_gate(document, chosen, source)
     if rec is None:
         within = document.get("within_budget")
@@ -155,16 +157,25 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
             "recommends no gate (none met both targets there): pass a gate rule instead, "
             f"or rerun recommend with other targets{hint}"
         )
+    return _recommended(document, rec, source)
+
+
+def _recommended(document: Mapping[str, object], rec: object, source: str) -> RecommendedGate:
+    """The count gate `rec` (``recommended``), verified against the file."""
     try:
         gate = _read(document, rec, source)
     except (TypeError, KeyError, ValueError, ParameterError):
-        raise bad(
+        raise ParameterError(
+            "gate_from",
             f"{_WHAT} (recommended.k_min, cases, case_order, failures_per_run, targets "
-            "and the operating table)"
+            "and the operating table)",
+            source,
         ) from None
     problem = _inconsistency(document, gate)
     if problem:
-        raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
+        raise ParameterError(
+            "gate_from", f"does not check out: {problem} (edited by hand?): rerun recommend", source
+        )
     return gate
 
 

@@ -255,9 +255,12 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         )
         lines.append(f"  false alarm {format_probability(fa)}, detection {format_probability(det)}")
     else:
+        cases_meet = rec.chosen is not None and rec.chosen.kind == "cases"
+        cases_meet = cases_meet and rec.chosen is not None and rec.chosen.meets_targets
         lines.append(
-            "no count gate ('at least k of n pass') meets both targets with this suite."
-            if rec.case_gate is not None
+            "no count gate ('at least k of n pass') meets both targets with this suite "
+            "(the case-aware gate above does)."
+            if cases_meet
             else "no gate meets both targets with this suite."
         )
         within = rec.within_budget

@@ -255,13 +255,7 @@ class GateCheck:
             "p_value": self.p_value,
             "new_failures": self.new_failures,
             "known_flaky": self.known_flaky,
-            "systematic": self.systematic,
-            "gate_kind": self.gate_kind,
-            "score": self.score,
-            "threshold": self.threshold,
-            "shortfall": self.shortfall,
-            "cases_differ": self.cases_differ,
-            "runs_differ": self.runs_differ,
+
             "errors": len(self.error_cases),
             "baseline_errors": self.baseline_errors,
             "exit_code": self.exit_code,
@@ -288,6 +282,13 @@ class GateCheck:
             "flaky_rate": self.flaky_rate,
             "confidence_level": self.confidence_level,
             "warnings": list(self.warnings),
+            "systematic": self.systematic,
+            "gate_kind": self.gate_kind,
+            "score": self.score,
+            "threshold": self.threshold,
+            "shortfall": self.shortfall,
+            "cases_differ": self.cases_differ,
+            "runs_differ": self.runs_differ,
         }
 
 

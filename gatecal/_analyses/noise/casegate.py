@@ -295,6 +295,9 @@ def case_gate(
         mixed = _mixed_tails(spread.rates_at(phi, m_high), u, rhos)
         tail = np.maximum(tail, mixed.max(axis=0))
     tail[0] = 1.0
+    # a mixture's columns are summed in whatever order the BLAS picks: made non-increasing
+    # to the last bit as a tail must be by raising (each value the largest after it)
+    tail = np.maximum.accumulate(tail[::-1])[::-1]
     within = np.flatnonzero(tail[1:] <= alpha)
     threshold = int(within[0]) + 1 if within.size else top + 1
     kinds = tuple(r.kind for r in spread.records)
