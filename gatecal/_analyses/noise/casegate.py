@@ -14,7 +14,7 @@ failed in 30 runs (``p_i`` about 0.001) weighs about ``log(eps / p_i)``; one tha
 half the time about ``2 eps``; a systematic case (``p_i`` near 1) about ``eps``: nothing.
 When every case has one rate, every weight is the same and the statistic is the count of
 failing cases: the count gate. ``eps`` is ``1 / n`` (one case of the suite broken, in
-expectation), at most 1/2. Weights are rounded to whole *units* (1/50 by default,
+expectation), at most 1/2. Weights are rounded to whole *units* (1/20 by default,
 coarser when the sum would pass :data:`MAX_BINS`): the rounded weights **are** the gate,
 so its distribution below is exact for it, not an approximation.
 
@@ -56,13 +56,18 @@ __all__ = ["MAX_BINS", "UNITS", "CaseGate", "case_gate"]
 Floats = npt.NDArray[np.float64]
 
 #: Weight units per unit of log-likelihood ratio (a weight is rounded to 1/UNITS).
-UNITS = 50
+UNITS = 20
 #: The statistic's largest value, in units, is at most this (else the unit coarsens).
 MAX_BINS = 6000
 #: The region's spreads the bound evaluates (its ends, the fitted one, evenly between).
 _REGION_POINTS = 12
 #: Gauss-Hermite nodes over the run effect in the bound.
 _NODES = 20
+#: Posterior draws of every case's rate, and the quantile of the false alarm over them
+#: that the bound also covers (seeded: the same runs give the same gate).
+DRAWS, QUANTILE, DRAW_SEED = 60, 0.95, 20261205
+#: Gauss-Hermite nodes over the run effect for each draw.
+_DRAW_NODES = 10
 #: Above this many cases recommend and check keep the count gate (the convolution costs
 #: cases x bins per row of the bound).
 CASE_GATE_MAX_CASES = 2000
@@ -263,6 +268,8 @@ def case_gate(
     stable_cases: Sequence[int] = (1, 2, 3),
     eps: float | None = None,
     units: int = UNITS,
+    draws: int = DRAWS,
+    quantile: float = QUANTILE,
 ) -> CaseGate:
     """The case-aware gate of a measured suite within the false-alarm budget.
 
@@ -294,6 +301,8 @@ def case_gate(
     for phi, _, m_high in _region_points(spread, _REGION_POINTS):
         mixed = _mixed_tails(spread.rates_at(phi, m_high), u, rhos)
         tail = np.maximum(tail, mixed.max(axis=0))
+    if draws:
+        tail = np.maximum(tail, _posterior_quantile(spread, u, rhos, draws, quantile))
     tail[0] = 1.0
     # a mixture's columns are summed in whatever order the BLAS picks: made non-increasing
     # to the last bit as a tail must be by raising (each value the largest after it)
@@ -317,6 +326,30 @@ def case_gate(
         false_alarm_target=alpha,
         detections=dets,
     )
+
+
+def _posterior_quantile(
+    spread: CaseSpread,
+    u: npt.NDArray[np.int64],
+    rhos: Sequence[float],
+    draws: int,
+    quantile: float,
+) -> Floats:
+    """The `quantile` over posterior draws of the cases' rates of each tail of S (the
+    largest over the run correlations): a false alarm a data set's gate has in truth
+    lies below it with that posterior probability, not only on average."""
+    rng = np.random.default_rng(DRAW_SEED)
+    rates = spread.posterior_draws(rng, draws)
+    x, w = gh_rule(_DRAW_NODES)
+    best = np.zeros((draws, int(u.sum()) + 2))
+    for rho in (rhos[0], rhos[-1]):  # none, and the bound
+        if rho <= 0.0:
+            tails = weighted_tails(rates, u)
+        else:
+            rows = np.concatenate([run_rates(r, rho, x) for r in rates])
+            tails = np.einsum("k,dkc->dc", w, weighted_tails(rows, u).reshape(draws, x.size, -1))
+        best = np.maximum(best, tails)
+    return np.asarray(np.quantile(best, quantile, axis=0, method="higher"), dtype=np.float64)
 
 
 def stable_order(spread: CaseSpread, units: Sequence[int]) -> list[int]:
@@ -350,7 +383,7 @@ def _stable_detections(
         rest = u[~broken]
         best = 1.0
         for phi, m_low, _ in points:
-            rates = spread.rates_at(phi, m_low)[~broken]
+            rates = spread.rates_at(phi, m_low, upper=False)[~broken]
             tails = _mixed_tails(rates, rest, rhos)
             at = min(need, tails.shape[1] - 1)
             best = min(best, float(tails[:, at].min()))

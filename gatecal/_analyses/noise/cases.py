@@ -59,12 +59,14 @@ Kind = Literal["stable", "flaky", "systematic"]
 SYSTEMATIC_RATE, SYSTEMATIC_CERTAINTY = 0.9, 0.5
 #: The one-sided level of the bounds the case gate uses (as recommend's count gate).
 CASE_GATE_LEVEL = 0.995
+#: The one-sided level of the run correlation's bound.
+RUN_LEVEL = 0.995
 #: Spreads phi where the likelihood is profiled: 0 (cases alike) and a geometric grid.
-_PHI_GRID = np.concatenate(([0.0], np.geomspace(1e-4, 0.995, 64)))
+_PHI_GRID = np.concatenate(([0.0], np.geomspace(1e-4, 0.995, 32)))
 #: Latent run correlations where rho's likelihood is profiled.
-_RHO_GRID = np.concatenate(([0.0], np.geomspace(1e-3, 0.95, 48)))
+_RHO_GRID = np.concatenate(([0.0], np.geomspace(1e-3, 0.95, 24)))
 #: Gauss-Hermite nodes over the run effect (probabilists' weights, normalised).
-GH_NODES = 32
+GH_NODES = 24
 #: Above this many case-runs, the run effect is fitted on the first runs only (its cost is
 #: runs x cases x nodes per grid point).
 _RUN_FIT_MAX = 400_000
@@ -128,9 +130,13 @@ class CaseSpread:
     run_p_value : float
         Likelihood-ratio test of ``rho = 0``.
     region : tuple of (phi, m_low, m_high)
-        The (spread, mean) set whose log-likelihood is within ``chi2_1(2 level - 1) / 2``
-        of its maximum, traced at spreads ``phi``: each gate's bound is its largest
-        value over it (see :mod:`gatecal._analyses.noise.casegate`).
+        The (spread, mean) set of the cases that are not systematic, fitted apart
+        (`fit_mean`, `fit_spread`; a Beta across all cases bends toward the systematic
+        ones and shrinks the stable ones' rates too far), whose log-likelihood is within
+        ``chi2_1(2 level - 1) / 2`` of its maximum, traced at spreads ``phi``: each
+        gate's bound is its largest value over it (see
+        :mod:`gatecal._analyses.noise.casegate`). Their rates are their predictive rates
+        under that fit; a systematic case's, under the fit across all cases.
     runs : int
         Known-good runs.
     level : float
@@ -147,6 +153,9 @@ class CaseSpread:
     region: tuple[tuple[float, float, float], ...]
     runs: int
     level: float
+    fit_mean: float = 0.0
+    fit_spread: float = 0.0
+    floor: float = 0.0
 
     @property
     def cases(self) -> int:
@@ -187,11 +196,34 @@ class CaseSpread:
         """Every case's healthy rate (its predictive rate), in order."""
         return np.array([r.rate for r in self.records], dtype=np.float64)
 
-    def rates_at(self, phi: float, mean: float) -> Floats:
-        """Every case's predictive rate at spread `phi` and mean `mean`."""
+    def rates_at(self, phi: float, mean: float, upper: bool = True) -> Floats:
+        """Every case's rate at spread `phi` and mean `mean` of the cases that are not
+        systematic (their predictive rates); a systematic case at 1 (`upper`: failing in
+        every healthy run, the end that raises a false alarm) or at its own rate."""
         f = np.array([r.failures for r in self.records], dtype=np.float64)
         n = np.array([r.runs for r in self.records], dtype=np.float64)
-        return _predictive(f, n, phi, mean)
+        out = np.maximum(_predictive(f, n, phi, mean), self.floor)
+        if upper:  # shrinkage raises a rate in the bound, never lowers it below the record's
+            out = np.maximum(out, f / n)
+        systematic = np.array([r.kind == "systematic" for r in self.records])
+        out[systematic] = 1.0 if upper else self.rates()[systematic]
+        return out
+
+    def posterior_draws(self, rng: np.random.Generator, count: int) -> Floats:
+        """`count` draws (rows) of every case's healthy rate from its posterior given its
+        record under the spread fitted across the cases that are not systematic
+        (``Beta(a + f, b + r - f)``, independent across cases); a systematic case at 1."""
+        f = np.array([r.failures for r in self.records], dtype=np.float64)
+        n = np.array([r.runs for r in self.records], dtype=np.float64)
+        systematic = np.array([r.kind == "systematic" for r in self.records])
+        if self.fit_spread <= 0.0:
+            out = np.full((count, f.size), max(self.fit_mean, self.floor))
+        else:
+            s = 1.0 / self.fit_spread - 1.0
+            a, b = self.fit_mean * s + f, (1.0 - self.fit_mean) * s + n - f
+            out = rng.beta(np.maximum(a, 1e-12), np.maximum(b, 1e-12), size=(count, f.size))
+        out[:, systematic] = 1.0
+        return np.asarray(out, dtype=np.float64)
 
     def cases_differ(self) -> str:
         """How much cases differ, in words."""
@@ -284,6 +316,7 @@ class _CaseLikelihood:
         self.f = pairs[:, 0].astype(np.float64)
         self.r = pairs[:, 1].astype(np.float64)
         self.w = count.astype(np.float64)
+        self.memo: dict[float, tuple[float, float]] = {}
 
     def __call__(self, m: npt.ArrayLike, phi: float) -> Floats:
         from scipy.special import betaln, xlogy
@@ -299,7 +332,12 @@ class _CaseLikelihood:
         return np.asarray((ll * w).sum(axis=1), dtype=np.float64)
 
     def profile(self, phi: float) -> tuple[float, float]:
-        """(m, log-likelihood) maximising over m at spread phi."""
+        """(m, log-likelihood) maximising over m at spread phi (remembered)."""
+        if phi not in self.memo:
+            self.memo[phi] = self._profile(phi)
+        return self.memo[phi]
+
+    def _profile(self, phi: float) -> tuple[float, float]:
         from scipy import optimize
 
         if phi <= 0.0:
@@ -364,6 +402,64 @@ def case_spread(
     seen = (y >= 0).sum(axis=0).astype(np.int64)
     if (seen == 0).any():
         raise ParameterError("outcome", "must observe every case at least once", int(seen.min()))
+    phi_hat, m_hat, ll_hat, ll_zero, lik = _fit(failed, seen)
+    statistic = max(0.0, 2.0 * (ll_hat - ll_zero))
+    spread_p = 1.0 if statistic <= 0 else 0.5 * chi2_sf(statistic, 1)
+    cutoff = chi2_ppf(2 * one - 1, 1)
+    f64, n64 = failed.astype(np.float64), seen.astype(np.float64)
+    rates = _predictive(f64, n64, phi_hat, m_hat)
+    # P(p_i > 0.9 | record) under the fitted Beta: its posterior Beta(a + f, b + r - f)
+    if phi_hat <= 0.0:
+        above = np.full(rates.shape, 1.0 if m_hat > SYSTEMATIC_RATE else 0.0)
+    else:
+        s = 1.0 / phi_hat - 1.0
+        a_post, b_post = m_hat * s + f64, (1.0 - m_hat) * s + n64 - f64
+        above = 1.0 - betainc(a_post, b_post, SYSTEMATIC_RATE)
+    systematic = above >= SYSTEMATIC_CERTAINTY
+    kinds: list[Kind] = [
+        "systematic" if sys_ else ("stable" if f == 0 else "flaky")
+        for sys_, f in zip(systematic.tolist(), failed.tolist(), strict=True)
+    ]
+    # the other cases' rates from their own spread: a Beta fitted across all cases bends
+    # toward the systematic ones (U-shaped) and shrinks the stable cases' rates too far
+    rest = ~systematic
+    fit_phi, fit_m, fit_ll, fit_lik = phi_hat, m_hat, ll_hat, lik
+    if rest.any() and systematic.any():
+        fit_phi, fit_m, fit_ll, _, fit_lik = _fit(failed[rest], seen[rest])
+        rates[rest] = _predictive(f64[rest], n64[rest], fit_phi, fit_m)
+    # never exactly 0: a suite that never failed still gets half a failure's rate (Jeffreys)
+    floor = 0.5 / (float(n64[rest].sum()) + 1.0) if rest.any() else 0.0
+    rates[rest] = np.maximum(rates[rest], floor)
+    region = _region(fit_lik, fit_ll - cutoff / 2, fit_phi, fit_m)
+    records = tuple(
+        CaseRecord(case=c, failures=int(f), runs=int(r), rate=float(p), kind=k)
+        for c, f, r, p, k in zip(
+            cases, failed.tolist(), seen.tolist(), rates.tolist(), kinds, strict=True
+        )
+    )
+    rho, rho_top, rho_p = _run_effect(y, rates, chi2_ppf(2 * RUN_LEVEL - 1, 1))
+    return CaseSpread(
+        records=records,
+        mean=m_hat,
+        spread=phi_hat,
+        spread_p_value=float(spread_p),
+        run_icc=rho,
+        run_icc_top=rho_top,
+        run_p_value=rho_p,
+        region=region,
+        runs=int(y.shape[0]),
+        level=one,
+        fit_mean=fit_m,
+        fit_spread=fit_phi,
+        floor=floor,
+    )
+
+
+def _fit(failed: Ints, seen: Ints) -> tuple[float, float, float, float, _CaseLikelihood]:
+    """(phi, m, log-likelihood) at the maximum, the log-likelihood at phi = 0, and the
+    likelihood: the beta-binomial across these cases."""
+    from scipy import optimize
+
     lik = _CaseLikelihood(failed, seen)
     profiles = [lik.profile(float(phi)) for phi in _PHI_GRID]
     values = np.array([v for _, v in profiles])
@@ -378,43 +474,7 @@ def case_spread(
     if -float(found.fun) > ll_hat:
         phi_hat = float(found.x)
         m_hat, ll_hat = lik.profile(phi_hat)
-    statistic = max(0.0, 2.0 * (ll_hat - profiles[0][1]))
-    spread_p = 1.0 if statistic <= 0 else 0.5 * chi2_sf(statistic, 1)
-    cutoff = chi2_ppf(2 * one - 1, 1)
-    floor = ll_hat - cutoff / 2
-    region = _region(lik, floor, phi_hat, m_hat)
-    f64, n64 = failed.astype(np.float64), seen.astype(np.float64)
-    rates = _predictive(f64, n64, phi_hat, m_hat)
-    # P(p_i > 0.9 | record) under the fitted Beta: its posterior Beta(a + f, b + r - f)
-    if phi_hat <= 0.0:
-        above = np.full(rates.shape, 1.0 if m_hat > SYSTEMATIC_RATE else 0.0)
-    else:
-        s = 1.0 / phi_hat - 1.0
-        a_post, b_post = m_hat * s + f64, (1.0 - m_hat) * s + n64 - f64
-        above = 1.0 - betainc(a_post, b_post, SYSTEMATIC_RATE)
-    kinds: list[Kind] = [
-        "systematic" if a >= SYSTEMATIC_CERTAINTY else ("stable" if f == 0 else "flaky")
-        for a, f in zip(above.tolist(), failed.tolist(), strict=True)
-    ]
-    records = tuple(
-        CaseRecord(case=c, failures=int(f), runs=int(r), rate=float(p), kind=k)
-        for c, f, r, p, k in zip(
-            cases, failed.tolist(), seen.tolist(), rates.tolist(), kinds, strict=True
-        )
-    )
-    rho, rho_top, rho_p = _run_effect(y, rates, cutoff)
-    return CaseSpread(
-        records=records,
-        mean=m_hat,
-        spread=phi_hat,
-        spread_p_value=float(spread_p),
-        run_icc=rho,
-        run_icc_top=rho_top,
-        run_p_value=rho_p,
-        region=region,
-        runs=int(y.shape[0]),
-        level=one,
-    )
+    return phi_hat, m_hat, ll_hat, profiles[0][1], lik
 
 
 def _region(
