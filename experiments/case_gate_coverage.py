@@ -29,7 +29,7 @@ in-memory runs and assert that its default gate is the one this study counts.
 Seeded: one root seed, one spawned stream per setting.
 
 Usage: python experiments/case_gate_coverage.py [--reps 60] [--seed 20261205]
-       (about 6 minutes on a shared 2-core machine at 60 replicates)
+       (about 7 minutes on a shared 2-core machine at 60 replicates)
        python experiments/case_gate_coverage.py --quick   (5 replicates, printed only)
 """
 
@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from gatecal._analyses.noise.bounds import noise_bounds
-from gatecal._analyses.noise.cases import case_spread
 from gatecal._analyses.noise.casegate import case_gate, weighted_tails, weights
+from gatecal._analyses.noise.cases import case_spread
 from gatecal._model.gates import strictest_within
 from gatecal.readers import RunsData, Verdict
 from gatecal.readers._columns import VerdictColumns
@@ -125,7 +125,7 @@ def simulate(rates: np.ndarray, runs: int, sigma: float, rng: np.random.Generato
     logit = np.log(rates / (1 - rates))
     z = rng.standard_normal((runs, 1)) * sigma
     p = 1.0 / (1.0 + np.exp(-(logit[None, :] + z)))
-    return (rng.random((runs, rates.size)) < p).astype(np.int8)
+    return np.asarray(rng.random((runs, rates.size)) < p, dtype=np.int8)
 
 
 def runs_data(failed: np.ndarray) -> RunsData:
@@ -203,11 +203,16 @@ def settings() -> list[tuple[Setting, bool]]:
     for runs in (30, 60):
         out += [
             (Setting("homogeneous 0.03", homogeneous(20, 0.03), runs), False),
-            (Setting("homogeneous 0.03, runs vary (sigma 0.5)", homogeneous(20, 0.03), runs,
-                     0.5), False),  # fmt: skip
+            (
+                Setting(
+                    "homogeneous 0.03, runs vary (sigma 0.5)", homogeneous(20, 0.03), runs, 0.5
+                ),
+                False,
+            ),
             (Setting("systematic (temperature-0-like)", systematic_suite(), runs), False),
             (Setting("mixed", mixed_suite(), runs), False),
             (Setting("mixed, runs vary (sigma 0.5)", mixed_suite(), runs, 0.5), False),
+            (Setting("mixed, runs vary more (sigma 1)", mixed_suite(), runs, 1.0), False),
             (Setting("Beta(0.6, 19.4) rates", (), runs), True),
         ]
     return out
@@ -235,21 +240,21 @@ def render(rows: list[tuple[Setting, float]], reps: int, seed: int, elapsed: flo
         "Settings: *homogeneous*: every case at 0.03; *systematic*: 16 cases at 0.002, 4 at "
         "0.99; *mixed*: 12 at 0.005, 4 flaky at 0.05, 0.1, 0.2, 0.35, 4 at 0.97; *Beta*: each "
         "data set's 20 rates drawn from Beta(0.6, 19.4) (mean 0.03); *runs vary*: every "
-        "case's log-odds shift by 0.5 z in each run (z standard normal).",
+        "case's log-odds shift by sigma z in each run (z standard normal).",
         "",
         "| setting | runs | over budget | detection | oracle | cases chosen | time (s) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for s, oracle_det in rows:
         over = " / ".join(f"{s.gates[g].over}/{s.reps}" for g in ("count", "cases", "check"))
-        det = " / ".join(f"{s.gates[g].detection / s.reps:.3f}" for g in ("count", "cases", "check"))
+        det = " / ".join(
+            f"{s.gates[g].detection / s.reps:.3f}" for g in ("count", "cases", "check")
+        )
         lines.append(
             f"| {s.name} | {s.runs} | {over} | {det} | {oracle_det:.3f} | "
             f"{s.chose_cases / s.reps:.2f} | {float(np.median(s.seconds)):.2f} |"
         )
-    worst = {
-        g: max(s.gates[g].over / s.reps for s, _ in rows) for g in ("count", "cases", "check")
-    }
+    worst = {g: max(s.gates[g].over / s.reps for s, _ in rows) for g in ("count", "cases", "check")}
     worst40 = {
         g: max(s.gates[g].over / s.reps for s, _ in rows if s.runs >= 40)
         for g in ("count", "cases", "check")
@@ -281,9 +286,10 @@ def main() -> None:
     for (setting, beta), stream in zip(grid, streams, strict=True):
         oracle_det = study(setting, reps, np.random.default_rng(stream), beta)
         rows.append((setting, oracle_det))
+        names = ("count", "cases", "check")
         print(f"{setting.name} runs {setting.runs}: over "
-              f"{[setting.gates[g].over for g in ('count', 'cases', 'check')]}, detection "
-              f"{[round(setting.gates[g].detection / reps, 3) for g in ('count', 'cases', 'check')]}"
+              f"{[setting.gates[g].over for g in names]}, detection "
+              f"{[round(setting.gates[g].detection / reps, 3) for g in names]}"
               f", oracle {oracle_det:.3f}", flush=True)  # fmt: skip
     text = render(rows, reps, args.seed, time.perf_counter() - start)
     root = Path(__file__).resolve().parent.parent

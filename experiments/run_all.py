@@ -33,6 +33,7 @@ SCRIPTS = [
     "readme_blocks.py",
     "calibrate_coverage.py",
     "recommend_coverage.py",
+    "case_gate_coverage.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
     "many_gates_accuracy.py",
@@ -48,6 +49,7 @@ SCRIPTS = [
 #: The long studies --skip-benchmark leaves out with the benchmarks (minutes each).
 STUDIES = (
     "recommend_coverage.py",
+    "case_gate_coverage.py",
     "compare_size.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",

@@ -202,9 +202,7 @@ def _chosen_lines(rec: Recommendation, fmt: str) -> list[str]:
             if need is not None:
                 fails = "fails" if need == 1 else "fail"
                 lines.append(f"  {plural(need, 'stable case')} failing alone {fails} the build")
-            dets = ", ".join(
-                f"{k}: {format_probability(d)}" for k, d in gate.detections
-            )
+            dets = ", ".join(f"{k}: {format_probability(d)}" for k, d in gate.detections)
             lines.append(f"  detection of a regression of k stable cases (k: detection): {dets}")
             if rec.case_detection is not None:
                 lines.append(
@@ -278,9 +276,7 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         if rec.plans is not None:
             for plan, policy in zip(rec.plans.plans, rec.plans.policies, strict=True):
                 if systematic and policy.majority > 1:
-                    lines.append(
-                        f"  {policy.describe()}: no help, the noise is mostly systematic"
-                    )
+                    lines.append(f"  {policy.describe()}: no help, the noise is mostly systematic")
                 elif plan is None:
                     lines.append(
                         f"  {policy.describe()}: no suite up to {rec.plans.max_cases} cases"

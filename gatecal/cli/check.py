@@ -185,10 +185,11 @@ def check(
     result, and each failing case with its record ("failed 0 of 30 known-good runs"), how
     surprising its failure is, and whether it is new, flaky or systematic (a judge error
     or a broken test, no evidence). A --gate-from gate that falls short of its detection
-    target still decides and states the shortfall (--require-targets makes it fail). A baseline case missing from the current run (or one of its checks),
-    more errors than --max-errors, an empty run or a gate that cannot fail is incomplete
-    evidence: exit 1, naming what is missing. Several current runs need --policy; bad or
-    ambiguous input is exit 2.
+    target still decides and states the shortfall (--require-targets makes it fail). A
+    baseline case missing from the current run (or one of its checks), more errors than
+    --max-errors, an empty run or a gate that cannot fail is incomplete evidence: exit 1,
+    naming what is missing. Several current runs need --policy; bad or ambiguous input is
+    exit 2.
 
     Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
     """

@@ -631,6 +631,8 @@ class _Session:
         cases = list(dict.fromkeys(self.gated.values()))
         n = len(cases)
         k_min = None
+        if n and getattr(gate, "kind", "count") == "cases":
+            return _case_decision(gate, cases, outcome, reasons, self.failed, self.gated)
         if n and hasattr(gate, "false_alarms"):
             if gate.cases != n:
                 reasons.append(
@@ -715,6 +717,58 @@ class _Session:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.decision is not None and not self.is_worker:
             terminalreporter.write_line(self.decision.line)
+
+
+def _case_decision(
+    gate: Any,
+    cases: list[str],
+    outcome: dict[str, bool],
+    reasons: list[str],
+    failed: Any,
+    gated: dict[str, str],
+) -> _Decision:
+    """The case-aware gate of a gate file on this session: the failing cases' weights
+    (matched by the names recommend gave the cases) against its threshold."""
+    from gatecal.readers._model import short_names
+
+    short = short_names(cases)
+    units: dict[str, int] = dict(zip(gate.case_names, gate.units, strict=True))
+    unknown = [c for c in cases if c not in units and short[c] not in units]
+    if gate.cases != len(cases) or unknown:
+        reasons.append(
+            f"{gate.source} calibrates a case-aware gate for {gate.cases} cases and this "
+            f"session gates {len(cases)}"
+            + (f" ({len(unknown)} unknown to it: {_names(unknown)})" if unknown else "")
+            + ": rerun gatecal recommend"
+        )
+    unmarked = sorted(f for f in failed if f not in gated)
+    tail = ""
+    if unmarked:
+        tail = f"; {len(unmarked)} unmarked test(s) failed, never tolerated: {_names(unmarked)}"
+    if reasons:
+        return _Decision(
+            "incomplete",
+            f"gatecal: gate INCOMPLETE, exit 1: incomplete evidence never passes: "
+            f"{'; '.join(reasons)}{tail}",
+            1,
+        )
+    failing = [c for c in cases if outcome.get(c) is False]
+    score = sum(int(units.get(c, units.get(short[c], 0))) for c in failing)
+    p = 1.0 if score <= 0 else gate.tail[min(score, len(gate.tail) - 1)]
+    rule = (
+        f"case-aware: fail when the failing cases weigh {gate.threshold * gate.unit:.2f}; "
+        f"they weigh {score * gate.unit:.2f}, p = {p:.4g} under the baseline's records"
+    )
+    shown = f"; failing: {_names(failing, short=True)}" if failing else ""
+    short_of = f"; shortfall: {gate.shortfall}" if gate.shortfall else ""
+    if score < gate.threshold:
+        status = 1 if unmarked else 0
+        return _Decision(
+            "pass",
+            f"gatecal: gate PASSED ({rule}), exit {status}{shown}{short_of}{tail}",
+            status,
+        )
+    return _Decision("fail", f"gatecal: gate FAILED ({rule}), exit 1{shown}{short_of}{tail}", 1)
 
 
 def _plugin_sequential() -> Any:

@@ -255,7 +255,6 @@ class GateCheck:
             "p_value": self.p_value,
             "new_failures": self.new_failures,
             "known_flaky": self.known_flaky,
-
             "errors": len(self.error_cases),
             "baseline_errors": self.baseline_errors,
             "exit_code": self.exit_code,
@@ -468,9 +467,14 @@ def _case_rule(
             raise ParameterError(
                 "policy", "must be single with the case-aware gate", _policy_text(chosen)
             )
-    elif gate is not None or case_gate is None or not single:
-        return None
-    elif rec.case_spread is None or not rec.case_spread.heterogeneous or not case_gate.can_fail:
+    elif (
+        gate is not None
+        or case_gate is None
+        or not single
+        or rec.case_spread is None
+        or not rec.case_spread.heterogeneous
+        or not case_gate.can_fail
+    ):
         return None
     assert case_gate is not None
     source = (
@@ -563,8 +567,7 @@ def check_gate(
         fas = []
         k_min, gate_text, source = 0, rule.text, rule.source
         words = (
-            f"fail when the failing cases' weights sum to {rule.threshold * rule.unit:.2f} "
-            "or more"
+            f"fail when the failing cases' weights sum to {rule.threshold * rule.unit:.2f} or more"
         )
         shortfall = rule.shortfall
 

@@ -27,16 +27,22 @@ runs may vary together: each run's rates are mixed through the probit run effect
 ``P_healthy(S >= threshold)`` is bounded from above by its largest value over the
 known-good runs' uncertainty: over the (spread, mean) set of the case spread's
 likelihood (at each spread its largest mean: every case's predictive rate, hence the tail
-of ``S``, rises with the mean) and over run correlations 0, half and all of the run
-effect's one-sided bound. The threshold is the smallest whose bound is within the
-budget. The predictive rates make this the posterior mean of the false alarm at each
-(spread, mean), under the model "cases' rates are drawn from a Beta": a bound on the
-false alarm a data set's gate has *in truth* is not what this computes, so the guarantee
-is the coverage study's (``experiments/case_gate_coverage.py``): the share of data sets
-over budget in truth, measured where it was measured. Where it stops: suites whose
-cases' rates are far from any Beta (a few flaky cases among exact zeros are within it,
-the study's settings), run effects that are not one shared shift of every case's
-probit, and the run effect fitted with the rates held at their estimate.
+of ``S``, rises with the mean; a case never below its own record's rate, a systematic
+case failing every run), over run correlations 0 and the estimate (0, half and all of
+its one-sided bound when the runs show a correlation: :data:`RUN_RULE`), and the 99%
+quantile of the false alarm over posterior draws of every case's rate. The threshold is
+the smallest whose bound is within the budget.
+
+**What it guarantees.** The predictive rates make the first part the posterior mean of
+the false alarm at each (spread, mean) under the model "cases' rates are drawn from a
+Beta", and the draws its posterior 99% quantile at the fitted one: neither is a bound
+on the false alarm a data set's gate has *in truth*, so the guarantee is the coverage
+study's (``experiments/case_gate_coverage.py``, ``reports/case-gate-coverage.md``): the
+share of data sets over budget in truth, where it was measured. Where it stops: strong
+run-to-run correlation (a logit run effect of sigma 1, 60 runs: over the 1% target);
+suites whose rates are far from the study's (a Beta, or stable, flaky and systematic
+groups); run effects that are not one shared shift of every case; the run effect fitted
+with the rates held at their estimate.
 """
 
 from __future__ import annotations
@@ -65,7 +71,7 @@ _REGION_POINTS = 12
 _NODES = 20
 #: Posterior draws of every case's rate, and the quantile of the false alarm over them
 #: that the bound also covers (seeded: the same runs give the same gate).
-DRAWS, QUANTILE, DRAW_SEED = 60, 0.95, 20261205
+DRAWS, QUANTILE, DRAW_SEED = 100, 0.99, 20261205
 #: Gauss-Hermite nodes over the run effect for each draw.
 _DRAW_NODES = 10
 #: Above this many cases recommend and check keep the count gate (the convolution costs
@@ -231,9 +237,7 @@ def weighted_tails(rows: Floats, units: npt.NDArray[np.int64]) -> Floats:
     return np.minimum(tail, 1.0)
 
 
-def _mixed_tails(
-    rates: Floats, units: npt.NDArray[np.int64], rhos: Sequence[float]
-) -> Floats:
+def _mixed_tails(rates: Floats, units: npt.NDArray[np.int64], rhos: Sequence[float]) -> Floats:
     """Tails of S with the probit run effect mixed in, one row per run correlation."""
     x, w = gh_rule(_NODES)
     out = []
@@ -256,8 +260,20 @@ def _region_points(spread: CaseSpread, points: int) -> list[tuple[float, float, 
     return [region[j] for j in sorted(keep)]
 
 
+#: How the run correlation enters the bound: "tested" (0 and its estimate; 0 to its
+#: one-sided bound when the test of none rejects at 0.05), or "bound" (0 to its bound
+#: always). With rare failures the runs cannot bound the correlation (its bound is the
+#: grid's top, 0.95) and "bound" made a 2-case regression need a third failure in 1 of 4
+#: data sets of 30 runs of the systematic suite (detection 0.81 against 0.97, 30 data
+#: sets each, experiments/case_gate_coverage.py's settings); the study's runs-vary rows
+#: measure what "tested" costs in false alarms.
+RUN_RULE = "tested"
+
+
 def _rhos(spread: CaseSpread) -> list[float]:
     top = spread.run_icc_top
+    if RUN_RULE == "tested" and spread.run_p_value >= 0.05:
+        top = spread.run_icc
     return [0.0] if top <= 0 else [0.0, top / 2, top]
 
 

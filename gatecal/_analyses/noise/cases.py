@@ -256,8 +256,9 @@ class CaseSpread:
             )
         return (
             f"no evidence that whole runs differ beyond each case's own rate (test p = "
-            f"{_p(self.run_p_value)}); the gate allows a run correlation up to "
-            f"{self.run_icc_top:.3f} (one-sided {level})"
+            f"{_p(self.run_p_value)}): the case-aware gate takes the estimate, run "
+            f"correlation {self.run_icc:.3f} (the runs cannot rule out up to "
+            f"{self.run_icc_top:.3f} at one-sided {level})"
         )
 
     def advice(self) -> str | None:
@@ -389,7 +390,6 @@ def case_spread(
     level : float
         One-sided level of the (spread, mean) region and of the run correlation's bound.
     """
-    from scipy import optimize
     from scipy.special import betainc
 
     y = np.asarray(outcome, dtype=np.int8)
@@ -525,7 +525,9 @@ def run_rates(rates: Floats, rho: float, v: Floats) -> Floats:
     )
 
 
-def _run_effect(y: npt.NDArray[np.int8], rates: Floats, cutoff: float) -> tuple[float, float, float]:
+def _run_effect(
+    y: npt.NDArray[np.int8], rates: Floats, cutoff: float
+) -> tuple[float, float, float]:
     """(rho, its upper bound at `cutoff`, the LR test's p) of the probit run effect given
     each case's rate, by profile likelihood over :data:`_RHO_GRID` (refined at the top)."""
     from scipy import optimize

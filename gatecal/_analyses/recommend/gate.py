@@ -13,13 +13,13 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import GATE_LEVEL, NoiseBounds, noise_bounds
-from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.noise.casegate import (
     CASE_GATE_MAX_CASES,
     CaseGate,
     case_gate,
     measured_detection,
 )
+from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.noise.overdispersion import (
     ICC_MAX,
     Overdispersion,
@@ -40,13 +40,13 @@ from gatecal.readers import RunsData
 
 __all__ = [
     "CI_METHODS",
-    "CaseGate",
-    "CaseSpread",
-    "ChosenGate",
     "GATE_LEVEL",
     "ICC_MAX",
     "PLAN_MAX_CASES",
+    "CaseGate",
     "CaseNoise",
+    "CaseSpread",
+    "ChosenGate",
     "MoreRuns",
     "NoiseBounds",
     "Overdispersion",
@@ -645,9 +645,7 @@ def _choose(
 ) -> ChosenGate:
     """The gate to write: the case-aware gate when cases differ and it can fail a build,
     else the count gate (the strictest within budget), with its shortfall if any."""
-    use_cases = (
-        spread is not None and gate is not None and spread.heterogeneous and gate.can_fail
-    )
+    use_cases = spread is not None and gate is not None and spread.heterogeneous and gate.can_fail
     if use_cases and gate is not None:
         det = 0.0 if case_detection is None else case_detection
         kind, k, fa = "cases", None, gate.false_alarm
@@ -664,7 +662,7 @@ def _choose(
                 "no gate keeps the false alarm within the budget: add cases or known-good runs"
             ),
         )
-    if kind == "count" and recommended is not None or kind == "cases" and det >= power:
+    if (kind == "count" and recommended is not None) or (kind == "cases" and det >= power):
         return ChosenGate(
             kind=kind, k_min=k, false_alarm=fa, detection=det, meets_targets=True, shortfall=None
         )
