@@ -186,7 +186,7 @@ def test_gate_from_a_recommendation_quotes_the_p_value(suite, tmp_path):
 def test_gate_from_a_case_aware_gate_weighs_each_failing_case(suite, tmp_path):
     # a..d never failed in the known-good runs (50 units each), e and f always (1 unit)
     units = {"a": 50, "b": 50, "c": 50, "d": 50, "e": 1, "f": 1}
-    tail = [1.0] * 3 + [0.2] * 48 + [0.01] * 152 + [0.0]  # P(S >= c), c = 0..203
+    tail = [1.0] * 3 + [0.2] * 47 + [0.01] * 153 + [0.0]  # P(S >= c), c = 0..203
     rows = [{"case": c, "failures": 30 if u == 1 else 0, "runs": 30, "rate": 0.5,
              "kind": "systematic" if u == 1 else "stable", "units": u}
             for c, u in units.items()]  # fmt: skip
@@ -194,7 +194,7 @@ def test_gate_from_a_case_aware_gate_weighs_each_failing_case(suite, tmp_path):
            "case_order": list(units), "failures_per_run": [2, 2, 2],
            "targets": {"false_alarm": 0.05, "detection": 0.95}, "recommended": None,
            "gate": {"kind": "cases", "meets_targets": True, "shortfall": None},
-           "case_gate": {"cases": rows, "tail": tail, "threshold": 51, "unit": 0.05}}  # fmt: skip
+           "case_gate": {"cases": rows, "tail": tail, "threshold": 50, "unit": 0.05}}  # fmt: skip
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(rec))
     result = run(suite, "--gatecal-gate-from", str(path), fail="e,f")

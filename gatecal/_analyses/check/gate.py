@@ -460,8 +460,13 @@ def _case_rule(
     asked = isinstance(gate, str) and gate.strip().lower() == "cases"
     if asked:
         if case_gate is None:
+            from gatecal._analyses.noise.casegate import CASE_GATE_MAX_CASES
+
             raise ParameterError(
-                "gate", "needs a baseline of at most 2000 cases (the case-aware gate)", gate
+                "gate",
+                f"needs a baseline of at most {CASE_GATE_MAX_CASES} cases (the case-aware "
+                f"gate; this one has {rec.cases})",
+                gate,
             )
         if not single:
             raise ParameterError(
@@ -686,8 +691,8 @@ def check_gate(
     )
 
 
-#: The split of failing cases when the baseline is not measured case by case (over
-#: 2000 cases): a failing case whose baseline rate is at most this is a new failure.
+#: The split of failing cases when the baseline is not measured case by case (above
+#: CASE_GATE_MAX_CASES cases): a failing case whose baseline rate is at most this is a new failure.
 FLAKY_RATE = 0.02
 
 

@@ -75,8 +75,8 @@ DRAWS, QUANTILE, DRAW_SEED = 100, 0.99, 20261205
 #: Gauss-Hermite nodes over the run effect for each draw.
 _DRAW_NODES = 10
 #: Above this many cases recommend and check keep the count gate (the convolution costs
-#: cases x bins per row of the bound).
-CASE_GATE_MAX_CASES = 2000
+#: cases x bins per row of the bound: 0.4 s at 300 cases, 9.5 s at 1,000, measured).
+CASE_GATE_MAX_CASES = 300
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -319,6 +319,7 @@ def case_gate(
         tail = np.maximum(tail, mixed.max(axis=0))
     if draws:
         tail = np.maximum(tail, _posterior_quantile(spread, u, rhos, draws, quantile))
+    tail = np.minimum(tail, 1.0)  # a mixture's sum may pass 1 by rounding
     tail[0] = 1.0
     # a mixture's columns are summed in whatever order the BLAS picks: made non-increasing
     # to the last bit as a tail must be by raising (each value the largest after it)

@@ -109,15 +109,16 @@ def test_temperature_0_8_calls_no_majority_wrong_case_systematic():
     assert not spread.systematic and not spread.mostly_systematic and spread.advice() is None
 
 
-def test_the_case_gate_on_temperature_0_catches_one_stable_failure_not_the_systematic_ones():
+def test_the_case_gate_on_temperature_0_catches_two_stable_failures_not_the_systematic_ones():
     spread = _spread(T0)
     gate = case_gate(spread, false_alarm=0.05)
-    assert gate.false_alarm <= 0.05 and gate.stable_needed() == 1
+    assert gate.false_alarm <= 0.05 and gate.stable_needed() == 2
     systematic = [k == "systematic" for k in gate.kinds]
     assert gate.score(systematic) < gate.threshold  # all four failing: no evidence
-    one_stable = list(systematic)
-    one_stable[gate.kinds.index("stable")] = True
-    assert gate.score(one_stable) >= gate.threshold
+    stable = [i for i, k in enumerate(gate.kinds) if k == "stable"]
+    one, two = list(systematic), list(systematic)
+    one[stable[0]] = two[stable[0]] = two[stable[1]] = True
+    assert gate.score(one) < gate.threshold <= gate.score(two)
     assert gate.detection(2) == 1.0
     data = gatecal.read_runs([T0 / "healthy.jsonl"], [T0 / "regressed.jsonl"])
     rec = gatecal.recommend_gate(data)
