@@ -191,7 +191,13 @@ def _chosen_lines(rec: Recommendation, fmt: str) -> list[str]:
     """The case-aware gate and the gate recommend writes (always one, with any shortfall)."""
     gate, chosen = rec.case_gate, rec.chosen
     lines: list[str] = []
-    if gate is not None:
+    if gate is not None and not gate.can_fail:
+        lines += [
+            "",
+            "case-aware gate: none within the false-alarm budget (even every case failing "
+            "stays within what the known-good runs allow)",
+        ]
+    elif gate is not None:
         lines += ["", f"case-aware gate: {gate.describe()}"]
         if gate.can_fail:
             lines.append(

@@ -153,17 +153,16 @@ class CaseGate:
 
     def describe(self) -> str:
         """The gate in words."""
+        stable = [u for u, k in zip(self.units, self.kinds, strict=True) if k == "stable"]
+        weighs = (
+            f"a case that never failed weighs {min(stable) * self.unit:.2f}, "
+            if stable
+            else "the least flaky case weighs most, "
+        )
         return (
             f"fail when the failing cases' weights sum to {self.threshold * self.unit:.2f} or "
-            f"more ({self.threshold} units of {self.unit:g}; a case that never failed weighs "
-            f"{self._stable_weight()}, a systematic one about 0)"
+            f"more ({self.threshold} units of {self.unit:g}; {weighs}a systematic one about 0)"
         )
-
-    def _stable_weight(self) -> str:
-        stable = [u for u, k in zip(self.units, self.kinds, strict=True) if k == "stable"]
-        if not stable:
-            return "most"
-        return f"{min(stable) * self.unit:.2f}"
 
     def stable_needed(self) -> int | None:
         """How many stable cases failing alone fail the build (None if no number does)."""
