@@ -35,13 +35,13 @@ from ._analyses.check.sequential import (
 )
 from ._analyses.compare.builds import (
     CaseChange as CaseChange,
-    CompareOC as CompareOC,
     Comparison as Comparison,
     compare_builds as compare_builds,
     compare_matrices as compare_matrices,
 )
 from ._analyses.compare.oc import (
     CompareDesign as CompareDesign,
+    CompareOC as CompareOC,
     compare_oc as compare_oc,
     plan_compare as plan_compare,
 )

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._analyses.compare.oc import CompareOC, _choose_test, _operating
 from gatecal._analyses.compare.paired import (
     Matrix,
     _decide,
@@ -69,7 +70,6 @@ __all__ = [
     "COMPARE_TESTS",
     "MULTIPLICITY",
     "CaseChange",
-    "CompareOC",
     "Comparison",
     "compare_builds",
     "compare_matrices",
@@ -112,30 +112,6 @@ class CaseChange:
             "adjusted": self.adjusted,
             "direction": self.direction,
             "flagged": self.flagged,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompareOC:
-    """The comparison's own false alarm and detection at one noise point (rate, icc)."""
-
-    point: str
-    rate: float
-    icc: float
-    false_alarm: float
-    false_alarm_se: float
-    detection: float
-    detection_se: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "point": self.point,
-            "rate": self.rate,
-            "icc": self.icc,
-            "false_alarm": self.false_alarm,
-            "false_alarm_se": self.false_alarm_se,
-            "detection": self.detection,
-            "detection_se": self.detection_se,
         }
 
 
@@ -266,16 +242,6 @@ def _check_matrix(name: str, value: Any, cases: int | None) -> Matrix:
     return arr.astype(np.int8)
 
 
-def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
-    if test == "auto":
-        return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
-    if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
-        raise ParameterError(
-            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
-        )
-    return test
-
-
 def compare_matrices(
     baseline: npt.ArrayLike,
     candidate: npt.ArrayLike,
@@ -379,8 +345,6 @@ def compare_matrices(
     failing = reg.failing(n)
     operating: tuple[CompareOC, ...] = ()
     if samples and 1 <= failing <= n:
-        from gatecal._analyses.compare.oc import _operating
-
         operating = _operating(
             base,
             n,

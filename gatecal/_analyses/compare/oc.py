@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from gatecal._analyses.compare.builds import CompareOC, _choose_test
 from gatecal._analyses.compare.paired import Matrix, _decide
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
@@ -19,13 +18,49 @@ from gatecal._common.validate import (
 )
 from gatecal._model.regression import Regression, parse_regression
 
-# -- the comparison's own operating characteristic ------------------------------------------
-
 __all__ = [
     "CompareDesign",
+    "CompareOC",
     "compare_oc",
     "plan_compare",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompareOC:
+    """The comparison's own false alarm and detection at one noise point (rate, icc)."""
+
+    point: str
+    rate: float
+    icc: float
+    false_alarm: float
+    false_alarm_se: float
+    detection: float
+    detection_se: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "point": self.point,
+            "rate": self.rate,
+            "icc": self.icc,
+            "false_alarm": self.false_alarm,
+            "false_alarm_se": self.false_alarm_se,
+            "detection": self.detection,
+            "detection_se": self.detection_se,
+        }
+
+
+def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
+    if test == "auto":
+        return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
+    if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
+        raise ParameterError(
+            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
+        )
+    return test
+
+
+# -- the comparison's own operating characteristic ------------------------------------------
 
 
 def _draw_runs(
