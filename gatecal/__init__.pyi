@@ -63,6 +63,9 @@ from ._analyses.plan.suite import (
     cases_needed as cases_needed,
     plan_suite as plan_suite,
 )
+from ._analyses.policies.compare import compare_policies as compare_policies
+from ._analyses.policies.exact import policy_rates as policy_rates
+from ._analyses.policies.parse import parse_policy as parse_policy
 from ._analyses.policies.rules import (
     Policy as Policy,
     PolicyComparisonRow as PolicyComparisonRow,
@@ -70,11 +73,7 @@ from ._analyses.policies.rules import (
     PolicyReport as PolicyReport,
     PolicyRow as PolicyRow,
     PolicySample as PolicySample,
-    compare_policies as compare_policies,
     majority_pass as majority_pass,
-    parse_policy as parse_policy,
-    policy_rates as policy_rates,
-    simulate_policy as simulate_policy,
 )
 from ._analyses.policies.sequential import (
     SequentialComparisonRow as SequentialComparisonRow,
@@ -85,6 +84,7 @@ from ._analyses.policies.sequential import (
     sequential_rows as sequential_rows,
     simulate_sequential as simulate_sequential,
 )
+from ._analyses.policies.simulate import simulate_policy as simulate_policy
 from ._analyses.recommend.gate import (
     CaseNoise as CaseNoise,
     Recommendation as Recommendation,

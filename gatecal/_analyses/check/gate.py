@@ -283,7 +283,7 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
     if policy == _single():
         return [fa for fa, _ in rec.table]  # exactly what recommend says
     from gatecal._analyses.noise.bounds import noise_bounds
-    from gatecal._analyses.policies.rules import policy_rates
+    from gatecal._analyses.policies.exact import policy_rates
     from gatecal._model.suite import JudgeNoise, Suite
 
     failures, observed = _baseline_counts(baseline, rec)
@@ -307,7 +307,8 @@ def _single() -> Policy:
 
 
 def parse_check_policy(policy: Policy | str | None) -> Policy:
-    from gatecal._analyses.policies.rules import Policy, parse_policy
+    from gatecal._analyses.policies.parse import parse_policy
+    from gatecal._analyses.policies.rules import Policy
 
     if policy is None:
         return Policy()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -168,6 +168,7 @@ class SequentialPolicy(Policy):
         The targets its boundaries are searched for, against the suite's regressed build.
     """
 
+    sequential: ClassVar[bool] = True
     design: str = "sprt"
     looks: int = 5
     false_alarm: float = 0.05

@@ -31,7 +31,8 @@ import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.noise.tails import _below
-from gatecal._analyses.policies.rules import Policy, parse_policy
+from gatecal._analyses.policies.parse import parse_policy
+from gatecal._analyses.policies.rules import Policy
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, parse_regression

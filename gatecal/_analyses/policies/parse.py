@@ -1,0 +1,75 @@
+"""Policies from their spellings: the switch between the rules and the sequential gates."""
+
+from __future__ import annotations
+
+from gatecal._analyses.policies.rules import Policy
+from gatecal._analyses.policies.sequential import parse_sequential
+from gatecal._common.validate import ParameterError
+
+__all__ = ["parse_policy"]
+
+
+_POLICY_HELP = (
+    "single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, rerun-failing-R, rerun-R, "
+    "or several joined by '+' (majority-3+rerun-1); or one sequential gate: sprt-MAX, "
+    "pocock-LOOKS, obf-LOOKS, evalue-MAX"
+)
+
+
+def parse_policy(
+    text: str,
+    *,
+    tie: str = "fail",
+    call_icc: float = 0.0,
+    retry_rate: str = "shared",
+    false_alarm: float = 0.05,
+    detection: float = 0.8,
+) -> Policy:
+    """Read a policy: ``single``, ``majority-3``, ``repeat-2-of-3``, ``pass^3`` (all of 3
+    repeats: ``repeat-3-of-3``), ``pass@3`` (any of 3: ``repeat-1-of-3``),
+    ``confirm-2`` (a failing call asked twice more, majority decides), ``rerun-failing-1``,
+    ``rerun-1``, or several joined by ``+`` (`retry_rate`: see :class:`Policy`); or one
+    sequential gate
+    (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
+    boundaries are searched for `false_alarm` and `detection`)."""
+    parts = [part.strip() for part in str(text).strip().lower().split("+")]
+    sequential = [
+        parse_sequential(part, false_alarm=false_alarm, detection=detection) for part in parts
+    ]
+    if any(sequential):
+        if len(parts) > 1:
+            rule = (
+                "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) combines "
+                "with no other"
+            )
+            raise ParameterError("policy", rule, text)
+        found = sequential[0]
+        assert found is not None
+        return found
+    fields: dict[str, int] = {}
+    for part in parts:
+        if part == "single":
+            continue
+        pieces = part.split("-")
+        try:
+            if part.startswith(("pass^", "pass@")) and len(pieces) == 1:
+                count = int(part[5:])  # pass^K: all K repeats pass; pass@K: any of K
+                fields["repeat"], fields["need"] = count, count if part[4] == "^" else 1
+            elif pieces[0] == "confirm" and len(pieces) == 2:
+                fields["confirm"] = int(pieces[1])
+            elif pieces[0] == "majority" and len(pieces) == 2:
+                fields["majority"] = int(pieces[1])
+            elif pieces[:2] == ["rerun", "failing"] and len(pieces) == 3:
+                fields["rerun_failing"] = int(pieces[2])
+            elif pieces[0] == "rerun" and len(pieces) == 2:
+                fields["rerun"] = int(pieces[1])
+            elif pieces[0] == "repeat" and len(pieces) == 4 and pieces[2] == "of":
+                fields["need"], fields["repeat"] = int(pieces[1]), int(pieces[3])
+            else:
+                raise ValueError(part)
+        except ValueError:
+            raise ParameterError("policy", f"must be {_POLICY_HELP}", text) from None
+    try:
+        return Policy(tie=tie, call_icc=call_icc, retry_rate=retry_rate, **fields)  # type: ignore[arg-type]
+    except ParameterError as exc:
+        raise ParameterError("policy", f"{exc.name} {exc.rule}", text) from None
