@@ -3,7 +3,6 @@ from the module named here (lazy_loader.attach_stub), and type checkers read the
 
 from ._analyses.calibrate.correct import (
     CORRECTION_METHODS as CORRECTION_METHODS,
-    TOO_WIDE as TOO_WIDE,
     CorrectedRate as CorrectedRate,
     correct_pass_rate as correct_pass_rate,
     corrected_intervals as corrected_intervals,
@@ -20,14 +19,9 @@ from ._analyses.calibrate.judge import (
     plan_labels as plan_labels,
 )
 from ._analyses.check.gate import (
-    CHECK_POLICIES as CHECK_POLICIES,
     FailingCase as FailingCase,
     GateCheck as GateCheck,
-    RecommendedGate as RecommendedGate,
     check_gate as check_gate,
-    load_recommended_gate as load_recommended_gate,
-    parse_check_policy as parse_check_policy,
-    recommended_gate_from as recommended_gate_from,
 )
 from ._analyses.check.sequential import (
     SequentialCheck as SequentialCheck,
@@ -49,6 +43,10 @@ from ._analyses.noise.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,
 )
+from ._analyses.plan._search import (
+    SuitePlan as SuitePlan,
+    SuitePlans as SuitePlans,
+)
 from ._analyses.plan.baseline import (
     BaselineRuns as BaselineRuns,
     baseline_runs as baseline_runs,
@@ -58,14 +56,15 @@ from ._analyses.plan.sequential import (
     plan_sequential as plan_sequential,
 )
 from ._analyses.plan.suite import (
-    SuitePlan as SuitePlan,
-    SuitePlans as SuitePlans,
     cases_needed as cases_needed,
     plan_suite as plan_suite,
 )
 from ._analyses.policies.compare import compare_policies as compare_policies
 from ._analyses.policies.exact import policy_rates as policy_rates
-from ._analyses.policies.parse import parse_policy as parse_policy
+from ._analyses.policies.parse import (
+    parse_check_policy as parse_check_policy,
+    parse_policy as parse_policy,
+)
 from ._analyses.policies.rules import (
     Policy as Policy,
     PolicyComparisonRow as PolicyComparisonRow,
@@ -97,7 +96,6 @@ from ._analyses.recommend.policy import (
 )
 from ._analyses.sequential.designs import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
-    SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,
     SequentialBoundary as SequentialBoundary,
     SequentialDesign as SequentialDesign,
     SequentialGate as SequentialGate,
@@ -155,10 +153,13 @@ from ._engines.exact import (
     pass_count_pmfs as pass_count_pmfs,
 )
 from ._engines.montecarlo import (
-    CHUNK_VERDICTS as CHUNK_VERDICTS,
-    SKIP_BELOW as SKIP_BELOW,
     PassCountSample as PassCountSample,
     simulate_pass_counts as simulate_pass_counts,
+)
+from ._model.gatefile import (
+    RecommendedGate as RecommendedGate,
+    load_recommended_gate as load_recommended_gate,
+    recommended_gate_from as recommended_gate_from,
 )
 from ._model.gates import (
     Gate as Gate,
@@ -168,7 +169,6 @@ from ._model.gates import (
     parse_gates as parse_gates,
 )
 from ._model.regression import (
-    REGRESSION_HELP as REGRESSION_HELP,
     Regression as Regression,
     parse_regression as parse_regression,
 )

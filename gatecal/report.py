@@ -19,12 +19,13 @@ import numpy as np
 
 from gatecal import charts
 from gatecal._analyses.calibrate.judge import Calibration
-from gatecal._analyses.plan.suite import cases_needed, parse_regression
+from gatecal._analyses.plan.suite import cases_needed
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.simulate import SimulationReport
 from gatecal._common.tables import format_probability
 from gatecal._engines.exact import exact_pass_counts, false_alarm_grid, operating_table
 from gatecal._model.gates import strictest_within
+from gatecal._model.regression import parse_regression
 from gatecal._render.calibrate import render_calibration
 from gatecal._render.recommend import render_recommendation
 from gatecal._render.simulate import render

@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from gatecal._analyses.plan._search import SuitePlans
 from gatecal._analyses.plan.baseline import BaselineRuns
 from gatecal._analyses.plan.sequential import SequentialSuitePlan
-from gatecal._analyses.plan.suite import SuitePlans
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.tables import (
     FORMATS,

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._analyses.check.runs import (
     _NAMES,
-    CHECK_POLICIES,
     ERROR,
     FAIL,
     MISSING,
@@ -28,9 +27,10 @@ from gatecal._analyses.check.runs import (
     _expected_checks,
     _states,
 )
+from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
 from gatecal._common.tables import few
 from gatecal._common.validate import ParameterError, check_count, check_probability
-from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
+from gatecal._model.gatefile import RecommendedGate
 from gatecal._model.gates import Gate, parse_gate, strictest_within
 
 if TYPE_CHECKING:
@@ -45,16 +45,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_FORMAT",
-    "CHECK_POLICIES",
     "CHECK_VERSION",
     "DECISIONS",
     "FailingCase",
     "GateCheck",
-    "RecommendedGate",
     "check_gate",
-    "load_recommended_gate",
-    "parse_check_policy",
-    "recommended_gate_from",
 ]
 
 DECISIONS = ("pass", "fail", "incomplete")
@@ -304,36 +299,6 @@ def _single() -> Policy:
     from gatecal._analyses.policies.rules import Policy
 
     return Policy()
-
-
-def parse_check_policy(policy: Policy | str | None) -> Policy:
-    from gatecal._analyses.policies.parse import parse_policy
-    from gatecal._analyses.policies.rules import Policy
-
-    if policy is None:
-        return Policy()
-    chosen = parse_policy(policy) if isinstance(policy, str) else policy
-    _refuse_sequential(chosen, policy)
-    parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
-    if chosen.majority > 1 or sum(parts) > 1:
-        text = policy if isinstance(policy, str) else chosen.describe()
-        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
-    return chosen
-
-
-def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
-    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
-    confirm-on-fail re-asks inside a verdict, which no run file shows."""
-    from gatecal._analyses.policies.sequential import SequentialPolicy
-
-    if isinstance(chosen, SequentialPolicy):
-        text = given if isinstance(given, str) else chosen.text
-        raise ParameterError(
-            "policy", "is a sequential gate: decide it with check_sequential", text
-        )
-    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
-        text = given if isinstance(given, str) else chosen.describe()
-        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
 
 
 def _gate_file_policy(gate: object, policy: Policy | str | None) -> Policy | str | None:

@@ -27,14 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import noise_bounds
-from gatecal._analyses.plan.suite import (
-    SuitePlan,
-    SuitePlans,
-    healthy_pass_pmf,
-    is_sequential,
-)
-from gatecal._analyses.recommend.gate import PLAN_MAX_CASES, smallest_enough
+from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
+from gatecal._analyses.plan.suite import healthy_pass_pmf, is_sequential
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_probability
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]

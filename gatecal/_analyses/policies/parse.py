@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from gatecal._analyses.policies.rules import Policy
-from gatecal._analyses.policies.sequential import parse_sequential
+from gatecal._analyses.policies.sequential import SequentialPolicy, parse_sequential
 from gatecal._common.validate import ParameterError
 
-__all__ = ["parse_policy"]
+__all__ = ["CHECK_POLICIES", "parse_check_policy", "parse_policy"]
+
+#: The policies `check` can apply: each combines whole runs of the current build.
+CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
 
 
 _POLICY_HELP = (
@@ -73,3 +76,34 @@ def parse_policy(
         return Policy(tie=tie, call_icc=call_icc, retry_rate=retry_rate, **fields)  # type: ignore[arg-type]
     except ParameterError as exc:
         raise ParameterError("policy", f"{exc.name} {exc.rule}", text) from None
+
+
+def parse_check_policy(policy: Policy | str | None) -> Policy:
+    """The policy `check` applies to several current runs (None: one run, ``single``)."""
+    if policy is None:
+        return Policy()
+    chosen = parse_policy(policy) if isinstance(policy, str) else policy
+    _refuse_sequential(chosen, policy)
+    parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
+    if chosen.majority > 1 or sum(parts) > 1:
+        text = policy if isinstance(policy, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
+    return chosen
+
+
+def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
+    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
+    confirm-on-fail re-asks inside a verdict, which no run file shows."""
+    if isinstance(chosen, SequentialPolicy):
+        text = given if isinstance(given, str) else chosen.text
+        raise ParameterError(
+            "policy", "is a sequential gate: decide it with check_sequential", text
+        )
+    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
+        text = given if isinstance(given, str) else chosen.describe()
+        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
+
+
+#: The policies whose attempts are runs gatecal check can read (majority votes happen
+#: inside one verdict, so no run file shows them).
+CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -19,15 +18,17 @@ from gatecal._analyses.noise.overdispersion import (
     fit_overdispersion,
 )
 from gatecal._analyses.noise.tails import _below
-from gatecal._analyses.plan.suite import Regression, SuitePlan, SuitePlans, parse_regression
+from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.policies.rules import Policy
 from gatecal._common.bulk import collector_paused
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
+from gatecal._common.search import smallest_enough
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
 from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
+from gatecal._model.regression import Regression, parse_regression
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
 
@@ -35,7 +36,6 @@ __all__ = [
     "CI_METHODS",
     "GATE_LEVEL",
     "ICC_MAX",
-    "PLAN_MAX_CASES",
     "CaseNoise",
     "MoreRuns",
     "NoiseBounds",
@@ -294,9 +294,6 @@ class Recommendation:
             else None,
             "more_runs": self.more_runs.to_dict() if self.more_runs else None,
         }
-
-
-PLAN_MAX_CASES = 500
 
 
 def would_work(
@@ -711,19 +708,3 @@ def runs_for_gate(
     if not enough(len(f)) and not enough(limit):
         return None  # not even `limit` runs would: no search up to it (enough is monotone)
     return smallest_enough(enough, len(f), limit)
-
-
-def smallest_enough(enough: Callable[[int], bool], start: int, limit: int) -> int | None:
-    """The smallest count from `start` up to `limit` that is `enough` (of runs, of cases),
-    by doubling and then bisection (taking `enough` as monotone); None if `limit` is not."""
-    if enough(start):
-        return start
-    low, high = start, min(2 * start, limit)
-    while not enough(high):
-        if high >= limit:
-            return None
-        low, high = high, min(2 * high, limit)
-    while high - low > 1:  # enough(high), not enough(low)
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid, high)
-    return high

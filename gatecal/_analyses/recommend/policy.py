@@ -295,7 +295,7 @@ def _rule_text(policy: Policy) -> str:
 
 
 def _checkable(policy: Policy) -> bool:
-    from gatecal._analyses.check.gate import parse_check_policy
+    from gatecal._analyses.policies.parse import parse_check_policy
 
     try:
         parse_check_policy(policy)
