@@ -12,6 +12,7 @@ import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
+from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import read_runs
 from gatecal.cli._options import (
@@ -27,6 +28,7 @@ from gatecal.cli._options import (
     TargetOpt,
     formats,
     probability,
+    sequential_named,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
@@ -57,6 +59,7 @@ def _check_formats() -> tuple[str, ...]:
     return CHECK_FORMATS
 
 
+@sequential_named
 def check(
     paths: Annotated[
         list[str] | None,
@@ -115,10 +118,10 @@ def check(
             help="How several current runs combine, in the order "
             "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
             "p-value are that policy's. Or a sequential gate over the runs of one build so "
-            "far, sprt-MAX, pocock-LOOKS or obf-LOOKS (boundaries searched for --false-alarm, "
-            "--detection and --regression), or evalue-MAX (an anytime-valid e-process, "
-            "failing at e-value 1/--false-alarm; its exact false alarm quoted beside): exit "
-            "0 pass, 1 fail, 3 continue (run the build again and check all its runs).",
+            f"far, {spellings()} (evalue-MAX is an anytime-valid e-process, failing at "
+            "e-value 1/--false-alarm; the others' boundaries are searched for --false-alarm, "
+            "--detection and --regression): exit 0 pass, 1 fail, 3 continue (run the build "
+            "again and check all its runs).",
         ),
     ] = None,
     max_errors: Annotated[
@@ -165,7 +168,7 @@ def check(
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
-    With a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) the current files are
+    With a sequential --policy (SEQUENTIAL_GATES) the current files are
     the runs of one build so far, and exit 3 means continue: run it again. --detection
     (default 0.8) and --regression (default 1 case) are that gate's target and need
     such a policy.
@@ -203,9 +206,7 @@ def check(
         )
     if sequential is None and (detection is not None or regression is not None):
         given = "--detection" if detection is not None else "--regression"
-        raise CliError(
-            f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX)"
-        )
+        raise CliError(f"{given} needs a sequential --policy ({spellings()})")
     chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(

@@ -147,7 +147,8 @@ def _within_region(
     whole numbers); with the largest false alarm over the region. An e-value gate is
     built once at its nominal level (`false_alarm`) and its largest true false alarm
     over the region quoted."""
-    from gatecal._analyses.sequential.evalue import EVALUE, design_gate
+    from gatecal._analyses.sequential import design_gate
+    from gatecal._analyses.sequential.evalue import EVALUE
 
     budget = false_alarm
     for _ in range(12):

@@ -18,8 +18,8 @@ from gatecal._analyses.plan._search import (
     _suite_pmfs,
 )
 from gatecal._analyses.policies.rules import Policy
+from gatecal._analyses.sequential import design_gate
 from gatecal._analyses.sequential.designs import _SLACK, SequentialBoundary
-from gatecal._analyses.sequential.evalue import design_gate
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.sequential import SequentialPolicy

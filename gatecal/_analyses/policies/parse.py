@@ -5,6 +5,7 @@ from __future__ import annotations
 from gatecal._analyses.policies.rules import Policy
 from gatecal._analyses.policies.sequential import SequentialPolicy, parse_sequential
 from gatecal._common.validate import ParameterError
+from gatecal._model.sequential import spellings
 
 __all__ = ["CHECK_POLICIES", "parse_check_policy", "parse_policy"]
 
@@ -14,8 +15,7 @@ CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
 
 _POLICY_HELP = (
     "single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, rerun-failing-R, rerun-R, "
-    "or several joined by '+' (majority-3+rerun-1); or one sequential gate: sprt-MAX, "
-    "pocock-LOOKS, obf-LOOKS, evalue-MAX"
+    f"or several joined by '+' (majority-3+rerun-1); or one sequential gate: {spellings()}"
 )
 
 
@@ -41,10 +41,7 @@ def parse_policy(
     ]
     if any(sequential):
         if len(parts) > 1:
-            rule = (
-                "a sequential gate (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) combines "
-                "with no other"
-            )
+            rule = f"a sequential gate ({spellings()}) combines with no other"
             raise ParameterError("policy", rule, text)
         found = sequential[0]
         assert found is not None

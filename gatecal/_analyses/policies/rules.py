@@ -12,6 +12,7 @@ import numpy.typing as npt
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.gates import Gate
+from gatecal._model.sequential import spellings
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape
 
 __all__ = [
@@ -194,8 +195,8 @@ def refuse_sequential(policy: Policy, name: str = "policy") -> None:
     """Refuse a sequential gate where one attempt of a policy is computed."""
     if policy.sequential:
         rule = (
-            "must not name a sequential gate here (sprt-MAX, pocock-LOOKS, obf-LOOKS, "
-            "evalue-MAX are for policies, plan and check)"
+            f"must not name a sequential gate here ({spellings('and')} are for policies, plan "
+            "and check)"
             if name == "policies"
             else "is a sequential gate: see gatecal.sequential_gate"
         )

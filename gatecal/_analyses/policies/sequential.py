@@ -10,20 +10,20 @@ import numpy.typing as npt
 
 from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.sequential import design_names
 
 if TYPE_CHECKING:
     from gatecal._common.seeds import SeedLike
     from gatecal._model.suite import JudgeNoise, Suite
 
 from gatecal._analyses.sequential.designs import (
-    SEQUENTIAL_DESIGNS,
     SequentialBoundary,
     SequentialDesign,
     SequentialGate,
 )
 
 #: Every sequential rule a policy may name: the searched designs and the e-process.
-POLICY_DESIGNS = (*SEQUENTIAL_DESIGNS, "evalue")
+POLICY_DESIGNS = design_names()
 
 __all__ = [
     "SequentialComparisonRow",
@@ -61,7 +61,7 @@ def sequential_gate(
     exact pass-count pmfs of the suite's healthy and regressed builds under `noise` (with
     ``noise.icc``, the Beta mixture of one run: each run of the build draws its own flip
     rate)."""
-    from gatecal._analyses.sequential.evalue import design_gate
+    from gatecal._analyses.sequential import design_gate
 
     ph, pr = _run_pmfs(suite, noise)
     gate = design_gate(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
