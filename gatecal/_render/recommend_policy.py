@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.recommend.policy import PolicyRecommendation, RuleGate
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import FORMATS, csv_text, format_probability, table_lines
 from gatecal._common.validate import ParameterError
 from gatecal._render.recommend import render_recommendation
@@ -23,7 +22,7 @@ def render_policy_recommendation(
     carries ``policies`` (:meth:`PolicyRecommendation.to_dict`), the csv one row per rule,
     the table and markdown the recommendation followed by the rules and the choice."""
     if fmt == "json":
-        return json.dumps({**rec.to_dict(), "policies": rules.to_dict()}, indent=2) + "\n"
+        return json_document("recommend", {**rec.to_dict(), "policies": rules.to_dict()})
     if fmt == "csv":
         return csv_text(
             [

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 
 from gatecal._analyses.simulate import GateRow, SimulationReport
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import FORMATS, csv_text, format_probability, percent, plural
 from gatecal._common.validate import ParameterError
 from gatecal._model.suite import BUILDS
@@ -164,7 +164,7 @@ def _json(report: SimulationReport) -> str:
         for key, value in row.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"row value `{key}` is not finite (got {value!r})")
-    return json.dumps(data, indent=2) + "\n"
+    return json_document("simulate", data)
 
 
 def render(report: SimulationReport, fmt: str = "table") -> str:

@@ -28,6 +28,7 @@ from gatecal._analyses.check.runs import (
     _states,
 )
 from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
+from gatecal._common.contracts import CONTRACTS
 from gatecal._common.tables import few
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.gatefile import RecommendedGate
@@ -54,8 +55,8 @@ __all__ = [
 
 DECISIONS = ("pass", "fail", "incomplete")
 #: ``check --format json`` says what it is first: the contract's name and version.
-CHECK_FORMAT = "gatecal check"
-CHECK_VERSION = 1
+CHECK_FORMAT = "gatecal.check"
+CHECK_VERSION = CONTRACTS["check"]
 Decision = Literal["pass", "fail", "incomplete"]
 
 

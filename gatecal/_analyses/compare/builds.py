@@ -168,7 +168,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": self.version,
+            "gatecal_version": self.version,
             "decision": self.decision,
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),

@@ -301,9 +301,11 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     code, out, err = cli(capsys, "check", healthy, "--baseline", baseline, "--format", "json")
     data = json.loads(out)
     assert code == 0 and err == ""
-    assert list(data)[:12] == ["format", "version", "decision", "gate", "k_min", "cases", "passed",
-                               "false_alarm", "p_value", "new_failures", "known_flaky", "errors"]  # fmt: skip
-    assert (data["format"], data["version"]) == ("gatecal check", 1)
+    assert list(data)[:13] == ["format", "version", "gatecal_version", "decision", "gate", "k_min",
+                               "cases", "passed", "false_alarm", "p_value", "new_failures",
+                               "known_flaky", "errors"]  # fmt: skip
+    assert (data["format"], data["version"]) == ("gatecal.check", 2)
+    assert data["gatecal_version"] == gatecal.__version__
     assert data["decision"] == "pass" and data["known_flaky"] == ["case-00"]
     bad = current(
         tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"], name="bad.jsonl"

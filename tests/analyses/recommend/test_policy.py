@@ -445,7 +445,7 @@ def test_the_command_prints_one_row_per_rule_and_the_choice(nightly_policies):
 
 def test_json_carries_the_rules_and_csv_one_row_per_rule(gate_file, nightly_policies):
     document = json.loads(gate_file.read_text())
-    assert document["format"] == "gatecal recommend"
+    assert document["format"] == "gatecal.recommend"
     got = document["policies"]
     assert got["chosen"] == nightly_policies.chosen
     assert [c["rule"] for c in got["candidates"]] == list(DEFAULT_RULES)
