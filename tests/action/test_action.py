@@ -205,6 +205,7 @@ def run_action(work, setup_version=None, runner_version=None, pip_status=0, **in
     for number, step in enumerate(STEPS):
         if "if" in step and not evaluate(step["if"], context):
             continue
+        step = {"id": f"step-{number}", **step}  # GitHub's name for a step without an id
         ran.append(step["id"])
         if "uses" in step:
             assert step["uses"].startswith("actions/setup-python@"), step["uses"]
