@@ -3,14 +3,20 @@
 # run on (the one actions/setup-python provided, else the runner's own), refuses one older
 # than gatecal's 3.11 with one line saying so, then hands over to step.py, which reads the
 # inputs (refusing a bad one before anything is installed) and pip-installs gatecal with
-# the extras the inputs need. On bad input: decision=error, one line on stderr, exit 2.
+# the extras the inputs need. On bad input: decision=error, one line on stderr and in the
+# job summary, exit 2.
 set -uo pipefail
 
 output="${GITHUB_OUTPUT:-/dev/null}"
 
+# one line on stderr and in the job summary, decision=error (a one-word value), exit 2
 refuse() {
   echo "gatecal: error: $1" >&2
   echo "decision=error" >>"$output"
+  if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    # shellcheck disable=SC2016 # the backticks are markdown's fence, not a command
+    printf '### gatecal check: ERROR\n\n````text\ngatecal: error: %s\n````\n' "$1" >>"$GITHUB_STEP_SUMMARY"
+  fi
   exit 2
 }
 

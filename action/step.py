@@ -3,8 +3,9 @@
 ``step.py install PYTHON``: read the inputs, pip-install gatecal with the extras they need,
 and set the output ``python``. ``step.py check``: run ``gatecal check`` on the inputs and
 set the outputs ``decision``, ``k_min``, ``passed`` and ``p_value``; gatecal appends its
-markdown summary to ``$GITHUB_STEP_SUMMARY`` itself. Both exit with 2, one line on stderr
-naming the input, the rule and the value, and ``decision=error`` on bad input.
+markdown summary to ``$GITHUB_STEP_SUMMARY`` itself. On bad input both exit with 2, write
+one line on stderr naming the input, the rule and the value, set ``decision=error`` and
+put that line in the job summary too, so the run's page says why.
 
 The list inputs (``current``, ``baseline``) are words separated by spaces or newlines, so a
 YAML block list works; a word in quotes may hold spaces; backslashes are kept as they are
@@ -153,6 +154,20 @@ def extras(spec: str, lists: dict[str, list[str]], custom_install: bool) -> list
     return sorted(set(names))
 
 
+def refuse(line: str, status: int = 2, *, said: bool = False) -> int:
+    """An error: `line` on stderr (unless gatecal `said` it) and in the job summary,
+    decision=error, exit `status`."""
+    if not said:
+        print(line, file=sys.stderr, flush=True)
+    set_outputs({"decision": "error"})
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        fence = "`" * max(3, 1 + max(map(len, re.findall("`+", line)), default=0))
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(f"### gatecal check: ERROR\n\n{fence}text\n{line}\n{fence}\n")
+    return status
+
+
 def install(python: str) -> int:
     lists = list_inputs()
     custom = value("install", "GATECAL_INSTALL")
@@ -163,9 +178,7 @@ def install(python: str) -> int:
         print(f"gatecal: installing the extras {', '.join(chosen)}", flush=True)
     status = subprocess.call([python, "-m", "pip", "install", "--quiet", spec])
     if status != 0:
-        print(f"gatecal: error: pip could not install {spec!r} (exit {status})", file=sys.stderr)
-        set_outputs({"decision": "error"})
-        return status
+        return refuse(f"gatecal: error: pip could not install {spec!r} (exit {status})", status)
     set_outputs({"python": python})
     return 0
 
@@ -181,14 +194,23 @@ def check() -> int:
             args.append(f"{option}={text}")
     with tempfile.TemporaryDirectory(dir=os.environ.get("RUNNER_TEMP")) as scratch:
         report = Path(scratch, "check.json")
-        status = subprocess.call([*args, "--format", "json", "--out", str(report)])
+        proc = subprocess.run(
+            [*args, "--format", "json", "--out", str(report)],
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        )
+        status = proc.returncode
+        sys.stderr.write(proc.stderr)
         try:
             result = json.loads(report.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             result = None
-    if result is None:  # gatecal refused the input, or did not run: it said why
-        set_outputs({"decision": "error"})
-        return status or 2
+    if result is None:  # gatecal refused the input, or did not run: it said why on stderr
+        said = [line for line in proc.stderr.splitlines() if line.startswith("gatecal: error:")]
+        if said:
+            return refuse(said[-1], status or 2, said=True)
+        return refuse(f"gatecal: error: gatecal check wrote no result (exit {status})", status or 2)
     set_outputs({key: "" if result.get(key) is None else str(result[key]) for key in OUTPUTS})
     return status
 
@@ -200,9 +222,7 @@ def main(argv: list[str]) -> int:
         if argv == ["check"]:
             return check()
     except InputError as error:
-        print(f"gatecal: error: {error}", file=sys.stderr)
-        set_outputs({"decision": "error"})
-        return 2
+        return refuse(f"gatecal: error: {error}")
     print(f"usage: step.py install PYTHON | step.py check (got {argv!r})", file=sys.stderr)
     return 2
 

@@ -267,15 +267,21 @@ def work(tmp_path):
 
 
 def one_error_line(run):
+    """The one line on stderr, which the job summary shows too, in a code block."""
     lines = run.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("gatecal: error: "), run.stderr
+    fence = max(re.findall("`{3,}", run.summary), key=len)
+    assert len(fence) > max(map(len, re.findall("`+", lines[0])), default=0)  # a fence of its own
+    fence = re.escape(fence)
+    shown = rf"### gatecal check: ERROR\n\n({fence})text\n{re.escape(lines[0])}\n\1\n"
+    assert re.fullmatch(shown, run.summary), run.summary
     return lines[0]
 
 
 def refused(run):
-    """Exit 2, decision=error, one error line, and gatecal never ran."""
+    """Exit 2, decision=error, one error line, and no evidence."""
     assert run.returncode == 2 and run.outputs["decision"] == "error", run
-    assert run.outputs["k_min"] == run.outputs["passed"] == "" and run.summary == ""
+    assert run.outputs["k_min"] == run.outputs["passed"] == ""
     return one_error_line(run)
 
 
@@ -323,7 +329,7 @@ def test_incomplete_evidence_fails_the_step_with_no_p_value(work):
 
 def test_a_bad_option_value_is_exit_2_and_says_so(work):
     run = run_action(work, current="ci.jsonl", baseline="nightly", gate="bogus")
-    assert run.returncode == 2 and run.outputs["decision"] == "error" and run.summary == ""
+    assert run.returncode == 2 and run.outputs["decision"] == "error"
     assert one_error_line(run).startswith("gatecal: error: --gate ")
 
 
@@ -362,6 +368,7 @@ def test_every_line_and_word_of_a_block_list_is_read(work):
         ("baseline", "nightly -o {out}", "-o"),
         ("baseline", "nightly\n'--summary' {out}", "--summary"),
         ("current", "-", "-"),
+        ("current", "ci.jsonl -`x````", "-`x````"),  # the summary's fence outgrows the value's
     ],
 )
 def test_a_word_starting_with_a_dash_is_refused_not_an_option(work, name, text, word):
