@@ -333,6 +333,12 @@ def test_a_bad_option_value_is_exit_2_and_says_so(work):
     assert one_error_line(run).startswith("gatecal: error: --gate ")
 
 
+def test_a_sequential_gate_that_continues_is_exit_3_and_says_continue(work):
+    run = run_action(work, current="ci.jsonl", baseline="nightly", policy="sprt-5")
+    assert run.returncode == 3 and run.outputs["decision"] == "continue", run.stderr
+    assert run.outputs["k_min"] == run.outputs["p_value"] == ""  # no count gate to quote
+
+
 # --- list inputs: lines and words, each a path or pattern, never an option -----------------
 
 
