@@ -8,6 +8,8 @@ from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
+from gatecal._model.policy_names import POLICY_NAMES
+
 # light (no numpy), and needed at run time: typer and the fast path resolve the annotations
 from gatecal._model.regression import Regression
 from gatecal._model.sequential import spellings
@@ -195,10 +197,9 @@ def regression() -> Any:
 
 RegressionOpt = Annotated[Regression | None, regression()]
 POLICIES_HELP = (
-    "Policies: single, majority-M (M judge calls per check, majority wins), "
-    "repeat-K-of-N (each case passes K of N runs; pass^K is all K, pass@K any of K), "
-    "confirm-M (a failing call is re-asked M times, majority decides), rerun-failing-R, "
-    "rerun-R (rerun the suite while the gate fails), or several joined by '+'; or a "
+    "Policies: "
+    + ", ".join(f"{p.spelling} ({p.summary})" for p in POLICY_NAMES)
+    + ", or several joined by '+'; or a "
     f"sequential gate over runs: {spellings()} (evalue-MAX, the anytime-valid e-process, "
     "fails at e-value 1/--false-alarm). At most 1,000 calls, repeats or reruns."
 )

@@ -12,6 +12,7 @@ import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
+from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import read_runs
@@ -116,7 +117,7 @@ def check(
             "--policy",
             metavar="POLICY",
             help="How several current runs combine, in the order "
-            "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
+            f"given: {policy_spellings(runs=True, conjunction='or')}; the false alarm and "
             "p-value are that policy's. Or a sequential gate over the runs of one build so "
             f"far, {spellings()} (evalue-MAX is an anytime-valid e-process, failing at "
             "e-value 1/--false-alarm; the others' boundaries are searched for --false-alarm, "

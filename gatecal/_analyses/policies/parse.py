@@ -5,16 +5,17 @@ from __future__ import annotations
 from gatecal._analyses.policies.rules import Policy
 from gatecal._analyses.policies.sequential import SequentialPolicy, parse_sequential
 from gatecal._common.validate import ParameterError
+from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
 
 __all__ = ["CHECK_POLICIES", "parse_check_policy", "parse_policy"]
 
 #: The policies `check` can apply: each combines whole runs of the current build.
-CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
+CHECK_POLICIES = policy_spellings(runs=True, conjunction="or")
 
 
 _POLICY_HELP = (
-    "single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, rerun-failing-R, rerun-R, "
+    f"{policy_spellings()}, "
     f"or several joined by '+' (majority-3+rerun-1); or one sequential gate: {spellings()}"
 )
 
@@ -99,8 +100,3 @@ def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
     if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
         text = given if isinstance(given, str) else chosen.describe()
         raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
-
-
-#: The policies whose attempts are runs gatecal check can read (majority votes happen
-#: inside one verdict, so no run file shows them).
-CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"

@@ -35,6 +35,7 @@ from gatecal._analyses.policies.parse import parse_policy
 from gatecal._analyses.policies.rules import Policy
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.gates import strictest_within
+from gatecal._model.policy_names import policy_spellings
 from gatecal._model.regression import Regression, parse_regression
 from gatecal._model.suite import ICC_NEGLIGIBLE, beta_shape
 from gatecal.readers import RunsData
@@ -243,10 +244,7 @@ def rule_rates(
     return np.asarray(single ** (policy.rerun + 1)), np.asarray(one * attempts)
 
 
-_RULE_HELP = (
-    "a per-case rule: single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, "
-    "rerun-failing-R, rerun-R, or several joined by '+'"
-)
+_RULE_HELP = f"a per-case rule: {policy_spellings()}, or several joined by '+'"
 
 
 def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:

@@ -345,7 +345,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
         (["--gate", "most"], "--gate must be 'all', a pass rate"),
         (
             ["--policy", "majority-3"],
-            "--policy must be single, rerun-failing-R, rerun-R or repeat-K-of-N",
+            "--policy must be single, repeat-K-of-N, rerun-failing-R or rerun-R",
         ),
         (["--max-errors", "-1"], "--max-errors must be an integer >= 0 (got -1)"),
         (["--format", "csv"], "--format must be one of table, markdown, json, junit (got 'csv')"),
