@@ -191,13 +191,11 @@ from ._model.suite import (
     case_fail_probabilities as case_fail_probabilities,
     case_pass_probabilities as case_pass_probabilities,
 )
+from ._render import CHECK_FORMATS as CHECK_FORMATS
 from ._render.calibrate import (
     render_calibration as render_calibration,
 )
-from ._render.check import (
-    CHECK_FORMATS as CHECK_FORMATS,
-    render_check as render_check,
-)
+from ._render.check import render_check as render_check
 from ._render.compare import (
     render_compare_design as render_compare_design,
     render_comparison as render_comparison,

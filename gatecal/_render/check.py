@@ -5,10 +5,10 @@ from __future__ import annotations
 from gatecal._analyses.check.gate import FailingCase, GateCheck
 from gatecal._common.contracts import json_document
 from gatecal._common.tables import few, format_probability, md_text
+from gatecal._render import CHECK_FORMATS
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
-CHECK_FORMATS = ("table", "markdown", "json", "junit")
 _WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
 
 

@@ -14,6 +14,7 @@ import gatecal
 from gatecal._common.validate import ParameterError
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
+from gatecal._render import CHECK_FORMATS
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import read_runs
 from gatecal.cli._options import (
@@ -52,12 +53,6 @@ _NAMES = {
     "flaky_rate": "--flaky-rate",
     "current": "CURRENT",
 }
-
-
-def _check_formats() -> tuple[str, ...]:
-    from gatecal._render.check import CHECK_FORMATS
-
-    return CHECK_FORMATS
 
 
 @sequential_named
@@ -144,7 +139,14 @@ def check(
     ] = 0.02,
     confidence: ConfidenceOpt = 0.95,
     interval: IntervalOpt = "wilson",
-    fmt: Annotated[str, formats("table, markdown or json.", _check_formats)] = "table",
+    fmt: Annotated[
+        str,
+        formats(
+            f"{', '.join(CHECK_FORMATS[:-1])} or {CHECK_FORMATS[-1]} (JUnit XML for CI test "
+            "reporters).",
+            CHECK_FORMATS,
+        ),
+    ] = "table",
     out: OutOpt = None,
     summary: Annotated[
         Path | None,
