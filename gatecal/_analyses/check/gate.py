@@ -379,6 +379,8 @@ def check_gate(
     confidence_level, method : float, str
         The intervals, as in ``recommend``.
 
+    Notes
+    -----
     The decision is ``incomplete`` (never ``pass``) when a baseline case has no
     verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
     policy; else ``fail`` when fewer than ``k_min`` baseline cases pass or a case the

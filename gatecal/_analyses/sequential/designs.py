@@ -462,6 +462,8 @@ def design_sequential(
         The budget (P(fail a healthy build) at most) and the target (P(fail a regressed
         build) at least).
 
+    Notes
+    -----
     Every candidate is evaluated exactly (:func:`sequential_outcome`'s recursion): the
     shape's two constants on a grid of 0 to 6 standard deviations in eighths, plus
     "that boundary only at the last look"; for each, the last look's cut is the largest
