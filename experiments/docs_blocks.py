@@ -226,9 +226,10 @@ def cli_page() -> str:
         lines += ["| argument or option | meaning |", "|---|---|"]
         for param in command.get_params(ctx):
             record = param.get_help_record(ctx)
-            if record is None:  # an argument: typer shows it in the usage line
-                record = (param.human_readable_name, getattr(param, "help", None) or "")
+            if record is None:  # an argument without help: typer shows it in the usage line
+                record = (param.name or "", "")
             names, help_text = record
+            names = re.sub(r" <[^<>]*>$", "", names)  # an argument's Python type
             if "|" in names or "`" in names:
                 raise ValueError(f"{name} {names}: cannot sit in a code span of a table")
             lines.append(f"| `{names}` | {_cell(help_text)} |")
