@@ -111,8 +111,11 @@ def test_the_site_builds_without_a_warning(tmp_path):
     assert "WARNING" not in result.stderr
     index = (site / "index.html").read_text()
     assert 'href="tutorials/pytest.html"' in index  # links work from disk
+    # nothing loads from the network: no script from a CDN, no web font
+    assert 'src="http' not in index and "fonts.googleapis" not in index
     api = (site / "reference" / "api.html").read_text()
     assert 'id="gatecal.check_gate"' in api
+    assert ":func:" not in api  # Sphinx roles dropped by experiments/docs_hooks.py
 
 
 def test_the_notebook_examples_run(monkeypatch):
