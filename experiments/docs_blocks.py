@@ -15,8 +15,9 @@ It also writes the two generated reference pages: docs/reference/cli.md from the
 tree itself (every command, argument and option, as ``--help`` prints them) and
 docs/reference/api.md, one mkdocstrings entry per public name of gatecal/__init__.pyi.
 
-tests/test_readme.py and tests/test_docs.py check that every block and both pages are what
-this script would write. After changing a command's output or help, run it once:
+tests/project/test_readme.py and tests/project/test_docs.py check that every block and both
+pages are what this script would write. After changing a command's output or help, run it
+once:
 
     python experiments/docs_blocks.py
 """

@@ -137,3 +137,12 @@ def test_the_notebook_examples_run(monkeypatch):
     finally:
         plt.close("all")
     assert namespace["recommendation"].cases == 12
+
+
+def test_every_path_the_pages_name_exists():
+    """Files move (tests into folders, modules into packages): a page must not point at one
+    that is gone."""
+    pattern = re.compile(r"`((?:tests|experiments|reports|gatecal|docs)/[\w./-]*\w/?)`")
+    for page in docs_blocks.pages():
+        for path in pattern.findall(page.read_text()):
+            assert (ROOT / path).exists(), f"{page.relative_to(ROOT)} names {path}"

@@ -689,7 +689,7 @@ def test_worked_example_regenerates(tmp_path):
     assert_same(
         (tmp_path / "judge-suite.json").read_text(), (committed / "judge-suite.json").read_text()
     )
-    # docs/how-to/calibrate.md quotes this report (tests/test_docs.py checks the quote)
+    # docs/how-to/calibrate.md quotes this report (tests/project/test_docs.py checks the quote)
     assert_same(text, (ROOT / "reports" / "calibrate-example.txt").read_text())
 
 

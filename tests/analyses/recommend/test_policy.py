@@ -588,7 +588,7 @@ def test_cases_that_differ_carry_a_warning(tmp_path):
 
 
 def test_the_docs_quote_the_real_output():
-    """docs/how-to/policies.md shows this output (tests/test_docs.py checks it is real);
+    """docs/how-to/policies.md shows this output (tests/project/test_docs.py checks it is real);
     its prose says which rule was chosen."""
     import re
 
