@@ -258,6 +258,21 @@ def simulate_gates(
         Called with each finished number of simulated runs.
     seed : int, optional
         The old name of `rng` (deprecated).
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=3)
+    >>> report = gatecal.simulate_gates(suite, flips=[0.03], gates="all,0.80", n_runs=200)
+    >>> for row in report.rows:
+    ...     exact = row.exact_failure_probability
+    ...     print(row.build, row.gate, row.simulated_failures, f"{exact:.4f}")
+    healthy all 104 0.5186
+    healthy 0.80 9 0.0304
+    regressed all 200 1.0000
+    regressed 0.80 200 1.0000
+    >>> report.inconsistent_rows  # every simulated count inside its exact interval
+    ()
     """
     rng = renamed_seed(rng, seed, "simulate_gates")
     if isinstance(flips, str | bytes) or not isinstance(flips, Sequence):

@@ -39,8 +39,8 @@ from gatecal.cli._outputs import Outputs, busy
 PATH_LISTS = ("--baseline", "--current")
 
 if TYPE_CHECKING:
-    from gatecal._model.gatefile import RecommendedGate
     from gatecal._analyses.policies.sequential import SequentialPolicy
+    from gatecal._model.gatefile import RecommendedGate
     from gatecal._model.regression import Regression
     from gatecal.readers import RunsData
 

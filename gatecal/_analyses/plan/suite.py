@@ -87,6 +87,14 @@ def plan_suite(
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
         search stops at :data:`ICC_MAX_CASES`. A regression of a number of cases starts
         the search at that many (a smaller suite cannot hold it).
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> plans = gatecal.plan_suite(noise=gatecal.JudgeNoise(fnr=0.08, fpr=0.08), regression="0.25")
+    >>> best = plans.recommended
+    >>> best.cases, best.k_min, f"{best.false_alarm:.4f}", f"{best.detection:.4f}"
+    (26, 19, '0.0364', '0.9579')
     """
     check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
     reg = parse_regression(regression) if isinstance(regression, str) else regression
@@ -505,7 +513,14 @@ def cases_needed(
     policy: Policy | None = None,
     max_cases: int = 2000,
 ) -> list[SuitePlan | None]:
-    """The plan (smallest suite and gate) at each flip rate, for one regression size."""
+    """The plan (smallest suite and gate) at each flip rate, for one regression size.
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> [(p.cases, p.k_min) for p in gatecal.cases_needed([0.03, 0.08], "0.25")]
+    [(6, 5), (26, 19)]
+    """
     chosen = Policy() if policy is None else policy
     return [
         plan_suite(

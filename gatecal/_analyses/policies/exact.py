@@ -103,6 +103,17 @@ def policy_rates(
     pmf's degree in each); rerunning the suite fails the build only if every attempt
     fails, each attempt an independent run (with ``noise.icc`` each attempt draws its own
     rate).
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=3)
+    >>> noise = gatecal.JudgeNoise(fnr=0.03, fpr=0.03)
+    >>> rates = gatecal.policy_rates(suite, noise, "all", gatecal.parse_policy("majority-3"))
+    >>> for row in rates.rows:
+    ...     print(row.build, row.k_min, f"{row.failure_probability:.4f}", row.judge_calls)
+    healthy 12 0.0616 72.0
+    regressed 12 1.0000 72.0
     """
     policy = Policy() if policy is None else policy
     refuse_sequential(policy)
