@@ -170,6 +170,7 @@ from ._model.gates import (
 )
 from ._model.regression import (
     Regression as Regression,
+    as_regression as as_regression,
     parse_regression as parse_regression,
 )
 from ._model.spec import (
@@ -200,6 +201,9 @@ from ._render.compare import (
     render_compare_design as render_compare_design,
     render_comparison as render_comparison,
 )
+from ._render.dispatch import (
+    render as render,
+)
 from ._render.plans import (
     render_plans as render_plans,
 )
@@ -212,8 +216,11 @@ from ._render.recommend import (
 from ._render.recommend_policy import (
     render_policy_recommendation as render_policy_recommendation,
 )
+from ._render.sequential import (
+    render_sequential_check as render_sequential_check,
+)
 from ._render.simulate import (
-    render as render,
+    render_simulation as render_simulation,
 )
 from .readers import (
     INPUT_FORMATS as INPUT_FORMATS,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.display import Displayed
 from gatecal._common.intervals import Interval, binomial_interval
 from gatecal._common.seeds import renamed_seed
 from gatecal._common.validate import (
@@ -19,7 +20,7 @@ from gatecal._common.validate import (
 )
 from gatecal._engines.exact import PassCountDistribution, exact_pass_counts
 from gatecal._engines.montecarlo import PassCountSample, simulate_pass_counts
-from gatecal._model.gates import Gate, as_gates, equivalent_gates
+from gatecal._model.gates import Gate, GateLike, as_gates, equivalent_gates
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
 __all__ = [
@@ -114,8 +115,8 @@ class GateRow:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SimulationReport:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class SimulationReport(Displayed):
     """Gate failure rates of a suite's builds at several flip rates, by both engines.
 
     Attributes
@@ -214,7 +215,7 @@ def simulate_gates(
     flips: Sequence[float] = DEFAULT_FLIPS,
     noise: JudgeNoise | None = None,
     fixed_fpr: bool = False,
-    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    gates: GateLike | Sequence[GateLike] = DEFAULT_GATES,
     n_runs: int = DEFAULT_RUNS,
     rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
@@ -308,7 +309,7 @@ def compare_samples(
     suite: Suite,
     samples: Mapping[tuple[float, str], PassCountSample],
     *,
-    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    gates: GateLike | Sequence[GateLike] = DEFAULT_GATES,
     seed: int,
     confidence_level: float = 0.99,
     noise: JudgeNoise | None = None,

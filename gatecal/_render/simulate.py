@@ -167,7 +167,7 @@ def _json(report: SimulationReport) -> str:
     return json_document("simulate", data)
 
 
-def render(report: SimulationReport, fmt: str = "table") -> str:
+def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
     """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text."""
     if fmt == "table":
         return _table(report)
@@ -178,3 +178,7 @@ def render(report: SimulationReport, fmt: str = "table") -> str:
     if fmt == "json":
         return _json(report)
     raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+
+
+#: The name this function had before :func:`gatecal.render` rendered every result.
+render = render_simulation

@@ -19,7 +19,8 @@ Reruns
 Outcomes
     ``failure`` fails; ``error`` is an error (neither pass nor fail); ``skipped`` is
     missing data, except ``<skipped type="gatecal.tolerated">``: a failure gatecal's pytest
-    plugin tolerated, still a failure (its ``gatecal.gate`` testcase is not a case). pytest-rerunfailures writes earlier attempts as empty elements: they
+    plugin tolerated, still a failure (its ``gatecal.gate`` testcase is not a case).
+    pytest-rerunfailures writes earlier attempts as empty elements: they
     count as failures, or as errors when the last attempt is an ``error`` (a setup
     error is rerun like a failure and repeats like one).
 promptfoo

@@ -29,10 +29,16 @@ from gatecal._analyses.check.runs import (
 )
 from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
 from gatecal._common.contracts import CONTRACTS
+from gatecal._common.display import Displayed
 from gatecal._common.tables import few
-from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._common.validate import (
+    ParameterError,
+    check_count,
+    check_instance,
+    check_probability,
+)
 from gatecal._model.gatefile import RecommendedGate
-from gatecal._model.gates import Gate, parse_gate, strictest_within
+from gatecal._model.gates import Gate, GateLike, parse_gate, strictest_within
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
@@ -108,8 +114,8 @@ class FailingCase:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GateCheck:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GateCheck(Displayed):
     """The decision on one CI run and the evidence for it; see :func:`check_gate`.
 
     Attributes
@@ -336,7 +342,7 @@ def check_gate(
     current: RunsData,
     baseline: RunsData,
     *,
-    gate: str | Gate | RecommendedGate | None = None,
+    gate: GateLike | RecommendedGate | None = None,
     false_alarm: float = 0.05,
     policy: Policy | str | None = None,
     max_errors: int = 0,
@@ -388,6 +394,11 @@ def check_gate(
     """
     import numpy as np
 
+    from gatecal.readers import RunsData
+
+    what = "a gatecal.RunsData (from gatecal.read_runs)"
+    check_instance("current", current, RunsData, what)
+    check_instance("baseline", baseline, RunsData, what)
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
@@ -595,7 +606,7 @@ def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> 
 
 
 def _the_gate(
-    gate: str | Gate | RecommendedGate | None,
+    gate: GateLike | RecommendedGate | None,
     rec: Recommendation,
     fas: Sequence[float],
     target: float,

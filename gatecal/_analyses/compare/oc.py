@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gatecal._analyses.compare.paired import Matrix, _decide
+from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
     ParameterError,
@@ -16,7 +17,7 @@ from gatecal._common.validate import (
     check_level,
     check_probability,
 )
-from gatecal._model.regression import Regression, parse_regression
+from gatecal._model.regression import RegressionLike, as_regression
 
 __all__ = [
     "CompareDesign",
@@ -189,8 +190,8 @@ def _operating(
 # -- the design -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompareDesign:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CompareDesign(Displayed):
     """Runs per build for a comparison to meet a false-alarm budget and a detection
     target; `rows` holds every runs-per-build tried, `runs` the smallest that meets both
     (None when none up to `max_runs` does)."""
@@ -224,7 +225,7 @@ def plan_compare(
     cases: int,
     rate: float,
     icc: float = 0.0,
-    regression: Regression | str = "1",
+    regression: RegressionLike = "1",
     false_alarm: float = 0.05,
     detection: float = 0.8,
     max_runs: int = 32,
@@ -242,7 +243,7 @@ def plan_compare(
     inflates, so it is checked too.
     """
     n = check_count("cases", cases, low=1)
-    reg = parse_regression(regression) if isinstance(regression, str) else regression
+    reg = as_regression(regression)
     k = reg.failing(n)
     if not 1 <= k <= n:
         raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)

@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.policies.rules import Policy, _attempt
+from gatecal._common.display import Displayed
 from gatecal._engines.exact import beta_rule
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite
@@ -69,8 +70,8 @@ class SuitePlan:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SuitePlans:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class SuitePlans(Displayed):
     """Plans for several policies against one set of targets.
 
     `plans` holds one entry per policy, in the order given: a :class:`SuitePlan`, or

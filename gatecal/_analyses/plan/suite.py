@@ -26,7 +26,7 @@ from gatecal._analyses.policies.rules import Policy, _attempt
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
 from gatecal._model.gates import strictest_within
-from gatecal._model.regression import Regression, parse_regression
+from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
 __all__ = ["cases_needed", "plan_suite"]
@@ -38,7 +38,7 @@ Floats = npt.NDArray[np.float64]
 def plan_suite(
     *,
     noise: JudgeNoise,
-    regression: Regression | str,
+    regression: RegressionLike,
     false_alarm: float = 0.05,
     detection: float = 0.95,
     judge_checks: int = 2,
@@ -97,7 +97,7 @@ def plan_suite(
     (26, 19, '0.0364', '0.9579')
     """
     check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
-    reg = parse_regression(regression) if isinstance(regression, str) else regression
+    reg = as_regression(regression)
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     j = check_count("judge_checks", judge_checks, low=0)
@@ -504,7 +504,7 @@ def _never_after(
 
 def cases_needed(
     flips: Sequence[float],
-    regression: Regression | str,
+    regression: RegressionLike,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.95,

@@ -12,7 +12,7 @@ from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.intervals import binomial_interval
 from gatecal._common.seeds import renamed_seed
 from gatecal._common.validate import ParameterError, check_probability
-from gatecal._model.gates import Gate
+from gatecal._model.gates import GateLike
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
 __all__ = ["compare_policies"]
@@ -21,7 +21,7 @@ __all__ = ["compare_policies"]
 def compare_policies(
     suite: Suite,
     noise: JudgeNoise,
-    gates: str | Sequence[str] | Sequence[Gate],
+    gates: GateLike | Sequence[GateLike],
     policies: Sequence[Policy],
     *,
     n_runs: int = 20_000,

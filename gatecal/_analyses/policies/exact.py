@@ -26,7 +26,7 @@ from gatecal._engines.exact import (
     grouped_pass_count_pmf,
     pass_count_pmfs,
 )
-from gatecal._model.gates import Gate, as_gates
+from gatecal._model.gates import GateLike, as_gates
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
 __all__ = ["policy_rates"]
@@ -90,7 +90,7 @@ def _fresh_retries(
 def policy_rates(
     suite: Suite,
     noise: JudgeNoise,
-    gates: str | Sequence[str] | Sequence[Gate],
+    gates: GateLike | Sequence[GateLike],
     policy: Policy | None = None,
 ) -> PolicyRates:
     """Exact false alarm, detection and expected judge calls of each gate under `policy`.

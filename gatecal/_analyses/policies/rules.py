@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.gates import Gate
@@ -335,8 +336,8 @@ class PolicyComparisonRow:
     consistent: bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyReport:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class PolicyReport(Displayed):
     """Every policy's false alarm, detection and judge calls, exact and simulated.
 
     `simulation` says how the non-sequential policies' runs were drawn: ``"calls"`` (one

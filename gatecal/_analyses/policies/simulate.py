@@ -12,7 +12,7 @@ from gatecal._analyses.policies.counts import COUNTS_ABOVE, simulate_by_counts
 from gatecal._analyses.policies.rules import Policy, PolicySample, _tally, refuse_sequential
 from gatecal._common.seeds import chunk_generator, root_seed
 from gatecal._common.validate import ParameterError, check_count
-from gatecal._model.gates import Gate, as_gates
+from gatecal._model.gates import GateLike, as_gates
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape
 
 __all__ = ["simulate_policy"]
@@ -22,7 +22,7 @@ def simulate_policy(
     suite: Suite,
     build: str,
     noise: JudgeNoise,
-    gates: str | Sequence[str] | Sequence[Gate],
+    gates: GateLike | Sequence[GateLike],
     policy: Policy | None = None,
     *,
     n_runs: int,

@@ -22,13 +22,14 @@ from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.policies.rules import Policy
 from gatecal._common.bulk import collector_paused
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.display import Displayed
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
 from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
-from gatecal._model.regression import Regression, parse_regression
+from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
 
@@ -153,8 +154,8 @@ class MoreRuns:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Recommendation:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Recommendation(Displayed):
     """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
 
     ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
@@ -385,7 +386,7 @@ def recommend_gate(
     *,
     false_alarm: float = 0.05,
     detection: float = 0.95,
-    regression: Regression | str | None = None,
+    regression: RegressionLike | None = None,
     confidence_level: float = 0.95,
     method: str = "wilson",
     significance: float = SIGNIFICANCE,
@@ -425,7 +426,7 @@ def _recommend(
     *,
     false_alarm: float,
     detection: float,
-    regression: Regression | str | None,
+    regression: RegressionLike | None,
     confidence_level: float,
     method: str,
     significance: float,
@@ -639,15 +640,11 @@ def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats
 
 
 def _assumed_regression(
-    regression: Regression | str | None, n: int, bounds: NoiseBounds
+    regression: RegressionLike | None, n: int, bounds: NoiseBounds
 ) -> _Regressed:
     """Detection of every gate when `regression` cases fail a code check (a quarter by
     default), the smallest over the noise region."""
-    reg = (
-        parse_regression("0.25")
-        if regression is None
-        else (parse_regression(regression) if isinstance(regression, str) else regression)
-    )
+    reg = as_regression("0.25" if regression is None else regression)
     f = reg.failing(n)
     if f < 1 or f > n:
         raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
