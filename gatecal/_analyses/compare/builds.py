@@ -287,10 +287,10 @@ def compare_matrices(
         seen_one = len(baseline_only) + len(candidate_only)
         what = "1 case" if seen_one == 1 else f"{seen_one} cases"
         if partial:
-            reasons.append(f"{what} seen in one build only left out (partial)")
+            reasons.append(f"{what} seen in one build only left out (--allow-missing)")
         else:
             reasons.append(
-                f"{what} seen in one build only: incomplete evidence (allow with partial)"
+                f"{what} seen in one build only: incomplete evidence (--allow-missing compares the rest)"
             )
     reg = as_regression("0.25" if regression is None else regression)
     common: dict[str, Any] = dict(
