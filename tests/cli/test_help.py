@@ -43,7 +43,9 @@ def test_no_python_types_in_the_help(capsys, name):
 
 
 def test_the_usage_names_the_arguments_plainly(capsys):
-    assert _help(capsys, "recommend").splitlines()[0] == "Usage: gatecal recommend [OPTIONS] RUNS..."
+    assert (
+        _help(capsys, "recommend").splitlines()[0] == "Usage: gatecal recommend [OPTIONS] RUNS..."
+    )
     assert "RUNS...  Known-good runs" in _help(capsys, "recommend")
 
 
@@ -84,4 +86,6 @@ def test_compare_calls_missing_cases_allow_missing_and_partial_still_works(capsy
     text = _help(capsys, "compare")
     assert "--allow-missing" in text and "--partial " not in text
     assert "--inspect-partial" in text  # inspect_ai's 'P' score, as recommend's --partial
-    assert "inspect_ai 'P'" in " ".join(_help(capsys, "recommend").split("--partial")[1].split()[:8])
+    assert "inspect_ai 'P'" in " ".join(
+        _help(capsys, "recommend").split("--partial")[1].split()[:8]
+    )

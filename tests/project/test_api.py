@@ -56,9 +56,12 @@ def results(files):
         "PolicyRecommendation": gatecal.recommend_policy(base, policies=["single", "pass^2"]),
         "GateCheck": gatecal.check_gate(gatecal.read_runs([files["current"]]), base),
         "SequentialCheck": gatecal.check_sequential(
-            gatecal.read_runs([files["currents"]]), base, policy="obf-3", regression=2,
+            gatecal.read_runs([files["currents"]]),
+            base,
+            policy="obf-3",
+            regression=2,
             detection=0.6,
-        ),  # fmt: skip
+        ),
         "Comparison": gatecal.compare_builds(
             files["baseline"], candidate=files["candidate"], oc_samples=20
         ),
@@ -89,7 +92,10 @@ def test_regression_as_a_number_is_the_same_as_its_text(files):
     plans = gatecal.plan_suite(noise=gatecal.JudgeNoise.flip(0.08), regression=2)
     assert plans.regression.count == 2
     policy = gatecal.recommend_policy(data, policies=["single"], regression=3)
-    assert policy.regression == gatecal.recommend_policy(data, policies=["single"], regression="3").regression
+    assert (
+        policy.regression
+        == gatecal.recommend_policy(data, policies=["single"], regression="3").regression
+    )
     design = gatecal.plan_compare(cases=16, rate=0.05, regression=1, samples=20, max_runs=2)
     assert design.failing == 1
 
@@ -231,15 +237,32 @@ def test_compare_builds_takes_the_candidate(files):
     [
         (lambda d: gatecal.check_gate("current.csv", d), "`current` must be a gatecal.RunsData"),
         (lambda d: gatecal.check_gate(d, ["b.csv"]), "`baseline` must be a gatecal.RunsData"),
-        (lambda d: gatecal.calibrate_judge("labels.csv"), "`labels` must be a sequence of gatecal.Label"),
-        (lambda d: gatecal.calibrate_judge([{"item": 1}]), "`labels` must be a sequence of gatecal.Label"),
+        (
+            lambda d: gatecal.calibrate_judge("labels.csv"),
+            "`labels` must be a sequence of gatecal.Label",
+        ),
+        (
+            lambda d: gatecal.calibrate_judge([{"item": 1}]),
+            "`labels` must be a sequence of gatecal.Label",
+        ),
         (lambda d: gatecal.baseline_runs("plans"), "`plans` must be a gatecal.SuitePlans"),
         (lambda d: gatecal.fit_overdispersion(["x"], 10), "`failures` must be a list of counts"),
         (lambda d: gatecal.compare_builds(3), "`data` must be a gatecal.RunsData"),
-        (lambda d: gatecal.compare_builds(d, candidate=3), "`candidate` must be a gatecal.RunsData"),
+        (
+            lambda d: gatecal.compare_builds(d, candidate=3),
+            "`candidate` must be a gatecal.RunsData",
+        ),
         (lambda d: gatecal.recommend_gate(d, regression=[3]), "`regression` must be"),
-        (lambda d: gatecal.check_gate(gatecal.read_runs([d.sources[0].replace("baseline", "current")]), d, gate=[1]), "`gate` must be"),
-        (lambda d: gatecal.simulate_gates(gatecal.Suite.uniform(cases=3), gates=object()), "`gates` must be"),
+        (
+            lambda d: gatecal.check_gate(
+                gatecal.read_runs([d.sources[0].replace("baseline", "current")]), d, gate=[1]
+            ),
+            "`gate` must be",
+        ),
+        (
+            lambda d: gatecal.simulate_gates(gatecal.Suite.uniform(cases=3), gates=object()),
+            "`gates` must be",
+        ),
         (lambda d: gatecal.render(d), "`result` must be a gatecal result"),
     ],
 )

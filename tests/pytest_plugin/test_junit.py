@@ -81,10 +81,10 @@ def test_a_passing_gate_counts_no_failure_and_keeps_the_tolerated_ones_visible(s
     # gatecal reads its own file back: the tolerated failures are still failed verdicts,
     # the gate's testcase is not a case
     data = gatecal.read_runs([junit])
-    assert sorted((v.case, v.passed) for v in data.verdicts if v.case.startswith("test_suite.test_judge")) == [
-        (f"test_suite.test_judge[{c}]", c not in "ab") for c in "abcdef"
-    ]
-    assert not [v for v in data.verdicts if "gate" == v.case.rsplit(".", 1)[-1]]
+    assert sorted(
+        (v.case, v.passed) for v in data.verdicts if v.case.startswith("test_suite.test_judge")
+    ) == [(f"test_suite.test_judge[{c}]", c not in "ab") for c in "abcdef"]
+    assert not [v for v in data.verdicts if v.case.rsplit(".", 1)[-1] == "gate"]
 
 
 def test_keep_failures_keeps_them_as_failures(suite, tmp_path):

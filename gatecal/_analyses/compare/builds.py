@@ -290,7 +290,8 @@ def compare_matrices(
             reasons.append(f"{what} seen in one build only left out (--allow-missing)")
         else:
             reasons.append(
-                f"{what} seen in one build only: incomplete evidence (--allow-missing compares the rest)"
+                f"{what} seen in one build only: incomplete evidence "
+                "(--allow-missing compares the rest)"
             )
     reg = as_regression("0.25" if regression is None else regression)
     common: dict[str, Any] = dict(
