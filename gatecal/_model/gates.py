@@ -112,10 +112,10 @@ def parse_gate(text: GateLike) -> Gate:
     if isinstance(text, float | Fraction) and not isinstance(text, bool):
         if isinstance(text, float) and not math.isfinite(text):
             raise ParameterError("gate", "must be a pass rate in [0, 1]", text)
-        t = text if isinstance(text, Fraction) else Fraction(repr(text))
-        if not 0 <= t <= 1:
+        given = text if isinstance(text, Fraction) else Fraction(repr(text))
+        if not 0 <= given <= 1:
             raise ParameterError("gate", "must be a pass rate in [0, 1]", text)
-        return Gate(text=f"{float(t):g}", kind="rate", threshold=t)
+        return Gate(text=f"{float(given):g}", kind="rate", threshold=given)
     if isinstance(text, int):
         rule = (
             "must be a pass rate as a float (1.0), 'all' or 'fails<=F': a whole number "
