@@ -16,7 +16,7 @@ from typing import Any
 from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError
 
-__all__ = ["Displayed", "summary", "to_frame"]
+__all__ = ["Displayed", "notebook_markdown", "summary", "to_frame"]
 
 
 class Displayed:
@@ -28,7 +28,7 @@ class Displayed:
         return f"<gatecal.{type(self).__name__}: {summary(self)}>"
 
     def _repr_markdown_(self) -> str:
-        return self.render("markdown")
+        return notebook_markdown(self.render("markdown"))
 
     def render(self, fmt: str = "table", **options: Any) -> str:
         """This result as text: ``table``, ``markdown``, ``csv`` or ``json`` (as
@@ -41,6 +41,28 @@ class Displayed:
     def to_frame(self) -> Any:
         """The result's rows as a pandas DataFrame (needs pandas)."""
         return to_frame(self)
+
+
+def notebook_markdown(text: str) -> str:
+    """A markdown rendering for a notebook: each block of indented, column-aligned lines (a
+    renderer's text table) fenced as monospace, where markdown would run it into one
+    paragraph; tables, lists and headings stay as they are."""
+    out: list[str] = []
+    block: list[str] = []
+
+    def flush() -> None:
+        if block:
+            out.extend(["```text", *block, "```"])
+            block.clear()
+
+    for line in text.splitlines():
+        if line.startswith("  ") and line.strip() and not line.lstrip().startswith("|"):
+            block.append(line)
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
 def _pct(value: float | None) -> str:

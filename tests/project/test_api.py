@@ -4,6 +4,7 @@ names that say what they are, and ParameterError (never AttributeError) for a wr
 
 import csv
 import json
+import re
 import warnings
 from fractions import Fraction
 
@@ -171,7 +172,18 @@ def test_a_result_reads_well_in_a_notebook(results, kind):
     text = repr(result)
     assert text.startswith(f"<gatecal.{kind}: ") and "\n" not in text
     assert len(text) < 300, text  # the dataclass repr ran to thousands of characters
-    assert result._repr_markdown_() == gatecal.render(result, "markdown")
+    markdown = result._repr_markdown_()
+    rendered = gatecal.render(result, "markdown")
+    # the same text, with each block of aligned lines fenced (monospace, columns kept)
+    assert markdown.replace("```text\n", "").replace("```\n", "") == rendered
+    outside = re.sub(r"```text\n.*?```\n", "", markdown, flags=re.S)
+    for line in outside.splitlines():  # no aligned line left to run into a paragraph
+        assert not line.startswith("  ") or line.lstrip().startswith("|"), line
+
+
+def test_aligned_text_in_a_notebook_keeps_its_columns(results):
+    markdown = results["Recommendation"]._repr_markdown_()
+    assert "```text\n  case failure rate, pooled:" in markdown
 
 
 def test_the_repr_leads_with_the_decision(results):
