@@ -35,7 +35,7 @@ def _renderer(result: Any) -> Callable[..., str]:
     from gatecal._analyses.check.sequential import SequentialCheck
     from gatecal._analyses.compare.builds import Comparison
     from gatecal._analyses.compare.oc import CompareDesign
-    from gatecal._analyses.plan.suite import SuitePlans
+    from gatecal._analyses.plan._search import SuitePlans
     from gatecal._analyses.policies.rules import PolicyReport
     from gatecal._analyses.recommend.gate import Recommendation
     from gatecal._analyses.recommend.policy import PolicyRecommendation
