@@ -5,6 +5,7 @@ CI reporters (Jenkins' junit step, GitLab's test report, JUnit-reporting GitHub 
 the suites' counts and the testcases' <failure> elements: a build the gate passed must count no
 failure there, a build it failed must show why."""
 
+import json
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -203,3 +204,26 @@ def test_writing_the_decision_stays_light(pytester, tmp_path):
     assert result.ret == 0
     assert (pytester.path / "heavy.txt").read_text() == ""
     assert parse(junit)[0]["failures"] == 0
+
+
+def test_a_sequential_gate_writes_its_decision_too(suite, tmp_path):
+    from gatecal import JudgeNoise, Suite, sequential_gate
+
+    gate = sequential_gate(
+        Suite.uniform(cases=6, judge_checks=1, code_checks=0, failing=1), JudgeNoise.flip(0.1),
+        "sprt", 4, false_alarm=0.05, detection=0.5,
+    )  # fmt: skip
+    (suite.path / "sprt.json").write_text(json.dumps(gate.design.to_dict()))
+    junit = tmp_path / "junit.xml"
+    args = ["--gatecal-sequential", "sprt.json", "--gatecal-repeat", "4", f"--junitxml={junit}"]
+    result = run(suite, *args, fail="a")  # passes at the last look: a's 4 failures tolerated
+    assert result.ret == 0
+    counts, cases = parse(junit)
+    assert counts["failures"] == 0 and counts["skipped"] == 4
+    assert cases["gatecal::gate"][0] == "passed"
+    result = run(suite, *args[:3], "2", args[4], fail="a")  # CONTINUE: incomplete, exit 1
+    assert result.ret == 1
+    counts, cases = parse(junit)
+    outcome, message = cases["gatecal::gate"]
+    assert outcome == "failure" and message.startswith("sequential gate sprt-4 CONTINUE, exit 1")
+    assert counts["failures"] == 2 + 1  # a in both repeats, and the gate
