@@ -28,6 +28,7 @@ from typing import Literal
 import numpy as np
 
 import gatecal
+from gatecal._engines.montecarlo import CHUNK_VERDICTS
 
 CASES, JUDGE_CHECKS, FLIP = 12, 2, 0.03
 VERDICTS_PER_RUN = CASES * JUDGE_CHECKS
@@ -99,7 +100,7 @@ def main() -> None:
     base = {name: vps for name, _, _, vps, _ in rows}
     ours = base["gatecal (skip), 1 thread"]
     exact_all = exact.failure_probability(CASES)
-    draws = FLIP + (6 * math.sqrt(gatecal.CHUNK_VERDICTS * FLIP) + 16) / gatecal.CHUNK_VERDICTS
+    draws = FLIP + (6 * math.sqrt(CHUNK_VERDICTS * FLIP) + 16) / CHUNK_VERDICTS
     lines = [
         "# Monte Carlo engine: verdicts per second",
         "",

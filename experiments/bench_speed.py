@@ -44,6 +44,7 @@ import numpy.typing as npt
 import gatecal
 import gatecal._engines.pool  # section 4 reads default_workers(), whichever sections run
 from gatecal._engines.exact import _product_pmf
+from gatecal._engines.montecarlo import CHUNK_VERDICTS
 
 PY = sys.executable
 Floats = npt.NDArray[np.float64]
@@ -442,8 +443,8 @@ def montecarlo(runs: int, repeat: int) -> list[str]:
     suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1)
     noise = gatecal.JudgeNoise.flip(0.03)
     verdicts = runs * 24
-    chunks = -(-runs // (gatecal.CHUNK_VERDICTS // 24))
-    draws = int(verdicts * 0.03 + chunks * (6 * math.sqrt(gatecal.CHUNK_VERDICTS * 0.03) + 16))
+    chunks = -(-runs // (CHUNK_VERDICTS // 24))
+    draws = int(verdicts * 0.03 + chunks * (6 * math.sqrt(CHUNK_VERDICTS * 0.03) + 16))
     out = np.empty(1 << 20)
 
     def limit() -> None:  # the same number of exponentials, in the same chunk sizes

@@ -15,7 +15,7 @@ then ``gatecal compare`` decides each candidate against the baseline (table, and
 the regressed one), once with a single run of each build (the first run of each file,
 ``--gatecal-repeat 1`` with the same seeds) to show what one run can and cannot tell, and
 once on a candidate that lost a case (``-k "not sso"``: incomplete evidence, then
-``--partial``). Everything lands in reports/compare-example/: the runs files, the charts
+``--allow-missing``). Everything lands in reports/compare-example/: the runs files, the charts
 and transcript.txt (each command and its real output; pytest's timing dropped).
 
 Usage: python experiments/compare_example.py
@@ -93,7 +93,7 @@ def main() -> None:
             ["gatecal", "compare", "--baseline", "baseline-1run.jsonl", "--candidate",
              "healthy-candidate-1run.jsonl"],
             [*compare, "--candidate", "partial-candidate.jsonl"],
-            [*compare, "--candidate", "partial-candidate.jsonl", "--partial"],
+            [*compare, "--candidate", "partial-candidate.jsonl", "--allow-missing"],
         ]  # fmt: skip
         for cmd in steps:
             shell(cmd)

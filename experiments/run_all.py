@@ -30,7 +30,7 @@ SCRIPTS = [
     "real_judge.py --analyse-only",
     "real_judge.py --analyse-only --no-report --out reports/real-judge/temperature-0",
     "real_judge.py --analyse-only --no-report --out reports/real-judge/temperature-0-run-major",
-    "readme_blocks.py",
+    "docs_blocks.py",
     "calibrate_coverage.py",
     "recommend_coverage.py",
     "case_gate_coverage.py",

@@ -3,7 +3,6 @@ from the module named here (lazy_loader.attach_stub), and type checkers read the
 
 from ._analyses.calibrate.correct import (
     CORRECTION_METHODS as CORRECTION_METHODS,
-    TOO_WIDE as TOO_WIDE,
     CorrectedRate as CorrectedRate,
     correct_pass_rate as correct_pass_rate,
     corrected_intervals as corrected_intervals,
@@ -20,14 +19,9 @@ from ._analyses.calibrate.judge import (
     plan_labels as plan_labels,
 )
 from ._analyses.check.gate import (
-    CHECK_POLICIES as CHECK_POLICIES,
     FailingCase as FailingCase,
     GateCheck as GateCheck,
-    RecommendedGate as RecommendedGate,
     check_gate as check_gate,
-    load_recommended_gate as load_recommended_gate,
-    parse_check_policy as parse_check_policy,
-    recommended_gate_from as recommended_gate_from,
 )
 from ._analyses.check.sequential import (
     SequentialCheck as SequentialCheck,
@@ -35,19 +29,23 @@ from ._analyses.check.sequential import (
 )
 from ._analyses.compare.builds import (
     CaseChange as CaseChange,
-    CompareOC as CompareOC,
     Comparison as Comparison,
     compare_builds as compare_builds,
     compare_matrices as compare_matrices,
 )
 from ._analyses.compare.oc import (
     CompareDesign as CompareDesign,
+    CompareOC as CompareOC,
     compare_oc as compare_oc,
     plan_compare as plan_compare,
 )
 from ._analyses.noise.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,
+)
+from ._analyses.plan._search import (
+    SuitePlan as SuitePlan,
+    SuitePlans as SuitePlans,
 )
 from ._analyses.plan.baseline import (
     BaselineRuns as BaselineRuns,
@@ -58,10 +56,14 @@ from ._analyses.plan.sequential import (
     plan_sequential as plan_sequential,
 )
 from ._analyses.plan.suite import (
-    SuitePlan as SuitePlan,
-    SuitePlans as SuitePlans,
     cases_needed as cases_needed,
     plan_suite as plan_suite,
+)
+from ._analyses.policies.compare import compare_policies as compare_policies
+from ._analyses.policies.exact import policy_rates as policy_rates
+from ._analyses.policies.parse import (
+    parse_check_policy as parse_check_policy,
+    parse_policy as parse_policy,
 )
 from ._analyses.policies.rules import (
     Policy as Policy,
@@ -70,11 +72,7 @@ from ._analyses.policies.rules import (
     PolicyReport as PolicyReport,
     PolicyRow as PolicyRow,
     PolicySample as PolicySample,
-    compare_policies as compare_policies,
     majority_pass as majority_pass,
-    parse_policy as parse_policy,
-    policy_rates as policy_rates,
-    simulate_policy as simulate_policy,
 )
 from ._analyses.policies.sequential import (
     SequentialComparisonRow as SequentialComparisonRow,
@@ -85,6 +83,7 @@ from ._analyses.policies.sequential import (
     sequential_rows as sequential_rows,
     simulate_sequential as simulate_sequential,
 )
+from ._analyses.policies.simulate import simulate_policy as simulate_policy
 from ._analyses.recommend.gate import (
     CaseNoise as CaseNoise,
     Recommendation as Recommendation,
@@ -97,7 +96,6 @@ from ._analyses.recommend.policy import (
 )
 from ._analyses.sequential.designs import (
     SEQUENTIAL_DESIGNS as SEQUENTIAL_DESIGNS,
-    SEQUENTIAL_EXIT_CONTINUE as SEQUENTIAL_EXIT_CONTINUE,
     SequentialBoundary as SequentialBoundary,
     SequentialDesign as SequentialDesign,
     SequentialGate as SequentialGate,
@@ -155,10 +153,13 @@ from ._engines.exact import (
     pass_count_pmfs as pass_count_pmfs,
 )
 from ._engines.montecarlo import (
-    CHUNK_VERDICTS as CHUNK_VERDICTS,
-    SKIP_BELOW as SKIP_BELOW,
     PassCountSample as PassCountSample,
     simulate_pass_counts as simulate_pass_counts,
+)
+from ._model.gatefile import (
+    RecommendedGate as RecommendedGate,
+    load_recommended_gate as load_recommended_gate,
+    recommended_gate_from as recommended_gate_from,
 )
 from ._model.gates import (
     Gate as Gate,
@@ -168,8 +169,8 @@ from ._model.gates import (
     parse_gates as parse_gates,
 )
 from ._model.regression import (
-    REGRESSION_HELP as REGRESSION_HELP,
     Regression as Regression,
+    as_regression as as_regression,
     parse_regression as parse_regression,
 )
 from ._model.spec import (
@@ -191,16 +192,17 @@ from ._model.suite import (
     case_fail_probabilities as case_fail_probabilities,
     case_pass_probabilities as case_pass_probabilities,
 )
+from ._render import CHECK_FORMATS as CHECK_FORMATS
 from ._render.calibrate import (
     render_calibration as render_calibration,
 )
-from ._render.check import (
-    CHECK_FORMATS as CHECK_FORMATS,
-    render_check as render_check,
-)
+from ._render.check import render_check as render_check
 from ._render.compare import (
     render_compare_design as render_compare_design,
     render_comparison as render_comparison,
+)
+from ._render.dispatch import (
+    render as render,
 )
 from ._render.plans import (
     render_plans as render_plans,
@@ -214,8 +216,11 @@ from ._render.recommend import (
 from ._render.recommend_policy import (
     render_policy_recommendation as render_policy_recommendation,
 )
+from ._render.sequential import (
+    render_sequential_check as render_sequential_check,
+)
 from ._render.simulate import (
-    render as render,
+    render_simulation as render_simulation,
 )
 from .readers import (
     INPUT_FORMATS as INPUT_FORMATS,

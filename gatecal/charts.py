@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from gatecal._analyses.calibrate.judge import Calibration
 from gatecal._analyses.compare.builds import Comparison
-from gatecal._analyses.plan.suite import SuitePlan
+from gatecal._analyses.plan._search import SuitePlan
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.simulate import SimulationReport
 from gatecal._engines.exact import PassCountDistribution, beta_binomial_pmf

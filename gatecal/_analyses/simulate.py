@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.display import Displayed
 from gatecal._common.intervals import Interval, binomial_interval
 from gatecal._common.seeds import renamed_seed
 from gatecal._common.validate import (
@@ -19,7 +20,7 @@ from gatecal._common.validate import (
 )
 from gatecal._engines.exact import PassCountDistribution, exact_pass_counts
 from gatecal._engines.montecarlo import PassCountSample, simulate_pass_counts
-from gatecal._model.gates import Gate, as_gates, equivalent_gates
+from gatecal._model.gates import Gate, GateLike, as_gates, equivalent_gates
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
 __all__ = [
@@ -114,8 +115,8 @@ class GateRow:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SimulationReport:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class SimulationReport(Displayed):
     """Gate failure rates of a suite's builds at several flip rates, by both engines.
 
     Attributes
@@ -214,7 +215,7 @@ def simulate_gates(
     flips: Sequence[float] = DEFAULT_FLIPS,
     noise: JudgeNoise | None = None,
     fixed_fpr: bool = False,
-    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    gates: GateLike | Sequence[GateLike] = DEFAULT_GATES,
     n_runs: int = DEFAULT_RUNS,
     rng: int = DEFAULT_SEED,
     confidence_level: float = 0.99,
@@ -258,6 +259,21 @@ def simulate_gates(
         Called with each finished number of simulated runs.
     seed : int, optional
         The old name of `rng` (deprecated).
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=3)
+    >>> report = gatecal.simulate_gates(suite, flips=[0.03], gates="all,0.80", n_runs=200)
+    >>> for row in report.rows:
+    ...     exact = row.exact_failure_probability
+    ...     print(row.build, row.gate, row.simulated_failures, f"{exact:.4f}")
+    healthy all 104 0.5186
+    healthy 0.80 9 0.0304
+    regressed all 200 1.0000
+    regressed 0.80 200 1.0000
+    >>> report.inconsistent_rows  # every simulated count inside its exact interval
+    ()
     """
     rng = renamed_seed(rng, seed, "simulate_gates")
     if isinstance(flips, str | bytes) or not isinstance(flips, Sequence):
@@ -293,7 +309,7 @@ def compare_samples(
     suite: Suite,
     samples: Mapping[tuple[float, str], PassCountSample],
     *,
-    gates: str | Sequence[str] | Sequence[Gate] = DEFAULT_GATES,
+    gates: GateLike | Sequence[GateLike] = DEFAULT_GATES,
     seed: int,
     confidence_level: float = 0.99,
     noise: JudgeNoise | None = None,

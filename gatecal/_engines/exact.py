@@ -364,6 +364,15 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
     Beta-distributed and P(K = k | x) is a polynomial in x of degree at most the
     number of judge verdicts per run, so Gauss-Jacobi quadrature with enough nodes
     gives the mixture exactly: no simulation.
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=3)
+    >>> noise = gatecal.JudgeNoise(fnr=0.03, fpr=0.03)
+    >>> counts = gatecal.exact_pass_counts(suite, "healthy", noise)
+    >>> f"{counts.pmf[12]:.4f}"  # every case passes: 0.97 ** 24
+    '0.4814'
     """
     check_instance("suite", suite, Suite, "a gatecal.Suite")
     check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
@@ -388,7 +397,21 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
 def operating_table(
     healthy: PassCountDistribution, regressed: PassCountDistribution
 ) -> tuple[tuple[float, float], ...]:
-    """``(false_alarm, detection)`` of the gate "at least k of n pass", for k = 0..n."""
+    """``(false_alarm, detection)`` of the gate "at least k of n pass", for k = 0..n.
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1, failing=3)
+    >>> noise = gatecal.JudgeNoise(fnr=0.03, fpr=0.03)
+    >>> table = gatecal.operating_table(
+    ...     gatecal.exact_pass_counts(suite, "healthy", noise),
+    ...     gatecal.exact_pass_counts(suite, "regressed", noise),
+    ... )
+    >>> false_alarm, detection = table[10]  # "at least 10 of 12 pass"
+    >>> f"{false_alarm:.4f}", f"{detection:.4f}"
+    ('0.0304', '1.0000')
+    """
     if healthy.n_cases != regressed.n_cases:
         raise ParameterError("regressed", f"must have {healthy.n_cases} cases", regressed.n_cases)
     return tuple(

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gatecal._common.contracts import CONTRACTS
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.gates import strictest_within
 
@@ -28,8 +29,10 @@ __all__ = [
 ]
 
 #: What ``recommend --format json`` writes first, so that a gate file can be told apart.
-RECOMMEND_FORMAT = "gatecal recommend"
-RECOMMEND_VERSION = 1
+RECOMMEND_FORMAT = "gatecal.recommend"
+RECOMMEND_VERSION = CONTRACTS["recommend"]
+#: What recommend wrote before its header took the common form (same fields).
+_EARLIER = {("gatecal recommend", 1)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,13 +131,15 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     def bad(rule: str) -> ParameterError:
         return ParameterError("gate_from", rule, source)
 
-    if not isinstance(document, Mapping) or document.get("format") != RECOMMEND_FORMAT:
+    found = document.get("format") if isinstance(document, Mapping) else None
+    if not isinstance(document, Mapping) or found not in (RECOMMEND_FORMAT, "gatecal recommend"):
         raise bad(f'{_WHAT} (its first key is "format": "{RECOMMEND_FORMAT}")')
     version = document.get("version")
-    if version != RECOMMEND_VERSION:
+    if (found, version) not in {(RECOMMEND_FORMAT, RECOMMEND_VERSION), *_EARLIER}:
         raise bad(
             f"is a recommend output of version {version!r}; this gatecal reads version "
-            f"{RECOMMEND_VERSION}: rerun recommend"
+            f"{RECOMMEND_VERSION} (and the earlier 'gatecal recommend' version 1): rerun "
+            "recommend"
         )
     rec = document.get("recommended")
     rules = document.get("policies")

@@ -14,6 +14,7 @@ from gatecal._common.validate import ParameterError, check_count
 
 __all__ = [
     "Gate",
+    "GateLike",
     "as_gates",
     "equivalent_gates",
     "parse_gate",
@@ -84,8 +85,17 @@ def _threshold_text(gate: Gate) -> str:
     return raw or str(gate.threshold)
 
 
-def parse_gate(text: str) -> Gate:
+#: What every function taking a gate accepts: a :class:`Gate`, its text, or a pass rate
+#: in [0, 1] as a float or Fraction (see :func:`parse_gate`).
+GateLike = Gate | str | float | Fraction
+
+
+def parse_gate(text: GateLike) -> Gate:
     """Parse one gate rule.
+
+    A :class:`Gate` is returned as it is; a float or Fraction is a pass-rate threshold
+    (``0.9`` is ``"0.9"``: a float is read as its shortest decimal). A whole number is
+    refused (is ``1`` a rate of 100% or one case?): write ``1.0`` or ``"fails<=1"``.
 
     Accepted forms: ``all``; a pass-rate threshold ``t`` in [0, 1] written as a
     decimal (``0.90``), a fraction (``9/10``), a percentage (``90%``) or with a
@@ -97,6 +107,21 @@ def parse_gate(text: str) -> Gate:
     ParameterError
         If the rule does not parse or its number lies outside its range.
     """
+    if isinstance(text, Gate):
+        return text
+    if isinstance(text, float | Fraction) and not isinstance(text, bool):
+        if isinstance(text, float) and not math.isfinite(text):
+            raise ParameterError("gate", "must be a pass rate in [0, 1]", text)
+        given = text if isinstance(text, Fraction) else Fraction(repr(text))
+        if not 0 <= given <= 1:
+            raise ParameterError("gate", "must be a pass rate in [0, 1]", text)
+        return Gate(text=f"{float(given):g}", kind="rate", threshold=given)
+    if isinstance(text, int):
+        rule = (
+            "must be a pass rate as a float (1.0), 'all' or 'fails<=F': a whole number "
+            "is not read as either"
+        )
+        raise ParameterError("gate", rule, text)
     if not isinstance(text, str):
         raise ParameterError("gate", f"must be {GATE_SYNTAX}", text)
     rule = text.strip()
@@ -124,21 +149,28 @@ def parse_gate(text: str) -> Gate:
     raise ParameterError("gate", f"must be {GATE_SYNTAX}", text)
 
 
-def parse_gates(text: str | Iterable[str]) -> tuple[Gate, ...]:
+def parse_gates(text: GateLike | Iterable[GateLike]) -> tuple[Gate, ...]:
     """Parse a comma-separated list (or an iterable) of gate rules; at least one."""
-    parts = text.split(",") if isinstance(text, str) else list(text)
-    if not parts or any(not str(p).strip() for p in parts):
+    if isinstance(text, Gate | float | int | Fraction):
+        return (parse_gate(text),)
+    if not isinstance(text, str | Iterable):
+        raise ParameterError("gates", "must be a comma-separated list of gate rules", text)
+    parts: list[GateLike] = list(text.split(",")) if isinstance(text, str) else list(text)
+    if not parts or any(isinstance(p, str) and not p.strip() for p in parts):
         raise ParameterError("gates", "must be a comma-separated list of gate rules", text)
     return tuple(parse_gate(p) for p in parts)
 
 
-def as_gates(gates: str | Iterable[str | Gate]) -> tuple[Gate, ...]:
-    """Gates from a comma-separated string, or from rules and :class:`Gate` objects.
+def as_gates(gates: GateLike | Iterable[GateLike]) -> tuple[Gate, ...]:
+    """Gates from a comma-separated string, one gate (a rule, a rate, a :class:`Gate`), or
+    an iterable of them.
 
     At least one; a blank rule is refused as in :func:`parse_gates`.
     """
-    if isinstance(gates, str):
+    if isinstance(gates, str | Gate | float | int | Fraction):
         return parse_gates(gates)
+    if not isinstance(gates, Iterable):
+        raise ParameterError("gates", "must be a comma-separated list of gate rules", gates)
     items = list(gates)
     rules = tuple(g if isinstance(g, Gate) else parse_gates([g])[0] for g in items)
     if not rules:

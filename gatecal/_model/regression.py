@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 from gatecal._common.validate import ParameterError
 
-__all__ = ["REGRESSION_HELP", "Regression", "parse_regression"]
+__all__ = ["REGRESSION_HELP", "Regression", "RegressionLike", "as_regression", "parse_regression"]
 
 REGRESSION_HELP = (
     "a share of the cases written with a decimal point or a percent sign (0.10, 10%), "
@@ -49,6 +50,9 @@ class Regression:
         return f"{self.count} case{'s' if self.count != 1 else ''} fail"
 
 
+#: What every function taking a regression accepts (see :func:`as_regression`).
+RegressionLike = Regression | str | int | float | Fraction
+
 _SHARE = re.compile(r"^(\d*\.\d+|\d+\.\d*)$")
 _PERCENT = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
@@ -77,3 +81,28 @@ def parse_regression(text: str) -> Regression:
         rule = "as a share must lie in (0, 1]; for a number of cases write a whole number"
         raise ParameterError("regression", rule, text)
     return Regression(text=raw, share=share)
+
+
+def as_regression(value: RegressionLike) -> Regression:
+    """A regression from what a caller naturally writes: a :class:`Regression`, the CLI's
+    text (:func:`parse_regression`), a whole number of cases (``3``), or a share in (0, 1]
+    as a float or Fraction (``0.25``). A float is read as its shortest decimal
+    (``0.1`` -> 1/10). Anything else, bools included, is a ParameterError."""
+    if isinstance(value, Regression):
+        return value
+    if isinstance(value, str):
+        return parse_regression(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError("regression", f"must be {REGRESSION_HELP}", value)
+    if isinstance(value, numbers.Integral):
+        return parse_regression(str(int(value)))
+    share = value if isinstance(value, Fraction) else None
+    if share is None:
+        number = float(value)
+        if not math.isfinite(number):
+            raise ParameterError("regression", f"must be {REGRESSION_HELP}", value)
+        share = Fraction(repr(number))
+    if not 0 < share <= 1:
+        rule = "as a share must lie in (0, 1]; for a number of cases pass an int"
+        raise ParameterError("regression", rule, value)
+    return Regression(text=f"{float(share):g}", share=share)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from gatecal._analyses.calibrate.judge import Calibration, CheckCalibration, Estimate
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
 from gatecal._common.validate import ParameterError
 
@@ -98,7 +98,7 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
 def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     """Render :func:`calibrate_judge` as ``table``, ``markdown``, ``csv`` or ``json``."""
     if fmt == "json":
-        return json.dumps(cal.to_dict(), indent=2) + "\n"
+        return json_document("calibrate", cal.to_dict())
     if fmt == "csv":
         return csv_text(_csv_rows(cal))
     if fmt not in ("table", "markdown"):

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.check.gate import FailingCase, GateCheck
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import few, format_probability, md_text
+from gatecal._render import CHECK_FORMATS
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
-CHECK_FORMATS = ("table", "markdown", "json", "junit")
 _WORD = {"pass": "PASS", "fail": "FAIL", "incomplete": "INCOMPLETE"}
 
 
@@ -346,7 +345,7 @@ def _junit(res: GateCheck) -> str:
 def render_check(res: GateCheck, fmt: str = "table") -> str:
     """The result as ``table``, ``markdown``, ``json`` or ``junit``."""
     if fmt == "json":
-        return json.dumps(res.to_dict(), indent=2) + "\n"
+        return json_document("check", res.to_dict())
     if fmt == "junit":
         return _junit(res)
     if fmt == "markdown":

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.compare.builds import Comparison
 from gatecal._analyses.compare.oc import CompareDesign
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -32,7 +31,7 @@ _TESTS = {
 def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) -> str:
     """Render :func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``."""
     if fmt == "json":
-        return json.dumps(result.to_dict(), indent=2) + "\n"
+        return json_document("compare", result.to_dict())
     if fmt == "csv":
         if not result.cases:
             return (
@@ -150,7 +149,7 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
 def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
     """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``."""
     if fmt == "json":
-        return json.dumps(design.to_dict(), indent=2) + "\n"
+        return json_document("plan.compare", design.to_dict())
     rows = [
         {
             "runs": r,

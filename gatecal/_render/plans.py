@@ -6,10 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from gatecal._analyses.plan._search import SuitePlans
 from gatecal._analyses.plan.baseline import BaselineRuns
 from gatecal._analyses.plan.sequential import SequentialSuitePlan
-from gatecal._analyses.plan.suite import SuitePlans
 from gatecal._analyses.policies.sequential import SequentialPolicy
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -65,7 +66,7 @@ def render_plans(
         }
         if baseline is not None:
             data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
-        return json.dumps(data, indent=2) + "\n"
+        return json_document("plan", data)
     if fmt == "csv":
         return csv_text(
             _flat(

@@ -8,6 +8,7 @@ from typing import Any
 
 from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialComparisonRow
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -37,7 +38,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
             "simulation": report.simulation,
             "rows": dicts,
         }
-        return json.dumps(data, indent=2) + "\n"
+        return json_document("policies", data)
     if fmt == "csv":
         return csv_text(_flat(dicts))
     if fmt not in ("table", "markdown"):

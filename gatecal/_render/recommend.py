@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
+from gatecal._common.contracts import json_document
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.tables import (
     FORMATS,
@@ -26,7 +25,7 @@ def _rate(e: RateEstimate) -> str:
 def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
     """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``."""
     if fmt == "json":
-        return json.dumps(rec.to_dict(), indent=2) + "\n"
+        return json_document("recommend", rec.to_dict())
     if fmt == "csv":
         return csv_text(
             [

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.recommend.policy import PolicyRecommendation, RuleGate
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import FORMATS, csv_text, format_probability, table_lines
 from gatecal._common.validate import ParameterError
 from gatecal._render.recommend import render_recommendation
@@ -17,13 +16,15 @@ CASES_DIFFER_BELOW = 0.05
 
 
 def render_policy_recommendation(
-    rec: Recommendation, rules: PolicyRecommendation, fmt: str = "table"
+    rec: Recommendation | None, rules: PolicyRecommendation, fmt: str = "table"
 ) -> str:
     """Render :func:`recommend_gate` with :func:`recommend_policy` beside it: the JSON
     carries ``policies`` (:meth:`PolicyRecommendation.to_dict`), the csv one row per rule,
-    the table and markdown the recommendation followed by the rules and the choice."""
+    the table and markdown the recommendation followed by the rules and the choice.
+    With `rec` None, the rules alone (the JSON without the recommendation)."""
     if fmt == "json":
-        return json.dumps({**rec.to_dict(), "policies": rules.to_dict()}, indent=2) + "\n"
+        head = {} if rec is None else rec.to_dict()
+        return json_document("recommend", {**head, "policies": rules.to_dict()})
     if fmt == "csv":
         return csv_text(
             [
@@ -42,6 +43,8 @@ def render_policy_recommendation(
         )
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    if rec is None:
+        return "\n".join(_rule_lines(rules, fmt)).lstrip("\n") + "\n"
     return render_recommendation(rec, fmt) + "\n".join(_rule_lines(rules, fmt)) + "\n"
 
 

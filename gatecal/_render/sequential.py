@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from gatecal._analyses.check.sequential import SequentialCheck
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import format_probability, md_text
 
 __all__ = ["render_sequential_check"]
@@ -40,7 +39,7 @@ def _facts(res: SequentialCheck) -> list[str]:
 def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
     """The decision as ``table``, ``markdown`` or ``json``."""
     if fmt == "json":
-        return json.dumps(res.to_dict(), indent=2) + "\n"
+        return json_document("check.sequential", res.to_dict())
     head = f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"
     if fmt == "markdown":
         lines = [f"### gatecal check: {_WORD[res.decision]}", ""]

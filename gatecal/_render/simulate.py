@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 
 from gatecal._analyses.simulate import GateRow, SimulationReport
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import FORMATS, csv_text, format_probability, percent, plural
 from gatecal._common.validate import ParameterError
 from gatecal._model.suite import BUILDS
@@ -164,10 +164,10 @@ def _json(report: SimulationReport) -> str:
         for key, value in row.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"row value `{key}` is not finite (got {value!r})")
-    return json.dumps(data, indent=2) + "\n"
+    return json_document("simulate", data)
 
 
-def render(report: SimulationReport, fmt: str = "table") -> str:
+def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
     """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text."""
     if fmt == "table":
         return _table(report)
@@ -178,3 +178,7 @@ def render(report: SimulationReport, fmt: str = "table") -> str:
     if fmt == "json":
         return _json(report)
     raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+
+
+#: The name this function had before :func:`gatecal.render` rendered every result.
+render = render_simulation

@@ -29,6 +29,7 @@ from gatecal.cli import (
 )
 from gatecal.cli._errors import CliError
 from gatecal.cli._fast import fast_arguments, fast_call
+from gatecal.cli._help import GLOSSARY, HelpCommand
 from gatecal.cli._spread import spread_command
 
 __all__ = ["CliError", "app", "main"]
@@ -40,6 +41,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    epilog=GLOSSARY,
 )
 
 
@@ -64,14 +66,14 @@ def _root(
     """
 
 
-app.command("simulate")(simulate.simulate)
-app.command("golden")(golden.golden)
-app.command("plan")(plan.plan)
-app.command("policies")(policies.policies)
-app.command("recommend")(recommend.recommend)
-app.command("report")(report.report)
-app.command("runs")(runs.runs)
-app.command("calibrate")(calibrate.calibrate)
+app.command("simulate", cls=HelpCommand)(simulate.simulate)
+app.command("golden", cls=HelpCommand)(golden.golden)
+app.command("plan", cls=HelpCommand)(plan.plan)
+app.command("policies", cls=HelpCommand)(policies.policies)
+app.command("recommend", cls=HelpCommand)(recommend.recommend)
+app.command("report", cls=HelpCommand)(report.report)
+app.command("runs", cls=HelpCommand)(runs.runs)
+app.command("calibrate", cls=HelpCommand)(calibrate.calibrate)
 app.command("check", cls=spread_command(check.PATH_LISTS))(check.check)
 app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
 
@@ -79,6 +81,8 @@ app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
 RENAMED = {
     ("golden", "--threshold"): "--pass-rate",
     **{(c, "--threshold"): "--score-threshold" for c in ("recommend", "report", "runs", "check")},
+    # --partial is inspect_ai's 'P' score in recommend and check; in compare it meant this
+    ("compare", "--partial"): "--allow-missing",
 }
 
 

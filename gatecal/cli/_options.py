@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
+from gatecal._model.policy_names import POLICY_NAMES
+
 # light (no numpy), and needed at run time: typer and the fast path resolve the annotations
 from gatecal._model.regression import Regression
+from gatecal._model.sequential import spellings
 from gatecal.cli._values import (
     Choice,
     FlipRates,
@@ -21,6 +25,9 @@ from gatecal.cli._values import (
     Threshold,
     Whole,
 )
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: The largest suite the command line builds: exact maths is quadratic in the cases, so a
 #: typo like --cases 100000000 is refused at once instead of exhausting memory.
@@ -190,14 +197,21 @@ def regression() -> Any:
 
 RegressionOpt = Annotated[Regression | None, regression()]
 POLICIES_HELP = (
-    "Policies: single, majority-M (M judge calls per check, majority wins), "
-    "repeat-K-of-N (each case passes K of N runs; pass^K is all K, pass@K any of K), "
-    "confirm-M (a failing call is re-asked M times, majority decides), rerun-failing-R, "
-    "rerun-R (rerun the suite while the gate fails), or several joined by '+'; or a "
-    "sequential gate over runs: sprt-MAX, pocock-LOOKS, obf-LOOKS, or the anytime-valid "
-    "e-process evalue-MAX (fails at e-value 1/--false-alarm). At most 1,000 calls, "
-    "repeats or reruns."
+    "Policies: "
+    + ", ".join(f"{p.spelling} ({p.summary})" for p in POLICY_NAMES)
+    + ", or several joined by '+'; or a "
+    f"sequential gate over runs: {spellings()} (evalue-MAX, the anytime-valid e-process, "
+    "fails at e-value 1/--false-alarm). At most 1,000 calls, repeats or reruns."
 )
+
+
+def sequential_named(command: Callable[P, R]) -> Callable[P, R]:
+    """Write the sequential designs' spellings (built from their registry) where the
+    command's help says SEQUENTIAL_GATES."""
+    command.__doc__ = (command.__doc__ or "").replace("SEQUENTIAL_GATES", spellings())
+    return command
+
+
 TieOpt = Annotated[
     str, choice("--tie", "WHICH", "Even majorities: a tie fails or passes.", ("fail", "pass"))
 ]

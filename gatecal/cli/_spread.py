@@ -13,6 +13,8 @@ from typing import Any
 
 import typer
 
+from gatecal.cli._help import HelpCommand
+
 __all__ = ["spread_command", "spread_paths"]
 
 
@@ -43,7 +45,7 @@ def spread_paths(args: Sequence[str], options: Sequence[str]) -> list[str]:
 def spread_command(options: Sequence[str]) -> type[typer.core.TyperCommand]:
     """A command class whose `options` each take every path up to the next option."""
 
-    class SpreadCommand(typer.core.TyperCommand):
+    class SpreadCommand(HelpCommand):
         def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
             return super().parse_args(ctx, spread_paths(args, options))
 

@@ -12,6 +12,9 @@ import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
+from gatecal._model.policy_names import policy_spellings
+from gatecal._model.sequential import spellings
+from gatecal._render import CHECK_FORMATS
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import read_runs
 from gatecal.cli._options import (
@@ -27,6 +30,7 @@ from gatecal.cli._options import (
     TargetOpt,
     formats,
     probability,
+    sequential_named,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
@@ -35,8 +39,8 @@ from gatecal.cli._outputs import Outputs, busy
 PATH_LISTS = ("--baseline", "--current")
 
 if TYPE_CHECKING:
-    from gatecal._analyses.check.gate import RecommendedGate
     from gatecal._analyses.policies.sequential import SequentialPolicy
+    from gatecal._model.gatefile import RecommendedGate
     from gatecal._model.regression import Regression
     from gatecal.readers import RunsData
 
@@ -51,12 +55,7 @@ _NAMES = {
 }
 
 
-def _check_formats() -> tuple[str, ...]:
-    from gatecal._render.check import CHECK_FORMATS
-
-    return CHECK_FORMATS
-
-
+@sequential_named
 def check(
     paths: Annotated[
         list[str] | None,
@@ -115,12 +114,12 @@ def check(
             "--policy",
             metavar="POLICY",
             help="How several current runs combine, in the order "
-            "given: rerun-failing-R, rerun-R or repeat-K-of-N; the false alarm and "
+            f"given: {policy_spellings(runs=True, conjunction='or')}; the false alarm and "
             "p-value are that policy's. Or a sequential gate over the runs of one build so "
-            "far, sprt-MAX, pocock-LOOKS or obf-LOOKS (boundaries searched for --false-alarm, "
-            "--detection and --regression), or evalue-MAX (an anytime-valid e-process, "
-            "failing at e-value 1/--false-alarm; its exact false alarm quoted beside): exit "
-            "0 pass, 1 fail, 3 continue (run the build again and check all its runs).",
+            f"far, {spellings()} (evalue-MAX is an anytime-valid e-process, failing at "
+            "e-value 1/--false-alarm; the others' boundaries are searched for --false-alarm, "
+            "--detection and --regression): exit 0 pass, 1 fail, 3 continue (run the build "
+            "again and check all its runs).",
         ),
     ] = None,
     max_errors: Annotated[
@@ -150,7 +149,14 @@ def check(
     ] = False,
     confidence: ConfidenceOpt = 0.95,
     interval: IntervalOpt = "wilson",
-    fmt: Annotated[str, formats("table, markdown or json.", _check_formats)] = "table",
+    fmt: Annotated[
+        str,
+        formats(
+            f"{', '.join(CHECK_FORMATS[:-1])} or {CHECK_FORMATS[-1]} (JUnit XML for CI test "
+            "reporters).",
+            CHECK_FORMATS,
+        ),
+    ] = "table",
     out: OutOpt = None,
     summary: Annotated[
         Path | None,
@@ -175,7 +181,7 @@ def check(
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
-    With a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX) the current files are
+    With a sequential --policy (SEQUENTIAL_GATES) the current files are
     the runs of one build so far, and exit 3 means continue: run it again. --detection
     (default 0.8) and --regression (default 1 case) are that gate's target and need
     such a policy.
@@ -215,9 +221,7 @@ def check(
         )
     if sequential is None and (detection is not None or regression is not None):
         given = "--detection" if detection is not None else "--regression"
-        raise CliError(
-            f"{given} needs a sequential --policy (sprt-MAX, pocock-LOOKS, obf-LOOKS, evalue-MAX)"
-        )
+        raise CliError(f"{given} needs a sequential --policy ({spellings()})")
     chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(

@@ -93,11 +93,14 @@ def compare(
     partial: Annotated[
         bool,
         typer.Option(
-            "--partial",
+            "--allow-missing",
             help="Compare the cases both builds report even when some "
             "are in one build only (otherwise: incomplete evidence, exit 1).",
         ),
     ] = False,
+    # compare's old spelling of --allow-missing: --partial means inspect_ai's 'P' score in
+    # recommend and check (here --inspect-partial), so it is hidden here but still works
+    partial_old: Annotated[bool, typer.Option("--partial", hidden=True)] = False,
     test: Annotated[
         str,
         choice(
@@ -196,7 +199,7 @@ def compare(
                 alternative=alternative,
                 alpha=alpha,
                 multiplicity=multiplicity,
-                partial=partial,
+                partial=partial or partial_old,
                 test=test,
                 regression=regression,
                 oc_samples=oc_samples,

@@ -27,11 +27,13 @@ from gatecal.cli._options import (
     checks,
     regression,
     seed,
+    sequential_named,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy, emit
 
 
+@sequential_named
 def plan(
     flip: FlipOpt = 0.08,
     regression: Annotated[Regression, regression()] = "0.10",  # type: ignore[assignment]  # parsed
@@ -85,7 +87,7 @@ def plan(
     share or a number of cases fail a code check. Every suite size is tried in turn (exact
     binomial maths, no simulation), for the plain policy and the alternatives, with their
     expected judge calls per CI run, so you can trade a bigger suite against repeated calls.
-    A sequential policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) gets the smallest suite at
+    A sequential policy (SEQUENTIAL_GATES) gets the smallest suite at
     which its boundaries, searched for both targets, meet them, with the expected runs
     of a healthy and of the regressed build and the judge calls until it stops (suites
     up to --max-cases, at most 5000; 100 without).

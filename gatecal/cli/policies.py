@@ -9,6 +9,7 @@ import typer
 import gatecal
 from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.validate import ParameterError
+from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
 from gatecal.cli._options import (
@@ -29,6 +30,7 @@ from gatecal.cli._options import (
     UnparseableOpt,
     probability,
     seed,
+    sequential_named,
     whole,
 )
 from gatecal.cli._outputs import Outputs, ProgressBar, emit
@@ -44,6 +46,7 @@ POLICIES_MAX_RUNS = 1_000_000
 POLICIES_MAX_ICC_CASES = 2_000
 
 
+@sequential_named
 def policies(
     flip: FlipOpt = 0.08,
     cases: Annotated[
@@ -105,7 +108,7 @@ def policies(
     For each policy (majority votes, repeated cases, reruns of failing cases or of the
     whole suite) and gate: the exact false-alarm and detection rates and the expected
     judge calls per CI run, each beside a call-by-call simulation that checks it.
-    A sequential policy (sprt-MAX, pocock-LOOKS, obf-LOOKS) has its boundaries searched
+    A sequential policy (SEQUENTIAL_GATES) has its boundaries searched
     for --false-alarm and --detection against the suite's regressed build; evalue-MAX,
     the anytime-valid e-process, fails at e-value 1/--false-alarm (its nominal level) and
     shows its exact false alarm beside it.
@@ -125,8 +128,8 @@ def policies(
         for option, value in (("--false-alarm", false_alarm), ("--detection", detection)):
             if value is not None:
                 raise CliError(
-                    f"{option} needs a sequential policy in --policies (sprt-MAX, "
-                    f"pocock-LOOKS, obf-LOOKS, evalue-MAX) (got {value:g})"
+                    f"{option} needs a sequential policy in --policies ({spellings()}) "
+                    f"(got {value:g})"
                 )
     try:
         suite, per_check, per_case = suite_and_rates(

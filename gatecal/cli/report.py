@@ -111,9 +111,31 @@ def report(
     if observed is not None and labels is None:
         raise CliError(f"--observed needs --labels (got '{observed[0]}/{observed[1]}')")
     try:
+        # measured first: the model then describes the user's own suite and regression
+        recommendation = _recommendation(
+            runs_file,
+            regressed,
+            regression,
+            false_alarm,
+            detection,
+            (input_format, attempts, junit_repeats, target, threshold, partial),
+        )
+        if recommendation is not None and suite_file is None:
+            if cases is None:
+                cases = recommendation.cases
+            elif cases != recommendation.cases:
+                raise CliError(
+                    f"--cases must be the {recommendation.cases} cases the --runs-file runs "
+                    f"hold, or left out (got {cases})"
+                )
         suite, per_check, per_case = suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
         )
+        if regression is not None:
+            suite = _with_regression(suite, regression, failing, suite_file is not None)
+        elif recommendation is not None and not regressed and failing is None and not suite_file:
+            # recommend's default regression (a quarter of the cases, rounded half up)
+            suite = _with_regression(suite, gatecal.as_regression("0.25"), None, False)
         simulation = gatecal.simulate_gates(
             suite,
             flips=flip,
@@ -122,14 +144,6 @@ def report(
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
-        )
-        recommendation = _recommendation(
-            runs_file,
-            regressed,
-            regression,
-            false_alarm,
-            detection,
-            (input_format, attempts, junit_repeats, target, threshold, partial),
         )
     except ParameterError as exc:
         raise from_library(exc) from None
@@ -144,10 +158,39 @@ def report(
             false_alarm=false_alarm,
             detection=detection,
             calibration=calibration,
+            **({} if regression is None else {"regressions": (regression.text,)}),
         )
     except OSError as exc:
         raise CliError(f"--out could not be written (got {str(out)!r}: {exc})") from None
     sys.stdout.write(f"wrote {len(written.files)} files to {written.folder}/ (open index.html)\n")
+
+
+def _with_regression(
+    suite: gatecal.Suite, regression: Regression, failing: int | None, from_file: bool
+) -> gatecal.Suite:
+    """The modelled suite whose regressed build has --regression's failing cases."""
+    n = suite.n_cases
+    want = regression.failing(n)
+    if not 1 <= want <= n:
+        raise CliError(
+            f"--regression must make between 1 and {n} cases fail (got {regression.text!r})"
+        )
+    have = suite.failing("regressed")
+    if want == have:
+        return suite
+    if from_file:
+        raise CliError(
+            f"--regression makes {want} of {n} cases fail but the --suite file's regressed "
+            f"build has {have}: leave one out (got {regression.text!r})"
+        )
+    if failing is not None:
+        raise CliError(
+            f"--regression makes {want} of {n} cases fail, --failing says {failing}: "
+            f"leave one out (got {regression.text!r})"
+        )
+    return gatecal.Suite.uniform(
+        cases=n, judge_checks=suite.judge_checks, code_checks=suite.code_checks, failing=want
+    )
 
 
 def _check_folder(out: Path) -> None:

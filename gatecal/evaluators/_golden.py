@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gatecal._common.contracts import json_document
 from gatecal.evaluators._checks import ContainsFactsEvaluator
 from gatecal.evaluators._spring import FactCheckingEvaluator, RelevancyEvaluator
 from gatecal.evaluators._types import EvaluationRequest, Judge, JudgeError
@@ -313,7 +314,7 @@ def render_golden(reports: Mapping[str, EvalReport], threshold: float, fmt: str 
                 b: {**r.to_dict(), "gate": gate_outcome(r, threshold)} for b, r in reports.items()
             },
         }
-        return json.dumps(data, indent=2) + "\n"
+        return json_document("golden", data)
     if fmt != "table":
         raise ValueError(f"`fmt` must be 'table' or 'json' (got {fmt!r})")
     lines: list[str] = []

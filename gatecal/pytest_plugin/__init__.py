@@ -24,6 +24,14 @@ one of its options it only registers the ``gatecal`` marker and the
     controller only; ``gatecal recommend PATH`` reads it. The run is named
     ``--gatecal-run NAME`` (default: the file's stem).
 
+``--junitxml`` (written by pytest) gains the gate's decision once it is decided: a testcase
+``gatecal.gate``, failed with the decision line as its message when the gate failed or the
+evidence was incomplete; when the gate passed and the session exits 0, the marked failures it
+tolerated are written as skipped (``type="gatecal.tolerated"``, the judge's message kept), so
+CI's JUnit reporters count no failure for a build the gate accepted;
+``--gatecal-keep-failures`` (ini ``gatecal_keep_failures``) keeps them as failures. See
+:mod:`gatecal.pytest_plugin.junit`.
+
 Every verdict also travels in ``item.user_properties`` as ``gatecal.case``,
 ``gatecal.repeat`` and ``gatecal.verdicts`` (a JSON list), so ``--junitxml`` carries it
 and gatecal's JUnit reader prefers it over test names. A test rerun by
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,7 +195,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="The run's name in --gatecal-runs-out (default: the file's stem).",
     )
+    group.addoption(
+        "--gatecal-keep-failures",
+        dest="gatecal_keep_failures",
+        action="store_true",
+        default=None,
+        help="In --junitxml, keep the failures a passing gate tolerated as failures "
+        "(default: reported as skipped, with the judge's message).",
+    )
     parser.addini("gatecal_gate", "The gate rule, as --gatecal-gate.", default=None)
+    parser.addini(
+        "gatecal_keep_failures",
+        "As --gatecal-keep-failures.",
+        type="bool",
+        default=False,
+    )
     parser.addini(
         "gatecal_gate_from",
         "A recommend JSON output, as --gatecal-gate-from (relative to the ini file).",
@@ -396,6 +419,14 @@ class _Session:
         self.decision: _Decision | None = None
         self.session: pytest.Session | None = None
         self.stopped = False  # the sequential gate decided and stopped the session
+        xmlpath = getattr(config.option, "xmlpath", None)  # pytest's --junitxml, as it opens it
+        self.junitxml = (
+            os.path.normpath(os.path.abspath(os.path.expanduser(os.path.expandvars(xmlpath))))
+            if xmlpath and not self.is_worker
+            else None
+        )
+        keep = config.getoption("gatecal_keep_failures")
+        self.keep_failures = bool(config.getini("gatecal_keep_failures") if keep is None else keep)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -569,6 +600,18 @@ class _Session:
             session.exitstatus = self.decision.exitstatus
         if notes:
             self.decision.line += "; " + "; ".join(notes)
+        if self.junitxml is not None:
+            from gatecal.pytest_plugin.junit import write_decision  # stdlib only: still light
+
+            note = write_decision(
+                self.junitxml,
+                self.decision.decision,
+                self.decision.line.removeprefix("gatecal: "),
+                int(session.exitstatus),
+                keep_failures=self.keep_failures,
+            )
+            if note:
+                self.decision.line += f"; {note}"
 
     def _decide(self, session: pytest.Session) -> _Decision:
         gate = self.settings.gate

@@ -25,6 +25,8 @@ from typing import Any, Literal, TypeGuard
 
 import pytest
 
+from gatecal._model.sequential import walk_boundaries
+
 __all__ = ["SequentialRule", "decide", "from_options", "load_rule", "stop_once_decided", "walk"]
 
 
@@ -51,17 +53,7 @@ class SequentialRule:
         """The decision on the runs so far (passing cases per run, in order): the first
         look whose boundary is crossed, or ``continue`` after the last run given; with
         the look and the running sums up to it."""
-        total, sums = 0, []
-        for j, (k, (at_least, at_most)) in enumerate(
-            zip(passing, self.boundaries, strict=False), start=1
-        ):
-            total += k
-            sums.append(total)
-            if total >= at_least:
-                return "pass", j, sums
-            if total <= at_most:
-                return "fail", j, sums
-        return "continue", len(sums), sums
+        return walk_boundaries(passing, self.boundaries)
 
 
 def _whole(value: Any) -> TypeGuard[int]:

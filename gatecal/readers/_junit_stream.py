@@ -107,7 +107,7 @@ def parse_stream(path: Path) -> _File:
     from defusedxml import ElementTree
 
     from gatecal.readers._progress import advance
-    from gatecal.readers.junit import _detail, _File, check_root, read_testcase
+    from gatecal.readers.junit import _detail, _File, check_root, is_gate_record, read_testcase
 
     cases = CaseList()
     suite_codes: dict[str, int] = {}
@@ -137,7 +137,7 @@ def parse_stream(path: Path) -> _File:
             tag = element.tag
             if tag == "testsuite" and (root is element or root.tag != "testsuite"):
                 open_suites.pop()
-            if tag != "testcase":
+            if tag != "testcase" or is_gate_record(element):
                 continue
             full, name, final, earlier, later, props = read_testcase(element, path)
             index = len(cases.full)

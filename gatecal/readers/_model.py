@@ -341,7 +341,7 @@ class RunsData:
         return runs, cases, outcome.reshape(len(runs), len(cases))
 
     def case_outcomes(self, build: str) -> tuple[list[str], list[str], list[list[int]]]:
-        """(runs, cases, outcome[run][case]): 1 pass, 0 fail, -1 missing."""
+        """(runs, cases, ``outcome[run][case]``): 1 pass, 0 fail, -1 missing."""
         runs, cases, outcome = self.outcome_array(build)
         matrix: list[list[int]] = outcome.tolist()
         return runs, cases, matrix

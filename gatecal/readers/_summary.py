@@ -7,6 +7,7 @@ import io
 import json
 from typing import Any
 
+from gatecal._common.contracts import json_document
 from gatecal._common.tables import code_fence, csv_cell, md_text, plural
 from gatecal._common.validate import ParameterError
 from gatecal.readers._model import RunsData
@@ -107,7 +108,7 @@ def _grid(data: RunsData, build: str) -> list[str]:
 def render_runs(data: RunsData, fmt: str = "table") -> str:
     """Render what was read as ``table``, ``markdown``, ``json``, ``csv`` or ``jsonl``."""
     if fmt == "json":
-        return json.dumps(runs_summary(data), indent=2) + "\n"
+        return json_document("runs", runs_summary(data))
     if fmt == "jsonl":
         lines = []
         rows = (*data.verdicts, *data.components)

@@ -18,7 +18,9 @@ Reruns
     Each is an attempt; ``attempts="first"`` keeps the first attempt's outcome.
 Outcomes
     ``failure`` fails; ``error`` is an error (neither pass nor fail); ``skipped`` is
-    missing data. pytest-rerunfailures writes earlier attempts as empty elements: they
+    missing data, except ``<skipped type="gatecal.tolerated">``: a failure gatecal's pytest
+    plugin tolerated, still a failure (its ``gatecal.gate`` testcase is not a case).
+    pytest-rerunfailures writes earlier attempts as empty elements: they
     count as failures, or as errors when the last attempt is an ``error`` (a setup
     error is rerun like a failure and repeats like one).
 promptfoo
@@ -93,6 +95,15 @@ def check_root(path: Path, tag: str) -> None:
         raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
 
 
+def is_gate_record(element: Any) -> bool:
+    """The testcase gatecal's pytest plugin adds for its gate's decision: not a test case."""
+    return (
+        element.get("classname") == "gatecal"
+        and element.get("name") == "gate"
+        and any(p.get("name") == "gatecal.decision" for p in element.iter("property"))
+    )
+
+
 def read_testcase(
     element: Any, path: Path
 ) -> tuple[str, str, str, list[str], list[str], dict[str, str]]:
@@ -107,6 +118,8 @@ def read_testcase(
     later: list[str] = []
     for child in element:
         tag = child.tag
+        if tag == "skipped" and child.get("type") == "gatecal.tolerated":
+            tag = "failure"  # a failure gatecal's gate tolerated is still a failed verdict
         if tag in _FAILED and final == "passed":
             final = _FAILED[tag]
         elif tag in _EARLIER:
@@ -168,6 +181,8 @@ def _parse(path: Path) -> _File:
     cases: list[_Case] = []
     suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
     for element in root.iter("testcase"):
+        if is_gate_record(element):
+            continue
         full, name, final, earlier, later, props = read_testcase(element, path)
         cases.append(
             _Case(

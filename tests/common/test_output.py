@@ -279,3 +279,41 @@ def test_the_plugins_runs_file_and_checks_outputs_follow_the_same_rules(tmp_path
     assert link.is_symlink() and '"case"' in (tmp_path / "real.jsonl").read_text()
     code, _, err = _cli(["check", link, "--baseline", link, "--gate", "all", "--out", link])
     assert code == 2 and "--out must not be one of the inputs" in err
+
+
+# -- the JSON header every --format json output opens with ------------------------------------
+
+JSON_COMMANDS = [
+    ["simulate", "--cases", "6", "--flip", "0.05", "--runs", "20"],
+    ["plan", "--flip", "0.05", "--max-cases", "30"],
+    ["policies", "--cases", "6", "--flip", "0.05", "--runs", "20", "--policies", "single"],
+    ["golden"],
+]
+
+
+@pytest.mark.parametrize("args", JSON_COMMANDS, ids=lambda a: a[0])
+def test_every_json_output_opens_with_its_contract(args):
+    import json
+
+    from typer.testing import CliRunner
+
+    import gatecal
+    from gatecal._common.contracts import CONTRACTS
+    from gatecal.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert list(document)[:3] == ["format", "version", "gatecal_version"]
+    assert document["format"] == f"gatecal.{args[0]}"
+    assert document["version"] == CONTRACTS[args[0]]
+    assert document["gatecal_version"] == gatecal.__version__
+
+
+def test_a_gate_file_of_the_earlier_header_still_reads():
+    import gatecal
+    from gatecal._model.gatefile import recommended_gate_from
+
+    document = {"format": "gatecal recommend", "version": 1}
+    with pytest.raises(gatecal.ParameterError, match="recommends no gate"):
+        recommended_gate_from(document)  # read past the header: it is the gate that is missing

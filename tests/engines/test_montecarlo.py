@@ -2,7 +2,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import gatecal
 from gatecal import (
     Check,
     JudgeNoise,
@@ -11,6 +10,7 @@ from gatecal import (
     exact_pass_counts,
     simulate_pass_counts,
 )
+from gatecal._engines.montecarlo import CHUNK_VERDICTS
 from gatecal._engines.skipping import _bernoulli_positions
 
 ARTICLE = Suite.uniform()
@@ -178,7 +178,7 @@ def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
     noise = JudgeNoise.flip(0.05)
     # 3 chunks and a bit; worker processes even for so few, so they really share the work
     monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
-    n_runs = 3 * (gatecal.CHUNK_VERDICTS // 60) + 17
+    n_runs = 3 * (CHUNK_VERDICTS // 60) + 17
     one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99, workers=1)
     assert simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=99) == one
     for workers in (2, 3, 8):
@@ -203,7 +203,7 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works,
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
     monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
-    n_runs = 40 * (gatecal.CHUNK_VERDICTS // 60) + 17  # 41 chunks: blocks of 1 chunk
+    n_runs = 40 * (CHUNK_VERDICTS // 60) + 17  # 41 chunks: blocks of 1 chunk
     one = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=5, workers=1)
     monkeypatch.setattr(_engine, "_CALLER_WORKS", caller_works)
     seen = []
@@ -244,7 +244,7 @@ def test_seed_forms_follow_spec7():
 
 def test_progress_reports_every_run_once():
     seen = []
-    n_runs = 2 * (gatecal.CHUNK_VERDICTS // 24) + 5
+    n_runs = 2 * (CHUNK_VERDICTS // 24) + 5
     simulate_pass_counts(
         ARTICLE, "healthy", JudgeNoise.flip(0.03), n_runs=n_runs, rng=1, progress=seen.append
     )
@@ -475,7 +475,7 @@ def test_bands_drawn_at_once_give_the_same_bytes_as_band_by_band(suite, build, n
 
     plan = _plan(suite, build, noise)
     assert plan.banded
-    runs = 3 * (gatecal.CHUNK_VERDICTS // plan.verdicts_per_run) + 17
+    runs = 3 * (CHUNK_VERDICTS // plan.verdicts_per_run) + 17
     fast = simulate_pass_counts(suite, build, noise, n_runs=runs, rng=11, method="skip")
     _without_banded_path(monkeypatch)
     assert not _plan(suite, build, noise).banded

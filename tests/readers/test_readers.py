@@ -308,7 +308,7 @@ def test_the_same_eval_twice_is_refused(tmp_path):
 
 def test_eval_without_zstandard_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "zstandard", None)
-    with pytest.raises(RunsError, match=r"pip install 'gatecal\[inspect\]'"):
+    with pytest.raises(RunsError, match=r"pip install 'gatecal\[frameworks\]'"):
         read_runs([INSPECT / "main.eval"])
 
 

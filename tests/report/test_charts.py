@@ -233,9 +233,13 @@ def test_index_html_opens_offline_in_a_real_browser(report, recommendation, tmp_
     # every section's markdown rendered: tables and headings, no raw markdown left
     assert dom.count("<table>") >= 3 and "<h3>" in dom
     assert "|---|" not in dom and "### " not in dom and "**" not in dom
-    # one answer: with measured runs the top says what the runs say, the rest is modelled
-    top = dom.split("<h2>Which gate to pick</h2>", 1)[1].split("<h2>", 1)[0]
-    assert "From your 30 known-good runs:" in top and "Modelled at 3% judge noise" in top
+    # one story: with measured runs the top says what the runs say, as a real table; the
+    # model follows, labelled as a what-if on the same suite
+    top = dom.split("<h2>Your gate, from your measured runs</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "From your 30 known-good runs:" in top and "<table>" in top
+    model = dom.split("<h2>What if the judge's noise changes</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "If the judge flipped 3% of its verdicts" in model
+    assert dom.index("Your gate, from") < dom.index("What if the judge")
 
 
 def test_committed_report_regenerates(tmp_path, monkeypatch):

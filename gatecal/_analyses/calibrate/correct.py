@@ -175,6 +175,8 @@ def correct_pass_rate(
         For the two simulation methods only (numpy ``default_rng``); the closed-form
         default needs none.
 
+    Notes
+    -----
     Counts may be fractional (an item judged several times counts once, with the share
     of its judgements that said pass).
 

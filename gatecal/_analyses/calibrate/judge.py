@@ -25,6 +25,7 @@ from gatecal._analyses.calibrate.correct import (
     CorrectedRate,
     correct_pass_rate,
 )
+from gatecal._common.display import Displayed
 from gatecal._common.intervals import Estimate, clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
@@ -209,8 +210,8 @@ class LabelPlan:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Calibration:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Calibration(Displayed):
     """What ``gatecal calibrate`` measured; see :func:`calibrate_judge`.
 
     `pooled` is every check together (the same as the one check when there is one);
@@ -585,8 +586,14 @@ def calibrate_judge(
     level = check_probability("confidence_level", confidence_level)
     if not 0 < level < 1:
         raise ParameterError("confidence_level", "must be in (0, 1)", confidence_level)
+    if isinstance(labels, str | bytes) or not isinstance(labels, Sequence):
+        what = "a sequence of gatecal.Label (from gatecal.read_labels)"
+        raise ParameterError("labels", f"must be {what}", type(labels).__name__)
     if not labels:
         raise LabelsError(f"{source or 'labels'}: no labelled items")
+    if not isinstance(labels[0], Label):
+        what = "a sequence of gatecal.Label (from gatecal.read_labels)"
+        raise ParameterError("labels", f"must be {what}", type(labels[0]).__name__)
     table = LabelColumns.of(labels)  # counted from the columns, never label by label
     names = list(table.values("check"))  # in order of first appearance
     codes = table.codes("check")

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._analyses.check.runs import (
     _NAMES,
-    CHECK_POLICIES,
     ERROR,
     FAIL,
     MISSING,
@@ -28,10 +27,18 @@ from gatecal._analyses.check.runs import (
     _expected_checks,
     _states,
 )
+from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
+from gatecal._common.contracts import CONTRACTS
+from gatecal._common.display import Displayed
 from gatecal._common.tables import few
-from gatecal._common.validate import ParameterError, check_count, check_probability
-from gatecal._model.gatefile import RecommendedGate, load_recommended_gate, recommended_gate_from
-from gatecal._model.gates import Gate, parse_gate, strictest_within
+from gatecal._common.validate import (
+    ParameterError,
+    check_count,
+    check_instance,
+    check_probability,
+)
+from gatecal._model.gatefile import RecommendedGate
+from gatecal._model.gates import Gate, GateLike, parse_gate, strictest_within
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
@@ -45,22 +52,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_FORMAT",
-    "CHECK_POLICIES",
     "CHECK_VERSION",
     "DECISIONS",
     "FailingCase",
     "GateCheck",
-    "RecommendedGate",
     "check_gate",
-    "load_recommended_gate",
-    "parse_check_policy",
-    "recommended_gate_from",
 ]
 
 DECISIONS = ("pass", "fail", "incomplete")
 #: ``check --format json`` says what it is first: the contract's name and version.
-CHECK_FORMAT = "gatecal check"
-CHECK_VERSION = 1
+CHECK_FORMAT = "gatecal.check"
+CHECK_VERSION = CONTRACTS["check"]
 Decision = Literal["pass", "fail", "incomplete"]
 
 
@@ -126,8 +128,8 @@ class FailingCase:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GateCheck:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class GateCheck(Displayed):
     """The decision on one CI run and the evidence for it; see :func:`check_gate`.
 
     Attributes
@@ -316,7 +318,7 @@ def _false_alarms(rec: Recommendation, policy: Policy, baseline: RunsData) -> li
     if policy == _single():
         return [fa for fa, _ in rec.table]  # exactly what recommend says
     from gatecal._analyses.noise.bounds import noise_bounds
-    from gatecal._analyses.policies.rules import policy_rates
+    from gatecal._analyses.policies.exact import policy_rates
     from gatecal._model.suite import JudgeNoise, Suite
 
     failures, observed = _baseline_counts(baseline, rec)
@@ -337,35 +339,6 @@ def _single() -> Policy:
     from gatecal._analyses.policies.rules import Policy
 
     return Policy()
-
-
-def parse_check_policy(policy: Policy | str | None) -> Policy:
-    from gatecal._analyses.policies.rules import Policy, parse_policy
-
-    if policy is None:
-        return Policy()
-    chosen = parse_policy(policy) if isinstance(policy, str) else policy
-    _refuse_sequential(chosen, policy)
-    parts = [chosen.repeat > 1, chosen.rerun_failing > 0, chosen.rerun > 0]
-    if chosen.majority > 1 or sum(parts) > 1:
-        text = policy if isinstance(policy, str) else chosen.describe()
-        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
-    return chosen
-
-
-def _refuse_sequential(chosen: Policy, given: Policy | str) -> None:
-    """A sequential gate decides over runs with its own boundaries (gatecal.check_sequential);
-    confirm-on-fail re-asks inside a verdict, which no run file shows."""
-    from gatecal._analyses.policies.sequential import SequentialPolicy
-
-    if isinstance(chosen, SequentialPolicy):
-        text = given if isinstance(given, str) else chosen.text
-        raise ParameterError(
-            "policy", "is a sequential gate: decide it with check_sequential", text
-        )
-    if chosen.confirm:  # re-asked calls happen inside one verdict: no run file shows them
-        text = given if isinstance(given, str) else chosen.describe()
-        raise ParameterError("policy", f"must be {CHECK_POLICIES}: check combines whole runs", text)
 
 
 def _gate_file_policy(gate: object, policy: Policy | str | None) -> Policy | str | None:
@@ -501,7 +474,7 @@ def check_gate(
     current: RunsData,
     baseline: RunsData,
     *,
-    gate: str | Gate | RecommendedGate | None = None,
+    gate: GateLike | RecommendedGate | None = None,
     false_alarm: float = 0.05,
     policy: Policy | str | None = None,
     max_errors: int = 0,
@@ -544,6 +517,8 @@ def check_gate(
     require_targets : bool
         A gate file's gate that falls short of its detection target fails the run.
 
+    Notes
+    -----
     The decision is ``incomplete`` (never ``pass``) when a baseline case has no
     verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
     policy; else ``fail`` when the gate fails (fewer than ``k_min`` baseline cases pass;
@@ -553,6 +528,11 @@ def check_gate(
     """
     import numpy as np
 
+    from gatecal.readers import RunsData
+
+    what = "a gatecal.RunsData (from gatecal.read_runs)"
+    check_instance("current", current, RunsData, what)
+    check_instance("baseline", baseline, RunsData, what)
     max_errors = check_count("max_errors", max_errors, low=0)
     flaky = None if flaky_rate is None else check_probability("flaky_rate", flaky_rate)
     target = check_probability("false_alarm", false_alarm)
@@ -835,7 +815,7 @@ def _refuse_ambiguous(current: RunsData, baseline: RunsData, policy: object) -> 
 
 
 def _the_gate(
-    gate: str | Gate | RecommendedGate | None,
+    gate: GateLike | RecommendedGate | None,
     rec: Recommendation,
     fas: Sequence[float],
     target: float,

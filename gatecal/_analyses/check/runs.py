@@ -12,13 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gatecal._analyses.policies.parse import CHECK_POLICIES
+
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
     from gatecal.readers import RunsData
 
-#: The policies whose attempts are runs gatecal check can read (majority votes happen
-#: inside one verdict, so no run file shows them).
-CHECK_POLICIES = "single, rerun-failing-R, rerun-R or repeat-K-of-N"
 
 _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
 #: A state's code in :class:`_RunStates` ``codes`` is its place here.

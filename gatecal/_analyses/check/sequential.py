@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
 if TYPE_CHECKING:
-    from gatecal._model.regression import Regression
+    from gatecal._model.regression import RegressionLike
     from gatecal.readers import RunsData
 
 from gatecal._analyses.policies.sequential import (
@@ -38,8 +39,8 @@ FloatArray = npt.NDArray[np.float64]
 # -- deciding the runs given so far -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SequentialCheck:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class SequentialCheck(Displayed):
     """The decision of a sequential gate on the current runs so far; see
     :func:`check_sequential`.
 
@@ -147,7 +148,8 @@ def _within_region(
     whole numbers); with the largest false alarm over the region. An e-value gate is
     built once at its nominal level (`false_alarm`) and its largest true false alarm
     over the region quoted."""
-    from gatecal._analyses.sequential.evalue import EVALUE, design_gate
+    from gatecal._analyses.sequential import design_gate
+    from gatecal._analyses.sequential.evalue import EVALUE
 
     budget = false_alarm
     for _ in range(12):
@@ -184,7 +186,7 @@ def check_sequential(
     policy: SequentialPolicy | str,
     false_alarm: float = 0.05,
     detection: float = 0.8,
-    regression: Regression | str | int = 1,
+    regression: RegressionLike = 1,
     max_errors: int = 0,
     confidence_level: float = 0.95,
     method: str = "wilson",
@@ -206,7 +208,7 @@ def check_sequential(
     from gatecal._analyses.check.runs import ERROR, MISSING, PASS, _expected_checks, _states
     from gatecal._analyses.noise.bounds import noise_bounds
     from gatecal._analyses.sequential.evalue import EvalueDesign
-    from gatecal._model.regression import parse_regression
+    from gatecal._model.regression import as_regression
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy
     if not isinstance(chosen, SequentialPolicy):
@@ -223,8 +225,8 @@ def check_sequential(
         )
     rec, short, order, _ = _measured(baseline, target, confidence_level, method)
     n = rec.cases
-    if isinstance(regression, str):
-        regression = parse_regression(regression)
+    if isinstance(regression, bool) or not isinstance(regression, int):
+        regression = as_regression(regression)
     count = regression if isinstance(regression, int) else regression.failing(n)
     failing = check_count("regression", count, low=1, high=n)
     failures, observed = _baseline_counts(baseline, rec)

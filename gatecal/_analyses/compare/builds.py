@@ -39,25 +39,28 @@ joint (rate, icc) confidence region of :func:`gatecal._analyses.noise.bounds.noi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._analyses.compare.oc import CompareOC, _choose_test, _operating
 from gatecal._analyses.compare.paired import (
     Matrix,
     _decide,
     _Decision,
 )
+from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
     ParameterError,
     check_count,
-    check_instance,
     check_level,
 )
-from gatecal._model.regression import Regression, parse_regression
+from gatecal._model.regression import RegressionLike, as_regression
 from gatecal.readers import RunsData
 
 ALTERNATIVES = ("worse", "two-sided")
@@ -69,7 +72,6 @@ __all__ = [
     "COMPARE_TESTS",
     "MULTIPLICITY",
     "CaseChange",
-    "CompareOC",
     "Comparison",
     "compare_builds",
     "compare_matrices",
@@ -115,32 +117,8 @@ class CaseChange:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompareOC:
-    """The comparison's own false alarm and detection at one noise point (rate, icc)."""
-
-    point: str
-    rate: float
-    icc: float
-    false_alarm: float
-    false_alarm_se: float
-    detection: float
-    detection_se: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "point": self.point,
-            "rate": self.rate,
-            "icc": self.icc,
-            "false_alarm": self.false_alarm,
-            "false_alarm_se": self.false_alarm_se,
-            "detection": self.detection,
-            "detection_se": self.detection_se,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Comparison:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Comparison(Displayed):
     """What ``gatecal compare`` found; see :func:`compare_builds`.
 
     `decision` is ``regression`` (the candidate is worse: p <= alpha), ``better``
@@ -192,7 +170,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": self.version,
+            "gatecal_version": self.version,
             "decision": self.decision,
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),
@@ -266,16 +244,6 @@ def _check_matrix(name: str, value: Any, cases: int | None) -> Matrix:
     return arr.astype(np.int8)
 
 
-def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
-    if test == "auto":
-        return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
-    if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
-        raise ParameterError(
-            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
-        )
-    return test
-
-
 def compare_matrices(
     baseline: npt.ArrayLike,
     candidate: npt.ArrayLike,
@@ -286,7 +254,7 @@ def compare_matrices(
     multiplicity: str = "holm",
     partial: bool = False,
     test: str = "auto",
-    regression: Regression | str | None = None,
+    regression: RegressionLike | None = None,
     oc_samples: int = 1000,
     rng: SeedLike = 0,
     confidence_level: float = 0.95,
@@ -319,16 +287,13 @@ def compare_matrices(
         seen_one = len(baseline_only) + len(candidate_only)
         what = "1 case" if seen_one == 1 else f"{seen_one} cases"
         if partial:
-            reasons.append(f"{what} seen in one build only left out (partial)")
+            reasons.append(f"{what} seen in one build only left out (--allow-missing)")
         else:
             reasons.append(
-                f"{what} seen in one build only: incomplete evidence (allow with partial)"
+                f"{what} seen in one build only: incomplete evidence "
+                "(--allow-missing compares the rest)"
             )
-    if regression is None or isinstance(regression, str):
-        reg = parse_regression("0.25" if regression is None else regression)
-    else:
-        reg = regression
-    check_instance("regression", reg, Regression, "a Regression or its text")
+    reg = as_regression("0.25" if regression is None else regression)
     common: dict[str, Any] = dict(
         alternative=alternative,
         alpha=alpha,
@@ -379,8 +344,6 @@ def compare_matrices(
     failing = reg.failing(n)
     operating: tuple[CompareOC, ...] = ()
     if samples and 1 <= failing <= n:
-        from gatecal._analyses.compare.oc import _operating
-
         operating = _operating(
             base,
             n,
@@ -436,26 +399,32 @@ def compare_matrices(
 
 
 def compare_builds(
-    data: RunsData,
+    data: RunsData | str | Path | Sequence[str | Path],
+    candidate: RunsData | str | Path | Sequence[str | Path] | None = None,
     *,
+    regressed: RunsData | str | Path | Sequence[str | Path] | None = None,
     alternative: str = "worse",
     alpha: float = 0.05,
     multiplicity: str = "holm",
     partial: bool = False,
     test: str = "auto",
-    regression: Regression | str | None = None,
+    regression: RegressionLike | None = None,
     oc_samples: int = 1000,
     rng: SeedLike = 0,
     confidence_level: float = 0.95,
 ) -> Comparison:
-    """Compare the candidate build (``regressed`` in `data`) against the baseline
-    (``healthy``) on the cases both report.
+    """Compare the candidate build against the baseline on the cases both report.
 
     Parameters
     ----------
-    data : RunsData
-        From :func:`gatecal.read_runs`: the baseline's runs as the known-good paths,
-        the candidate's as `regressed` (or one table with a ``build`` column).
+    data : RunsData or paths
+        The baseline's runs: a :class:`RunsData` from :func:`gatecal.read_runs`, or the
+        paths to read. Without `candidate`, one RunsData holding both builds (the
+        candidate's runs read as `regressed`, or a table with a ``build`` column).
+    candidate : RunsData or paths, optional
+        The candidate build's runs (a RunsData of one build, or the paths to read).
+    regressed : deprecated
+        The old name of `candidate` (a DeprecationWarning).
     alternative : {"worse", "two-sided"}
         One-sided: is the candidate worse? Or: are they different?
     alpha : float
@@ -474,18 +443,37 @@ def compare_builds(
     rng : SeedLike
         Root seed of the simulation (and of the Monte Carlo p-value, when used).
     """
-    check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
-    builds = data.builds()
-    for build, role in (("healthy", "baseline"), ("regressed", "candidate")):
-        if build not in builds:
-            raise ParameterError("runs", f"must include {role} runs", builds)
-    _, case_ids, base = data.outcome_array("healthy")
-    _, _, cand = data.outcome_array("regressed")
-    names = data.short_names()
+    if regressed is not None:
+        if candidate is not None:
+            raise ParameterError("regressed", "is the old name of `candidate`: give one", "both")
+        import warnings as _warnings
+
+        _warnings.warn(
+            "compare_builds(regressed=...) is deprecated: pass candidate=...",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        candidate = regressed
+    base_data = _as_runs("data", data)
+    if candidate is None:
+        builds = base_data.builds()
+        for build, role in (("healthy", "baseline"), ("regressed", "candidate")):
+            if build not in builds:
+                raise ParameterError("runs", f"must include {role} runs", builds)
+        _, case_ids, base = base_data.outcome_array("healthy")
+        _, _, cand = base_data.outcome_array("regressed")
+        names = base_data.short_names()
+        labels = [names[c] for c in case_ids]
+        sources, notes = base_data.sources, base_data.warnings
+    else:
+        cand_data = _as_runs("candidate", candidate)
+        base, cand, labels = _two_builds(base_data, cand_data)
+        sources = (*base_data.sources, *cand_data.sources)
+        notes = (*base_data.warnings, *cand_data.warnings)
     return compare_matrices(
         base,
         cand,
-        [names[c] for c in case_ids],
+        labels,
         alternative=alternative,
         alpha=alpha,
         multiplicity=multiplicity,
@@ -495,9 +483,55 @@ def compare_builds(
         oc_samples=oc_samples,
         rng=rng,
         confidence_level=confidence_level,
-        sources=data.sources,
-        warnings=data.warnings,
+        sources=tuple(sources),
+        warnings=tuple(notes),
     )
+
+
+def _as_runs(name: str, value: object) -> RunsData:
+    """A RunsData as given, or read from a path or a sequence of paths."""
+    if isinstance(value, RunsData):
+        return value
+    paths: list[str | Path]
+    if isinstance(value, str | Path):
+        paths = [value]
+    elif (
+        isinstance(value, list | tuple) and value and all(isinstance(p, str | Path) for p in value)
+    ):
+        paths = list(value)
+    else:
+        what = "a gatecal.RunsData (from gatecal.read_runs) or the paths of its runs"
+        raise ParameterError(name, f"must be {what}", type(value).__name__)
+    from gatecal.readers import read_runs
+
+    return read_runs(paths)
+
+
+def _only_build(name: str, data: RunsData) -> str:
+    builds = data.builds()
+    if len(builds) != 1:
+        rule = "must hold the runs of one build when the builds are given apart"
+        raise ParameterError(name, rule, builds)
+    return builds[0]
+
+
+def _two_builds(base_data: RunsData, cand_data: RunsData) -> tuple[Matrix, Matrix, list[str]]:
+    """The two builds' outcome matrices on the union of their cases (-1 where a build has
+    no verdict), and the cases' short names."""
+    from gatecal.readers._model import short_names
+
+    _, base_ids, base = base_data.outcome_array(_only_build("data", base_data))
+    _, cand_ids, cand = cand_data.outcome_array(_only_build("candidate", cand_data))
+    ids = list(dict.fromkeys([*base_ids, *cand_ids]))
+    column = {c: i for i, c in enumerate(ids)}
+
+    def widen(matrix: Matrix, which: list[str]) -> Matrix:
+        out = np.full((matrix.shape[0], len(ids)), -1, dtype=matrix.dtype)
+        out[:, [column[c] for c in which]] = matrix
+        return out
+
+    names = short_names(ids)
+    return widen(base, base_ids), widen(cand, cand_ids), [names[c] for c in ids]
 
 
 def _pair_by_case(

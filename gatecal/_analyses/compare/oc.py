@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from gatecal._analyses.compare.builds import CompareOC, _choose_test
 from gatecal._analyses.compare.paired import Matrix, _decide
+from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
     ParameterError,
@@ -17,15 +17,51 @@ from gatecal._common.validate import (
     check_level,
     check_probability,
 )
-from gatecal._model.regression import Regression, parse_regression
-
-# -- the comparison's own operating characteristic ------------------------------------------
+from gatecal._model.regression import RegressionLike, as_regression
 
 __all__ = [
     "CompareDesign",
+    "CompareOC",
     "compare_oc",
     "plan_compare",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompareOC:
+    """The comparison's own false alarm and detection at one noise point (rate, icc)."""
+
+    point: str
+    rate: float
+    icc: float
+    false_alarm: float
+    false_alarm_se: float
+    detection: float
+    detection_se: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "point": self.point,
+            "rate": self.rate,
+            "icc": self.icc,
+            "false_alarm": self.false_alarm,
+            "false_alarm_se": self.false_alarm_se,
+            "detection": self.detection,
+            "detection_se": self.detection_se,
+        }
+
+
+def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:
+    if test == "auto":
+        return "mcnemar" if base_runs == 1 and cand_runs == 1 else "runs"
+    if test == "mcnemar" and (base_runs != 1 or cand_runs != 1):
+        raise ParameterError(
+            "test", "mcnemar needs exactly one run per build", f"{base_runs} and {cand_runs} runs"
+        )
+    return test
+
+
+# -- the comparison's own operating characteristic ------------------------------------------
 
 
 def _draw_runs(
@@ -154,8 +190,8 @@ def _operating(
 # -- the design -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompareDesign:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class CompareDesign(Displayed):
     """Runs per build for a comparison to meet a false-alarm budget and a detection
     target; `rows` holds every runs-per-build tried, `runs` the smallest that meets both
     (None when none up to `max_runs` does)."""
@@ -189,7 +225,7 @@ def plan_compare(
     cases: int,
     rate: float,
     icc: float = 0.0,
-    regression: Regression | str = "1",
+    regression: RegressionLike = "1",
     false_alarm: float = 0.05,
     detection: float = 0.8,
     max_runs: int = 32,
@@ -207,7 +243,7 @@ def plan_compare(
     inflates, so it is checked too.
     """
     n = check_count("cases", cases, low=1)
-    reg = parse_regression(regression) if isinstance(regression, str) else regression
+    reg = as_regression(regression)
     k = reg.failing(n)
     if not 1 <= k <= n:
         raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)

@@ -83,8 +83,15 @@ class Overdispersion:
 
 def _run_counts(failures: npt.ArrayLike, cases: int | npt.ArrayLike) -> tuple[Ints, Ints]:
     """Failures and observed cases per run as two int arrays (runs with no cases dropped)."""
-    x = np.atleast_1d(np.asarray(failures, dtype=np.float64))
-    m = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
+    try:
+        x = np.atleast_1d(np.asarray(failures, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ParameterError("failures", "must be a list of counts per run", failures) from None
+    try:
+        m = np.broadcast_to(np.asarray(cases, dtype=np.float64), x.shape)
+    except (TypeError, ValueError):
+        rule = "must be the suite size or one count per run"
+        raise ParameterError("cases", rule, cases) from None
     if x.ndim != 1 or x.size == 0:
         raise ParameterError("failures", "must be a non-empty list of counts per run", failures)
     for name, v in (("failures", x), ("cases", m)):

@@ -27,15 +27,11 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import noise_bounds
-from gatecal._analyses.plan.suite import (
-    SuitePlan,
-    SuitePlans,
-    healthy_pass_pmf,
-    is_sequential,
-)
-from gatecal._analyses.recommend.gate import PLAN_MAX_CASES, smallest_enough
+from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
+from gatecal._analyses.plan.suite import healthy_pass_pmf, is_sequential
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
-from gatecal._common.validate import check_count, check_probability
+from gatecal._common.search import smallest_enough
+from gatecal._common.validate import check_count, check_instance, check_probability
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
 
@@ -147,6 +143,7 @@ def baseline_runs(
     `runs`, also the smallest suite (doubling and bisection from the plan's size up to
     `suite_limit`) that `runs` representative runs certify for both targets.
     """
+    check_instance("plans", plans, SuitePlans, "a gatecal.SuitePlans (from gatecal.plan_suite)")
     level = check_probability("confidence_level", confidence_level)
     top = check_count("limit", limit, low=2)
     given = None if runs is None else check_count("runs", runs, low=2, high=top)

@@ -10,9 +10,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.plan.suite import SuitePlan
+from gatecal._analyses.plan._search import (
+    _MAX_DEGREE,
+    SuitePlan,
+    _case_probabilities,
+    _largest_pmf,
+    _suite_pmfs,
+)
+from gatecal._analyses.policies.rules import Policy
+from gatecal._analyses.sequential import design_gate
 from gatecal._analyses.sequential.designs import _SLACK, SequentialBoundary
-from gatecal._analyses.sequential.evalue import design_gate
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.sequential import SequentialPolicy
@@ -155,14 +162,6 @@ def plan_sequential(
     at most L times one run's, at most ``L f max_k P(Bin(n - f, q) = k)``, which does not
     grow with n (see :func:`gatecal._analyses.plan.suite._never_after`).
     """
-    from gatecal._analyses.plan.suite import (
-        _MAX_DEGREE,
-        _case_probabilities,
-        _largest_pmf,
-        _suite_pmfs,
-    )
-    from gatecal._analyses.policies.rules import Policy
-
     looks = policy.looks
     degree = min(top * judge_checks, _MAX_DEGREE)
     q_pass, q_fail, calls, ws = _case_probabilities(

@@ -2,201 +2,43 @@
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._analyses.plan._search import (
+    SuitePlan,
+    SuitePlans,
+    _case_probabilities,
+    _largest_pmf,
+    _RulesBySize,
+    _suite_pmfs,
+)
+from gatecal._analyses.plan.sequential import (
+    SEQUENTIAL_MAX_CASES,
+    SEQUENTIAL_MAX_CASES_LIMIT,
+    plan_sequential,
+)
 from gatecal._analyses.policies.rules import Policy, _attempt
+from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
-from gatecal._engines.exact import beta_rule
 from gatecal._model.gates import strictest_within
-from gatecal._model.regression import REGRESSION_HELP, Regression, parse_regression
+from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
-__all__ = [
-    "REGRESSION_HELP",
-    "Regression",
-    "SuitePlan",
-    "SuitePlans",
-    "cases_needed",
-    "parse_regression",
-    "plan_suite",
-]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SuitePlan:
-    """The smallest suite that meets the targets under one policy.
-
-    Attributes
-    ----------
-    policy : Policy
-        How the judge is asked.
-    cases, k_min : int
-        Suite size, and passing cases the gate needs (at most ``cases - k_min`` fail).
-    failing : int
-        Cases failing in the regression at this size.
-    false_alarm, detection : float
-        Exact, of this gate.
-    judge_calls : float
-        Expected judge calls per CI run of a healthy build.
-    """
-
-    policy: Policy
-    cases: int
-    k_min: int
-    failing: int
-    false_alarm: float
-    detection: float
-    judge_calls: float
-
-    @property
-    def max_failures(self) -> int:
-        """The gate as "at most F failing cases"."""
-        return self.cases - self.k_min
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return {
-            "policy": self.policy.describe(),
-            "cases": self.cases,
-            "k_min": self.k_min,
-            "max_failures": self.max_failures,
-            "failing": self.failing,
-            "false_alarm": self.false_alarm,
-            "detection": self.detection,
-            "judge_calls": self.judge_calls,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SuitePlans:
-    """Plans for several policies against one set of targets.
-
-    `plans` holds one entry per policy, in the order given: a :class:`SuitePlan`, or
-    None when no suite up to `max_cases` meets the targets with that policy.
-    """
-
-    noise: JudgeNoise
-    regression: Regression
-    false_alarm_target: float
-    detection_target: float
-    judge_checks: int
-    code_checks: int
-    max_cases: int | None
-    policies: tuple[Policy, ...]
-    plans: tuple[SuitePlan | None, ...]
-    #: per policy, the largest size a sequential policy's search tried (None: `max_cases`)
-    limits: tuple[int | None, ...] = ()
-
-    def limit(self, index: int) -> int | None:
-        """The largest suite tried for the policy at `index` (None: no cap was reached)."""
-        found = self.limits[index] if index < len(self.limits) else None
-        return self.max_cases if found is None else found
-
-    def to_frame(self) -> Any:
-        """One row per policy (cases and the rest empty where no plan was found)."""
-        import pandas as pd  # deferred: `import gatecal` stays light
-
-        rows = [
-            p.to_dict() if p else {"policy": pol.describe(), "cases": None}
-            for p, pol in zip(self.plans, self.policies, strict=True)
-        ]
-        return pd.DataFrame(rows)
-
-    @property
-    def recommended(self) -> SuitePlan | None:
-        """The plan of the first policy (the plain one, unless told otherwise)."""
-        return self.plans[0]
-
-    @property
-    def cheapest(self) -> SuitePlan | None:
-        """The feasible plan with the fewest expected judge calls per CI run."""
-        feasible = [p for p in self.plans if p is not None]
-        return min(feasible, key=lambda p: p.judge_calls) if feasible else None
+__all__ = ["cases_needed", "plan_suite"]
 
 
 Floats = npt.NDArray[np.float64]
-#: With run-level correlation, plans are exact while n x (judge calls per case) stays
-#: below this (2,001 quadrature nodes); past it they are a very fine quadrature (at 5,000
-#: cases of 2 judge calls, 2,001 and 4,001 nodes agree to 3e-15 relative).
-_MAX_DEGREE = 4000
-
-
-@functools.lru_cache(maxsize=8)
-def _beta_mixture_rule(a: float, b: float, nodes: int) -> tuple[Floats, Floats]:
-    """The Gauss rule of :func:`gatecal._engines.exact.beta_rule` (the Jacobi matrix), kept
-    for the policies of one plan, which share it. Not scipy's ``roots_jacobi``: its
-    weights are off by up to 1e-7 relative at a Beta ``a`` near 0.08 (a small flip rate
-    at a large icc), which moved plans' false alarms by 9e-7 relative."""
-    xs, ws = beta_rule(a, b, nodes)
-    xs.setflags(write=False)
-    ws.setflags(write=False)
-    return xs, ws
-
-
-class _RulesBySize:
-    """The mixture of :func:`_case_probabilities` with a rule fitted to each suite size.
-
-    A suite of n cases needs a rule exact for degree n x (judge calls per case) in the
-    run's rate; sizes share rules by that degree rounded up to a power of two (at most
-    :data:`_MAX_DEGREE`). A short rule is also the more accurate one in floating point:
-    the 2,001-node rule's smallest weights carry an absolute rounding of ~1e-16, which is
-    1e-12 relative in a 30-case suite's tails at a Beta ``a`` of 0.001, and far more in
-    tails below 1e-30 at an icc of 0.001; the rule of the suite's own degree is exact to
-    a few 1e-14 there.
-    """
-
-    def __init__(self, noise: JudgeNoise, policy: Policy, j: int, c: int, per_case: int):
-        self._args = (noise, policy, j, c)
-        self._per_case = per_case
-        self._rules: dict[int, tuple[Floats, Floats, Floats, Floats]] = {}
-
-    def __call__(self, n: int) -> tuple[Floats, Floats, Floats, Floats]:
-        need = n * self._per_case if self._args[0].run_correlated else 0
-        degree = min(1 << (need - 1).bit_length(), _MAX_DEGREE) if need > 0 else 0
-        if degree not in self._rules:
-            self._rules[degree] = _case_probabilities(*self._args, degree)
-        return self._rules[degree]
-
-
-def _case_probabilities(
-    noise: JudgeNoise, policy: Policy, judge_checks: int, code_checks: int, max_degree: int
-) -> tuple[Floats, Floats, Floats, Floats]:
-    """Per node of the run-level flip rate: P(a healthy case passes), P(a failing case
-    passes), expected judge calls per healthy case, and the node weights.
-
-    Cases are independent given the run's rate, so a suite of n cases is a binomial
-    mixture over the nodes (one node of weight 1 without correlation). With
-    correlation, the rule is exact while the pass count's degree in the rate,
-    n x (judge calls per case), is at most `max_degree`.
-    """
-    one = Suite.uniform(cases=1, judge_checks=judge_checks, code_checks=code_checks, failing=1)
-    if noise.run_correlated:
-        a, b = noise.beta_parameters()
-        xs, ws = _beta_mixture_rule(a, b, max_degree // 2 + 1)
-        noises = [noise.at(float(x)) for x in xs]
-    else:
-        ws, noises = np.ones(1), [noise]
-    q_pass, q_fail, calls = [], [], []
-    for nz in noises:
-        pmf_h, calls_h = _attempt(one, "healthy", nz, policy)
-        pmf_r, _ = _attempt(one, "regressed", nz, policy)
-        q_pass.append(pmf_h[1])
-        q_fail.append(pmf_r[1])
-        calls.append(float(calls_h))
-    return np.array(q_pass), np.array(q_fail), np.array(calls), ws
 
 
 def plan_suite(
     *,
     noise: JudgeNoise,
-    regression: Regression | str,
+    regression: RegressionLike,
     false_alarm: float = 0.05,
     detection: float = 0.95,
     judge_checks: int = 2,
@@ -245,9 +87,17 @@ def plan_suite(
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
         search stops at :data:`ICC_MAX_CASES`. A regression of a number of cases starts
         the search at that many (a smaller suite cannot hold it).
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> plans = gatecal.plan_suite(noise=gatecal.JudgeNoise(fnr=0.08, fpr=0.08), regression="0.25")
+    >>> best = plans.recommended
+    >>> best.cases, best.k_min, f"{best.false_alarm:.4f}", f"{best.detection:.4f}"
+    (26, 19, '0.0364', '0.9579')
     """
     check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
-    reg = parse_regression(regression) if isinstance(regression, str) else regression
+    reg = as_regression(regression)
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     j = check_count("judge_checks", judge_checks, low=0)
@@ -329,17 +179,10 @@ def plan_suite(
 
 def is_sequential(policy: Policy) -> bool:
     """Whether `policy` is a sequential gate (it runs until its boundaries decide)."""
-    from gatecal._analyses.policies.sequential import SequentialPolicy
-
     return isinstance(policy, SequentialPolicy)
 
 
 def _sequential_top(max_cases: int | None) -> int:
-    from gatecal._analyses.plan.sequential import (
-        SEQUENTIAL_MAX_CASES,
-        SEQUENTIAL_MAX_CASES_LIMIT,
-    )
-
     if max_cases is None:
         return SEQUENTIAL_MAX_CASES
     if max_cases > SEQUENTIAL_MAX_CASES_LIMIT:
@@ -363,9 +206,6 @@ def _sequential_plan(
     max_cases: int | None,
 ) -> SuitePlan | None:
     """A sequential policy's plan (:func:`gatecal._analyses.plan.sequential.plan_sequential`)."""
-    from gatecal._analyses.plan.sequential import plan_sequential
-    from gatecal._analyses.policies.sequential import SequentialPolicy
-
     assert isinstance(policy, SequentialPolicy)
     if j == 0:
         raise ParameterError("judge_checks", "must be at least 1 with a sequential policy", j)
@@ -472,26 +312,6 @@ def healthy_pass_pmf(plans: SuitePlans, policy: Policy, cases: int) -> Floats:
     per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
     q_pass, q_fail, _, ws = _RulesBySize(plans.noise, policy, j, c, per_case)(cases)
     return _suite_pmfs(cases, 0, q_pass, q_fail, ws)[0]
-
-
-def _suite_pmfs(
-    n: int, f: int, q_pass: Floats, q_fail: Floats, ws: Floats
-) -> tuple[Floats, Floats]:
-    """One attempt's pass-count pmfs of `n` cases, healthy and with `f` of them failing:
-    binomials (convolved for the regressed build) mixed over the nodes' weights `ws`."""
-    from scipy import stats  # deferred: `import gatecal` stays light
-
-    k = np.arange(n + 1)
-    pmf_h = ws @ stats.binom.pmf(k[None, :], n, q_pass[:, None])
-    if not q_fail.any():  # failing cases can never pass: K ~ Bin(n - f, q)
-        return pmf_h, ws @ stats.binom.pmf(k[None, :], n - f, q_pass[:, None])
-    pmf_r = np.zeros((len(ws), n + 1))
-    for i in range(len(ws)):
-        pmf_r[i] = np.convolve(
-            stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
-            stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
-        )
-    return pmf_h, ws @ pmf_r
 
 
 @dataclass(frozen=True, slots=True)
@@ -643,26 +463,6 @@ def _shift_bound_allows(
     return np.repeat(possible, last - first + 1)
 
 
-def _largest_pmf(m: npt.NDArray[np.int64], q: float) -> Floats:
-    """``max_k P(Bin(m, q) = k)`` for each m, q in (0, 1), from log-gamma (at the mode
-    floor((m + 1) q) or the count below it)."""
-    from scipy import special  # deferred: `import gatecal` stays light
-
-    count = m.astype(np.float64)
-    mode = np.minimum(count, np.floor((count + 1.0) * q))
-    top = np.zeros(count.size)
-    for k in (np.maximum(mode - 1.0, 0.0), mode):
-        log_pmf = (
-            special.gammaln(count + 1.0)
-            - special.gammaln(k + 1.0)
-            - special.gammaln(count - k + 1.0)
-            + k * math.log(q)
-            + (count - k) * math.log1p(-q)
-        )
-        top = np.maximum(top, np.exp(log_pmf))
-    return top
-
-
 def _never_after(
     reg: Regression, n: int, q_pass: Floats, q_fail: Floats, targets: _Targets
 ) -> bool:
@@ -704,7 +504,7 @@ def _never_after(
 
 def cases_needed(
     flips: Sequence[float],
-    regression: Regression | str,
+    regression: RegressionLike,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.95,
@@ -713,7 +513,14 @@ def cases_needed(
     policy: Policy | None = None,
     max_cases: int = 2000,
 ) -> list[SuitePlan | None]:
-    """The plan (smallest suite and gate) at each flip rate, for one regression size."""
+    """The plan (smallest suite and gate) at each flip rate, for one regression size.
+
+    Examples
+    --------
+    >>> import gatecal
+    >>> [(p.cases, p.k_min) for p in gatecal.cases_needed([0.03, 0.08], "0.25")]
+    [(6, 5), (26, 19)]
+    """
     chosen = Policy() if policy is None else policy
     return [
         plan_suite(

@@ -3,27 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.sequential import design_names
 
 if TYPE_CHECKING:
     from gatecal._common.seeds import SeedLike
     from gatecal._model.suite import JudgeNoise, Suite
 
 from gatecal._analyses.sequential.designs import (
-    SEQUENTIAL_DESIGNS,
     SequentialBoundary,
     SequentialDesign,
     SequentialGate,
 )
 
 #: Every sequential rule a policy may name: the searched designs and the e-process.
-POLICY_DESIGNS = (*SEQUENTIAL_DESIGNS, "evalue")
+POLICY_DESIGNS = design_names()
 
 __all__ = [
     "SequentialComparisonRow",
@@ -61,7 +61,7 @@ def sequential_gate(
     exact pass-count pmfs of the suite's healthy and regressed builds under `noise` (with
     ``noise.icc``, the Beta mixture of one run: each run of the build draws its own flip
     rate)."""
-    from gatecal._analyses.sequential.evalue import design_gate
+    from gatecal._analyses.sequential import design_gate
 
     ph, pr = _run_pmfs(suite, noise)
     gate = design_gate(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
@@ -168,6 +168,7 @@ class SequentialPolicy(Policy):
         The targets its boundaries are searched for, against the suite's regressed build.
     """
 
+    sequential: ClassVar[bool] = True
     design: str = "sprt"
     looks: int = 5
     false_alarm: float = 0.05

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -26,15 +25,18 @@ from gatecal._analyses.noise.overdispersion import (
     fit_overdispersion,
 )
 from gatecal._analyses.noise.tails import _below
-from gatecal._analyses.plan.suite import Regression, SuitePlan, SuitePlans, parse_regression
+from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.policies.rules import Policy
 from gatecal._common.bulk import collector_paused
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.display import Displayed
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
+from gatecal._common.search import smallest_enough
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
 from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
+from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, beta_shape
 from gatecal.readers import RunsData
 
@@ -42,7 +44,6 @@ __all__ = [
     "CI_METHODS",
     "GATE_LEVEL",
     "ICC_MAX",
-    "PLAN_MAX_CASES",
     "CaseGate",
     "CaseNoise",
     "CaseSpread",
@@ -192,8 +193,8 @@ class ChosenGate:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Recommendation:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class Recommendation(Displayed):
     """What ``gatecal recommend`` measured and recommends; see :func:`recommend_gate`.
 
     ``table[k]`` holds ``(false_alarm, detection)`` of the gate "at least k of n cases
@@ -346,9 +347,6 @@ class Recommendation:
         }
 
 
-PLAN_MAX_CASES = 500
-
-
 def would_work(
     *,
     rate: float,
@@ -438,7 +436,7 @@ def recommend_gate(
     *,
     false_alarm: float = 0.05,
     detection: float = 0.95,
-    regression: Regression | str | None = None,
+    regression: RegressionLike | None = None,
     confidence_level: float = 0.95,
     method: str = "wilson",
     significance: float = SIGNIFICANCE,
@@ -478,7 +476,7 @@ def _recommend(
     *,
     false_alarm: float,
     detection: float,
-    regression: Regression | str | None,
+    regression: RegressionLike | None,
     confidence_level: float,
     method: str,
     significance: float,
@@ -809,15 +807,11 @@ def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats
 
 
 def _assumed_regression(
-    regression: Regression | str | None, n: int, bounds: NoiseBounds
+    regression: RegressionLike | None, n: int, bounds: NoiseBounds
 ) -> _Regressed:
     """Detection of every gate when `regression` cases fail a code check (a quarter by
     default), the smallest over the noise region."""
-    reg = (
-        parse_regression("0.25")
-        if regression is None
-        else (parse_regression(regression) if isinstance(regression, str) else regression)
-    )
+    reg = as_regression("0.25" if regression is None else regression)
     f = reg.failing(n)
     if f < 1 or f > n:
         raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)
@@ -878,19 +872,3 @@ def runs_for_gate(
     if not enough(len(f)) and not enough(limit):
         return None  # not even `limit` runs would: no search up to it (enough is monotone)
     return smallest_enough(enough, len(f), limit)
-
-
-def smallest_enough(enough: Callable[[int], bool], start: int, limit: int) -> int | None:
-    """The smallest count from `start` up to `limit` that is `enough` (of runs, of cases),
-    by doubling and then bisection (taking `enough` as monotone); None if `limit` is not."""
-    if enough(start):
-        return start
-    low, high = start, min(2 * start, limit)
-    while not enough(high):
-        if high >= limit:
-            return None
-        low, high = high, min(2 * high, limit)
-    while high - low > 1:  # enough(high), not enough(low)
-        mid = (low + high) // 2
-        low, high = (low, mid) if enough(mid) else (mid, high)
-    return high

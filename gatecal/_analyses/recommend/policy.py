@@ -31,10 +31,13 @@ import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.noise.tails import _below
-from gatecal._analyses.policies.rules import Policy, parse_policy
+from gatecal._analyses.policies.parse import parse_policy
+from gatecal._analyses.policies.rules import Policy
+from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.gates import strictest_within
-from gatecal._model.regression import Regression, parse_regression
+from gatecal._model.policy_names import policy_spellings
+from gatecal._model.regression import RegressionLike, as_regression
 from gatecal._model.suite import ICC_NEGLIGIBLE, beta_shape
 from gatecal.readers import RunsData
 
@@ -121,8 +124,8 @@ class RuleGate:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PolicyRecommendation:
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class PolicyRecommendation(Displayed):
     """Every candidate rule's gate, bounds and cost, and the cheapest that meets both targets.
 
     `chosen` is the rule (as given) of that row, or None when no candidate meets both
@@ -242,10 +245,7 @@ def rule_rates(
     return np.asarray(single ** (policy.rerun + 1)), np.asarray(one * attempts)
 
 
-_RULE_HELP = (
-    "a per-case rule: single, majority-M, repeat-K-of-N, pass^K, pass@K, confirm-M, "
-    "rerun-failing-R, rerun-R, or several joined by '+'"
-)
+_RULE_HELP = f"a per-case rule: {policy_spellings()}, or several joined by '+'"
 
 
 def parse_rules(policies: Sequence[str | Policy] | None) -> list[tuple[str, Policy]]:
@@ -294,7 +294,7 @@ def _rule_text(policy: Policy) -> str:
 
 
 def _checkable(policy: Policy) -> bool:
-    from gatecal._analyses.check.gate import parse_check_policy
+    from gatecal._analyses.policies.parse import parse_check_policy
 
     try:
         parse_check_policy(policy)
@@ -309,7 +309,7 @@ def recommend_policy(
     policies: Sequence[str | Policy] | None = None,
     false_alarm: float = 0.05,
     detection: float = 0.95,
-    regression: Regression | str | None = None,
+    regression: RegressionLike | None = None,
     confidence_level: float = 0.95,
 ) -> PolicyRecommendation:
     """For each per-case rule, the strictest suite gate within the false-alarm budget, its
@@ -350,11 +350,7 @@ def recommend_policy(
         text = f"measured: {len(data.runs('regressed'))} regressed runs"
         broken = 0
     else:
-        reg = (
-            parse_regression("0.25")
-            if regression is None
-            else (parse_regression(regression) if isinstance(regression, str) else regression)
-        )
+        reg = as_regression("0.25" if regression is None else regression)
         broken = reg.failing(n)
         if not 1 <= broken <= n:
             raise ParameterError("regression", f"must make between 1 and {n} cases fail", reg.text)

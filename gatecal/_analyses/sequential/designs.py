@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.sequential import design_names, walk_boundaries
 
 if TYPE_CHECKING:
     pass
@@ -65,7 +66,7 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 Design = Literal["sprt", "pocock", "obf"]
-SEQUENTIAL_DESIGNS: tuple[Design, ...] = ("sprt", "pocock", "obf")
+SEQUENTIAL_DESIGNS: tuple[Design, ...] = design_names(searched=True)  # type: ignore[assignment]
 #: The exit code of ``gatecal check`` when a sequential gate asks for another run.
 SEQUENTIAL_EXIT_CONTINUE = 3
 #: Relative slack on the targets, so that no choice depends on the last bits of a float.
@@ -264,14 +265,9 @@ class SequentialDesign:
     def decide(self, passing: Sequence[int]) -> tuple[Literal["pass", "fail", "continue"], int]:
         """The decision on the runs so far (passing cases per run, in order), and the look
         it was taken at: the first look whose boundary is crossed, or ``continue``."""
-        total = 0
-        for b, k in zip(self.boundaries, passing, strict=False):
-            total += int(k)
-            if total >= b.pass_at_least:
-                return "pass", b.look
-            if total <= b.fail_at_most:
-                return "fail", b.look
-        return "continue", min(len(passing), self.looks)
+        pairs = [(b.pass_at_least, b.fail_at_most) for b in self.boundaries]
+        decision, look, _ = walk_boundaries(passing, pairs)
+        return decision, look
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -466,6 +462,8 @@ def design_sequential(
         The budget (P(fail a healthy build) at most) and the target (P(fail a regressed
         build) at least).
 
+    Notes
+    -----
     Every candidate is evaluated exactly (:func:`sequential_outcome`'s recursion): the
     shape's two constants on a grid of 0 to 6 standard deviations in eighths, plus
     "that boundary only at the last look"; for each, the last look's cut is the largest

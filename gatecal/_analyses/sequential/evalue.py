@@ -56,12 +56,11 @@ from gatecal._analyses.sequential.designs import (
     SequentialGate,
     _check_pmf,
     _moments,
-    design_sequential,
     sequential_outcome,
 )
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
-__all__ = ["EvalueDesign", "design_evalue", "design_gate", "evalue_gate"]
+__all__ = ["EvalueDesign", "design_evalue", "evalue_gate"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -220,23 +219,3 @@ def _with_target(design: EvalueDesign, detection: float) -> EvalueDesign:
     import dataclasses
 
     return dataclasses.replace(design, detection_target=detection)
-
-
-def design_gate(
-    design: str,
-    looks: int,
-    healthy_pmf: npt.ArrayLike,
-    regressed_pmf: npt.ArrayLike,
-    *,
-    false_alarm: float = 0.05,
-    detection: float = 0.8,
-) -> SequentialGate:
-    """The gate a sequential policy names: :func:`evalue_gate` for ``evalue``, the
-    boundary search :func:`gatecal.design_sequential` for the others."""
-    if design == EVALUE:
-        return evalue_gate(
-            looks, healthy_pmf, regressed_pmf, false_alarm=false_alarm, detection=detection
-        )
-    return design_sequential(
-        design, looks, healthy_pmf, regressed_pmf, false_alarm=false_alarm, detection=detection
-    )

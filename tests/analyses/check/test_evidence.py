@@ -137,7 +137,7 @@ def _gate_file(tmp_path, capsys, base):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.pop("format"), 'its first key is "format": "gatecal recommend"'),
+        (lambda d: d.pop("format"), 'its first key is "format": "gatecal.recommend"'),
         (lambda d: d.update(version=0), "is a recommend output of version 0"),
         (
             lambda d: d["recommended"].update(k_min=d["recommended"]["k_min"] - 2),

@@ -330,9 +330,11 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     code, out, err = cli(capsys, "check", healthy, "--baseline", baseline, "--format", "json")
     data = json.loads(out)
     assert code == 0 and err == ""
-    assert list(data)[:12] == ["format", "version", "decision", "gate", "k_min", "cases", "passed",
-                               "false_alarm", "p_value", "new_failures", "known_flaky", "errors"]  # fmt: skip
-    assert (data["format"], data["version"]) == ("gatecal check", 1)
+    assert list(data)[:13] == ["format", "version", "gatecal_version", "decision", "gate", "k_min",
+                               "cases", "passed", "false_alarm", "p_value", "new_failures",
+                               "known_flaky", "errors"]  # fmt: skip
+    assert (data["format"], data["version"]) == ("gatecal.check", 2)
+    assert data["gatecal_version"] == gatecal.__version__
     assert data["decision"] == "pass" and data["known_flaky"] == ["case-00"]
     bad = current(
         tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"], name="bad.jsonl"
@@ -373,7 +375,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
         (["--gate", "most"], "--gate must be 'all', a pass rate"),
         (
             ["--policy", "majority-3"],
-            "--policy must be single, rerun-failing-R, rerun-R or repeat-K-of-N",
+            "--policy must be single, repeat-K-of-N, rerun-failing-R or rerun-R",
         ),
         (["--max-errors", "-1"], "--max-errors must be an integer >= 0 (got -1)"),
         (["--format", "csv"], "--format must be one of table, markdown, json, junit (got 'csv')"),

@@ -12,7 +12,6 @@ import numpy as np
 from hypothesis import assume, given, settings, strategies as st
 
 import gatecal
-from gatecal._analyses.check.gate import parse_check_policy
 from gatecal._analyses.check.runs import (
     _NAMES,
     MISSING,
@@ -21,6 +20,7 @@ from gatecal._analyses.check.runs import (
     _RunStates,
     _states,
 )
+from gatecal._analyses.policies.parse import parse_check_policy
 
 PASS, FAIL, ERROR = "passed", "failed", "error"
 CASES = [f"case-{i}" for i in range(6)]

@@ -429,7 +429,8 @@ def test_cli_several_paths_per_option_and_json(tmp_path, capsys):
     assert doc["p_test"] == pytest.approx(1 / math.comb(11, 6))
     assert doc["p_value"] == pytest.approx(2 / math.comb(11, 6))
     assert doc["worse"] == ["case-2"]
-    assert doc["version"] == gatecal.__version__
+    assert (doc["format"], doc["version"]) == ("gatecal.compare", 2)
+    assert doc["gatecal_version"] == gatecal.__version__
 
 
 def test_cli_healthy_candidate_exits_0_and_writes_csv(tmp_path, capsys):

@@ -238,7 +238,7 @@ def test_policies_of_a_big_suite_say_they_were_simulated_by_counts():
 
 def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, code_checks=1):
     """Every size from 1 to `top` computed in full (the search before screening), in turn."""
-    from gatecal._analyses.plan.suite import _case_probabilities
+    from gatecal._analyses.plan._search import _case_probabilities
 
     reg = parse_regression(regression)
     per_case = judge_checks * policy.majority * policy.repeat * (policy.rerun_failing + 1)
@@ -286,9 +286,9 @@ def _brute_force(noise, regression, policy, alpha, power, top, judge_checks=2, c
 def test_screened_search_equals_brute_force(noise, regression, policy, alpha, power, checks):
     """The screen never hides a feasible size: the plan is the first size that the full
     computation accepts, and every size the full computation accepts passes the screen."""
+    from gatecal._analyses.plan._search import _case_probabilities
     from gatecal._analyses.plan.suite import (
         _Bounds,
-        _case_probabilities,
         _failing_counts,
         _screen,
         _Targets,
@@ -481,7 +481,7 @@ def test_the_shift_bound_removes_only_sizes_the_screen_rules_out(q, regression, 
 def test_the_shift_bound_pmf_from_log_gamma_is_accurate():
     """Its largest pmf value, from log-gamma, against scipy.stats's pmf at every count
     within 1e-7 relative (the bound carries a 1e-6 margin)."""
-    from gatecal._analyses.plan.suite import _largest_pmf
+    from gatecal._analyses.plan._search import _largest_pmf
 
     for m, q in ((0, 0.3), (1, 0.3), (10, 0.3), (1_000, 0.8464), (2_000_000, 0.8464),
                  (1_999_000, 0.999), (5_000, 1e-4)):  # fmt: skip

@@ -334,12 +334,14 @@ def test_bad_policies(text):
 def test_correlated_policies_by_groups_equal_the_recursion(policy, monkeypatch):
     """Above GROUP_ABOVE cases each icc node multiplies binomials of alike cases instead
     of running the recursion; on the same 120-case suite both give the same rates."""
-    from gatecal._analyses.policies import rules as _policies
+    from gatecal._analyses.policies import exact as _exact, rules as _rules
 
     suite = Suite.uniform(cases=120, judge_checks=2, code_checks=0, failing=30)
     noise = JudgeNoise(fnr=0.05, fpr=0.05, icc=0.05)
     slow = policy_rates(suite, noise, "all,0.9,0.8,0.5", policy)
-    monkeypatch.setattr(_policies, "GROUP_ABOVE", 10)
+    # the switch (exact) and the one attempt's pmf (rules) each read the threshold
+    monkeypatch.setattr(_exact, "GROUP_ABOVE", 10)
+    monkeypatch.setattr(_rules, "GROUP_ABOVE", 10)
     fast = policy_rates(suite, noise, "all,0.9,0.8,0.5", policy)
     for a, b in zip(slow.rows, fast.rows, strict=True):
         assert b.failure_probability == pytest.approx(a.failure_probability, rel=1e-10, abs=1e-300)

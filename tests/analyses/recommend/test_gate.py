@@ -673,8 +673,9 @@ def test_beta_rule_integrates_polynomials_exactly(mean, icc):
 
 @pytest.mark.parametrize(("rate", "icc"), [(0.07, 0.1), (0.1, 0.05), (0.03, 0.02), (0.08, 0.0)])
 def test_fallback_search_agrees_with_plan_suite(rate, icc):
-    from gatecal._analyses.plan.suite import Regression, plan_suite
+    from gatecal._analyses.plan.suite import plan_suite
     from gatecal._analyses.policies.rules import Policy
+    from gatecal._model.regression import Regression
     from gatecal._model.suite import JudgeNoise
 
     reg = Regression(text="4/16", share=Fraction(1, 4))
@@ -700,7 +701,7 @@ def test_fallback_search_agrees_with_plan_suite(rate, icc):
 
 
 def test_fallback_at_a_hopeless_icc_is_bounded_and_says_so():
-    from gatecal._analyses.plan.suite import Regression
+    from gatecal._model.regression import Regression
 
     reg = Regression(text="4/16", share=Fraction(1, 4))
     plans = would_work(rate=0.15, icc=0.5, regression=reg, false_alarm=0.05, detection=0.95)

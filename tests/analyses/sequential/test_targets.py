@@ -64,7 +64,7 @@ def test_policies_targets_need_a_sequential_policy(capsys):
         assert code == 2 and out == "" and err.count("\n") == 1
         assert err == (
             f"gatecal: error: {option} needs a sequential policy in --policies (sprt-MAX, "
-            "pocock-LOOKS, obf-LOOKS, evalue-MAX) (got 0.2)\n"
+            "pocock-LOOKS, obf-LOOKS or evalue-MAX) (got 0.2)\n"
         )
     code, _, err = _cli(capsys, "policies", "--policies", "sprt-3", "--false-alarm", 1.5)
     assert code == 2 and err.startswith("gatecal: error: --false-alarm") and "1.5" in err

@@ -1,0 +1,94 @@
+"""Each policy's exact rates beside its simulated runs, in one report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from gatecal._analyses.policies.exact import policy_rates
+from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow, PolicyReport
+from gatecal._analyses.policies.sequential import SequentialPolicy, sequential_rows
+from gatecal._analyses.policies.simulate import simulate_policy
+from gatecal._common.defaults import DEFAULT_SEED
+from gatecal._common.intervals import binomial_interval
+from gatecal._common.seeds import renamed_seed
+from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.gates import GateLike
+from gatecal._model.suite import BUILDS, JudgeNoise, Suite
+
+__all__ = ["compare_policies"]
+
+
+def compare_policies(
+    suite: Suite,
+    noise: JudgeNoise,
+    gates: GateLike | Sequence[GateLike],
+    policies: Sequence[Policy],
+    *,
+    n_runs: int = 20_000,
+    rng: int = DEFAULT_SEED,
+    confidence_level: float = 0.99,
+    seed: int | None = None,
+    progress: Callable[[int], object] | None = None,
+) -> PolicyReport:
+    """:func:`policy_rates` for each policy, beside :func:`simulate_policy` with `n_runs` runs
+    drawn from the root seed `rng` (`seed` is its deprecated old name).
+
+    A sequential policy (:class:`gatecal.SequentialPolicy`) gets one row per build, not
+    per gate (it gates the cumulative passing count with its own boundaries): a
+    :class:`gatecal.SequentialComparisonRow`, exact by :func:`gatecal.sequential_gate`,
+    beside `n_runs` sequences simulated verdict by verdict.
+
+    `progress` is called with the runs of each simulated chunk (2 x `n_runs` per
+    non-sequential policy; 0 when a policy's exact rates are done)."""
+    rng = renamed_seed(rng, seed, "compare_policies")
+
+    if not policies:
+        raise ParameterError("policies", "must hold at least one policy", list(policies))
+    level = check_probability("confidence_level", confidence_level)
+    rows: list[PolicyComparisonRow] = []
+    methods: set[str] = set()
+    for policy in policies:
+        if isinstance(policy, SequentialPolicy):  # runs until the gate on S_j decides
+            rows += sequential_rows(suite, noise, policy, n_runs=n_runs, seed=rng, level=level)
+            continue
+        exact = policy_rates(suite, noise, gates, policy)
+        if progress is not None:
+            progress(0)
+        samples = {
+            b: simulate_policy(
+                suite, b, noise, gates, policy, n_runs=n_runs, rng=rng, progress=progress
+            )
+            for b in BUILDS
+        }
+        methods.update(sample.method for sample in samples.values())
+        for r in exact.rows:
+            sample = samples[r.build]
+            failures = sample.failures[r.gate]
+            interval = binomial_interval(sample.n_runs, r.failure_probability, level)
+            rows.append(
+                PolicyComparisonRow(
+                    policy=policy.describe(),
+                    build=r.build,
+                    gate=r.gate,
+                    rule=r.rule,
+                    k_min=r.k_min,
+                    failure_probability=r.failure_probability,
+                    judge_calls=r.judge_calls,
+                    runs=sample.n_runs,
+                    simulated_failures=failures,
+                    simulated_judge_calls=sample.judge_calls[r.gate] / sample.n_runs,
+                    interval_low=interval.low,
+                    interval_high=interval.high,
+                    consistent=failures in interval,
+                )
+            )
+    return PolicyReport(
+        suite=suite,
+        noise=noise,
+        seed=rng,
+        n_runs=n_runs,
+        confidence_level=level,
+        policies=tuple(policies),
+        rows=tuple(rows),
+        simulation="counts" if "counts" in methods else "calls",
+    )

@@ -1,0 +1,53 @@
+"""The machine contracts of gatecal's JSON outputs.
+
+Every ``--format json`` document opens with the same three keys, so a tool can check what it
+reads before it reads it: ``"format": "gatecal.<command>"``, the contract ``"version"`` the
+document follows, and the ``"gatecal_version"`` that wrote it. A contract's version goes up
+when a field changes meaning or goes away (new fields do not change it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["CONTRACTS", "HEADER_KEYS", "json_document", "json_header"]
+
+#: Each document's contract version, by its format name's command part.
+CONTRACTS: dict[str, int] = {
+    "simulate": 1,
+    "plan": 1,
+    "plan.compare": 1,
+    "policies": 1,
+    # 2: "format" became "gatecal.recommend" (was "gatecal recommend"), "gatecal_version" added
+    "recommend": 2,
+    # 2: "format" became "gatecal.check" (was "gatecal check"), "gatecal_version" added
+    "check": 2,
+    "check.sequential": 1,
+    # 2: "version" is the contract's; the package's moved to "gatecal_version"
+    "compare": 2,
+    "calibrate": 1,
+    "runs": 1,
+    "golden": 1,
+}
+
+HEADER_KEYS = ("format", "version", "gatecal_version")
+
+
+def json_header(command: str) -> dict[str, Any]:
+    """``{"format": "gatecal.<command>", "version": ..., "gatecal_version": ...}``."""
+    from gatecal import __version__
+
+    return {
+        "format": f"gatecal.{command}",
+        "version": CONTRACTS[command],
+        "gatecal_version": __version__,
+    }
+
+
+def json_document(command: str, body: Mapping[str, Any]) -> str:
+    """`body` as indented JSON under the command's header (the header's keys in `body`,
+    if any, are replaced)."""
+    document = {**json_header(command), **{k: v for k, v in body.items() if k not in HEADER_KEYS}}
+    return json.dumps(document, indent=2) + "\n"
