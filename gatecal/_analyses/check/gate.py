@@ -398,7 +398,7 @@ class _CaseRule:
 
 
 def _case_rule(
-    gate: str | Gate | RecommendedGate | None, rec: Recommendation, chosen: Policy, target: float
+    gate: object, rec: Recommendation, chosen: Policy, target: float
 ) -> _CaseRule | None:
     """The case-aware gate to apply, or None for a count gate: a gate file's, the one asked
     for by ``cases``, or by default the baseline's when its cases differ (one run only)."""
