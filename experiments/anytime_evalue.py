@@ -7,8 +7,9 @@ independent runs (icc 0) whatever the stopping; the table gives the rule's exact
 alarm under the truncation at MAX runs (dynamic programming over the looks) beside the
 nominal alpha, its exact detection and expected runs until a regressed build is caught,
 and 20,000 sequences simulated verdict by verdict (seeded; SPEC 7 streams) with the
-standard error of the simulated false alarm. Under run-to-run correlation (icc > 0) the
-bound does not hold, and the exact figure says by how much the rule exceeds it.
+standard error of the simulated false alarm. Under run-to-run correlation (icc > 0; the
+runs of a build sharing one rate, the default model) the bound does not hold, and the
+exact figure says by how much the rule exceeds it.
 
 Writes reports/anytime-evalue.md. Usage: python experiments/anytime_evalue.py
 """
@@ -121,9 +122,11 @@ def render() -> str:
         "At icc 0 the exact false alarm stays below the nominal alpha at every horizon, as "
         "Ville's inequality promises, and grows slowly with MAX (each look adds a chance to "
         "cross; the count's jumps overshoot the boundary, so the bound is far from tight); "
-        "under run-to-run correlation each run draws its own rate, the "
-        "runs' counts are overdispersed against the binomial null, and the exact false alarm "
-        "exceeds the nominal one: there, quote the exact figure (policies and check do).",
+        "under run-to-run correlation (here the runs of a build share one rate, gatecal's "
+        "default model: reruns back to back) the runs' counts are overdispersed against the "
+        "binomial null, and the exact false alarm exceeds the nominal one: there, quote the "
+        "exact figure (policies does; check tightens the nominal level until it is within "
+        "the budget).",
         "",
     ]
     return "\n".join(lines)

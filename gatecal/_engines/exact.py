@@ -28,6 +28,7 @@ __all__ = [
     "operating_table",
     "pass_count_pmf",
     "pass_count_pmfs",
+    "shared_rate_nodes",
 ]
 
 
@@ -392,6 +393,30 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
         case_pass_probabilities=tuple(float(v) for v in q),
         pmf=tuple(float(v) for v in pmf),
     )
+
+
+def shared_rate_nodes(
+    suite: Suite, build: str, noise: JudgeNoise, runs: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every case's pass probability at each node of the run-level Beta flip rate, and
+    the nodes' weights: ``(q (nodes, n), weights (nodes,))``, for `runs` runs of one
+    build that share their rate.
+
+    Given the rate x the runs are independent, and any event of `runs` runs has a
+    probability that is a polynomial in x of degree at most `runs` times the judge
+    verdicts of one run: the Gauss-Jacobi rule of that degree mixes every such event
+    exactly (to rounding). Without correlation: one node of weight 1.
+    """
+    check_instance("suite", suite, Suite, "a gatecal.Suite")
+    check_instance("noise", noise, JudgeNoise, "a gatecal.JudgeNoise")
+    runs = check_count("runs", runs, low=1)
+    if not noise.run_correlated:
+        return case_pass_probabilities(suite, build, noise)[None, :], np.ones(1)
+    a, b = noise.beta_parameters()
+    degree = runs * int(suite.judge_mask().sum()) * suite.n_cases
+    xs, ws = beta_nodes(a, b, degree=max(degree, 1))
+    qs = np.stack([case_pass_probabilities(suite, build, noise.at(float(x))) for x in xs])
+    return qs, ws
 
 
 def operating_table(

@@ -135,10 +135,18 @@ def render_plans(
         sizes = "at any size" if plans.max_cases is None else f"with up to {plans.max_cases} cases"
         lines += ["", f"no policy meets both targets {sizes}"]
     lines.append("exact search over every suite size (not bisection: feasibility is not monotone)")
-    if any(isinstance(p, SequentialPolicy) for p in plans.policies):
+    sequential = [p for p in plans.policies if isinstance(p, SequentialPolicy)]
+    if sequential:
+        shared = plans.noise.run_correlated and any(p.runs == "shared" for p in sequential)
         lines.append(
             "sequential gates: judge calls are expected until the gate stops (healthy build); "
-            "each size screened by the runs' Chernoff affinities, then the exact boundary search"
+            + (
+                "the runs of one build share one flip rate (--runs-independent: each draws "
+                "its own); each size gets the exact boundary search"
+                if shared
+                else "each size screened by the runs' Chernoff affinities, then the exact "
+                "boundary search"
+            )
         )
     return "\n".join(lines) + "\n"
 

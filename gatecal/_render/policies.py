@@ -132,6 +132,13 @@ def _sequential_lines(report: PolicyReport) -> list[str]:
             "P(stop after run j), healthy: "
             + ", ".join(format_probability(p) for p in h.stop_distribution),
         ]
+        if report.noise.run_correlated:
+            out.append(
+                "  the runs of one build share one flip rate (reruns back to back; "
+                "--runs-independent: each draws its own)"
+                if h.run_model == "shared"
+                else "  each run of a build draws its own flip rate (--runs-independent)"
+            )
         if anytime:
             out.append(
                 f"  e-process: fails once the e-value reaches 1/{h.false_alarm_target:g}; "

@@ -23,6 +23,11 @@ def _looks(res: SequentialCheck) -> list[tuple[str, str, str, str]]:
 def _facts(res: SequentialCheck) -> list[str]:
     g = res.gate
     level = "meets both targets" if g.meets_targets else "does not reach the detection target"
+    model = (
+        "the runs of this build share one judge flip rate (reruns back to back)"
+        if res.runs == "shared"
+        else "each run of this build draws its own judge flip rate (--runs-independent)"
+    )
     return [
         f"policy: {res.policy} over {len(res.current_runs)} current run(s), at most "
         f"{g.design.looks}; {level}",
@@ -30,7 +35,9 @@ def _facts(res: SequentialCheck) -> list[str]:
         f"{res.false_alarm_target:g}; the largest over the baseline's region of "
         f"{res.baseline_runs} known-good runs)",
         f"detection of {res.regressed_cases} more failing case(s): "
-        f"{format_probability(g.detection)} (target {res.detection_target:g})",
+        f"{format_probability(res.detection)} (target {res.detection_target:g}; the "
+        "smallest over that region)",
+        f"model: {model}",
         f"expected runs: {g.healthy.expected_runs:.3f} healthy, "
         f"{g.regressed.expected_runs:.3f} regressed",
     ]

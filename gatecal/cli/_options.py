@@ -225,6 +225,16 @@ RetryRateOpt = Annotated[
         ("shared", "fresh"),
     ),
 ]
+RunsShareOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--runs-share-rate/--runs-independent",
+        help="With run-to-run correlation, the runs of one build under a sequential gate: "
+        "they share one judge flip rate (--runs-share-rate, the default: reruns back to "
+        "back, the conservative model) or each draws its own (--runs-independent: runs far "
+        "apart). The gate is designed and its rates quoted under that model.",
+    ),
+]
 CallIccOpt = Annotated[
     float | None,
     probability(

@@ -26,6 +26,7 @@ from gatecal.cli._options import (
     OutOpt,
     PartialOpt,
     RegressionOpt,
+    RunsShareOpt,
     ScoreThresholdOpt,
     TargetOpt,
     formats,
@@ -178,6 +179,7 @@ def check(
         probability("--detection", "D", "Detection target of a sequential --policy (0.8)."),
     ] = None,
     regression: RegressionOpt = None,
+    runs_share: RunsShareOpt = None,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
@@ -219,8 +221,16 @@ def check(
             "--format junit is for a single decision; a sequential --policy "
             "gives table, markdown or json (got 'junit')"
         )
-    if sequential is None and (detection is not None or regression is not None):
-        given = "--detection" if detection is not None else "--regression"
+    if sequential is None and (
+        detection is not None or regression is not None or runs_share is not None
+    ):
+        given = (
+            "--detection"
+            if detection is not None
+            else "--regression"
+            if regression is not None
+            else ("--runs-share-rate" if runs_share else "--runs-independent")
+        )
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
     chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
@@ -252,6 +262,7 @@ def check(
             max_errors=max_errors,
             confidence=confidence,
             interval=interval,
+            runs="independent" if runs_share is False else "shared",
         )
         return
     try:
@@ -319,6 +330,7 @@ def _decide_sequential(
     max_errors: int,
     confidence: float,
     interval: str,
+    runs: str,
 ) -> None:
     """``check --policy sprt-MAX``: pass (0), fail or incomplete (1), continue (3)."""
     from gatecal._render.sequential import render_sequential_check
@@ -335,6 +347,7 @@ def _decide_sequential(
             max_errors=max_errors,
             confidence_level=confidence,
             method=interval,
+            runs=runs,
         )
     except ParameterError as exc:
         raise from_library(exc, names) from None

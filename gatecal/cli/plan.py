@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ import gatecal
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.validate import ParameterError
 from gatecal._model.regression import Regression
+from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._inputs import noise, parse_policies
 from gatecal.cli._options import (
@@ -22,6 +24,7 @@ from gatecal.cli._options import (
     FprOpt,
     IccOpt,
     OutOpt,
+    RunsShareOpt,
     TieOpt,
     UnparseableOpt,
     checks,
@@ -80,6 +83,7 @@ def plan(
             high=RUNS_FOR_GATE_MAX,
         ),
     ] = None,
+    runs_share: RunsShareOpt = None,
 ) -> None:
     """How many cases you need: the smallest suite and gate that meet both targets.
 
@@ -108,6 +112,16 @@ def plan(
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
     baseline = None
+    chosen = parse_policies(policies, tie, call_icc, false_alarm=false_alarm, detection=detection)
+    if runs_share is not None:
+        if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
+            flag = "--runs-share-rate" if runs_share else "--runs-independent"
+            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
+        model = "shared" if runs_share else "independent"
+        chosen = [
+            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
+            for p in chosen
+        ]
     try:
         with busy("searching suite sizes"):
             result = gatecal.plan_suite(
@@ -117,9 +131,7 @@ def plan(
                 detection=detection,
                 judge_checks=judge_checks,
                 code_checks=code_checks,
-                policies=parse_policies(
-                    policies, tie, call_icc, false_alarm=false_alarm, detection=detection
-                ),
+                policies=chosen,
                 max_cases=max_cases,
             )
         if baseline_runs is not None:

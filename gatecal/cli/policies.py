@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -25,6 +26,7 @@ from gatecal.cli._options import (
     JudgeChecksOpt,
     OutOpt,
     RetryRateOpt,
+    RunsShareOpt,
     SuiteOpt,
     TieOpt,
     UnparseableOpt,
@@ -102,6 +104,7 @@ def policies(
             "(--failing or the suite file's failing cases) (0.8).",
         ),
     ] = None,
+    runs_share: RunsShareOpt = None,
 ) -> None:
     """What quieting the judge costs: false alarm, detection and judge calls per policy.
 
@@ -124,7 +127,16 @@ def policies(
         false_alarm=0.05 if false_alarm is None else false_alarm,
         detection=0.8 if detection is None else detection,
     )
+    if runs_share is not None:
+        model = "shared" if runs_share else "independent"
+        chosen = [
+            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
+            for p in chosen
+        ]
     if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
+        if runs_share is not None:
+            flag = "--runs-share-rate" if runs_share else "--runs-independent"
+            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
         for option, value in (("--false-alarm", false_alarm), ("--detection", detection)):
             if value is not None:
                 raise CliError(

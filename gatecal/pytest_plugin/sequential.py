@@ -12,6 +12,11 @@ design's looks, and a new session starts a new sequence, so run all its looks at
 Missing, skipped or errored verdicts in the repeats the decision rests on, a deselected
 marked test, or boundaries for another number of cases are incomplete evidence (exit 1).
 
+The repeats of one session run back to back and share the judge's flip rate: the file
+``gatecal check`` writes says (``"runs": "shared"``, its default) that its boundaries were
+designed and quoted under that model; a file designed with ``--runs-independent`` is
+used, with a line that says so.
+
 Standard library only, as the plugin: the boundaries are computed by gatecal elsewhere.
 """
 
@@ -42,6 +47,7 @@ class SequentialRule:
     cases: int
     boundaries: tuple[tuple[int, int], ...]
     source: str
+    runs: str = ""  # the run model the file says its boundaries were designed under
 
     @property
     def looks(self) -> int:
@@ -89,7 +95,16 @@ def load_rule(path: str | Path) -> SequentialRule:
     name = data.get("policy") or (
         f"{data['design']}-{len(bounds)}" if isinstance(data.get("design"), str) else "sequential"
     )
-    return SequentialRule(name=str(name), cases=cases, boundaries=tuple(bounds), source=str(path))
+    runs = data.get("runs")
+    if runs is not None and runs not in ("shared", "independent"):
+        raise ValueError(f"'runs' must be 'shared' or 'independent' (got {runs!r})")
+    return SequentialRule(
+        name=str(name),
+        cases=cases,
+        boundaries=tuple(bounds),
+        source=str(path),
+        runs=runs or "",
+    )
 
 
 _REPEAT_TOKEN = re.compile(r"[\[-]gatecal-r(\d+)[\]-]")
@@ -161,6 +176,11 @@ def decide(
             f"{rule.source} holds boundaries for {rule.cases} cases and this session gates {cases}"
         )
     head = f"gatecal: sequential gate {rule.name}"
+    if rule.runs == "independent":  # the repeats of one session share the judge's rate
+        head += (
+            " (designed for runs that each draw their own flip rate: its false alarm is "
+            "higher when repeats share one; design it with the default --runs-share-rate)"
+        )
     state = walk(rule, repeat, gated, results)
     if not reasons and state.gap:
         more = f" and {len(state.gaps) - 5} more" if len(state.gaps) > 5 else ""

@@ -144,3 +144,20 @@ def test_check_json_is_a_boundary_file(suite, tmp_path):
     (suite.path / "check.json").write_text(json.dumps(check_like))
     result = run(suite, "--gatecal-sequential", "check.json", "--gatecal-repeat", "4")
     assert result.ret == 0 and "sequential gate sprt-4 PASSED after run 1" in gate_line(result)
+
+
+def test_a_file_designed_for_independent_runs_says_so(suite):
+    # the repeats of a session share the judge's rate: check's default designs for that; a
+    # file designed with --runs-independent is used, with a line that says what it assumed
+    data = json.loads((suite.path / "sprt.json").read_text())
+    for runs, said in (("shared", False), ("independent", True)):
+        given = {"policy": "sprt-4", "cases": 6, "boundaries": data["boundaries"], "runs": runs}
+        (suite.path / "check.json").write_text(json.dumps(given))
+        result = run(suite, "--gatecal-sequential", "check.json", "--gatecal-repeat", "4")
+        assert result.ret == 0 and "PASSED after run 1" in gate_line(result)
+        assert ("each draw their own flip rate" in gate_line(result)) is said
+    given["runs"] = "fresh"
+    (suite.path / "check.json").write_text(json.dumps(given))
+    result = run(suite, "--gatecal-sequential", "check.json", "--gatecal-repeat", "4")
+    assert result.ret == 4
+    assert "'runs' must be 'shared' or 'independent' (got 'fresh')" in result.stderr.str()

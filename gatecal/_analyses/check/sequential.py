@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,12 +21,16 @@ if TYPE_CHECKING:
 from gatecal._analyses.policies.sequential import (
     POLICY_DESIGNS,
     SequentialPolicy,
+    check_run_model,
     parse_sequential,
 )
 from gatecal._analyses.sequential.designs import (
     _SLACK,
     SEQUENTIAL_EXIT_CONTINUE,
+    RatePmfs,
+    RunPmfs,
     SequentialGate,
+    SharedBinomial,
     sequential_outcome,
 )
 
@@ -55,7 +60,12 @@ class SequentialCheck(Displayed):
     gate : SequentialGate
         The design searched at the baseline's noise and its exact rates there.
     false_alarm : float
-        Its false alarm, the largest over the baseline's (rate, icc) confidence region.
+        Its false alarm, the largest over the baseline's (rate, icc) confidence region
+        (never above the target: the design is tightened until it is within).
+    detection : float
+        Its detection, the smallest over the region (as ``recommend`` quotes it).
+    runs : {'shared', 'independent'}
+        The model of the runs of one build the gate was designed and quoted under.
     """
 
     decision: Literal["pass", "fail", "continue", "incomplete"]
@@ -68,6 +78,8 @@ class SequentialCheck(Displayed):
     cumulative: tuple[int, ...]
     gate: SequentialGate
     false_alarm: float
+    detection: float
+    runs: str
     false_alarm_target: float
     detection_target: float
     regressed_cases: int
@@ -101,8 +113,9 @@ class SequentialCheck(Displayed):
             "boundaries": [b.to_dict() for b in self.gate.design.boundaries],
             "false_alarm": self.false_alarm,
             "false_alarm_target": self.false_alarm_target,
-            "detection": self.gate.detection,
+            "detection": self.detection,
             "detection_target": self.detection_target,
+            "runs": self.runs,
             "regressed_cases": self.regressed_cases,
             "meets_targets": self.gate.meets_targets,
             "expected_runs": {
@@ -123,51 +136,106 @@ class SequentialCheck(Displayed):
         }
 
 
-def _noise_pmfs(n: int, rate: float, icc: float, failing: int) -> tuple[FloatArray, FloatArray]:
-    """Passing-count pmfs of one run: every case fails at `rate` with run-to-run
-    correlation `icc` (beta-binomial failures); the regressed build fails `failing` more
-    cases always."""
-    from gatecal._engines.exact import beta_binomial_pmf
+def _noise_pmfs(
+    n: int, rate: float, icc: float, failing: int, looks: int = 1, runs: str = "independent"
+) -> tuple[RunPmfs, RunPmfs]:
+    """One run's passing-count model, healthy and regressed: every case fails at `rate`
+    with run-to-run correlation `icc`; the regressed build fails `failing` more cases
+    always. ``runs="independent"``: each run draws its own rate (one run's beta-binomial
+    pmf); ``"shared"``: the runs of one build share one rate (exact for `looks` runs:
+    :class:`gatecal._analyses.sequential.designs.SharedBinomial`)."""
+    from gatecal._engines.exact import beta_binomial_pmf, beta_nodes
+    from gatecal._model.suite import beta_shape
 
+    if runs == "shared":
+        if icc > 0 and 0 < rate < 1:
+            a, b = beta_shape(rate, icc)
+            xs, ws = beta_nodes(float(a), float(b), degree=looks * n)
+        else:
+            xs, ws = np.array([rate]), np.ones(1)
+        q = np.clip(1.0 - xs, 0.0, 1.0)
+        return (
+            SharedBinomial(cases=n, trials=n, q=q, weights=ws),
+            SharedBinomial(cases=n, trials=n - failing, q=q, weights=ws),
+        )
     healthy = beta_binomial_pmf(n, rate, icc)[::-1].copy()
     regressed = np.zeros(n + 1)
     regressed[: n - failing + 1] = beta_binomial_pmf(n - failing, rate, icc)[::-1]
-    return healthy, regressed
+    return RatePmfs.independent(healthy), RatePmfs.independent(regressed)
+
+
+#: Rounds of tightening the design's budget until its false alarm over the whole region is
+#: within the target; after them the design that never fails early is used.
+_ROUNDS = 40
 
 
 def _within_region(
     policy: SequentialPolicy,
-    healthy: FloatArray,
-    regressed: FloatArray,
-    region: Sequence[FloatArray],
+    healthy: RunPmfs,
+    regressed: RunPmfs,
+    region: Sequence[RunPmfs],
+    regressed_region: Sequence[RunPmfs],
     false_alarm: float,
     detection: float,
-) -> tuple[SequentialGate, float]:
+) -> tuple[SequentialGate, float, float]:
     """The design searched at one point, its budget tightened until the false alarm at
-    every point of the region is within `false_alarm` (a few rounds: the boundaries are
-    whole numbers); with the largest false alarm over the region. An e-value gate is
-    built once at its nominal level (`false_alarm`) and its largest true false alarm
-    over the region quoted."""
+    every point of the region is at most `false_alarm` (never above it, not even by the
+    search's slack); with the largest false alarm over the region and the smallest
+    detection over `regressed_region`. An e-value gate is tightened the same way through
+    its nominal level (an e-process at a smaller level is still one)."""
     from gatecal._analyses.sequential import design_gate
     from gatecal._analyses.sequential.evalue import EVALUE
 
-    budget = false_alarm
-    for _ in range(12):
+    def worst_of(g: SequentialGate) -> float:
+        return max(sequential_outcome(g.design.boundaries, p).failure_probability for p in region)
+
+    def at(level: float) -> tuple[SequentialGate, float]:
+        g = design_gate(
+            policy.design, policy.looks, healthy, regressed, false_alarm=level, detection=detection
+        )
+        return g, worst_of(g)
+
+    gate, worst = at(false_alarm)
+    good: tuple[float, SequentialGate, float] | None = (
+        (false_alarm, gate, worst) if worst <= false_alarm else None
+    )
+    bad, budget = false_alarm, false_alarm
+    for step in range(_ROUNDS):  # shrink until the whole region is within the target
+        if good is not None or budget <= 0:
+            break
+        # proportional, then faster: the boundaries are whole numbers, a small cut may not move them
+        budget = (
+            budget * min(false_alarm / worst, 1.0) * (1 - 1e-6) * 0.9**step if worst > 0 else 0.0
+        )
+        if budget <= 0 and policy.design == EVALUE:
+            break
+        gate, worst = at(budget)
+        if worst <= false_alarm:
+            good = (budget, gate, worst)
+        else:
+            bad = budget
+    if good is not None and good[0] < false_alarm:  # then the largest such budget, roughly
+        for _ in range(8):
+            middle = math.sqrt(good[0] * bad)
+            gate, worst = at(middle)
+            if worst <= false_alarm:
+                good = (middle, gate, worst)
+            else:
+                bad = middle
+    if good is not None:
+        _, gate, worst = good
+    else:  # the design that can only fail at its last look
         gate = design_gate(
-            policy.design,
-            policy.looks,
-            healthy,
-            regressed,
-            false_alarm=budget,
-            detection=detection,
-        )
-        worst = max(
-            sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
-        )
-        if worst <= false_alarm * (1 + _SLACK) or budget == 0 or policy.design == EVALUE:
-            break  # (an e-value gate keeps its nominal level: its true false alarm is quoted)
-        budget = budget * false_alarm / worst * (1 - 1e-6) if worst > 0 else 0.0
-    meets = worst <= false_alarm * (1 + _SLACK) and gate.detection >= detection * (1 - _SLACK)
+            policy.design if policy.design != EVALUE else "sprt",
+            policy.looks, healthy, regressed, false_alarm=0.0, detection=detection,
+        )  # fmt: skip
+        worst = worst_of(gate)
+    lowest = min(
+        [gate.detection]
+        + [sequential_outcome(gate.design.boundaries, p).failure_probability
+           for p in regressed_region]
+    )  # fmt: skip
+    meets = worst <= false_alarm and lowest >= detection * (1 - _SLACK)
     return (
         SequentialGate(
             design=dataclasses.replace(gate.design, false_alarm_target=false_alarm),
@@ -176,6 +244,7 @@ def _within_region(
             meets_targets=meets,
         ),
         worst,
+        lowest,
     )
 
 
@@ -190,6 +259,7 @@ def check_sequential(
     max_errors: int = 0,
     confidence_level: float = 0.95,
     method: str = "wilson",
+    runs: str | None = None,
 ) -> SequentialCheck:
     """Decide the current runs of one build (in the order read) with a sequential gate.
 
@@ -197,7 +267,12 @@ def check_sequential(
     model). The design is searched at the worst point of the baseline's (rate, icc)
     confidence region (the highest case failure rate) for `false_alarm`, and `detection`
     of a build that fails `regression` more cases; its false alarm is then computed
-    exactly at every point of the region and the largest quoted. `regression` is a number
+    exactly at every point of the region and the largest quoted (the design's budget is
+    tightened until it is at most `false_alarm`), and its detection at every point and the
+    smallest quoted. With run-to-run correlation the runs of the build share one flip rate
+    (``runs="shared"``, the default and the policy's own default: reruns back to back) or
+    each draws its own (``"independent"``); the design is searched and quoted under that
+    model. `regression` is a number
     of cases or a :class:`gatecal.Regression` (``"10%"``: a share of the cases). The gate
     looks at the runs one by one and decides at the first boundary crossed; before one is
     crossed the decision is ``continue`` (exit code 3); runs after the look that decided
@@ -215,6 +290,8 @@ def check_sequential(
         raise ParameterError(
             "policy", f"must be one of {', '.join(POLICY_DESIGNS)} with -N", policy
         )
+    if runs is not None:
+        chosen = dataclasses.replace(chosen, runs=check_run_model(runs))
     target = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)
     max_errors = check_count("max_errors", max_errors, low=0)
@@ -235,12 +312,20 @@ def check_sequential(
         (high, min(icc, 0.999) if 0 < high < 1 else 0.0)
         for icc, high in zip(bounds.iccs, bounds.highs, strict=True)
     ]
+    lows = [
+        (low, min(icc, 0.999) if 0 < low < 1 else 0.0)
+        for icc, low in zip(bounds.iccs, bounds.lows, strict=True)
+    ]
     rate, icc = max(points, key=lambda p: (p[0], p[1]))
-    ph, pr = _noise_pmfs(n, rate, icc, failing)
-    healthy_region = [_noise_pmfs(n, r, i, failing)[0] for r, i in points]
-    gate, worst = _within_region(chosen, ph, pr, healthy_region, target, power)
+    looks, model = chosen.looks, chosen.runs
+    ph, pr = _noise_pmfs(n, rate, icc, failing, looks, model)
+    healthy_region = [_noise_pmfs(n, r, i, failing, looks, model)[0] for r, i in points]
+    regressed_region = [_noise_pmfs(n, r, i, failing, looks, model)[1] for r, i in (*points, *lows)]
+    gate, worst, lowest = _within_region(
+        chosen, ph, pr, healthy_region, regressed_region, target, power
+    )
     states = _states(current, order, _expected_checks(baseline))
-    runs, gaps = states.runs, states.gaps
+    given, gaps = states.runs, states.gaps
     reasons: list[str] = []
     if gaps:
         reasons.append(
@@ -249,7 +334,7 @@ def check_sequential(
         )
     warnings = [*current.warnings, *(f"baseline: {w}" for w in baseline.warnings)]
     passed = []
-    for run, st in zip(runs, states.codes, strict=True):
+    for run, st in zip(given, states.codes, strict=True):
         missing = [short[order[i]] for i in np.flatnonzero(st == MISSING).tolist()]
         errors = [short[order[i]] for i in np.flatnonzero(st == ERROR).tolist()]
         if missing:
@@ -263,12 +348,12 @@ def check_sequential(
                 f"{max_errors} allowed): {', '.join(errors[:10])}"
             )
         passed.append(int((st == PASS).sum()))
-    if not runs:
+    if not given:
         reasons.append("no current run: no verdict on any baseline case")
     decision, look = gate.design.decide(passed)  # the last look always decides
-    if decision != "continue" and look < len(runs):
+    if decision != "continue" and look < len(given):
         warnings.append(
-            f"the gate decided at run {look}; the {len(runs) - look} later run(s) were not used"
+            f"the gate decided at run {look}; the {len(given) - look} later run(s) were not used"
         )
     cumulative = tuple(int(v) for v in np.cumsum(passed)) if passed else ()
     final: Literal["pass", "fail", "continue", "incomplete"] = decision
@@ -303,11 +388,13 @@ def check_sequential(
         policy=chosen.text,
         look=look,
         cases=n,
-        current_runs=tuple(runs),
+        current_runs=tuple(given),
         passed_per_run=tuple(passed),
         cumulative=cumulative,
         gate=gate,
         false_alarm=worst,
+        detection=lowest,
+        runs=model,
         false_alarm_target=target,
         detection_target=power,
         regressed_cases=failing,

@@ -19,7 +19,12 @@ from gatecal._analyses.plan._search import (
 )
 from gatecal._analyses.policies.rules import Policy
 from gatecal._analyses.sequential import design_gate
-from gatecal._analyses.sequential.designs import _SLACK, SequentialBoundary
+from gatecal._analyses.sequential.designs import (
+    _SLACK,
+    RatePmfs,
+    SequentialBoundary,
+    SharedBinomial,
+)
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.sequential import SequentialPolicy
@@ -137,6 +142,26 @@ def affinity_allows(
     return True
 
 
+def _shared_models(
+    n: int, f: int, q_pass: Floats, q_fail: Floats, ws: Floats
+) -> tuple[RatePmfs | SharedBinomial, RatePmfs | SharedBinomial]:
+    """The healthy and the regressed build of `n` cases (`f` failing) whose runs share one
+    rate: binomials at every node, or one pmf per node when a failing case can pass."""
+    healthy = SharedBinomial(cases=n, trials=n, q=q_pass, weights=ws)
+    if not q_fail.any():  # failing cases never pass: Bin(n - f, q) at every node
+        return healthy, SharedBinomial(cases=n, trials=n - f, q=q_pass, weights=ws)
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    rows = np.zeros((ws.size, n + 1))
+    for i in range(ws.size):
+        rows[i] = np.convolve(
+            stats.binom.pmf(np.arange(n - f + 1), n - f, q_pass[i]),
+            stats.binom.pmf(np.arange(f + 1), f, q_fail[i]),
+        )
+    rows = np.clip(rows, 0.0, None)
+    return healthy, RatePmfs(rows / rows.sum(axis=1, keepdims=True), ws)
+
+
 def plan_sequential(
     policy: SequentialPolicy,
     noise: JudgeNoise,
@@ -151,19 +176,24 @@ def plan_sequential(
 ) -> SequentialSuitePlan | None:
     """The smallest size in ``start..top`` at which `policy`'s design, searched for the
     targets by :func:`gatecal.design_sequential` on one run's exact pass-count pmfs,
-    meets both; None if none does.
+    meets both; None if none does. With run correlation and ``policy.runs == "shared"``
+    (the default) the runs of one build share one rate: the design is searched and
+    quoted on that model (:class:`gatecal._analyses.sequential.designs.SharedBinomial`),
+    and the affinity screen, which needs independent runs, is skipped.
 
     Every size is tried in turn (feasibility is not monotone): first the rigorous screen
     :func:`affinity_allows`, then the exact boundary search. One run's pmf is the plan's
-    own (a binomial mixture over the Beta nodes of the run's flip rate with ``noise.icc``:
-    each run of the build draws its own rate). Without run correlation and with a fixed
-    number f of failing cases the search also stops once no larger suite can work:
-    detection minus false alarm of any test on L runs is at most their total variation,
-    at most L times one run's, at most ``L f max_k P(Bin(n - f, q) = k)``, which does not
-    grow with n (see :func:`gatecal._analyses.plan.suite._never_after`).
+    own (a binomial at each Beta node of the run's flip rate with ``noise.icc``: mixed
+    per run when each run draws its own rate, per build when they share it). Without run
+    correlation and with a fixed number f of failing cases the search also stops once no
+    larger suite can work: detection minus false alarm of any test on L runs is at most
+    their total variation, at most L times one run's, at most ``L f max_k P(Bin(n - f, q)
+    = k)``, which does not grow with n (see :func:`gatecal._analyses.plan.suite._never_after`).
     """
     looks = policy.looks
-    degree = min(top * judge_checks, _MAX_DEGREE)
+    shared = policy.runs == "shared" and noise.run_correlated
+    # shared: the rule must be exact for `looks` runs of the largest suite
+    degree = min(top * judge_checks * (looks if shared else 1), _MAX_DEGREE)
     q_pass, q_fail, calls, ws = _case_probabilities(
         noise, Policy(), judge_checks, code_checks, max(degree, 1)
     )
@@ -180,13 +210,15 @@ def plan_sequential(
                 return None
         ph, pr = _suite_pmfs(n, f, q_pass, q_fail, ws)
         ph, pr = ph / math.fsum(ph.tolist()), pr / math.fsum(pr.tolist())
-        if not affinity_allows(ph, pr, looks, false_alarm, detection):
+        # the screen multiplies one run's affinity over runs: independent runs only
+        if not shared and not affinity_allows(ph, pr, looks, false_alarm, detection):
             continue
         k = np.arange(n + 1)
         if not float(k @ pr) < float(k @ ph):
             continue
+        models = _shared_models(n, f, q_pass, q_fail, ws) if shared else (ph, pr)
         gate = design_gate(
-            policy.design, looks, ph, pr, false_alarm=false_alarm, detection=detection
+            policy.design, looks, *models, false_alarm=false_alarm, detection=detection
         )
         if not gate.meets_targets:
             continue

@@ -17,9 +17,13 @@ if TYPE_CHECKING:
     from gatecal._model.suite import JudgeNoise, Suite
 
 from gatecal._analyses.sequential.designs import (
+    RUN_MODELS,
+    RatePmfs,
+    RunModel,
     SequentialBoundary,
     SequentialDesign,
     SequentialGate,
+    SharedBinomial,
 )
 
 #: Every sequential rule a policy may name: the searched designs and the e-process.
@@ -29,9 +33,12 @@ __all__ = [
     "SequentialComparisonRow",
     "SequentialPolicy",
     "SequentialSample",
+    "check_run_model",
     "parse_sequential",
+    "run_pmfs",
     "sequential_gate",
     "sequential_rows",
+    "shared_rate_model",
     "simulate_sequential",
 ]
 
@@ -40,12 +47,48 @@ FloatArray = npt.NDArray[np.float64]
 # -- on a suite -------------------------------------------------------------------------------
 
 
-def _run_pmfs(suite: Suite, noise: JudgeNoise) -> tuple[FloatArray, FloatArray]:
+def check_run_model(runs: str) -> RunModel:
+    """`runs` if it names a model of the runs of one build (``shared``, ``independent``)."""
+    for model in RUN_MODELS:
+        if runs == model:
+            return model
+    raise ParameterError("runs", f"must be one of {', '.join(RUN_MODELS)}", runs)
+
+
+def run_pmfs(
+    suite: Suite, noise: JudgeNoise, looks: int, runs: str = "shared"
+) -> tuple[RatePmfs | SharedBinomial, RatePmfs | SharedBinomial]:
+    """One run's pass-count pmfs of the healthy and the regressed build, for `looks` runs
+    of one build under the run model `runs`: ``shared`` (one flip rate for all the runs:
+    the pmf at every node of the exact rule for `looks` runs) or ``independent`` (each
+    run draws its own rate: one run's Beta mixture)."""
     from gatecal._engines.exact import exact_pass_counts
 
+    if check_run_model(runs) == "independent" or not noise.run_correlated:
+        return tuple(  # type: ignore[return-value]
+            RatePmfs.independent(np.asarray(exact_pass_counts(suite, b, noise).pmf))
+            for b in ("healthy", "regressed")
+        )
     return tuple(  # type: ignore[return-value]
-        np.asarray(exact_pass_counts(suite, b, noise).pmf) for b in ("healthy", "regressed")
+        shared_rate_model(suite, b, noise, looks) for b in ("healthy", "regressed")
     )
+
+
+def shared_rate_model(
+    suite: Suite, build: str, noise: JudgeNoise, looks: int
+) -> RatePmfs | SharedBinomial:
+    """`build`'s runs sharing one flip rate, exact for `looks` runs: a
+    :class:`SharedBinomial` when every case that can pass has the same pass probability
+    at every node (a uniform suite), one pmf per node (:class:`RatePmfs`) otherwise."""
+    from gatecal._engines.exact import pass_count_pmfs, shared_rate_nodes
+
+    qs, ws = shared_rate_nodes(suite, build, noise, looks)
+    live = qs.any(axis=0)
+    first = qs[:, int(np.argmax(live))]
+    if live.any() and bool(np.all(qs[:, live] == first[:, None])):
+        return SharedBinomial(cases=suite.n_cases, trials=int(live.sum()), q=first, weights=ws)
+    pmfs = np.clip(pass_count_pmfs(qs), 0.0, None)
+    return RatePmfs(pmfs / pmfs.sum(axis=1, keepdims=True), ws)
 
 
 def sequential_gate(
@@ -56,14 +99,17 @@ def sequential_gate(
     *,
     false_alarm: float = 0.05,
     detection: float = 0.8,
+    runs: str = "shared",
 ) -> SequentialGate:
     """:func:`design_sequential` (``evalue``: :func:`gatecal.evalue_gate`) on one run's
-    exact pass-count pmfs of the suite's healthy and regressed builds under `noise` (with
-    ``noise.icc``, the Beta mixture of one run: each run of the build draws its own flip
-    rate)."""
+    exact pass-count pmfs of the suite's healthy and regressed builds under `noise`. With
+    ``noise.icc`` the runs of one build share one flip rate (``runs="shared"``, the
+    default and the conservative model: reruns back to back) or each draws its own
+    (``runs="independent"``); the design is searched and its rates quoted under that
+    model (:func:`run_pmfs`)."""
     from gatecal._analyses.sequential import design_gate
 
-    ph, pr = _run_pmfs(suite, noise)
+    ph, pr = run_pmfs(suite, noise, looks, runs)
     gate = design_gate(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
     calls = int(suite.judge_mask().sum()) * suite.n_cases
     return SequentialGate(
@@ -104,12 +150,15 @@ def simulate_sequential(
     *,
     n_sequences: int,
     rng: SeedLike = None,
+    runs: str = "shared",
 ) -> SequentialSample:
     """Simulate `n_sequences` sequences of runs under `design`, every judge verdict drawn;
-    with ``noise.icc`` each run draws its own flip rate. Chunks of sequences get their own
-    spawned streams (SPEC 7), so the result does not depend on the chunk size's hardware."""
+    with ``noise.icc`` the runs of a sequence share one flip rate (``runs="shared"``) or
+    each draws its own (``"independent"``). Chunks of sequences get their own spawned
+    streams (SPEC 7), so the result does not depend on the chunk size's hardware."""
     from gatecal._common.seeds import chunk_generator, root_seed
 
+    shared = check_run_model(runs) == "shared"
     total = check_count("n_sequences", n_sequences, low=1)
     root = root_seed(rng)
     if design.cases != suite.n_cases:
@@ -122,13 +171,14 @@ def simulate_sequential(
     pass_at = np.array([b.pass_at_least for b in design.boundaries])
     fail_at = np.array([b.fail_at_most for b in design.boundaries])
     chunk = max(1, (1 << 21) // (looks * n * j))
-    failures, runs = 0, 0
+    failures, made = 0, 0
     stops = np.zeros(looks, dtype=np.int64)
     for index, start in enumerate(range(0, total, chunk)):
         gen = chunk_generator(root, index)
         size = min(chunk, total - start)
         if noise.run_correlated:
-            x = gen.beta(*noise.beta_parameters(), size=(size, looks))
+            x = gen.beta(*noise.beta_parameters(), size=(size, 1 if shared else looks))
+            x = np.broadcast_to(x, (size, looks))
             keep = 1.0 - noise.unparseable
             truth_j = truth[:, judge]
             s = np.where(truth_j, keep * (1.0 - x[..., None, None]), keep * x[..., None, None])
@@ -143,9 +193,9 @@ def simulate_sequential(
         first = stopped.argmax(axis=1)  # the last look always stops
         failures += int(stop_fail[np.arange(size), first].sum())
         stops += np.bincount(first, minlength=looks)
-        runs += int((first + 1).sum())
+        made += int((first + 1).sum())
     return SequentialSample(
-        n_sequences=total, failures=failures, stops=tuple(int(v) for v in stops), runs=runs
+        n_sequences=total, failures=failures, stops=tuple(int(v) for v in stops), runs=made
     )
 
 
@@ -166,6 +216,9 @@ class SequentialPolicy(Policy):
         Runs at most.
     false_alarm, detection : float
         The targets its boundaries are searched for, against the suite's regressed build.
+    runs : {'shared', 'independent'}
+        With run-to-run correlation: the runs of one build share one flip rate (the
+        default, the conservative model) or each draws its own.
     """
 
     sequential: ClassVar[bool] = True
@@ -173,6 +226,7 @@ class SequentialPolicy(Policy):
     looks: int = 5
     false_alarm: float = 0.05
     detection: float = 0.8
+    runs: str = "shared"
 
     def __post_init__(self) -> None:
         Policy.__post_init__(self)
@@ -183,6 +237,7 @@ class SequentialPolicy(Policy):
         check_count("looks", self.looks, low=1, high=MAX_LOOKS)
         check_probability("false_alarm", self.false_alarm)
         check_probability("detection", self.detection)
+        check_run_model(self.runs)
         if (self.majority, self.repeat, self.rerun_failing, self.rerun, self.confirm) != (
             1,
             1,
@@ -217,7 +272,7 @@ MAX_LOOKS = 100
 
 
 def parse_sequential(
-    text: str, *, false_alarm: float = 0.05, detection: float = 0.8
+    text: str, *, false_alarm: float = 0.05, detection: float = 0.8, runs: str = "shared"
 ) -> SequentialPolicy | None:
     """``sprt-MAX``, ``pocock-LOOKS``, ``obf-LOOKS`` or ``evalue-MAX`` as a
     :class:`SequentialPolicy`; None when `text` names no sequential design."""
@@ -229,7 +284,7 @@ def parse_sequential(
         rule = f"{pieces[0]}-N needs a whole number of runs N in [1, {MAX_LOOKS}]"
         raise ParameterError("policy", rule, text)
     return SequentialPolicy(
-        design=pieces[0], looks=int(raw), false_alarm=false_alarm, detection=detection
+        design=pieces[0], looks=int(raw), false_alarm=false_alarm, detection=detection, runs=runs
     )
 
 
@@ -250,6 +305,8 @@ class SequentialComparisonRow(PolicyComparisonRow):
         Runs per simulated sequence.
     false_alarm_target, detection_target : float
     meets_targets : bool
+    run_model : {'shared', 'independent'}
+        The model of the runs of one build (``SequentialPolicy.runs``).
     """
 
     boundaries: tuple[SequentialBoundary, ...]
@@ -259,6 +316,7 @@ class SequentialComparisonRow(PolicyComparisonRow):
     false_alarm_target: float
     detection_target: float
     meets_targets: bool
+    run_model: str = "shared"
 
 
 def sequential_rows(
@@ -282,11 +340,14 @@ def sequential_rows(
         policy.looks,
         false_alarm=policy.false_alarm,
         detection=policy.detection,
+        runs=policy.runs,
     )
     calls = gate.judge_calls_per_run
     rows = []
     for build, out in (("healthy", gate.healthy), ("regressed", gate.regressed)):
-        sample = simulate_sequential(suite, build, noise, gate.design, n_sequences=n_runs, rng=seed)
+        sample = simulate_sequential(
+            suite, build, noise, gate.design, n_sequences=n_runs, rng=seed, runs=policy.runs
+        )
         interval = binomial_interval(sample.n_sequences, out.failure_probability, level)
         rows.append(
             SequentialComparisonRow(
@@ -310,6 +371,7 @@ def sequential_rows(
                 false_alarm_target=policy.false_alarm,
                 detection_target=policy.detection,
                 meets_targets=gate.meets_targets,
+                run_model=policy.runs,
             )
         )
     return rows

@@ -7,11 +7,26 @@ meet (``pass_at_least = fail_at_most + 1``), so every sequence stops by then.
 
 One run's passing count K_i has the suite's exact pass-count distribution (binomial or
 Poisson-binomial, :func:`gatecal.exact_pass_counts`). With run-to-run correlation
-(``icc``) every run draws its own flip rate, independently of the other runs of the same
-build: K_1, K_2, ... are then independent draws of the *mixture* pmf (the Beta mixture of
-one run), and ``S_j`` is the j-fold convolution of that pmf. Everything below is exact by
-dynamic programming over the looks: the mass of ``S_j`` on the paths that have not
-stopped is convolved with one run's pmf, the stopping regions are read off and removed.
+(``icc``) the judge's flip rate x of a run is Beta-distributed, and two models of the runs
+of one build are served:
+
+``shared`` (the default everywhere, the conservative one)
+    The runs of one build, rerun back to back, share one rate x: given x they are
+    independent draws of one run's pmf at x, and every probability below is the Beta
+    mixture over x of the same probability at x (:class:`RatePmfs`). Given x a stopping
+    probability is a polynomial in x of degree at most looks x judge verdicts per run, so
+    a Gauss-Jacobi rule of that degree makes the mixture exact (to rounding).
+``independent``
+    Every run draws its own rate: K_1, K_2, ... are independent draws of the *mixture*
+    pmf of one run, and ``S_j`` is the j-fold convolution of that pmf (a plain pmf).
+
+At ``icc = 0`` the two coincide. With ``icc > 0`` the shared rate adds ``j^2 Var(E[K|x])``
+to the variance of ``S_j`` where the independent model adds ``j Var(E[K|x])``: a gate
+designed under the independent model fails a healthy build more often than it says when
+the runs share their rate (experiments/sequential_shared_rate.py measures by how much).
+Everything below is exact by dynamic programming over the looks: the mass of ``S_j`` on
+the paths that have not stopped (one row per rate node under the shared model) is
+convolved with one run's pmf, the stopping regions are read off and removed.
 
 Designs (one run per look):
 
@@ -36,9 +51,10 @@ regressed build's expected runs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -51,12 +67,15 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "RUN_MODELS",
     "SEQUENTIAL_DESIGNS",
     "SEQUENTIAL_EXIT_CONTINUE",
+    "RatePmfs",
     "SequentialBoundary",
     "SequentialDesign",
     "SequentialGate",
     "SequentialOutcome",
+    "SharedBinomial",
     "WaldApproximation",
     "design_sequential",
     "sequential_outcome",
@@ -66,6 +85,10 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 Design = Literal["sprt", "pocock", "obf"]
+RunModel = Literal["shared", "independent"]
+#: How the runs of one build relate: ``shared`` (one flip rate for all of them, the
+#: default) or ``independent`` (each run draws its own); see the module docstring.
+RUN_MODELS: tuple[RunModel, ...] = ("shared", "independent")
 SEQUENTIAL_DESIGNS: tuple[Design, ...] = design_names(searched=True)  # type: ignore[assignment]
 #: The exit code of ``gatecal check`` when a sequential gate asks for another run.
 SEQUENTIAL_EXIT_CONTINUE = 3
@@ -132,6 +155,144 @@ def _check_pmf(name: str, pmf: npt.ArrayLike) -> FloatArray:
     return p
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class RatePmfs:
+    """One run's passing-count pmf given the build's shared flip rate, at the nodes of a
+    quadrature rule of that rate: the runs of one build share one rate, drawn once, and
+    given it are independent draws of ``pmfs[i]`` with probability ``weights[i]``.
+
+    Attributes
+    ----------
+    pmfs : ndarray, shape (nodes, cases + 1)
+    weights : ndarray, shape (nodes,)
+        Positive, summing to 1.
+    """
+
+    pmfs: FloatArray
+    weights: FloatArray
+
+    def __post_init__(self) -> None:
+        pmfs = np.atleast_2d(np.asarray(self.pmfs, dtype=np.float64))
+        w = np.asarray(self.weights, dtype=np.float64).ravel()
+        if pmfs.ndim != 2 or pmfs.shape[1] < 2 or pmfs.shape[0] != w.size:
+            raise ParameterError("pmfs", "must be one pmf over 0..cases per weight", pmfs.shape)
+        if not np.all(w >= 0) or abs(math.fsum(w.tolist()) - 1.0) > 1e-9:
+            raise ParameterError("weights", "must be non-negative and sum to 1", w.tolist())
+        sums = pmfs.sum(axis=1)
+        if not np.all((pmfs >= 0) & (pmfs <= 1)) or np.any(np.abs(sums - 1.0) > 1e-9):
+            raise ParameterError("pmfs", "must hold probabilities in [0, 1] summing to 1", sums)
+        object.__setattr__(self, "pmfs", pmfs)
+        object.__setattr__(self, "weights", w)
+
+    @property
+    def cases(self) -> int:
+        return int(self.pmfs.shape[1] - 1)
+
+    @property
+    def mixture(self) -> FloatArray:
+        """One run's pmf (the rate drawn for that run alone)."""
+        return np.clip(self.weights @ self.pmfs, 0.0, None)
+
+    @classmethod
+    def independent(cls, pmf: npt.ArrayLike) -> RatePmfs:
+        """Runs that are independent draws of `pmf` (one node of weight 1)."""
+        return cls(_check_pmf("pmf", pmf)[None, :], np.ones(1))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SharedBinomial:
+    """Runs of one build that share one rate, each a binomial given it: at node i of the
+    rate's quadrature rule (weight ``weights[i]``) a run passes ``Bin(trials, q[i])`` of
+    its `cases` cases (the other ``cases - trials`` never pass).
+
+    Then, whatever the rate, the runs given their sum ``S_j`` are hypergeometric: P(the
+    j-th run passed k | S_j = s) = ``C(trials, k) C((j-1) trials, s-k) / C(j trials, s)``.
+    So P(a path is still running after look j | S_j = s) does not depend on the rate; the
+    dynamic programme carries it (a number in [0, 1], one row), and each look's stopped
+    mass is that times ``P(S_j = s)``, the Beta mixture of ``Bin(j trials, q)`` (exact for
+    a rule of degree looks x trials x the degree of q in the rate). As fast as independent
+    runs, and an independent route to the same figures as :class:`RatePmfs` (tests pin
+    one to the other).
+    """
+
+    cases: int
+    trials: int
+    q: FloatArray
+    weights: FloatArray
+    _sums: dict[int, FloatArray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        q = np.asarray(self.q, dtype=np.float64).ravel()
+        w = np.asarray(self.weights, dtype=np.float64).ravel()
+        check_count("cases", self.cases, low=1)
+        check_count("trials", self.trials, low=0, high=self.cases)
+        if q.size != w.size or q.size == 0 or not np.all((q >= 0) & (q <= 1)):
+            raise ParameterError("q", "must hold one probability per weight", q.tolist())
+        if not np.all(w >= 0) or abs(math.fsum(w.tolist()) - 1.0) > 1e-9:
+            raise ParameterError("weights", "must be non-negative and sum to 1", w.tolist())
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "weights", w)
+
+    def sum_pmf(self, runs: int) -> FloatArray:
+        """P(S_runs = s) for s = 0 .. runs x cases (zero above runs x trials)."""
+        found = self._sums.get(runs)
+        if found is None:
+            from scipy import stats  # deferred: `import gatecal` stays light
+
+            m = runs * self.trials
+            k = np.arange(m + 1)
+            mix = self.weights @ stats.binom.pmf(k[None, :], m, self.q[:, None])
+            found = np.zeros(runs * self.cases + 1)
+            found[: m + 1] = np.clip(mix, 0.0, None)
+            self._sums[runs] = found
+        return found
+
+    @property
+    def mixture(self) -> FloatArray:
+        """One run's pmf."""
+        return self.sum_pmf(1)
+
+    @property
+    def pmfs(self) -> FloatArray:
+        """One run's pmf at every node (the :class:`RatePmfs` view of the same model)."""
+        from scipy import stats  # deferred: `import gatecal` stays light
+
+        out = np.zeros((self.q.size, self.cases + 1))
+        k = np.arange(self.trials + 1)
+        out[:, : self.trials + 1] = stats.binom.pmf(k[None, :], self.trials, self.q[:, None])
+        return out
+
+    def as_rate_pmfs(self) -> RatePmfs:
+        """The same model as one pmf per node (the slower, row-by-row route)."""
+        pmfs = self.pmfs
+        return RatePmfs(pmfs / pmfs.sum(axis=1, keepdims=True), self.weights)
+
+
+@functools.lru_cache(maxsize=64)
+def _hypergeometric(trials: int, look: int) -> FloatArray:
+    """``H[s, k]`` = P(the look-th run passed k | S_look = s), s = 0..look x trials."""
+    from scipy import stats  # deferred: `import gatecal` stays light
+
+    if trials == 0:  # no case can pass: S stays 0
+        return np.ones((1, 1))
+    s = np.arange(look * trials + 1)[:, None]
+    k = np.arange(trials + 1)[None, :]
+    h = np.asarray(stats.hypergeom.pmf(k, look * trials, trials, s), dtype=np.float64)
+    if not np.all(np.isfinite(h)):
+        raise ArithmeticError(f"hypergeometric kernel of {trials} cases at look {look}")
+    h.flags.writeable = False
+    return h
+
+
+RunPmfs = RatePmfs | SharedBinomial
+
+
+def _as_rates(name: str, pmf: npt.ArrayLike | RatePmfs | SharedBinomial) -> RunPmfs:
+    if isinstance(pmf, RatePmfs | SharedBinomial):
+        return pmf
+    return RatePmfs(_check_pmf(name, pmf)[None, :], np.ones(1))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SequentialOutcome:
     """What a sequential gate does to one build, exactly.
@@ -178,38 +339,120 @@ def _fsum(x: FloatArray) -> float:
     return math.fsum(x.tolist())
 
 
+def _convolve_rows(alive: FloatArray, pmf: FloatArray) -> FloatArray:
+    """Row i of `alive` convolved with row i of `pmf` (2-D; one row: ``np.convolve``)."""
+    if alive.shape[0] == 1:
+        return np.convolve(alive[0], pmf[0])[None, :]
+    rows, width = alive.shape
+    size = pmf.shape[1]
+    if width > size:  # the shorter one slides: out[t] = sum_i short[i] long[t - i]
+        alive, pmf = pmf, alive
+        width, size = size, width
+    padded = np.zeros((rows, size + 2 * (width - 1)))
+    padded[:, width - 1 : width - 1 + size] = pmf
+    windows = np.lib.stride_tricks.sliding_window_view(padded, width, axis=1)
+    # (rows, out, width) @ (rows, width, 1): non-negative products, summed per output
+    return np.asarray(np.matmul(windows, alive[:, ::-1, None])[..., 0], dtype=np.float64)
+
+
 def _look(
     alive: FloatArray,
     offset: int,
-    pmf: FloatArray,
+    rates: RatePmfs,
     b: SequentialBoundary,
     total: Callable[[FloatArray], float] = _fsum,
 ) -> tuple[float, float, FloatArray, int]:
     """One look: convolve the paths still running with one run, take off both stopping
-    regions. `alive[i]` is the mass at ``S = offset + i``; only the continuation region
-    is kept (it is narrow: the work is its width times the cases, not the whole range)."""
-    if alive.size == 0:
+    regions. `alive[r, i]` is the mass at ``S = offset + i`` given rate node r (one row
+    for independent runs); only the continuation region is kept (it is narrow: the work
+    is its width times the cases, not the whole range). The stopped masses are mixed over
+    the nodes (weights positive: no cancellation)."""
+    if alive.shape[1] == 0:
         return 0.0, 0.0, alive, offset
-    dist = np.convolve(alive, pmf)
-    lo = min(max(b.fail_at_most + 1 - offset, 0), dist.size)
-    hi = min(max(b.pass_at_least - offset, lo), dist.size)
-    return total(dist[:lo]), total(dist[hi:]), dist[lo:hi], offset + lo
+    dist = _convolve_rows(alive, rates.pmfs)
+    lo = min(max(b.fail_at_most + 1 - offset, 0), dist.shape[1])
+    hi = min(max(b.pass_at_least - offset, lo), dist.shape[1])
+    w = rates.weights[:, None]
+    return (
+        total((w * dist[:, :lo]).ravel()),
+        total((w * dist[:, hi:]).ravel()),
+        dist[:, lo:hi],
+        offset + lo,
+    )
+
+
+def _start(rates: RunPmfs) -> FloatArray:
+    rows = 1 if isinstance(rates, SharedBinomial) else rates.weights.size
+    return np.ones((rows, 1))
+
+
+def _carry(alive: FloatArray, offset: int, rates: SharedBinomial, look: int) -> FloatArray:
+    """P(still running before look `look` | S_look = s) for s = offset .. offset + width
+    - 1 + trials, from the same given S_(look-1) (`alive`, one row)."""
+    n, width = rates.trials, alive.shape[1]
+    h = _hypergeometric(n, look)[offset : offset + width + n]
+    padded = np.zeros(width + 2 * n)
+    padded[n : n + width] = alive[0]
+    windows = np.lib.stride_tricks.sliding_window_view(padded, n + 1)[:, ::-1]
+    return np.asarray((h * windows).sum(axis=1))[None, :]
+
+
+def _look_shared(
+    alive: FloatArray,
+    offset: int,
+    rates: SharedBinomial,
+    look: int,
+    b: SequentialBoundary,
+    total: Callable[[FloatArray], float],
+) -> tuple[float, float, FloatArray, int]:
+    """:func:`_look` for :class:`SharedBinomial`: `alive` holds P(still running | S)."""
+    if alive.shape[1] == 0:
+        return 0.0, 0.0, alive, offset
+    cond = _carry(alive, offset, rates, look)
+    mass = cond[0] * rates.sum_pmf(look)[offset : offset + cond.shape[1]]
+    lo = min(max(b.fail_at_most + 1 - offset, 0), cond.shape[1])
+    hi = min(max(b.pass_at_least - offset, lo), cond.shape[1])
+    return total(mass[:lo]), total(mass[hi:]), cond[:, lo:hi], offset + lo
+
+
+def _step(
+    alive: FloatArray,
+    offset: int,
+    rates: RunPmfs,
+    b: SequentialBoundary,
+    total: Callable[[FloatArray], float] = _fsum,
+) -> tuple[float, float, FloatArray, int]:
+    if isinstance(rates, SharedBinomial):
+        return _look_shared(alive, offset, rates, b.look, b, total)
+    return _look(alive, offset, rates, b, total)
+
+
+def _last_mass(alive: FloatArray, offset: int, rates: RunPmfs, look: int) -> FloatArray:
+    """The mass at S = offset + i after the last look, before its cut."""
+    if alive.shape[1] == 0:
+        return np.asarray(alive[0], dtype=np.float64)
+    if isinstance(rates, SharedBinomial):
+        cond = _carry(alive, offset, rates, look)[0]
+        return np.asarray(cond * rates.sum_pmf(look)[offset : offset + cond.size])
+    return np.asarray(rates.weights @ _convolve_rows(alive, rates.pmfs))
 
 
 def sequential_outcome(
-    boundaries: Sequence[SequentialBoundary], pmf: npt.ArrayLike
+    boundaries: Sequence[SequentialBoundary], pmf: npt.ArrayLike | RatePmfs | SharedBinomial
 ) -> SequentialOutcome:
     """Exact operating characteristics of `boundaries` when one run's passing count has `pmf`.
 
-    Runs are independent draws of `pmf` (with run-to-run correlation, pass the mixture
-    pmf of one run: each run draws its own rate). Dynamic programming over the looks.
+    A plain pmf: runs are independent draws of it (with run-to-run correlation and runs
+    that each draw their own rate, the mixture pmf of one run). A :class:`RatePmfs`: the
+    runs share one rate, and every figure is the mixture over its nodes. Dynamic
+    programming over the looks.
     """
-    p = _check_pmf("pmf", pmf)
-    bounds = _check_boundaries(boundaries, p.size - 1)
-    alive, offset = np.ones(1), 0
+    rates = _as_rates("pmf", pmf)
+    bounds = _check_boundaries(boundaries, rates.cases)
+    alive, offset = _start(rates), 0
     fails, passes = [], []
     for b in bounds:
-        failed, passed, alive, offset = _look(alive, offset, p, b)
+        failed, passed, alive, offset = _step(alive, offset, rates, b)
         fails.append(failed)
         passes.append(passed)
     stops = [f + s for f, s in zip(fails, passes, strict=True)]
@@ -387,21 +630,21 @@ def _early(
 
 def _final_cut(
     early: tuple[tuple[int, int], ...],
-    pmfs: tuple[FloatArray, FloatArray],
+    pmfs: tuple[RunPmfs, RunPmfs],
     false_alarm: float,
 ) -> tuple[int, float, float, float, float] | None:
     """Largest last-look cut with the false alarm in budget: (cut, fa, det, asn_h, asn_r)."""
     results = []
-    top = (len(early) + 1) * (pmfs[0].size - 1)  # S at the last look is at most this
+    top = (len(early) + 1) * pmfs[0].cases  # S at the last look is at most this
     for p in pmfs:
-        alive, offset = np.ones(1), 0
+        alive, offset = _start(p), 0
         failed, asn = [], 0.0
         for j, (s, f) in enumerate(early, start=1):
             bound = SequentialBoundary(look=j, pass_at_least=s, fail_at_most=f)
-            fl, ps, alive, offset = _look(alive, offset, p, bound, _fast_sum)
+            fl, ps, alive, offset = _step(alive, offset, p, bound, _fast_sum)
             failed.append(fl)
             asn += j * (fl + ps)
-        last = np.convolve(alive, p) if alive.size else alive
+        last = _last_mass(alive, offset, p, len(early) + 1)
         reach = _fast_sum(last)
         results.append((math.fsum(failed), last, offset, asn + (len(early) + 1) * reach))
     (fa0, last_h, off_h, asn_h), (det0, last_r, off_r, asn_r) = results
@@ -446,8 +689,8 @@ def _build(
 def design_sequential(
     design: str,
     looks: int,
-    healthy_pmf: npt.ArrayLike,
-    regressed_pmf: npt.ArrayLike,
+    healthy_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
+    regressed_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.8,
@@ -456,8 +699,10 @@ def design_sequential(
 
     Parameters
     ----------
-    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,)
-        One run's passing-count pmf of a healthy and of a regressed build.
+    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,), or RatePmfs
+        One run's passing-count pmf of a healthy and of a regressed build (runs
+        independent draws of it), or :class:`RatePmfs` (the runs of a build share one
+        rate: every figure searched and quoted is the mixture over it).
     false_alarm, detection : float
         The budget (P(fail a healthy build) at most) and the target (P(fail a regressed
         build) at least).
@@ -476,11 +721,11 @@ def design_sequential(
     looks = check_count("looks", looks, low=1)
     alpha = check_probability("false_alarm", false_alarm)
     target = check_probability("detection", detection)
-    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
-    if ph.size != pr.size:
-        raise ParameterError("regressed_pmf", f"must have {ph.size} entries", pr.size)
-    cases = ph.size - 1
-    moments = (_moments(ph), _moments(pr))
+    ph, pr = _as_rates("healthy_pmf", healthy_pmf), _as_rates("regressed_pmf", regressed_pmf)
+    if ph.cases != pr.cases:
+        raise ParameterError("regressed_pmf", f"must have {ph.cases + 1} entries", pr.cases + 1)
+    cases = ph.cases
+    moments = (_moments(ph.mixture), _moments(pr.mixture))
     if not moments[1][0] < moments[0][0]:
         raise ParameterError(
             "regressed_pmf",
@@ -524,8 +769,8 @@ def design_sequential(
 
 def wald_sprt(
     looks: int,
-    healthy_pmf: npt.ArrayLike,
-    regressed_pmf: npt.ArrayLike,
+    healthy_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
+    regressed_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.8,
@@ -543,9 +788,9 @@ def wald_sprt(
     power = check_probability("detection", detection)
     if not 0 < alpha < power < 1:
         raise ParameterError("detection", "must exceed false_alarm, both in (0, 1)", power)
-    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
-    cases = ph.size - 1
-    (mu_h, _), (mu_r, _) = _moments(ph), _moments(pr)
+    ph, pr = _as_rates("healthy_pmf", healthy_pmf), _as_rates("regressed_pmf", regressed_pmf)
+    cases = ph.cases
+    (mu_h, _), (mu_r, _) = _moments(ph.mixture), _moments(pr.mixture)
     d, a = _wald_slope(mu_h, mu_r, cases)
     upper = math.log(power / alpha)
     lower = math.log((1 - power) / (1 - alpha))

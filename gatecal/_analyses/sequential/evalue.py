@@ -32,12 +32,14 @@ Where the guarantee holds
     every stopping rule, looks after every run and any MAX. The exact false alarm under
     the truncation at MAX is below alpha (overshoot and the truncation both cost some).
 
-    With run-to-run correlation (``icc > 0``) each run draws its own rate; one run's
-    factor is then ``E_X[(1 + (q(X) - theta_0) c_t)^n]``, at least 1 by Jensen's
-    inequality (the power is convex): the process is no supermartingale and Ville's bound
-    does not hold. The exact dynamic programme over the looks still gives the true false
-    alarm of the rule (runs independent draws of the one-run mixture), which can exceed
-    alpha; ``policies`` and ``check`` quote that figure, never the nominal one alone.
+    With run-to-run correlation (``icc > 0``) and each run drawing its own rate, one run's
+    factor is ``E_X[(1 + (q(X) - theta_0) c_t)^n]``, at least 1 by Jensen's inequality
+    (the power is convex): the process is no supermartingale and Ville's bound does not
+    hold. Nor does it when the runs share one rate (the default model): given a rate
+    whose pass rate is below ``theta_0`` the process grows. The exact dynamic programme
+    over the looks still gives the true false alarm of the rule under either model, which
+    can exceed alpha; ``policies`` and ``check`` quote that figure, never the nominal one
+    alone (``check`` tightens the nominal level until the figure is within the budget).
 """
 
 from __future__ import annotations
@@ -51,10 +53,12 @@ import numpy.typing as npt
 
 from gatecal._analyses.sequential.designs import (
     _SLACK,
+    RatePmfs,
     SequentialBoundary,
     SequentialDesign,
     SequentialGate,
-    _check_pmf,
+    SharedBinomial,
+    _as_rates,
     _moments,
     sequential_outcome,
 )
@@ -179,8 +183,8 @@ def design_evalue(
 
 def evalue_gate(
     looks: int,
-    healthy_pmf: npt.ArrayLike,
-    regressed_pmf: npt.ArrayLike,
+    healthy_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
+    regressed_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.8,
@@ -189,12 +193,12 @@ def evalue_gate(
     mean the regressed one's, and its exact rates on both pmfs (runs independent draws of
     them): ``false_alarm`` is the true one under the truncation at `looks`, at most the
     nominal `false_alarm` where Ville's inequality holds (see the module docstring)."""
-    ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
-    if ph.size != pr.size:
-        raise ParameterError("regressed_pmf", f"must have {ph.size} entries", pr.size)
+    ph, pr = _as_rates("healthy_pmf", healthy_pmf), _as_rates("regressed_pmf", regressed_pmf)
+    if ph.cases != pr.cases:
+        raise ParameterError("regressed_pmf", f"must have {ph.cases + 1} entries", pr.cases + 1)
     target = check_probability("detection", detection)
-    cases = ph.size - 1
-    (mu_h, _), (mu_r, _) = _moments(ph), _moments(pr)
+    cases = ph.cases
+    (mu_h, _), (mu_r, _) = _moments(ph.mixture), _moments(pr.mixture)
     if not mu_r < mu_h:
         rule = "must pass fewer cases on average than the healthy build"
         raise ParameterError("regressed_pmf", rule, mu_r)

@@ -33,6 +33,7 @@ from tests.analyses.sequential.test_sequential import (
     mixture_run_pmf,
     pairs,
 )
+from tests.analyses.sequential.test_shared_rate import brute_force_shared
 from tests.paths import ROOT
 from tests.reference import enumerate_pass_counts
 
@@ -120,11 +121,17 @@ def test_under_run_correlation_the_exact_dp_gives_what_ville_does_not():
     a, b = Fraction(2, 5), Fraction(18, 5)
     suite = Suite.uniform(cases=4, judge_checks=1, code_checks=0, failing=1)
     noise = JudgeNoise(fnr=0.1, fpr=0.1, icc=0.2)
-    gate = sequential_gate(suite, noise, "evalue", 4, false_alarm=0.05)
+    gate = sequential_gate(suite, noise, "evalue", 4, false_alarm=0.05, runs="independent")
     healthy = mixture_run_pmf(4, 0, a, b)
     ref = brute_force(healthy, pairs(gate))
     assert gate.false_alarm == pytest.approx(float(ref["fail"]), rel=1e-10)
     assert ref["fail"] > Fraction(1, 20)
+    # runs sharing one rate (the default): pinned to brute force over that mixture, and worse
+    shared = sequential_gate(suite, noise, "evalue", 4, false_alarm=0.05)
+    assert pairs(shared) == pairs(gate)  # the e-process's boundaries do not depend on the model
+    ref_shared = brute_force_shared(4, 0, a, b, pairs(shared))
+    assert shared.false_alarm == pytest.approx(float(ref_shared["fail"]), rel=1e-10)
+    assert ref_shared["fail"] > ref["fail"]
     # the same rule at icc 0 keeps the nominal level
     plain = sequential_gate(suite, JudgeNoise.flip(0.1), "evalue", 4, false_alarm=0.05)
     assert plain.false_alarm <= 0.05
@@ -187,7 +194,10 @@ def test_check_with_an_evalue_policy(check_files, capsys):  # noqa: F811
     expected = "fail" if first["fail_at_most"] >= 8 else "continue"
     assert data["decision"] == expected and code == {"fail": 1, "continue": 3}[expected]
     e_line = next(r for r in data["reasons"] if r.startswith("e-value after 1 run(s): "))
-    assert "fails once it reaches 1/0.05 = 20" in e_line
+    # the nominal level is tightened until the exact false alarm over the region is in budget
+    nominal = float(e_line.split("nominal false alarm ")[1].split(",")[0])
+    assert 0 < nominal <= 0.05 and f"fails once it reaches 1/{nominal:g}" in e_line
+    assert data["false_alarm"] <= 0.05 and data["runs"] == "shared"
     code, out, _ = _cli(capsys, "check", *good, "--baseline", baseline, "--policy", "evalue-3",
                         "--format", "json")  # fmt: skip
     data = json.loads(out)

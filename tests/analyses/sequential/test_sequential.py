@@ -158,10 +158,13 @@ def _fail_by_look(pmf: list[Fraction], bounds: list[tuple[int, int]]) -> list[Fr
 def test_suite_level_gate_under_run_correlation_matches_brute_force(design):
     # icc 1/5 at flip 1/10: Beta(a, b) with a + b = (1 - icc) / icc = 4, a = 2/5, b = 18/5.
     # Every run draws its own x: runs are independent draws of the one-run mixture pmf.
+    # (The default, runs sharing one x, is pinned in test_shared_rate.py.)
     a, b = Fraction(2, 5), Fraction(18, 5)
     suite = Suite.uniform(cases=3, judge_checks=1, code_checks=0, failing=1)
     noise = JudgeNoise(fnr=0.1, fpr=0.1, icc=0.2)
-    gate = sequential_gate(suite, noise, design, 3, false_alarm=0.1, detection=0.6)
+    gate = sequential_gate(
+        suite, noise, design, 3, false_alarm=0.1, detection=0.6, runs="independent"
+    )
     healthy, regressed = mixture_run_pmf(3, 0, a, b), mixture_run_pmf(2, 1, a, b)
     assert sum(healthy) == 1 and sum(regressed) == 1
     for pmf, outcome in ((healthy, gate.healthy), (regressed, gate.regressed)):
@@ -262,7 +265,7 @@ def test_every_design_respects_the_information_bound(design):
     # E_h[N] KL(h || r) >= kl(P_h(pass) || P_r(pass)): data processing, for any stopping rule.
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1, failing=3)
     noise = JudgeNoise(fnr=0.08, fpr=0.08, icc=0.05)
-    gate = sequential_gate(suite, noise, design, 5)
+    gate = sequential_gate(suite, noise, design, 5, runs="independent")  # the bound: iid runs
     ph = np.asarray(gatecal.exact_pass_counts(suite, "healthy", noise).pmf)
     pr = np.asarray(gatecal.exact_pass_counts(suite, "regressed", noise).pmf)
     bound = wald_approximation(ph, pr, actual=(gate.false_alarm, gate.detection))
@@ -385,7 +388,7 @@ def test_sequential_policies_render_as_table_and_csv():
     lines = gatecal.render_policies(report, "csv").splitlines()
     assert lines[0].endswith("boundaries,expected_runs,stop_distribution,"
                              "simulated_expected_runs,false_alarm_target,detection_target,"
-                             "meets_targets")  # fmt: skip
+                             "meets_targets,run_model")  # fmt: skip
     assert len(lines) == 5 and lines[1].endswith(",,,,,,,")
 
 
@@ -437,6 +440,22 @@ def _write_runs(path, runs):
     return str(path)
 
 
+def shared_rate_by_quadrature(bounds, pmf_at, a: float, b: float) -> float:
+    """E over x ~ Beta(a, b) of P(fail | every run's pmf is pmf_at(x)): the runs of the build
+    share x. scipy's adaptive quadrature, split at the Beta's quartiles."""
+    from scipy import integrate, stats
+
+    def integrand(x: float) -> float:
+        fail = sequential_outcome(bounds, pmf_at(x)).failure_probability
+        return fail * stats.beta.pdf(x, a, b)
+
+    cuts = [0.0, *stats.beta.ppf([0.25, 0.5, 0.75], a, b), 1.0]
+    return sum(
+        integrate.quad(integrand, lo, hi, epsabs=1e-13, epsrel=1e-10, limit=200)[0]
+        for lo, hi in itertools.pairwise(cuts)
+    )
+
+
 @pytest.fixture
 def check_files(tmp_path):
     """Known-good runs (case-00 fails every 3rd run, case-01 every 5th) and CI runs."""
@@ -468,9 +487,10 @@ def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
     decisions = []
     for given in range(1, 5):
         code, out, err = _cli(capsys, "check", *flaky[:given], "--baseline", baseline,
-                              "--policy", "pocock-4", "--format", "json")  # fmt: skip
+                              "--policy", "pocock-4", "--format", "json",
+                              "--runs-independent")  # fmt: skip
         data = json.loads(out)
-        assert err == "" and code == data["exit_code"]
+        assert err == "" and code == data["exit_code"] and data["runs"] == "independent"
         assert data["cumulative"] == [11 * (j + 1) for j in range(given)]
         expected = "continue"  # the first look whose boundary the running sum crosses
         for b, s in zip(data["boundaries"], data["cumulative"], strict=False):
@@ -485,7 +505,7 @@ def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
     assert decisions[0] == "continue" and decisions[-1] == "pass"
     summary = tmp_path / "summary.md"
     code, out, _ = _cli(capsys, "check", flaky[0], "--baseline", baseline, "--policy", "pocock-4",
-                        "--summary", summary)  # fmt: skip
+                        "--summary", summary, "--runs-independent")  # fmt: skip
     assert code == 3 and out.startswith("gatecal check: CONTINUE (exit 3)")
     assert summary.read_text().startswith("### gatecal check: CONTINUE")
     assert "| 1 | 11 |" in summary.read_text()
@@ -499,26 +519,48 @@ def test_check_sequential_fails_a_regressed_build_and_quotes_the_region(check_fi
 
     baseline, run = check_files
     base = gatecal.read_runs([baseline])
-    bad = gatecal.read_runs([run("ci-1", failing=[f"case-{i:02d}" for i in range(4, 9)])])
+    bad = gatecal.read_runs(
+        [run(f"ci-{j}", failing=[f"case-{i:02d}" for i in range(4, 9)]) for j in range(3)]
+    )
     res = gatecal.check_sequential(bad, base, policy="obf-3", regression=2, detection=0.6)
-    assert res.decision == "fail" and res.exit_code == 1 and res.look == 1
-    assert res.cumulative == (7,) and res.gate.design.boundaries[0].fail_at_most >= 7
-    # the false alarm quoted: the largest over recommend's region, pmfs from scipy here
+    assert res.decision == "fail" and res.exit_code == 1
+    assert res.cumulative == (7, 14, 21)
+    assert res.gate.design.boundaries[res.look - 1].fail_at_most >= 7 * res.look
+    # the false alarm quoted: the largest over recommend's region; the runs of the build share
+    # one rate (the default), so at each point P(fail | rate) integrated over the Beta rate by
+    # scipy's adaptive quadrature here (not gatecal's Gauss rule nor its hypergeometric route)
     rec = gatecal.recommend_gate(base, detection=0.0)
     failures, observed = _check._baseline_counts(base, rec)
     bounds = noise_bounds(failures, observed)
+    bnds = res.gate.design.boundaries
     worst = 0.0
+    f = np.arange(13)
     for icc, hi in zip(bounds.iccs, bounds.highs, strict=True):
-        f = np.arange(13)
         if icc > 0 and 0 < hi < 1:
             a, b = hi * (1 - icc) / icc, (1 - hi) * (1 - icc) / icc
-            fails = stats.betabinom.pmf(f, 12, a, b)
+            fa = shared_rate_by_quadrature(bnds, lambda x: stats.binom.pmf(f, 12, x)[::-1], a, b)
         else:
-            fails = stats.binom.pmf(f, 12, hi)
-        out = sequential_outcome(res.gate.design.boundaries, fails[::-1])
-        worst = max(worst, out.failure_probability)
-    assert res.false_alarm == pytest.approx(worst, rel=1e-9)
-    assert res.false_alarm <= 0.05 and res.gate.meets_targets
+            fa = sequential_outcome(bnds, stats.binom.pmf(f, 12, hi)[::-1]).failure_probability
+        worst = max(worst, fa)
+    assert res.false_alarm == pytest.approx(worst, rel=1e-7)
+    assert res.false_alarm <= 0.05 and res.runs == "shared"
+    # the detection quoted: the smallest over the region (its low and its high edge), the
+    # regressed build passing Bin(10, 1 - x) of its 12 cases given the shared rate x
+    lowest = 1.0
+    f = np.arange(11)
+    for icc, rates in zip(bounds.iccs, zip(bounds.lows, bounds.highs, strict=True), strict=True):
+        for rate in rates:
+            if icc > 0 and 0 < rate < 1:
+                a, b = rate * (1 - icc) / icc, (1 - rate) * (1 - icc) / icc
+                det = shared_rate_by_quadrature(
+                    bnds, lambda x: np.append(stats.binom.pmf(f, 10, x)[::-1], [0, 0]), a, b
+                )
+            else:
+                pmf = np.append(stats.binom.pmf(f, 10, rate)[::-1], [0, 0])
+                det = sequential_outcome(bnds, pmf).failure_probability
+            lowest = min(lowest, det)
+    assert res.detection == pytest.approx(lowest, rel=1e-7) and res.detection < res.gate.detection
+    assert res.gate.meets_targets == (res.detection >= 0.6)
     share = gatecal.check_sequential(bad, base, policy="obf-3", regression="20%", detection=0.6)
     assert share.regressed_cases == 2 and share.gate == res.gate  # 20% of 12 is 2.4: 2 cases
 
