@@ -15,6 +15,7 @@ from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
 if TYPE_CHECKING:
+    from gatecal._analyses.noise.bounds import NoiseBounds
     from gatecal._model.regression import RegressionLike
     from gatecal.readers import RunsData
 
@@ -37,6 +38,7 @@ from gatecal._analyses.sequential.designs import (
 __all__ = [
     "SequentialCheck",
     "check_sequential",
+    "region_design",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -248,6 +250,35 @@ def _within_region(
     )
 
 
+def region_design(
+    policy: SequentialPolicy,
+    bounds: NoiseBounds,
+    cases: int,
+    failing: int,
+    false_alarm: float,
+    detection: float,
+) -> tuple[SequentialGate, float, float, tuple[float, float]]:
+    """`policy`'s design for a baseline whose (rate, icc) region is `bounds`: searched at
+    the region's highest rate, tightened until its false alarm at every point of the
+    region is within `false_alarm`; with that largest false alarm, the smallest detection
+    of `failing` more failing cases over the region, and the (rate, icc) searched at."""
+    points = [
+        (high, min(icc, 0.999) if 0 < high < 1 else 0.0)
+        for icc, high in zip(bounds.iccs, bounds.highs, strict=True)
+    ]
+    lows = [
+        (low, min(icc, 0.999) if 0 < low < 1 else 0.0)
+        for icc, low in zip(bounds.iccs, bounds.lows, strict=True)
+    ]
+    rate, icc = max(points, key=lambda p: (p[0], p[1]))
+    looks, model = policy.looks, policy.runs
+    ph, pr = _noise_pmfs(cases, rate, icc, failing, looks, model)
+    healthy = [_noise_pmfs(cases, r, i, failing, looks, model)[0] for r, i in points]
+    regressed = [_noise_pmfs(cases, r, i, failing, looks, model)[1] for r, i in (*points, *lows)]
+    gate, worst, lowest = _within_region(policy, ph, pr, healthy, regressed, false_alarm, detection)
+    return gate, worst, lowest, (rate, icc)
+
+
 def check_sequential(
     current: RunsData,
     baseline: RunsData,
@@ -308,22 +339,8 @@ def check_sequential(
     failing = check_count("regression", count, low=1, high=n)
     failures, observed = _baseline_counts(baseline, rec)
     bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
-    points = [
-        (high, min(icc, 0.999) if 0 < high < 1 else 0.0)
-        for icc, high in zip(bounds.iccs, bounds.highs, strict=True)
-    ]
-    lows = [
-        (low, min(icc, 0.999) if 0 < low < 1 else 0.0)
-        for icc, low in zip(bounds.iccs, bounds.lows, strict=True)
-    ]
-    rate, icc = max(points, key=lambda p: (p[0], p[1]))
-    looks, model = chosen.looks, chosen.runs
-    ph, pr = _noise_pmfs(n, rate, icc, failing, looks, model)
-    healthy_region = [_noise_pmfs(n, r, i, failing, looks, model)[0] for r, i in points]
-    regressed_region = [_noise_pmfs(n, r, i, failing, looks, model)[1] for r, i in (*points, *lows)]
-    gate, worst, lowest = _within_region(
-        chosen, ph, pr, healthy_region, regressed_region, target, power
-    )
+    model = chosen.runs
+    gate, worst, lowest, (rate, icc) = region_design(chosen, bounds, n, failing, target, power)
     states = _states(current, order, _expected_checks(baseline))
     given, gaps = states.runs, states.gaps
     reasons: list[str] = []
