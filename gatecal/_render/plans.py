@@ -191,7 +191,8 @@ def _sequential_lines(plans: SuitePlans) -> list[str]:
 
 def _baseline_columns(b: BaselineRuns | None) -> dict[str, Any]:
     """The CSV columns of one plan's known-good runs."""
-    keys = ("needed", "runs", "suite", "suite_k_min", "suite_false_alarm", "suite_detection")
+    keys = ("needed", "runs", "suite", "suite_k_min", "suite_false_alarm", "suite_detection",
+            "share", "needed_share", "share_hits", "sets")  # fmt: skip
     return {f"baseline_{k}": None if b is None else getattr(b, k) for k in keys}
 
 
@@ -200,7 +201,8 @@ def _baseline_lines(baseline: Sequence[BaselineRuns | None]) -> list[str]:
     out = [
         "",
         "known-good runs to measure the noise (recommend allows a gate by its bounds; runs "
-        "failing as the planned noise typically does: a typical count, not a guarantee):",
+        "failing as the planned noise typically does: a typical count, not a guarantee; "
+        "then the count that certifies it in a stated share of simulated sets of runs):",
     ]
     for b in baseline:
         if b is None:
@@ -210,6 +212,13 @@ def _baseline_lines(baseline: Sequence[BaselineRuns | None]) -> list[str]:
             continue
         needed = f"{b.needed:,} runs" if b.needed is not None else f"more than {b.limit:,} runs"
         line = f"  {b.policy}: the planned gate (k_min {b.k_min} of {b.cases}) needs {needed}"
+        if b.share is not None and b.needed is not None:
+            line += (
+                f" typically, {b.needed_share:,} runs for {b.share:.0%} of sets (certified "
+                f"in {b.share_hits} of {b.sets} simulated sets)"
+                if b.needed_share is not None
+                else f" typically; {b.share:.0%} of sets not reached by {b.limit:,} runs"
+            )
         if b.runs is not None and b.suite is not None:
             assert b.suite_false_alarm is not None and b.suite_detection is not None
             line += (

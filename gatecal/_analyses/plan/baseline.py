@@ -14,8 +14,10 @@ Corput sequence (1/2, 1/4, 3/4, 1/8, ...), so any first T of them spread evenly 
 the distribution and the estimate sits at the planned rate and icc. Real runs scatter
 around it: of random sets of that many runs drawn from the plan's own model, between a
 quarter and 70% certified the gate (``reports/plan-baseline-runs.md``, from
-``experiments/plan_baseline_runs.py``), so read the answer as the typical number of runs,
-not a guarantee.
+``experiments/plan_baseline_runs.py``), so that answer is the typical number of runs, not a
+guarantee. With ``share`` the module also answers by simulation: the count at which at
+least that share of random sets (``plan`` asks 80%) certify the gate, with the share
+measured.
 """
 
 from __future__ import annotations
@@ -64,6 +66,14 @@ class BaselineRuns:
         That gate's false-alarm and detection bounds from `runs` runs.
     suite_limit : int
         The largest suite tried.
+    share : float or None
+        The share of baseline sets asked for (``plan`` asks 0.8), None when not asked.
+    needed_share : int or None
+        The fewest runs, on the grid ``needed x 1.25^k``, at which at least `share` of
+        `sets` random sets of that many runs drawn from the plan's own model certify the
+        planned gate (simulated, seeded); None when not asked or not reached by `limit`.
+    share_hits, sets : int
+        How many of the `sets` sets certified it at `needed_share` (the measured share).
     reason : str or None
         Why the plan has no answer (a sequential gate, a rerun of the whole suite, a
         regression that can still pass its check), else None.
@@ -81,6 +91,10 @@ class BaselineRuns:
     suite_false_alarm: float | None = None
     suite_detection: float | None = None
     suite_limit: int = 0
+    share: float | None = None
+    needed_share: int | None = None
+    share_hits: int = 0
+    sets: int = 0
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +112,10 @@ class BaselineRuns:
             "suite_false_alarm": self.suite_false_alarm,
             "suite_detection": self.suite_detection,
             "suite_limit": self.suite_limit,
+            "share": self.share,
+            "needed_share": self.needed_share,
+            "share_hits": self.share_hits,
+            "sets": self.sets,
             "reason": self.reason,
         }
 
@@ -132,6 +150,9 @@ def baseline_runs(
     confidence_level: float = 0.95,
     limit: int = RUNS_FOR_GATE_MAX,
     suite_limit: int = PLAN_MAX_CASES,
+    share: float | None = None,
+    sets: int = 50,
+    seed: int = 0,
 ) -> tuple[BaselineRuns | None, ...]:
     """Per plan of `plans` (None where it has none): the known-good runs its gate needs.
 
@@ -142,29 +163,52 @@ def baseline_runs(
     doubling and bisection from 2 runs, as recommend's "more known-good runs". With
     `runs`, also the smallest suite (doubling and bisection from the plan's size up to
     `suite_limit`) that `runs` representative runs certify for both targets.
+
+    The representative count is typical: random sets of that many runs certify the gate
+    in 26% to 70% of cases (``reports/plan-baseline-runs.md``). With `share`, also the
+    count that certifies it in at least that share of `sets` random sets drawn from the
+    plan's own model (seeded by `seed`), searched on the grid ``needed x 1.25^k``: a
+    measured share, with its binomial standard error, not a bound.
     """
     check_instance("plans", plans, SuitePlans, "a gatecal.SuitePlans (from gatecal.plan_suite)")
     level = check_probability("confidence_level", confidence_level)
     top = check_count("limit", limit, low=2)
     given = None if runs is None else check_count("runs", runs, low=2, high=top)
     widest = check_count("suite_limit", suite_limit, low=1)
+    wanted = None if share is None else check_probability("share", share)
+    draws = check_count("sets", sets, low=1)
+    root = check_count("seed", seed, low=0)
     return tuple(
-        None if plan is None else _baseline(plans, plan, given, level, top, widest)
-        for plan in plans.plans
+        None
+        if plan is None
+        else _baseline(plans, plan, given, level, top, widest, (wanted, draws, root, i))
+        for i, plan in enumerate(plans.plans)
     )
 
 
 def _baseline(
-    plans: SuitePlans, plan: SuitePlan, given: int | None, level: float, top: int, widest: int
+    plans: SuitePlans,
+    plan: SuitePlan,
+    given: int | None,
+    level: float,
+    top: int,
+    widest: int,
+    simulated: tuple[float | None, int, int, int] = (None, 0, 0, 0),
 ) -> BaselineRuns:
     """:func:`baseline_runs` of one plan."""
     fields: dict[str, Any] = {}
     reason = _why_not(plans, plan)
+    wanted, sets, seed, index = simulated
     if reason is None:
         certify = _Certify(plans, plan, level)
         fields["needed"] = smallest_enough(
             lambda total: certify.gate(plan.cases, total, plan.k_min) is not None, 2, top
         )
+        if wanted is not None and fields["needed"] is not None:
+            found = _needed_share(certify, plan, fields["needed"], top, wanted, sets, seed, index)
+            fields.update(share=wanted, sets=sets)
+            if found is not None:
+                fields.update(needed_share=found[0], share_hits=found[1])
         if given is not None and plan.cases <= widest:
             suite = smallest_enough(
                 lambda n: certify.gate(n, given) is not None, plan.cases, widest
@@ -193,13 +237,28 @@ class _Certify:
         self._plans, self._policy, self._level = plans, plan.policy, level
         self._pmfs: dict[int, npt.NDArray[np.float64]] = {}
 
+    def _failing_pmf(self, n: int) -> npt.NDArray[np.float64]:
+        if n not in self._pmfs:
+            self._pmfs[n] = healthy_pass_pmf(self._plans, self._policy, n)[::-1]
+        return self._pmfs[n]
+
+    def random(self, n: int, total: int, k_min: int, rng: np.random.Generator) -> bool:
+        """Do `total` random runs of `n` cases (each failing count an independent draw of
+        the plan's one-run pmf) certify the gate `k_min` for both targets?"""
+        pmf = self._failing_pmf(n)
+        failures = rng.choice(n + 1, size=total, p=pmf / pmf.sum())
+        return self._certified(failures, n, k_min) is not None
+
     def gate(self, n: int, total: int, k_min: int | None = None) -> tuple[int, float, float] | None:
         """With `total` runs of `n` cases: the gate `k_min` (default: the strictest within
         the false-alarm bound) with its two bounds, if it meets both targets, else None."""
+        failures = representative_failures(self._failing_pmf(n), total)
+        return self._certified(failures, n, k_min)
+
+    def _certified(
+        self, failures: npt.NDArray[np.int64], n: int, k_min: int | None
+    ) -> tuple[int, float, float] | None:
         plans = self._plans
-        if n not in self._pmfs:
-            self._pmfs[n] = healthy_pass_pmf(plans, self._policy, n)[::-1]
-        failures = representative_failures(self._pmfs[n], total)
         bounds = noise_bounds(failures, n, confidence_level=self._level)
         alpha, power = plans.false_alarm_target, plans.detection_target
         if k_min is None:
@@ -212,6 +271,33 @@ class _Certify:
             return None
         det = bounds.detection(n, f, k_min)
         return (k_min, fa, det) if det >= power else None
+
+
+#: Each step of the search for the count that certifies a share of baseline sets.
+_SHARE_STEP = 1.25
+
+
+def _needed_share(
+    certify: _Certify,
+    plan: SuitePlan,
+    start: int,
+    top: int,
+    wanted: float,
+    sets: int,
+    seed: int,
+    index: int,
+) -> tuple[int, int] | None:
+    """The first count on ``start x 1.25^k`` (up to `top`) at which at least `wanted` of
+    `sets` random sets certify the plan's gate, and how many did."""
+    total, step = start, 0
+    while total <= top:
+        rng = np.random.default_rng([seed, index, plan.cases, total])
+        hits = sum(certify.random(plan.cases, total, plan.k_min, rng) for _ in range(sets))
+        if hits >= wanted * sets:
+            return total, hits
+        step += 1
+        total = max(total + 1, int(np.ceil(start * _SHARE_STEP**step)))
+    return None
 
 
 def _why_not(plans: SuitePlans, plan: SuitePlan) -> str | None:
