@@ -181,8 +181,8 @@ def baseline_runs(
     return tuple(
         None
         if plan is None
-        else _baseline(plans, plan, given, level, top, widest, (wanted, draws, root, i))
-        for i, plan in enumerate(plans.plans)
+        else _baseline(plans, plan, given, level, top, widest, (wanted, draws, root))
+        for plan in plans.plans
     )
 
 
@@ -193,19 +193,19 @@ def _baseline(
     level: float,
     top: int,
     widest: int,
-    simulated: tuple[float | None, int, int, int] = (None, 0, 0, 0),
+    simulated: tuple[float | None, int, int] = (None, 0, 0),
 ) -> BaselineRuns:
     """:func:`baseline_runs` of one plan."""
     fields: dict[str, Any] = {}
     reason = _why_not(plans, plan)
-    wanted, sets, seed, index = simulated
+    wanted, sets, seed = simulated
     if reason is None:
         certify = _Certify(plans, plan, level)
         fields["needed"] = smallest_enough(
             lambda total: certify.gate(plan.cases, total, plan.k_min) is not None, 2, top
         )
         if wanted is not None and fields["needed"] is not None:
-            found = _needed_share(certify, plan, fields["needed"], top, wanted, sets, seed, index)
+            found = _needed_share(certify, plan, fields["needed"], top, wanted, sets, seed)
             fields.update(share=wanted, sets=sets)
             if found is not None:
                 fields.update(needed_share=found[0], share_hits=found[1])
@@ -285,13 +285,13 @@ def _needed_share(
     wanted: float,
     sets: int,
     seed: int,
-    index: int,
 ) -> tuple[int, int] | None:
     """The first count on ``start x 1.25^k`` (up to `top`) at which at least `wanted` of
     `sets` random sets certify the plan's gate, and how many did."""
     total, step = start, 0
     while total <= top:
-        rng = np.random.default_rng([seed, index, plan.cases, total])
+        # the plan's own stream: the same plan gets the same answer wherever it is listed
+        rng = np.random.default_rng([seed, plan.cases, plan.k_min, total])
         hits = sum(certify.random(plan.cases, total, plan.k_min, rng) for _ in range(sets))
         if hits >= wanted * sets:
             return total, hits

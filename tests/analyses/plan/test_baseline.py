@@ -172,7 +172,7 @@ def test_the_share_count_is_the_first_grid_count_whose_random_sets_certify_that_
     f = plans.regression.failing(found.cases)
 
     def hits(total: int) -> int:
-        rng = np.random.default_rng([3, 0, found.cases, total])
+        rng = np.random.default_rng([3, found.cases, found.k_min, total])
         count = 0
         for _ in range(20):
             failures = rng.choice(found.cases + 1, size=total, p=pmf / pmf.sum())
