@@ -13,7 +13,7 @@ It measures today's typical count and the new one (the count at which at least 8
 simulated sets certify the gate, what ``plan --baseline-runs`` now prints) side by side.
 
 Usage: python experiments/plan_baseline_runs.py [--sets 200] [--out reports/plan-baseline-runs.md]
-About eight minutes on a shared 2-core machine (the search for the 80% counts is half).
+About ten to fifteen minutes on a shared 2-core machine (the search for the 80% counts is half).
 """
 
 from __future__ import annotations
@@ -112,10 +112,10 @@ def main() -> None:
         "Read the typical count as just that, not a guarantee: the share is the chance that a "
         "team measuring that many runs gets the gate allowed. The new count is searched by "
         f"simulation ({BASELINE_SETS} sets per count, on the grid typical x 1.25^k, seed 0) "
-        f"for at least {BASELINE_SHARE:.0%} of sets; the share above is measured again on "
-        f"{args.sets} fresh sets. With 50 sets per step the search can stop at a count whose "
-        "true share is a little below 80% (a 40/50 hit has a standard error of 0.057): the "
-        "fresh share says how close. The suite for 40 runs is still the typical answer.",
+        f"for at least {BASELINE_SHARE:.0%} of sets plus one standard error (43 of 50), so "
+        "that a count whose true share is below 80% rarely passes; the share above is "
+        f"measured again on {args.sets} fresh sets. The suite for 40 runs is still the "
+        "typical answer.",
     ]
     args.out.write_text("\n".join(lines) + "\n")
 

@@ -37,10 +37,10 @@ import numpy as np
 
 import gatecal
 from gatecal._analyses.check.sequential import _noise_pmfs, region_design
-from gatecal._analyses.noise.bounds import noise_bounds
+from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.policies.sequential import run_pmfs
+from gatecal._analyses.sequential import design_gate
 from gatecal._analyses.sequential.designs import _SLACK, SequentialGate, sequential_outcome
-from gatecal._analyses.sequential.evalue import design_gate
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261205
@@ -87,7 +87,7 @@ def part_one(sequences: int) -> list[str]:
 
 
 def todays_check(
-    policy: gatecal.SequentialPolicy, bounds, cases: int, failing: int
+    policy: gatecal.SequentialPolicy, bounds: NoiseBounds, cases: int, failing: int
 ) -> tuple[SequentialGate, float, float]:
     """check --policy as it was: runs independent, 12 proportional rounds of tightening with
     the search's slack, detection at the design point. (quoted false alarm, gate, detection)"""

@@ -12,7 +12,12 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gatecal._analyses.sequential.designs import SequentialGate, design_sequential
+from gatecal._analyses.sequential.designs import (
+    RatePmfs,
+    SequentialGate,
+    SharedBinomial,
+    design_sequential,
+)
 from gatecal._analyses.sequential.evalue import evalue_gate
 from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import design_names
@@ -34,15 +39,16 @@ DESIGNERS: dict[str, Callable[..., SequentialGate]] = {
 def design_gate(
     design: str,
     looks: int,
-    healthy_pmf: npt.ArrayLike,
-    regressed_pmf: npt.ArrayLike,
+    healthy_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
+    regressed_pmf: npt.ArrayLike | RatePmfs | SharedBinomial,
     *,
     false_alarm: float = 0.05,
     detection: float = 0.8,
 ) -> SequentialGate:
     """The gate a sequential policy names: the boundary search
     :func:`gatecal.design_sequential` for ``sprt``, ``pocock`` and ``obf``, the e-process
-    :func:`gatecal.evalue_gate` for ``evalue``."""
+    :func:`gatecal.evalue_gate` for ``evalue``. A plain pmf: runs independent draws of
+    it; :class:`RatePmfs` or :class:`SharedBinomial`: the runs of a build share one rate."""
     try:
         designer = DESIGNERS[design]
     except KeyError:

@@ -143,7 +143,7 @@ def test_cli_table_json_csv_and_refusals(capsys):
     assert direct[0] is not None and data["baseline_runs"][0]["suite"] == direct[0].suite
     assert data["baseline_runs"][0]["share"] == 0.8 and data["baseline_runs"][0]["sets"] == 50
     hits = data["baseline_runs"][0]["share_hits"]
-    assert hits >= 40 and f"for 80% of sets (certified in {hits} of 50 simulated sets)" in table
+    assert hits >= 43 and f"for 80% of sets (certified in {hits} of 50 simulated sets)" in table
     code, out, _ = _cli(capsys, *args, "--format", "csv")
     assert out.splitlines()[0].endswith(
         "baseline_suite_false_alarm,baseline_suite_detection,baseline_share,"
@@ -159,14 +159,15 @@ def test_cli_table_json_csv_and_refusals(capsys):
 
 def test_the_share_count_is_the_first_grid_count_whose_random_sets_certify_that_share():
     """needed_share: on the grid needed x 1.25^k, the first count at which at least 80% of
-    the seeded random sets certify the gate; the count before it on the grid did not, and
-    the sets are redrawn here (recommend's bounds on them) to the same hits."""
+    the seeded random sets plus one standard error (16 + 1.79 of 20: 18) certify the gate;
+    the counts before it on the grid did not, and the sets are redrawn here (recommend's
+    bounds on them) to the same hits."""
     from gatecal._analyses.plan.baseline import _SHARE_STEP
 
     plans = _plans(0.02, "0.2", policy="majority-3")
     (found,) = gatecal.baseline_runs(plans, share=0.8, sets=20, seed=3)
     assert found is not None and found.needed is not None and found.needed_share is not None
-    assert found.needed_share >= found.needed and found.share_hits >= 16
+    assert found.needed_share >= found.needed and found.share_hits >= 18
 
     pmf = healthy_pass_pmf(plans, plans.policies[0], found.cases)[::-1]
     f = plans.regression.failing(found.cases)
@@ -189,4 +190,4 @@ def test_the_share_count_is_the_first_grid_count_whose_random_sets_certify_that_
         grid.append(max(grid[-1] + 1, int(np.ceil(found.needed * _SHARE_STEP**step))))
     assert grid[-1] == found.needed_share
     assert hits(found.needed_share) == found.share_hits
-    assert all(hits(t) < 16 for t in grid[:-1])
+    assert all(hits(t) < 18 for t in grid[:-1])
