@@ -334,7 +334,16 @@ def test_a_bad_option_value_is_exit_2_and_says_so(work):
 
 
 def test_a_sequential_gate_that_continues_is_exit_3_and_says_continue(work):
-    run = run_action(work, current="ci.jsonl", baseline="nightly", policy="sprt-5")
+    # a run whose passing cases lie between the first look's two boundaries
+    import gatecal
+
+    base = gatecal.read_runs([work / "nightly"])
+    probe = gatecal.check_sequential(gatecal.read_runs([work / "ci.jsonl"]), base, policy="sprt-5")
+    first = probe.gate.design.boundaries[0]
+    assert first.fail_at_most + 1 < first.pass_at_least  # a first look that can continue
+    failing = probe.cases - (first.fail_at_most + 1)
+    current(work, failing=[f"case-{i:02d}" for i in range(failing)], name="mid.jsonl")
+    run = run_action(work, current="mid.jsonl", baseline="nightly", policy="sprt-5")
     assert run.returncode == 3 and run.outputs["decision"] == "continue", run.stderr
     assert run.outputs["k_min"] == run.outputs["p_value"] == ""  # no count gate to quote
 
