@@ -113,6 +113,26 @@ def compare(
         ),
     ] = "auto",
     regression: RegressionOpt = None,
+    max_errors: Annotated[
+        int,
+        whole(
+            "--max-errors",
+            "Error or unscored verdicts tolerated in both builds together, each counted as "
+            "a failure of its case in its run; more is incomplete evidence (exit 1).",
+            low=0,
+        ),
+    ] = 0,
+    independent: Annotated[
+        bool,
+        typer.Option(
+            "--assume-independent-runs",
+            help="With one run per build, assert the two runs are independent (no "
+            "run-to-run correlation: no judge draw, seed or outage shared by a run's "
+            "cases). One run per build cannot measure it; without this the decision is "
+            "incomplete (exit 1). Under correlation McNemar's false alarm is far above "
+            "alpha (about 0.26 at icc 0.05 with 200 cases).",
+        ),
+    ] = False,
     oc_samples: Annotated[
         int,
         whole(
@@ -204,9 +224,13 @@ def compare(
                 regression=regression,
                 oc_samples=oc_samples,
                 rng=seed_value,
+                max_errors=max_errors,
+                assume_independent_runs=independent,
             )
     except ParameterError as exc:
-        raise from_library(exc, {"test": "--test", "alpha": "--alpha"}) from None
+        raise from_library(
+            exc, {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
+        ) from None
     outputs.put("--out", gatecal.render_comparison(result, fmt))
     outputs.chart(lambda charts: charts.plot_compare(result))
     outputs.commit()

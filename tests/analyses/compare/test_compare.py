@@ -328,12 +328,25 @@ def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
 
 def test_one_run_each_is_mcnemar_and_names_no_case(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 1, 1, {f"case-{j}" for j in range(6)})])
-    result = gatecal.compare_builds(data, oc_samples=0)
+    result = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
     assert result.test == "mcnemar"
     assert result.discordant == (6, 0)
     assert result.p_value == 1 / 64
     assert result.decision == "regression"
     assert result.worse == ()  # a case run once in each build can't be shown to have changed
+
+
+def test_one_run_each_is_incomplete_unless_independence_is_asserted(tmp_path):
+    """McNemar over cases is valid only for independent runs; one run per build cannot
+    measure their correlation (before: "regression" or "no evidence" with a quoted false
+    alarm <= 0.046, true 0.26 at icc 0.05 with 200 cases)."""
+    data = gatecal.read_runs([_builds(tmp_path, 1, 1, set())])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    assert result.test == "mcnemar" and result.decision == "incomplete"
+    assert result.exit_code == 1
+    assert any("one run per build cannot tell a regression" in r for r in result.reasons)
+    asserted = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
+    assert asserted.decision == "no evidence" and asserted.exit_code == 0
 
 
 def test_a_case_in_one_build_only_is_incomplete_unless_partial(tmp_path):
