@@ -109,8 +109,10 @@ def write_parquet(data: RunsData) -> bytes:
     columns = data.columns()
     arrays: dict[str, Any] = {}
     text = ("build", "run", "case", "check", "kind", "status", "session", "source")
+    from gatecal._common.unicode import scrub  # a lone surrogate is written as U+FFFD
+
     for name in text:
-        values = pa.array(table.values(name) or [""], type=pa.string())
+        values = pa.array([scrub(v) for v in table.values(name)] or [""], type=pa.string())
         head = pa.DictionaryArray.from_arrays(pa.array(table.codes(name)), values)
         tail = [getattr(v, name) for v in extra]
         if name == "status":
@@ -119,6 +121,7 @@ def write_parquet(data: RunsData) -> bytes:
             tail += [getattr(s, name) for s in skips]
         else:
             tail += [""] * len(skips)
+        tail = [scrub(v) for v in tail]
         arrays[name] = pa.concat_arrays([head.cast(pa.string()), pa.array(tail, type=pa.string())])
     passed = table.array("passed")
     arrays["passed"] = pa.concat_arrays(
