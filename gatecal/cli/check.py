@@ -219,10 +219,11 @@ def check(
             "--format junit is for a single decision; a sequential --policy "
             "gives table, markdown or json (got 'junit')"
         )
+    # the --policy itself first: a bad one is a --policy error, whatever else is given
+    chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     if sequential is None and (detection is not None or regression is not None):
         given = "--detection" if detection is not None else "--regression"
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
-    chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(
             option,

@@ -51,6 +51,15 @@ def read_parquet(path: Path, build: str) -> Batch:
             f"{path}: a runs table needs columns run, case, passed (missing {missing}; "
             f"found {fields[:8]})"
         )
+    import pyarrow as pa
+
+    # a list, struct or map where a name or verdict belongs: its text (``['b0']``) is no id
+    for name, kind in zip(fields, handle.schema_arrow.types, strict=True):
+        if name in _KEYS and pa.types.is_nested(kind):
+            raise RunsError(
+                f"{path}: column {name} must hold text, numbers or booleans, one per row "
+                f"(got {kind})"
+            )
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
