@@ -20,7 +20,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from gatecal import evaluators as ev  # noqa: E402
+from gatecal import evaluators as ev
 
 KEY = "sk-test-5f3c9a0b7e1d2468ace0"
 
