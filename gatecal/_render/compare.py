@@ -108,11 +108,12 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         lines.append(f"  mean pass share, baseline minus candidate: {r.statistic:+.4f}")
     else:
         lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
-    control = (
-        "Holm (family-wise error)"
-        if r.multiplicity == "holm"
-        else ("Benjamini-Hochberg (false-discovery rate)")
-    )
+    control = {
+        "holm": "Holm (family-wise error)",
+        "bh": "Benjamini-Hochberg (false-discovery rate)",
+        "tarone": "Tarone's discrete Bonferroni over the cases that can reach the level "
+        "(family-wise error)",
+    }.get(r.multiplicity, r.multiplicity)
     level = r.alpha / 2 if r.mode == "both" else r.alpha
     lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
     lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))

@@ -85,9 +85,11 @@ def compare(
         choice(
             "--multiplicity",
             "METHOD",
-            "Changed cases: holm (family-wise error) or bh "
-            "(Benjamini-Hochberg, false-discovery rate).",
-            ("holm", "bh"),
+            "Changed cases: holm (family-wise error), bh "
+            "(Benjamini-Hochberg, false-discovery rate) or tarone (family-wise error, "
+            "Bonferroni over only the cases whose runs can reach the level: more power "
+            "with few runs).",
+            ("holm", "bh", "tarone"),
         ),
     ] = "holm",
     partial: Annotated[

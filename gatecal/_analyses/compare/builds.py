@@ -66,7 +66,7 @@ from gatecal.readers import RunsData
 
 ALTERNATIVES = ("worse", "two-sided")
 COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
-MULTIPLICITY = ("holm", "bh")
+MULTIPLICITY = ("holm", "bh", "tarone")
 
 __all__ = [
     "ALTERNATIVES",
@@ -333,7 +333,7 @@ def _compare(
             "alternative", f"must be one of {', '.join(ALTERNATIVES)}", alternative
         )
     if multiplicity not in MULTIPLICITY:
-        raise ParameterError("multiplicity", "must be holm or bh", multiplicity)
+        raise ParameterError("multiplicity", "must be holm, bh or tarone", multiplicity)
     if test not in COMPARE_TESTS:
         raise ParameterError("test", f"must be one of {', '.join(COMPARE_TESTS)}", test)
     alpha = check_level("alpha", alpha)
@@ -498,8 +498,10 @@ def compare_builds(
         One-sided: is the candidate worse? Or: are they different?
     alpha : float
         The level of the global test and of the per-case control.
-    multiplicity : {"holm", "bh"}
-        Holm (family-wise error) or Benjamini-Hochberg (false-discovery rate).
+    multiplicity : {"holm", "bh", "tarone"}
+        Holm (family-wise error), Benjamini-Hochberg (false-discovery rate) or Tarone's
+        discrete Bonferroni (family-wise error; only the cases whose margins let them
+        reach the level share it: experiments/compare_size.py measures both).
     partial : bool
         Leave out (and name) the cases that lack a verdict somewhere: in one build only,
         or in some run of a build. Otherwise that is incomplete evidence (the evidence
