@@ -85,13 +85,12 @@ def compare(
         choice(
             "--multiplicity",
             "METHOD",
-            "Changed cases: holm (family-wise error), bh "
-            "(Benjamini-Hochberg, false-discovery rate) or tarone (family-wise error, "
-            "Bonferroni over only the cases whose runs can reach the level: more power "
-            "with few runs).",
+            "Changed cases: tarone (family-wise error: Bonferroni over only the cases "
+            "whose runs can reach the level, so a broken case is caught with fewer runs), "
+            "holm (family-wise error) or bh (Benjamini-Hochberg, false-discovery rate).",
             ("holm", "bh", "tarone"),
         ),
-    ] = "holm",
+    ] = "tarone",
     partial: Annotated[
         bool,
         typer.Option(
@@ -175,7 +174,8 @@ def compare(
 
     Pairs the two builds by case, tests with an exact test that keeps each run whole
     (so repeats and run-to-run correlation are not mistaken for evidence), names the
-    cases that got worse with Holm's (or Benjamini-Hochberg's) error control, and says
+    cases that got worse with Tarone's discrete Bonferroni (or Holm's, or
+    Benjamini-Hochberg's) error control, and says
     how often this comparison itself raises a false alarm and catches a regression,
     given the baseline's measured noise. Exit 0: no evidence of a regression; 1: a
     regression, or incomplete evidence.

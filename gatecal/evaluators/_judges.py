@@ -3,6 +3,7 @@ the verdict normaliser, and a live judge on any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -396,7 +397,12 @@ def _bounded_http_client(timeout: float, max_bytes: int) -> Any:
             response.stream = Bounded(response.stream, request, deadline)
             return response
 
-    return hx.Client(transport=Transport(), timeout=timeout)
+    class Client(hx.Client):  # type: ignore[misc]
+        def __del__(self) -> None:  # as the openai client's own: no socket left open
+            with contextlib.suppress(Exception):
+                self.close()
+
+    return Client(transport=Transport(), timeout=timeout)
 
 
 _REDACTED = "[redacted]"
