@@ -131,7 +131,7 @@ def compare(
             "run-to-run correlation: no judge draw, seed or outage shared by a run's "
             "cases). One run per build cannot measure it; without this the decision is "
             "incomplete (exit 1). Under correlation McNemar's false alarm is far above "
-            "alpha (about 0.26 at icc 0.05 with 200 cases).",
+            "alpha (about 0.28 at icc 0.05 with 200 cases: reports/compare-size.md).",
         ),
     ] = False,
     oc_samples: Annotated[

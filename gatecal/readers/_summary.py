@@ -119,8 +119,8 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
     if fmt == "csv":
         buffer = io.StringIO()
         # a case named "=HYPERLINK(...)" stays text in a spreadsheet; the reader strips the "'"
-        rows = ({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
-        write_csv(buffer, list(data.columns()), rows)
+        cells = ({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
+        write_csv(buffer, list(data.columns()), cells)
         return buffer.getvalue()
     if fmt == "parquet":
         rule = "is bytes, not text: write it with gatecal.readers.parquet.write_parquet"

@@ -319,8 +319,8 @@ ONE_RUN = (
     "one run per build cannot tell a regression from a bad run: exact McNemar over the "
     "cases is valid only if the two runs are independent, and one run per build cannot "
     "measure the run-to-run correlation (at icc 0.05 and 200 cases its true false alarm "
-    "at alpha 0.05 is about 0.26); give each build more runs, or assert independence "
-    "with assume_independent_runs"
+    "at alpha 0.05 is about 0.28: reports/compare-size.md); give each build more runs, or "
+    "assert independence (--assume-independent-runs; assume_independent_runs=True)"
 )
 
 
@@ -537,7 +537,8 @@ def compare_builds(
         are independent: no run-to-run correlation (one judge draw per run shared by its
         cases). One run per build cannot measure it, and without this assertion the
         decision is incomplete: the test's false alarm is only its nominal level under
-        independence (at icc 0.05 and 200 cases it is about 0.26 at alpha 0.05).
+        independence (at icc 0.05 and 200 cases it is about 0.28 at alpha 0.05:
+        reports/compare-size.md).
     """
     from gatecal._analyses.check._evidence import paired_states
 
