@@ -130,3 +130,11 @@ def test_scrub_replaces_exactly_the_surrogates(text):
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def test_the_golden_runs_writer_takes_a_lone_surrogate(tmp_path):
+    """Before: UnicodeEncodeError (json.dumps without ASCII escapes, written as UTF-8)."""
+    from gatecal.evaluators._repeat import write_runs
+
+    path = write_runs(tmp_path / "runs.jsonl", [{"run": "r", "case": "bad\ud800", "passed": True}])
+    assert json.loads(path.read_text(encoding="utf-8"))["case"] == "bad\ufffd"
