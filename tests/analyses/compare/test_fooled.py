@@ -102,7 +102,7 @@ def test_partial_leaves_out_and_names_what_lacks_evidence(tmp_path):
         gatecal.read_runs([_file(tmp_path, "drop")]), oc_samples=0, partial=True
     )
     assert set(res.left_out) == BROKEN and res.cases_compared == 6
-    assert any("left out (partial)" in w for w in res.warnings)
+    assert any("left out (--allow-missing)" in w for w in res.warnings)
 
 
 def test_no_case_in_common_is_incomplete_not_a_traceback(tmp_path, capsys):
