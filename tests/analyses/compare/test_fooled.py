@@ -140,3 +140,19 @@ def test_a_regression_larger_than_the_cases_is_refused(tmp_path, capsys, regress
     code, out, err = cli(capsys, "compare", path, "--regression", regression)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("gatecal: error: --regression must fail between 1 and the 6 compared")
+
+
+@pytest.mark.parametrize("hide", ["drop", "error", "skip"])
+def test_the_rule_holds_for_builds_given_apart(tmp_path, hide):
+    """compare_builds(baseline, candidate=...): each build its own files."""
+    base, cand = tmp_path / "base.jsonl", tmp_path / "cand.jsonl"
+    base.write_text("".join(json.dumps({**r, "build": ""}) + "\n" for r in _rows("healthy", 20)))
+    rows = _rows("regressed", 20, hide)
+    cand.write_text("".join(json.dumps({**r, "build": ""}) + "\n" for r in rows))
+    res = gatecal.compare_builds(base, candidate=cand, oc_samples=0)
+    assert res.decision == "incomplete" and res.exit_code == 1
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps({**r, "build": ""}) + "\n"
+                             for r in _rows("regressed", 20, "fail")))  # fmt: skip
+    found = gatecal.compare_builds(base, candidate=plain, oc_samples=0)
+    assert found.decision == "regression" and set(found.worse) == BROKEN
