@@ -8,6 +8,9 @@ candidate worse. Tests:
 
 - ``gatecal``: what ``compare`` decides with several runs per build: the exact permutation
   test over runs and the per-case Fisher tests under Holm, half the level each;
+- ``tarone``: the same with Tarone's discrete Bonferroni in place of Holm (only the cases
+  whose margins can reach the level share it), on the very same simulated builds (the
+  same seed as ``gatecal``'s row);
 - ``runs``: the permutation test over runs alone;
 - ``cases``: the exact sign-flip test over cases on per-case pass-share differences;
 - ``naive``: McNemar on (case, repeat) pairs, repeat i of one build paired with repeat i
@@ -26,6 +29,7 @@ import math
 import time
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -90,6 +94,57 @@ def se(p: float, n: int) -> float:
     return math.sqrt(max(p * (1 - p), 1e-12) / n)
 
 
+ONE_RUN_CASES = 200
+ONE_RUN_ICCS = (0.0, 0.01, 0.05)
+
+
+def _one_run_section(samples: int) -> list[str]:
+    """McNemar with one run per build on a large suite: its true false alarm as the runs'
+    correlation grows, which one run per build cannot measure (so compare answers
+    incomplete unless independence is asserted)."""
+    lines = [
+        f"## One run per build, {ONE_RUN_CASES} cases",
+        "",
+        f"Exact McNemar over the cases, {samples} seeded pairs of healthy builds per row, "
+        f"failure rate {RATE}: its nominal level is {ALPHA} and it is exact only for "
+        "independent runs. `compare` therefore answers incomplete evidence with one run per "
+        "build unless `--assume-independent-runs` asserts independence.",
+        "",
+        "| icc | false alarm | ± se |",
+        "|---|---|---|",
+    ]
+    for k, icc in enumerate(ONE_RUN_ICCS):
+        oc = gatecal.compare_oc(cases=ONE_RUN_CASES, baseline_runs=1, candidate_runs=1,
+                                rate=RATE, icc=icc, failing=1, alpha=ALPHA, samples=samples,
+                                rng=10_000 + k)  # fmt: skip
+        lines.append(f"| {icc:g} | {oc.false_alarm:.4f} | {oc.false_alarm_se:.4f} |")
+        print("one run", icc, oc.false_alarm, flush=True)
+    return [*lines, ""]
+
+
+def _tarone_summary(rows: list[tuple[Any, ...]], samples: int) -> str:
+    """Holm against Tarone on the same builds: the largest false alarm of each, and the
+    detection gained."""
+    pairs: dict[tuple[int, int, float], dict[str, tuple[float, float]]] = {}
+    for n, runs, icc, test, fa, det, _ in rows:
+        if test in ("gatecal", "tarone"):
+            pairs.setdefault((n, runs, icc), {})[test] = (fa, det)
+    worst = {t: max(p[t][0] for p in pairs.values()) for t in ("gatecal", "tarone")}
+    gains = [(p["tarone"][1] - p["gatecal"][1], key) for key, p in pairs.items()]
+    best, (bn, br, bi) = max(gains)
+    least, (ln, lr, li) = min(gains)
+    return (
+        f"Holm against Tarone, over the {len(pairs)} designs with several runs, each pair "
+        f"measured on the same {samples} simulated builds: the largest false alarm is "
+        f"{worst['gatecal']:.4f} (Holm) and {worst['tarone']:.4f} (Tarone), against "
+        f"alpha {ALPHA}. Tarone's detection less Holm's runs from {least:+.4f} (n {ln}, "
+        f"R {lr}, icc {li:g}) to {best:+.4f} (n {bn}, R {br}, icc {bi:g}). Where a case's "
+        "runs can reach the level Tarone's per-case half rejects whenever Holm's does; "
+        "where Tarone lets the per-case half in and Holm did not, the run test keeps only "
+        "half the level, which can cost it detection."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=2000)
@@ -101,17 +156,21 @@ def main() -> None:
     for n in CASES:
         for runs in RUNS:
             for icc in ICCS:
-                tests = ["mcnemar"] if runs == 1 else ["gatecal", "runs", "cases", "naive"]
+                tests = (
+                    ["mcnemar"] if runs == 1 else ["gatecal", "tarone", "runs", "cases", "naive"]
+                )
                 for test in tests:
-                    seed += 1
+                    seed += test != "tarone"  # tarone: the same builds as gatecal's row
                     if test == "naive":
                         fa, det = naive_rates(n, runs, icc, samples, seed)
                     elif test in ("runs", "cases"):
                         fa, det = pure_rates(test, n, runs, icc, samples, seed)
                     else:
+                        multiplicity = "tarone" if test == "tarone" else "holm"
                         oc = gatecal.compare_oc(cases=n, baseline_runs=runs, candidate_runs=runs,
                                                 rate=RATE, icc=icc, failing=1, alpha=ALPHA,
-                                                samples=samples, rng=seed)  # fmt: skip
+                                                samples=samples, rng=seed,
+                                                multiplicity=multiplicity)  # fmt: skip
                         fa, det = oc.false_alarm, oc.detection
                     exact = ""
                     if test == "mcnemar" and icc == 0:
@@ -135,6 +194,9 @@ def main() -> None:
         "",
         "- `gatecal`: what `compare` decides with several runs: the exact permutation of build "
         "labels over whole runs and the per-case Fisher tests under Holm, half the level each;",
+        "- `tarone`: the same with Tarone's discrete Bonferroni in place of Holm over the "
+        "cases (only those whose margins let them reach the level share it), measured on the "
+        "very same simulated builds as the `gatecal` row above it;",
         "- `runs`: that permutation test alone;",
         "- `cases`: exact sign-flip over cases on the per-case pass-share differences;",
         "- `naive`: McNemar on (case, repeat) pairs counted as independent (what eval tools do);",
@@ -165,6 +227,9 @@ def main() -> None:
         "for 40; below that the run test decides alone); the sign-flip test barely sees it "
         "(one changed case among unchanged ones gives p >= 1/2).",
         "",
+        _tarone_summary(rows, samples),
+        "",
+        *_one_run_section(samples),
     ]
     out = Path(__file__).resolve().parent.parent / "reports" / "compare-size.md"
     out.write_text("\n".join(lines))

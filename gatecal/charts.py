@@ -349,7 +349,9 @@ def plot_compare(result: Comparison, *, top: int = 30, ax: Axes | None = None) -
         ax.set_yticks(y, labels=labels)
         ax.set_xlim(-0.03, 1.03)
         ax.set_xlabel("share of the build's runs in which the case passed")
-        control = "Holm" if result.multiplicity == "holm" else "Benjamini-Hochberg"
+        control = {"holm": "Holm", "bh": "Benjamini-Hochberg", "tarone": "Tarone"}.get(
+            result.multiplicity, result.multiplicity
+        )
         ax.set_title(f"Pass share per case (* changed: {control} at {result.alpha:g}); "
                      f"{result.decision}, p = {result.p_value:.3g}")  # fmt: skip
         ax.legend(loc="lower left", fontsize=8)

@@ -83,7 +83,10 @@ def write_report(
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise FileExistsError(f"{target} exists and is not an empty folder")
     parent = target.parent if str(target.parent) else Path(".")
-    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
+    from gatecal._common.output import held_signals
+
+    with held_signals():  # the folder exists only once the cleanup below is armed
+        temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=parent))
     try:
         files, sections = _build(
             temp, simulation, recommendation, false_alarm, detection, regressions

@@ -12,20 +12,89 @@ Rules, for every output of every command:
 - all outputs of a command land together or none do: every file is written to its temporary
   first, and only when all are complete are they moved into place (with the replaced files
   kept until the last move succeeds, and put back if one fails);
-- a write error (a full disk, ``/dev/full``) is one :class:`OutputError` naming the option.
+- a write error (a full disk, ``/dev/full``) is one :class:`OutputError` naming the option;
+- an interruption (SIGINT, or SIGTERM under :func:`terminate_cleanly`) at any point removes
+  every temporary and puts back whatever was already replaced, then goes on: the process
+  ends by the signal as it would have, leaving nothing hidden beside the targets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
+import signal
 import stat
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OutputError", "PlannedOutput", "check_outputs", "write_outputs"]
+__all__ = [
+    "OutputError",
+    "PlannedOutput",
+    "Terminated",
+    "check_outputs",
+    "held_signals",
+    "terminate_cleanly",
+    "write_outputs",
+]
+
+#: The signals that end a command and must leave nothing half-written behind.
+_ENDING = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: raised in the main thread so that every ``finally`` and every
+    cleanup of temporaries runs, as for Ctrl-C; :func:`terminate_cleanly` then ends the
+    process by the same signal."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"terminated by signal {signum}")
+
+
+@contextlib.contextmanager
+def terminate_cleanly() -> Iterator[None]:
+    """While inside, SIGTERM unwinds like Ctrl-C (:class:`Terminated`), so temporaries are
+    removed; leaving with it restores the default action and sends the signal again, so
+    the exit status is the signal's. Only in the main thread, and only where SIGTERM has
+    its default action (a host that handles it keeps its handler)."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def raise_terminated(signum: int, frame: object) -> None:
+        raise Terminated(signum)
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    except Terminated as exc:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)
+        raise  # not reached when the default action ends the process
+    finally:
+        if signal.getsignal(signal.SIGTERM) is raise_terminated:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def held_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM held (delivered on leaving) while a temporary is created and
+    recorded for cleanup: no instant in which it exists and nobody would remove it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _ENDING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class OutputError(Exception):
@@ -145,11 +214,30 @@ def write_outputs(items: Sequence[tuple[PlannedOutput, bytes]]) -> None:
     """Write every planned output, all or nothing (see the module's rules)."""
     temps: list[tuple[PlannedOutput, Path]] = []
     try:
+        _write_temps(items, temps)
+    except BaseException:  # an interruption too: nothing hidden is left beside a target
+        for _, temp in temps:
+            temp.unlink(missing_ok=True)
+        raise
+    try:
+        _land(items, temps)
+    except BaseException:
+        for _, temp in temps:
+            temp.unlink(missing_ok=True)
+        raise
+
+
+def _write_temps(
+    items: Sequence[tuple[PlannedOutput, bytes]], temps: list[tuple[PlannedOutput, Path]]
+) -> None:
+    """Each file output written whole to a temporary beside it (recorded in `temps`)."""
+    try:
         for out, data in items:
             if out.stream:
                 continue
-            fd, temp = _temp_beside(out.target)
-            temps.append((out, temp))
+            with held_signals():
+                fd, temp = _temp_beside(out.target)
+                temps.append((out, temp))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
@@ -162,6 +250,12 @@ def write_outputs(items: Sequence[tuple[PlannedOutput, bytes]]) -> None:
         raise OutputError(
             failed.option, failed.path, f"could not be written ({_reason(exc)})"
         ) from None
+
+
+def _land(
+    items: Sequence[tuple[PlannedOutput, bytes]], temps: list[tuple[PlannedOutput, Path]]
+) -> None:
+    """The streams written, then every temporary moved into place, all or none."""
     # every file is complete; streams next (a full device fails here, before anything
     # is replaced), then the files move into place, keeping what they replace until the end
     for out, data in items:
@@ -176,36 +270,43 @@ def write_outputs(items: Sequence[tuple[PlannedOutput, bytes]]) -> None:
                     out.option, out.path, f"could not be written ({_reason(exc)})"
                 ) from None
     moved: list[tuple[PlannedOutput, Path | None]] = []
-    current = temps[0][0] if temps else None
-    try:
-        for out, temp in temps:
-            current = out
-            backup = None
-            if os.path.lexists(out.target):
-                backup = out.target.parent / f".gatecal-{secrets.token_hex(6)}.bak"
-                try:
-                    os.link(out.target, backup)
-                except OSError:  # no hard links here: the move is still atomic, not undoable
-                    backup = None
+    with held_signals():  # renames only: quick, and never half of them
+        try:
+            _move(temps, moved)
+        except OSError as exc:  # a failed move: put back what was there
+            for out, kept in reversed(moved):
+                if kept is not None:
+                    os.replace(kept, out.target)
+                else:
+                    out.target.unlink(missing_ok=True)
+            for _, temp in temps:
+                temp.unlink(missing_ok=True)
+            failed = temps[len(moved)][0]
+            raise OutputError(
+                failed.option, failed.path, f"could not be written ({_reason(exc)})"
+            ) from None
+        for _, kept in moved:
+            if kept is not None:
+                kept.unlink(missing_ok=True)
+
+
+def _move(
+    temps: list[tuple[PlannedOutput, Path]], moved: list[tuple[PlannedOutput, Path | None]]
+) -> None:
+    """Each temporary moved onto its target, what it replaces kept as a hard link (in
+    `moved`) until every move is done."""
+    for out, temp in temps:
+        backup = None
+        if os.path.lexists(out.target):
+            backup = out.target.parent / f".gatecal-{secrets.token_hex(6)}.bak"
             try:
-                os.replace(temp, out.target)
-            except OSError:
-                if backup is not None:
-                    backup.unlink(missing_ok=True)
-                raise
-            moved.append((out, backup))
-    except OSError as exc:
-        for out, backup in reversed(moved):  # put back what was there
+                os.link(out.target, backup)
+            except OSError:  # no hard links here: the move is still atomic, not undoable
+                backup = None
+        try:
+            os.replace(temp, out.target)
+        except OSError:
             if backup is not None:
-                os.replace(backup, out.target)
-            else:
-                out.target.unlink(missing_ok=True)
-        for _, temp in temps:
-            temp.unlink(missing_ok=True)
-        assert current is not None
-        raise OutputError(
-            current.option, current.path, f"could not be written ({_reason(exc)})"
-        ) from None
-    for _, backup in moved:
-        if backup is not None:
-            backup.unlink(missing_ok=True)
+                backup.unlink(missing_ok=True)
+            raise
+        moved.append((out, backup))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -113,16 +113,30 @@ def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) 
 
 def csv_text(dicts: Sequence[dict[str, Any]]) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(dicts[0]), lineterminator="\n")
-    writer.writeheader()
-    for d in dicts:
-        writer.writerow(
-            {
-                k: "" if v is None else str(v).lower() if isinstance(v, bool) else csv_cell(v)
-                for k, v in d.items()
-            }
-        )
+    rows = (
+        {
+            k: "" if v is None else str(v).lower() if isinstance(v, bool) else csv_cell(v)
+            for k, v in d.items()
+        }
+        for d in dicts
+    )
+    write_csv(buffer, list(dicts[0]), rows)
     return buffer.getvalue()
+
+
+def write_csv(
+    buffer: io.StringIO, fieldnames: Sequence[str], rows: Iterable[dict[str, Any]]
+) -> None:
+    """A header and `rows`, one per line ending in a newline; a cell holding a carriage
+    return is quoted (Python's csv quotes only the characters of its line terminator, so
+    with "\n" a bare "\r" was written unquoted and read back as a line break: a case
+    name holding one split its row in two). Such a row ends in "\r\n", a CSV line end."""
+    plain = csv.DictWriter(buffer, fieldnames=list(fieldnames), restval="", lineterminator="\n")
+    quoted = csv.DictWriter(buffer, fieldnames=list(fieldnames), restval="", lineterminator="\r\n")
+    plain.writeheader()
+    for row in rows:
+        has_return = any(isinstance(v, str) and "\r" in v for v in row.values())
+        (quoted if has_return else plain).writerow(row)
 
 
 def noise_words(noise: JudgeNoise) -> str:

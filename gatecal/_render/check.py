@@ -338,6 +338,12 @@ def _junit(res: GateCheck) -> str:
     suite.attrib.update(counts)
     root = ET.Element("testsuites", {"name": "gatecal", **counts})
     root.append(suite)
+    from gatecal._common.unicode import xml_safe
+
+    for node in root.iter():  # any name a reader gives: XML-illegal characters written out
+        node.attrib.update({k: xml_safe(v) for k, v in node.attrib.items()})
+        if node.text:
+            node.text = xml_safe(node.text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

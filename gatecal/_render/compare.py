@@ -66,6 +66,21 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
     lines += [f"  warning: {name(w)}" for w in r.warnings]
     lines += ["", f"decision: {verdict}"]
     lines += [f"  {name(reason)}" for reason in r.reasons]
+    if r.errors and len(r.errors) <= r.max_errors:
+        lines.append(
+            f"  {len(r.errors)} error or unscored verdicts counted as failures (at most "
+            f"{r.max_errors} allowed)"
+        )
+    if r.assume_independent_runs and r.test == "mcnemar":
+        lines.append(
+            "  assumes the two runs are independent (asserted: one run per build cannot "
+            "measure the run-to-run correlation)"
+        )
+    if not r.cases_compared:
+        lines.append(
+            "  next: give both builds' runs of the same cases (no case has a verdict in both)"
+        )
+        return "\n".join(lines) + "\n"
     p_text = format_probability(r.p_value)
     if not r.exact:
         p_text += f" (Monte Carlo, standard error {r.p_value_se:.2g})"
@@ -81,7 +96,7 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         "none": f"p = {test_p}; neither part can reach alpha {r.alpha:g}",
     }[r.mode]
     lines += [
-        f"  test: {_TESTS[r.test]}, and Fisher's exact test per case",
+        f"  test: {_TESTS.get(r.test, r.test)}, and Fisher's exact test per case",
         f"  alternative: {alt}; {how}",
     ]
     if r.discordant is not None:
@@ -93,11 +108,12 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         lines.append(f"  mean pass share, baseline minus candidate: {r.statistic:+.4f}")
     else:
         lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
-    control = (
-        "Holm (family-wise error)"
-        if r.multiplicity == "holm"
-        else ("Benjamini-Hochberg (false-discovery rate)")
-    )
+    control = {
+        "holm": "Holm (family-wise error)",
+        "bh": "Benjamini-Hochberg (false-discovery rate)",
+        "tarone": "Tarone's discrete Bonferroni over the cases that can reach the level "
+        "(family-wise error)",
+    }.get(r.multiplicity, r.multiplicity)
     level = r.alpha / 2 if r.mode == "both" else r.alpha
     lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
     lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))

@@ -99,8 +99,11 @@ def _renamed(args: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code. Errors are one line on stderr."""
+    from gatecal._common.output import terminate_cleanly
+
     args = list(sys.argv[1:] if argv is None else argv)
-    code = _run(args)
+    with terminate_cleanly():  # SIGTERM removes temporaries as Ctrl-C does, then ends us
+        code = _run(args)
     if code != 2:  # an error stays one line
         sys.stderr.writelines(_renamed(args))
     return code

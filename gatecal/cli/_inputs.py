@@ -131,7 +131,7 @@ def read_runs(
     """Read runs, turning every reading error into one line that names `option`."""
     try:
         with reading("reading runs"):
-            return gatecal.read_runs(
+            data = gatecal.read_runs(
                 paths,
                 regressed,
                 input_format=input_format,
@@ -145,6 +145,22 @@ def read_runs(
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
     except OSError as exc:
         raise CliError(f"{option} could not be read ({exc.strerror}: {exc.filename})") from None
+    _note_surrogates(data)
+    return data
+
+
+def _note_surrogates(data: RunsData) -> None:
+    """Say once, on standard error, that names hold lone surrogates (written as U+FFFD)."""
+    import sys
+
+    from gatecal._common.unicode import surrogate_note
+
+    table = data.verdicts
+    names = [v for c in ("run", "case", "check", "session", "build") for v in table.values(c)]
+    names += [s.case for s in data.skips] + [v.case for v in data.components]
+    note = surrogate_note(names)
+    if note:
+        sys.stderr.write(f"gatecal: note: {note}\n")
 
 
 def read_labels(labels: Path, option: str = "LABELS") -> Any:

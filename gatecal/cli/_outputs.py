@@ -58,11 +58,13 @@ class Outputs:
             raise CliError(str(exc)) from None
 
     def put(self, option: str, data: str | bytes) -> None:
-        if option in self.planned:
-            raw = data.encode("utf-8") if isinstance(data, str) else data
+        from gatecal._common.unicode import scrub
+
+        if option in self.planned:  # a lone surrogate is written as U+FFFD, never a crash
+            raw = scrub(data).encode("utf-8") if isinstance(data, str) else data
             self.items.append((self.planned[option], raw))
         elif option == "--out":
-            self.stdout = data if isinstance(data, str) else data.decode("utf-8")
+            self.stdout = scrub(data) if isinstance(data, str) else data.decode("utf-8")
 
     def chart(self, draw: Callable[[Any], Any], option: str = "--chart") -> None:
         """Draw with `draw(charts)`, if the chart was asked for."""

@@ -221,6 +221,8 @@ def check(
             "--format junit is for a single decision; a sequential --policy "
             "gives table, markdown or json (got 'junit')"
         )
+    # the --policy itself first: a bad one is a --policy error, whatever else is given
+    chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     if sequential is None and (
         detection is not None or regression is not None or runs_share is not None
     ):
@@ -232,7 +234,6 @@ def check(
             else ("--runs-share-rate" if runs_share else "--runs-independent")
         )
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
-    chosen = None if sequential else _chosen_gate(gate, gate_from, policy)
     base, current = (
         read_runs(
             option,

@@ -85,11 +85,12 @@ def compare(
         choice(
             "--multiplicity",
             "METHOD",
-            "Changed cases: holm (family-wise error) or bh "
-            "(Benjamini-Hochberg, false-discovery rate).",
-            ("holm", "bh"),
+            "Changed cases: tarone (family-wise error: Bonferroni over only the cases "
+            "whose runs can reach the level, so a broken case is caught with fewer runs), "
+            "holm (family-wise error) or bh (Benjamini-Hochberg, false-discovery rate).",
+            ("holm", "bh", "tarone"),
         ),
-    ] = "holm",
+    ] = "tarone",
     partial: Annotated[
         bool,
         typer.Option(
@@ -113,6 +114,26 @@ def compare(
         ),
     ] = "auto",
     regression: RegressionOpt = None,
+    max_errors: Annotated[
+        int,
+        whole(
+            "--max-errors",
+            "Error or unscored verdicts tolerated in both builds together, each counted as "
+            "a failure of its case in its run; more is incomplete evidence (exit 1).",
+            low=0,
+        ),
+    ] = 0,
+    independent: Annotated[
+        bool,
+        typer.Option(
+            "--assume-independent-runs",
+            help="With one run per build, assert the two runs are independent (no "
+            "run-to-run correlation: no judge draw, seed or outage shared by a run's "
+            "cases). One run per build cannot measure it; without this the decision is "
+            "incomplete (exit 1). Under correlation McNemar's false alarm is far above "
+            "alpha (about 0.28 at icc 0.05 with 200 cases: reports/compare-size.md).",
+        ),
+    ] = False,
     oc_samples: Annotated[
         int,
         whole(
@@ -153,7 +174,8 @@ def compare(
 
     Pairs the two builds by case, tests with an exact test that keeps each run whole
     (so repeats and run-to-run correlation are not mistaken for evidence), names the
-    cases that got worse with Holm's (or Benjamini-Hochberg's) error control, and says
+    cases that got worse with Tarone's discrete Bonferroni (or Holm's, or
+    Benjamini-Hochberg's) error control, and says
     how often this comparison itself raises a false alarm and catches a regression,
     given the baseline's measured noise. Exit 0: no evidence of a regression; 1: a
     regression, or incomplete evidence.
@@ -204,9 +226,13 @@ def compare(
                 regression=regression,
                 oc_samples=oc_samples,
                 rng=seed_value,
+                max_errors=max_errors,
+                assume_independent_runs=independent,
             )
     except ParameterError as exc:
-        raise from_library(exc, {"test": "--test", "alpha": "--alpha"}) from None
+        raise from_library(
+            exc, {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
+        ) from None
     outputs.put("--out", gatecal.render_comparison(result, fmt))
     outputs.chart(lambda charts: charts.plot_compare(result))
     outputs.commit()

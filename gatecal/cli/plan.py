@@ -39,6 +39,9 @@ from gatecal.cli._outputs import Outputs, busy, emit
 #: baseline sets, measured on this many simulated sets (seeded).
 BASELINE_SHARE = 0.8
 BASELINE_SETS = 50
+#: The smallest --false-alarm plan searches for: below it the suite needed, and the
+#: search's time, grow without a useful end (no CI budgets one false alarm in 10^12 runs).
+PLAN_FALSE_ALARM_FLOOR = 1e-12
 
 
 @sequential_named
@@ -107,9 +110,18 @@ def plan(
     is measured rather than known: how many known-good runs certify the planned gate, and
     the smallest suite whose gate N known-good runs certify.
 
+    --false-alarm is at least 1e-12 here: the search's time grows with the suite a
+    budget needs (1e-12 takes a few seconds; 1e-300 took about 100 s).
+
     Example: gatecal plan --flip 0.08 --regression 0.10 --false-alarm 0.05 --detection 0.95
     """
     Outputs(("--out", out))
+    if false_alarm < PLAN_FALSE_ALARM_FLOOR:
+        raise CliError(
+            f"--false-alarm must be at least {PLAN_FALSE_ALARM_FLOOR:g} in plan (a smaller "
+            "budget needs ever larger suites: 1e-100 about 10,000 cases and a minute of "
+            f"search, 1e-300 about 100 s) (got {false_alarm:g})"
+        )
     if compare:
         emit(
             _plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value, fmt),

@@ -3,6 +3,7 @@ the verdict normaliser, and a live judge on any OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -210,11 +211,21 @@ class OpenAIJudge:
     and `seed`: None sends no seed; a whole number is the root from which each call's
     seed is derived by :func:`call_seed` (the prompt and how often it was asked before).
 
-    Failures: an attempt gives up after `timeout` seconds (20 by default); a timeout, a
-    lost connection, HTTP 408, 409, 429 or 5xx is retried `max_retries` times (once),
-    after `retry_wait` seconds doubled each time, so an endpoint that accepts and never
-    answers costs about 40 seconds per call. Anything else, or the last failure, raises
-    :class:`JudgeError`; a reply without text is one too. Never a guessed verdict.
+    Failures: an attempt is bounded in wall time, not per read: it gives up once
+    `timeout` seconds (20 by default) have passed since it began and the endpoint sends
+    its next bytes, and no wait for bytes is longer than `timeout`, so one attempt ends
+    within twice `timeout` whatever the endpoint does (a reply dripping a byte every half
+    second ends at about `timeout` plus half a second). A reply longer than
+    `max_reply_bytes` (1 MB by default) is cut off there and is an error: neither it nor
+    any part of it is kept. A timeout, a lost connection, HTTP 408, 409, 429 or 5xx is
+    retried `max_retries` times (once), after `retry_wait` seconds doubled each time.
+    Anything else (a bad request, a wrong key, a 200 reply that is not a chat completion:
+    not JSON, not UTF-8, HTML), or the last failure, raises :class:`JudgeError`; a reply
+    without text is one too. Never a guessed verdict.
+
+    Secrets: the API key never appears in an error, the history or anything written from
+    them; where an endpoint echoes it (whole, or any 8 characters of it in a row), that
+    part of its message is replaced by ``[redacted]``, as is a password in `base_url`.
 
     Every call, reply or failure, is kept in :attr:`history` as a :class:`JudgeCall`
     (prompt, seed, reply, attempts, seconds, token usage, finish reason, model).
@@ -233,6 +244,7 @@ class OpenAIJudge:
         max_tokens: int | None = None,
         seed: int | None = None,
         retry_wait: float = 0.5,
+        max_reply_bytes: int = 1_000_000,
     ) -> None:
         try:
             from openai import OpenAI
@@ -243,6 +255,7 @@ class OpenAIJudge:
         _check_number("timeout", timeout, 0.0, 3600.0, open_low=True)
         _check_number("retry_wait", retry_wait, 0.0, 60.0)
         _check_whole("max_retries", max_retries, 0)
+        _check_whole("max_reply_bytes", max_reply_bytes, 1)
         if max_tokens is not None:
             _check_whole("max_tokens", max_tokens, 1)
         if seed is not None:
@@ -260,8 +273,17 @@ class OpenAIJudge:
         self.max_tokens = max_tokens
         self.seed = seed
         self.retry_wait = float(retry_wait)
-        # the client retries nothing: every attempt is counted and kept here
-        self.client: Any = OpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
+        self.max_reply_bytes = max_reply_bytes
+        self._secrets = _secrets(key, base_url)
+        # the client retries nothing: every attempt is counted and kept here; its HTTP
+        # client bounds each attempt's wall time and the reply's size
+        self.client: Any = OpenAI(
+            base_url=base_url,
+            api_key=key,
+            timeout=timeout,
+            max_retries=0,
+            http_client=_bounded_http_client(float(timeout), max_reply_bytes),
+        )
         self.history: list[JudgeCall] = []
         self._asked: dict[str, int] = {}
 
@@ -300,16 +322,27 @@ class OpenAIJudge:
                 completion = self.client.chat.completions.create(
                     model=self.model, messages=messages, **options
                 )
+                reply, error, extra = _read_completion(completion)
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
-                error = _describe(exc)
-                retry = not isinstance(exc, openai.APIStatusError) or (
-                    exc.status_code in _RETRY_STATUS or exc.status_code >= 500
+                error = _redact(_describe(exc, self.max_reply_bytes), self._secrets)
+                too_large = isinstance(exc.__cause__, ReplyTooLarge)
+                retry = not too_large and (
+                    not isinstance(exc, openai.APIStatusError)
+                    or (exc.status_code in _RETRY_STATUS or exc.status_code >= 500)
                 )
                 if retry and attempts <= self.max_retries:
                     time.sleep(self.retry_wait * 2 ** (attempts - 1))
                     continue
+            except ReplyTooLarge:
+                error = f"the endpoint's reply is longer than {self.max_reply_bytes:,} bytes"
+            except Exception as exc:  # a 200 that is no chat completion: never a crash
+                error = _redact(
+                    "the endpoint's reply is not a chat completion "
+                    f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})",
+                    self._secrets,
+                )
             else:
-                reply, error, extra = _read_completion(completion)
+                error = _redact(error, self._secrets)
                 if reply is not None:
                     self.history.append(JudgeCall(
                         prompt, repeat, seed, self.temperature, self.max_tokens, reply, None,
@@ -323,9 +356,109 @@ class OpenAIJudge:
             raise JudgeError(error if attempts == 1 else f"{error} (after {attempts} attempts)")
 
 
-def _describe(exc: Exception) -> str:
+class ReplyTooLarge(Exception):
+    """A reply longer than the judge's `max_reply_bytes`: read no further."""
+
+
+def _bounded_http_client(timeout: float, max_bytes: int) -> Any:
+    """The openai client's HTTP client, each request bounded in wall time (`timeout`
+    seconds from its start, checked as bytes arrive; each wait for bytes is at most
+    `timeout` too) and its reply in size (`max_bytes`). The HTTP library is the one the
+    installed openai client speaks (httpx2, or httpx before it)."""
+    import importlib
+    import importlib.util
+
+    name = "httpx2" if importlib.util.find_spec("openai._httpx2") else "httpx"
+    hx: Any = importlib.import_module(name)
+
+    class Bounded(hx.SyncByteStream):  # type: ignore[misc]
+        def __init__(self, inner: Any, request: Any, deadline: float) -> None:
+            self.inner, self.request, self.deadline = inner, request, deadline
+
+        def __iter__(self) -> Any:
+            size = 0
+            for chunk in self.inner:
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ReplyTooLarge(max_bytes)
+                if time.monotonic() > self.deadline:
+                    raise hx.ReadTimeout(
+                        f"no whole reply within {timeout:g} s", request=self.request
+                    )
+                yield chunk
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class Transport(hx.HTTPTransport):  # type: ignore[misc]
+        def handle_request(self, request: Any) -> Any:
+            deadline = time.monotonic() + timeout
+            response = super().handle_request(request)
+            response.stream = Bounded(response.stream, request, deadline)
+            return response
+
+    class Client(hx.Client):  # type: ignore[misc]
+        def __del__(self) -> None:  # as the openai client's own: no socket left open
+            with contextlib.suppress(Exception):
+                self.close()
+
+    return Client(transport=Transport(), timeout=timeout)
+
+
+_REDACTED = "[redacted]"
+#: Characters of a secret in a row that count as echoing it.
+_ECHO = 8
+
+
+def _secrets(key: str, base_url: str | None) -> tuple[str, ...]:
+    """What must never be shown: the API key (unless the placeholder for none), and a
+    password in `base_url`."""
+    from urllib.parse import urlsplit
+
+    found = [key] if key and key != "unused" else []
+    if base_url:
+        try:
+            password = urlsplit(base_url).password
+        except ValueError:
+            password = None
+        if password:
+            found.append(password)
+    return tuple(found)
+
+
+def _redact(text: str, secrets: tuple[str, ...]) -> str:
+    """`text` with every secret, and every run of at least 8 of its characters in a row
+    (an endpoint's partial echo), replaced by ``[redacted]``."""
+    if not text:
+        return text
+    covered = [False] * len(text)
+    for secret in secrets:
+        width = min(_ECHO, len(secret))
+        pieces = {secret[i : i + width] for i in range(len(secret) - width + 1)}
+        for piece in pieces:
+            at = text.find(piece)
+            while at >= 0:
+                covered[at : at + width] = [True] * width
+                at = text.find(piece, at + 1)
+    if not any(covered):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if covered[i]:
+            while i < len(text) and covered[i]:
+                i += 1
+            out.append(_REDACTED)
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _describe(exc: Exception, max_bytes: int = 0) -> str:
     import openai
 
+    if isinstance(exc.__cause__, ReplyTooLarge):
+        return f"the endpoint's reply is longer than {max_bytes:,} bytes"
     if isinstance(exc, openai.APITimeoutError):
         return "the endpoint did not answer in time (APITimeoutError)"
     if isinstance(exc, openai.APIStatusError):
@@ -338,6 +471,8 @@ def _describe(exc: Exception) -> str:
 
 def _read_completion(completion: Any) -> tuple[str | None, str, dict[str, Any]]:
     """(reply, error, the call's usage, finish reason and model) of one completion."""
+    if isinstance(completion, str | bytes) or not hasattr(completion, "choices"):
+        return None, "the endpoint's reply is not a chat completion (not JSON)", {}
     if not completion.choices:
         return None, "the endpoint returned no choices", {}
     choice = completion.choices[0]

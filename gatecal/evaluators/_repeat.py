@@ -181,7 +181,9 @@ def runs_rows(
 def write_runs(path: str | Path, rows: Iterable[dict[str, Any]]) -> Path:
     """Write rows as JSON Lines, atomically (a temporary file beside `path`, then renamed)."""
     target = Path(path)
-    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    from gatecal._common.unicode import scrub  # a lone surrogate is written as U+FFFD
+
+    text = scrub("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as out:

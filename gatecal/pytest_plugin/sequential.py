@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
@@ -126,17 +127,22 @@ class Walk:
     sums: list[int]
     gap: int  # the first repeat lacking evidence (0: none up to `look`)
     gaps: list[str]  # what it lacks
+    later: str | None = None  # a later repeat that would change a pass (incomplete)
 
 
 def walk(rule: SequentialRule, repeat: int, gated: dict[str, str], results: dict[str, Any]) -> Walk:
     """Repeats 1..`repeat` in turn: a repeat counts once every marked test of it gave ok
     verdicts; the first boundary crossed decides (`results`: nodeid -> the plugin's
-    result, with ``verdicts`` None when skipped)."""
+    result, with ``verdicts`` None when skipped). A pass with later repeats that ran is
+    kept only if they would not change it (the evidence rule, check/_evidence.py): else
+    `later` says why and the evidence is incomplete."""
+    from gatecal._analyses.check._evidence import order_reason
+
     by_repeat: dict[int, list[str]] = {}
     for nodeid in gated:
         by_repeat.setdefault(nodeid_repeat(nodeid), []).append(nodeid)
-    passing: list[int] = []
-    for j in range(1, repeat + 1):
+
+    def counted(j: int) -> tuple[int, list[str]]:
         gaps: list[str] = []
         outcome: dict[str, bool] = {}
         for nodeid in by_repeat.get(j, []):
@@ -149,12 +155,28 @@ def walk(rule: SequentialRule, repeat: int, gated: dict[str, str], results: dict
                 continue
             ok = all(v["passed"] is True for v in r.verdicts)
             outcome[gated[nodeid]] = outcome.get(gated[nodeid], True) and ok
-        if gaps or not by_repeat.get(j):
-            return Walk("continue", j, passing, rule.decide(passing)[2], j, gaps or ["none ran"])
-        passing.append(sum(outcome.values()))
+        if not by_repeat.get(j):
+            gaps = gaps or ["none ran"]
+        return sum(outcome.values()), gaps
+
+    def decide(passing: Sequence[int]) -> tuple[str, int]:
+        decision, look, _ = rule.decide(list(passing))
+        return decision, look
+
+    passing: list[int] = []
+    for j in range(1, repeat + 1):
+        k, gaps = counted(j)
+        if gaps:
+            return Walk("continue", j, passing, rule.decide(passing)[2], j, gaps)
+        passing.append(k)
         decision, look, sums = rule.decide(passing)
         if decision != "continue":
-            return Walk(decision, look, passing, sums, 0, [])
+            later = None
+            if decision == "pass":
+                rest = [counted(t) for t in range(j + 1, repeat + 1)]
+                ran = [k for k, g in rest if not g]  # later repeats that ran whole
+                later = order_reason(decide, [*passing, *ran])
+            return Walk(decision, look, passing, sums, 0, [], later)
     decision, look, sums = rule.decide(passing)
     return Walk(decision, look, passing, sums, 0, [])
 
@@ -185,6 +207,8 @@ def decide(
     if not reasons and state.gap:
         more = f" and {len(state.gaps) - 5} more" if len(state.gaps) > 5 else ""
         reasons.append(f"run {state.gap}: {', '.join(state.gaps[:5])}{more}")
+    if not reasons and state.later:
+        reasons.append(state.later)
     if reasons:
         line = f"{head} INCOMPLETE, exit 1: incomplete evidence never passes: "
         return "incomplete", line + "; ".join(reasons) + tail, 1

@@ -211,7 +211,8 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
     for f in files:
         key = f.resolve()
         if key in seen:
-            raise RunsError(f"{f}: named twice in the {role} runs")
+            # the paths' own role ("known-good" was wrong for check's current run)
+            raise RunsError(f"{f}: named twice in the same list of {role}")
         seen[key] = None
     return files
 
@@ -309,8 +310,8 @@ def read_runs(
     _check_options(options, input_format)
     total = Batch()
     for build, group, role in (
-        ("healthy", paths, "known-good"),
-        ("regressed", regressed, "regressed"),
+        ("healthy", paths, "runs"),
+        ("regressed", regressed, "regressed runs"),
     ):
         junit: list[Path] = []
         batch = Batch()

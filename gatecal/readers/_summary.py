@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import Any
 
 from gatecal._common.contracts import json_document
-from gatecal._common.tables import code_fence, csv_cell, md_text, plural
+from gatecal._common.tables import code_fence, csv_cell, md_text, plural, write_csv
 from gatecal._common.validate import ParameterError
 from gatecal.readers._model import RunsData
 
@@ -119,12 +118,9 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         return "".join(line + "\n" for line in lines)
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(
-            buffer, fieldnames=list(data.columns()), restval="", lineterminator="\n"
-        )
-        writer.writeheader()
         # a case named "=HYPERLINK(...)" stays text in a spreadsheet; the reader strips the "'"
-        writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
+        cells = ({k: csv_cell(v) for k, v in row.items()} for row in data.to_rows())
+        write_csv(buffer, list(data.columns()), cells)
         return buffer.getvalue()
     if fmt == "parquet":
         rule = "is bytes, not text: write it with gatecal.readers.parquet.write_parquet"

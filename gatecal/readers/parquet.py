@@ -51,6 +51,15 @@ def read_parquet(path: Path, build: str) -> Batch:
             f"{path}: a runs table needs columns run, case, passed (missing {missing}; "
             f"found {fields[:8]})"
         )
+    import pyarrow as pa
+
+    # a list, struct or map where a name or verdict belongs: its text (``['b0']``) is no id
+    for name, kind in zip(fields, handle.schema_arrow.types, strict=True):
+        if name in _KEYS and pa.types.is_nested(kind):
+            raise RunsError(
+                f"{path}: column {name} must hold text, numbers or booleans, one per row "
+                f"(got {kind})"
+            )
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
@@ -109,8 +118,10 @@ def write_parquet(data: RunsData) -> bytes:
     columns = data.columns()
     arrays: dict[str, Any] = {}
     text = ("build", "run", "case", "check", "kind", "status", "session", "source")
+    from gatecal._common.unicode import scrub  # a lone surrogate is written as U+FFFD
+
     for name in text:
-        values = pa.array(table.values(name) or [""], type=pa.string())
+        values = pa.array([scrub(v) for v in table.values(name)] or [""], type=pa.string())
         head = pa.DictionaryArray.from_arrays(pa.array(table.codes(name)), values)
         tail = [getattr(v, name) for v in extra]
         if name == "status":
@@ -119,6 +130,7 @@ def write_parquet(data: RunsData) -> bytes:
             tail += [getattr(s, name) for s in skips]
         else:
             tail += [""] * len(skips)
+        tail = [scrub(v) for v in tail]
         arrays[name] = pa.concat_arrays([head.cast(pa.string()), pa.array(tail, type=pa.string())])
     passed = table.array("passed")
     arrays["passed"] = pa.concat_arrays(

@@ -575,3 +575,40 @@ def test_degenerate_noise_on_the_command_line(args):
     code, out, err = _cli(["simulate", *args, "--runs", "50"])
     assert code == 0 and err == "", err
     assert "nan" not in out.lower()
+
+
+# -- issue 36: the small ones -------------------------------------------------------------
+
+
+def test_plan_refuses_a_false_alarm_budget_below_its_documented_floor():
+    """Before: --false-alarm 1e-300 searched for about 100 s with no end in sight."""
+    err = _one_error(["plan", "--false-alarm", "1e-300"], "--false-alarm must be at least 1e-12")
+    assert "(got 1e-300)" in err
+
+
+def test_a_bad_policy_with_regression_is_a_policy_error(tmp_path):
+    """Before: "--regression needs a sequential --policy" for a misspelt --policy rerun-x."""
+    runs = tmp_path / "r.jsonl"
+    runs.write_text(json.dumps({"run": "r", "case": "c", "passed": True}) + "\n")
+    err = _one_error(["check", runs, "--baseline", runs, "--policy", "rerun-x",
+                      "--regression", "2"])  # fmt: skip
+    assert "--policy" in err and "--regression needs" not in err
+
+
+def test_a_current_file_named_twice_is_not_called_known_good(tmp_path):
+    runs = tmp_path / "r.jsonl"
+    runs.write_text(json.dumps({"run": "r", "case": "c", "passed": True}) + "\n")
+    base = tmp_path / "b.jsonl"
+    base.write_text(runs.read_text())
+    err = _one_error(["check", runs, runs, "--baseline", base], "named twice")
+    assert "known-good" not in err and err.startswith(f"gatecal: error: CURRENT {runs}")
+
+
+def test_a_list_typed_parquet_column_is_refused_not_read_as_text(tmp_path):
+    """Before: a run column of lists read as run ids like "['b0']"."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "lists.parquet"
+    pq.write_table(pa.table({"run": [["b0"], ["b1"]], "case": ["c", "c"],
+                             "passed": [True, False]}), path)  # fmt: skip
+    _one_error(["runs", path], "column run must hold text, numbers or booleans")

@@ -728,24 +728,12 @@ def _warnings(current: RunsData, baseline: RunsData) -> list[str]:
 def _gaps(
     missing: list[str], n: int, gaps: list[str], errors: list[str], max_errors: int
 ) -> list[str]:
-    """Why the evidence is incomplete: cases without a complete verdict (when some have
-    one), checks missing inside cases, more errors than allowed."""
-    reasons = []
-    if missing and len(missing) < n:
-        reasons.append(
-            f"{len(missing)} of {n} baseline cases have no complete verdict: {few(missing)}"
-        )
-    if gaps:
-        reasons.append(
-            f"{len(gaps)} case run(s) lack a check the baseline ran (a missing check is "
-            f"missing evidence): {few(gaps)}"
-        )
-    if len(errors) > max_errors:
-        reasons.append(
-            f"{len(errors)} error or unscored verdicts (at most {max_errors} "
-            f"allowed; an error is never a pass): {few(errors)}"
-        )
-    return reasons
+    """Why the evidence is incomplete: the one evidence rule (check/_evidence.py)."""
+    from gatecal._analyses.check._evidence import evidence_reasons
+
+    return evidence_reasons(
+        missing=missing, cases=n, gaps=gaps, errors=errors, max_errors=max_errors
+    )
 
 
 def _failing(

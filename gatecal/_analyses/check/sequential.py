@@ -307,9 +307,12 @@ def check_sequential(
     of cases or a :class:`gatecal.Regression` (``"10%"``: a share of the cases). The gate
     looks at the runs one by one and decides at the first boundary crossed; before one is
     crossed the decision is ``continue`` (exit code 3); runs after the look that decided
-    are not used (a warning says so). A run missing a baseline case, or with more errors
+    are not used (a warning says so) unless they would change the decision: a pass stands
+    only if the runs given pass in every order (the evidence rule, check/_evidence.py),
+    else the evidence is incomplete. A run missing a baseline case, or with more errors
     than `max_errors`, is incomplete evidence (never a pass).
     """
+    from gatecal._analyses.check._evidence import order_reason
     from gatecal._analyses.check.gate import _baseline_counts, _measured, _refuse_ambiguous
     from gatecal._analyses.check.runs import ERROR, MISSING, PASS, _expected_checks, _states
     from gatecal._analyses.noise.bounds import noise_bounds
@@ -368,9 +371,13 @@ def check_sequential(
     if not given:
         reasons.append("no current run: no verdict on any baseline case")
     decision, look = gate.design.decide(passed)  # the last look always decides
-    if decision != "continue" and look < len(given):
+    later = order_reason(gate.design.decide, passed, given) if not reasons else None
+    if later:  # the evidence rule: a later run that would change the decision counts
+        reasons.append(later)
+    elif decision != "continue" and look < len(given):
         warnings.append(
-            f"the gate decided at run {look}; the {len(given) - look} later run(s) were not used"
+            f"the gate decided at run {look}; the {len(given) - look} later run(s) were not "
+            "used (they would not change the decision)"
         )
     cumulative = tuple(int(v) for v in np.cumsum(passed)) if passed else ()
     final: Literal["pass", "fail", "continue", "incomplete"] = decision

@@ -90,7 +90,7 @@ def compare_oc(
     alpha: float = 0.05,
     alternative: str = "worse",
     test: str = "auto",
-    multiplicity: str = "holm",
+    multiplicity: str = "tarone",
     samples: int = 1000,
     rng: SeedLike = 0,
     point: str = "",

@@ -203,6 +203,37 @@ def benjamini_hochberg(p_values: list[float]) -> list[float]:
     return out
 
 
+def tarone(p_values: list[float], smallest: list[float], level: float) -> list[float]:
+    """Tarone's discrete Bonferroni at `level`: K is the smallest whole number such that at
+    most K cases can reach ``level / K`` at all (`smallest`: the smallest p-value each
+    case's exact test can give, from its margins); those cases' adjusted p-values are
+    ``K p``, the others' 1 (they can never be significant, so they cost no level).
+    Family-wise error at most `level` under any dependence, given the margins: each
+    case's test is exact given them and K depends on them only. A case is significant at
+    `level` exactly when its adjusted p-value is at most `level` (unlike Holm's, these
+    adjusted values are for this one level)."""
+    mins = sorted(smallest)
+    m = len(mins)
+    k = 1
+    while k < m and mins[k] <= level / k:  # more than k cases can reach level / k
+        k += 1
+    return [
+        min(1.0, k * p) if low <= level / k else 1.0
+        for p, low in zip(p_values, smallest, strict=True)
+    ]
+
+
+def _smallest_case_p(bn: int, cn: int, total: int, alternative: str) -> float:
+    """The smallest p-value one case's exact Fisher test can give with `total` passes over
+    `bn` baseline and `cn` candidate runs: its most extreme table(s)."""
+    high = min(total, bn)  # as many passes as possible in the baseline
+    worse = _case_p(high, bn, total - high, cn, alternative)
+    if alternative == "worse":
+        return worse
+    low = max(0, total - cn)
+    return min(worse, _case_p(low, bn, total - low, cn, alternative))
+
+
 Matrix = npt.NDArray[np.int8]
 
 
@@ -309,7 +340,6 @@ def _decide(
     )
     counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
     raw = [_case_p(*c, alternative) for c in counts]
-    adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
     directions = []
     for bp, bn, cp, cn in counts:
         share = bp * cn - cp * bn  # the sign of bp / bn - cp / cn
@@ -318,16 +348,30 @@ def _decide(
     # the smallest p-value a case can give (all passes on one side, all failures on the
     # other), and what Holm's or BH's first step makes of it
     factor = 1 if alternative == "worse" else 2
-    smallest_case = min(factor / _comb(bn + cn, bn) for _, bn, _, cn in counts) * m
     half = alpha / 2
-    if test != "mcnemar" and result.smallest_p <= half and smallest_case <= half:
+    if multiplicity == "tarone":  # which cases can reach a level, from their margins
+        lows = [_smallest_case_p(bn, cn, bp + cp, alternative) for bp, bn, cp, cn in counts]
+
+        def reach(level: float) -> bool:
+            return any(a <= level for a in tarone(lows, lows, level))
+    else:
+        smallest_case = min(factor / _comb(bn + cn, bn) for _, bn, _, cn in counts) * m
+
+        def reach(level: float) -> bool:
+            return smallest_case <= level
+
+    if test != "mcnemar" and result.smallest_p <= half and reach(half):
         mode, case_level = "both", half
     elif result.smallest_p <= alpha:
         mode, case_level = "test", alpha
-    elif smallest_case <= alpha:
+    elif reach(alpha):
         mode, case_level = "cases", alpha
     else:
         mode, case_level = "none", alpha
+    if multiplicity == "tarone":
+        adjusted = tarone(raw, lows, case_level)
+    else:
+        adjusted = holm(raw) if multiplicity == "holm" else benjamini_hochberg(raw)
     changed = [
         a
         for a, d in zip(adjusted, directions, strict=True)

@@ -350,3 +350,100 @@ def test_a_sequential_policy_refuses_junit_in_one_line(tmp_path, capsys):
     code, out, err = cli(capsys, "check", current(tmp_path), "--baseline", base, "--policy",
                          "sprt-5", "--format", "junit")  # fmt: skip
     assert code == 2 and out == "" and err.count("\n") == 1 and "--format junit" in err
+
+
+# -- the one evidence rule: a later run that would change a sequential decision ---------------
+
+
+@pytest.mark.parametrize("policy", ["sprt-5", "pocock-3", "obf-3"])
+def test_a_later_run_that_would_change_a_sequential_pass_counts(tmp_path, capsys, policy):
+    """A passing run, then a run in which every check fails. Before: exit 0 (the gate
+    stopped at run 1 and only warned); in the other order it exits 1."""
+    base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
+    good = write_runs(tmp_path / "good.jsonl", {"ci-1": dict.fromkeys(CASES, "pass")})
+    bad = write_runs(tmp_path / "bad.jsonl", {"ci-2": dict.fromkeys(CASES, "fail")})
+    for order in ((good, bad), (bad, good)):
+        code, out, err = cli(capsys, "check", *order, "--baseline", base, "--policy", policy,
+                             "--format", "json")  # fmt: skip
+        assert code == 1, (order, out, err)
+        assert json.loads(out)["decision"] in ("incomplete", "fail")
+    res = gatecal.check_sequential(
+        gatecal.read_runs([good, bad]), gatecal.read_runs([base]), policy=policy
+    )
+    assert res.decision in ("incomplete", "fail")
+    if res.look == 1:  # the good run alone passed: the bad one is the later run
+        assert res.decision == "incomplete"
+        assert any("a later run that would change the decision" in r for r in res.reasons)
+        assert any("ci-2" in r for r in res.reasons)
+
+
+def test_later_runs_that_would_not_change_a_pass_leave_it_alone(tmp_path):
+    base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
+    runs = {f"ci-{i}": dict.fromkeys(CASES, "pass") for i in (1, 2, 3, 4)}
+    cur = write_runs(tmp_path / "ci.jsonl", runs)
+    res = gatecal.check_sequential(
+        gatecal.read_runs([cur]), gatecal.read_runs([base]), policy="sprt-5"
+    )
+    assert res.decision == "pass" and res.look < 4
+    assert any("would not change the decision" in w for w in res.warnings)
+
+
+def _decide_by(boundaries):
+    """A sequential decision with per-look (pass_at_least, fail_at_most) on running sums."""
+
+    def decide(passing):
+        total = 0
+        for j, (k, (hi, lo)) in enumerate(zip(passing, boundaries, strict=False), start=1):
+            total += k
+            if total >= hi:
+                return "pass", j
+            if total <= lo:
+                return "fail", j
+        return "continue", min(len(passing), len(boundaries))
+
+    return decide
+
+
+def test_order_reason_is_every_order_by_brute_force():
+    """order_reason flags a pass exactly when some order of the runs does not pass:
+    checked against all orders (itertools.permutations) on small designs."""
+    import itertools
+    import random
+
+    from gatecal._analyses.check._evidence import order_reason
+
+    gen = random.Random(5)
+    for _ in range(400):
+        looks = gen.randint(1, 4)
+        bounds, hi, lo = [], 0, 0
+        for j in range(1, looks + 1):
+            hi, lo = gen.randint(4 * j - 2, 5 * j), gen.randint(0, 3 * j - 1)
+            bounds.append((hi, min(lo, hi - 1)))
+        decide = _decide_by(bounds)
+        passing = [gen.randint(0, 5) for _ in range(gen.randint(1, 5))]
+        every = {decide(list(p))[0] for p in itertools.permutations(passing)}
+        flagged = order_reason(decide, passing) is not None
+        assert flagged == (decide(passing)[0] == "pass" and every != {"pass"}), (bounds, passing)
+
+
+def test_the_plugins_sequential_walk_counts_a_later_repeat_that_would_change_a_pass():
+    """The plugin's repeats under xdist all run; a passing repeat 1 and a repeat 2 in which
+    every marked test fails. Before: PASSED after run 1 (repeat 2 ignored)."""
+    from types import SimpleNamespace
+
+    from gatecal.pytest_plugin.sequential import SequentialRule, decide
+
+    rule = SequentialRule(name="pocock-2", cases=3, boundaries=((3, -1), (5, 4)), source="g.json")
+    gated = {f"t.py::test_{c}[gatecal-r{j}]": c for c in "abc" for j in (1, 2)}
+
+    def result(passed):
+        return SimpleNamespace(verdicts=[{"status": "ok", "passed": passed}])
+
+    results = {n: result(n.endswith("r1]")) for n in gated}
+    decision, line, status = decide(rule, 2, gated, dict(results), [], "", False)
+    assert decision == "incomplete" and status == 1, line
+    assert "a later run that would change the decision" in line
+    # the later repeat passing too: the pass stands
+    results = {n: result(True) for n in gated}
+    decision, line, status = decide(rule, 2, gated, results, [], "", False)
+    assert decision == "pass" and status == 0, line

@@ -294,7 +294,7 @@ def _builds(tmp_path: Path, base_runs: int, cand_runs: int, broken: set[str],
 
 def test_a_clear_regression_names_its_cases(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 6, 6, {"case-1", "case-5"})])
-    result = gatecal.compare_builds(data, oc_samples=0)
+    result = gatecal.compare_builds(data, oc_samples=0, multiplicity="holm")
     assert result.test == "runs"
     assert result.decision == "regression" and result.exit_code == 1
     assert result.mode == "both"  # half the level to the run test, half to the cases
@@ -309,6 +309,12 @@ def test_a_clear_regression_names_its_cases(tmp_path):
     assert [c.adjusted for c in flagged.values()] == pytest.approx([8 / 924, 8 / 924])
     frame = result.to_frame()
     assert list(frame.loc[frame.flagged, "candidate_share"]) == [0.0, 0.0]
+    # Tarone (the default): the 6 cases passing all 12 runs can never be significant, so
+    # K = 2 (two cases can reach 0.025 / 2; their smallest p is 1 / C(12, 6)): 2 p, not 8 p
+    tarone = gatecal.compare_builds(data, oc_samples=0)
+    assert tarone.multiplicity == "tarone" and set(tarone.worse) == {"case-1", "case-5"}
+    assert tarone.p_cases == pytest.approx(2 / 924)
+    assert tarone.p_value == pytest.approx(2 / math.comb(12, 6))  # the run test's is smaller
 
 
 def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
@@ -317,7 +323,7 @@ def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
     cand = (gen.random((10, 60)) >= 0.05).astype(int)
     cand[:, 0] = 0
     base[:, 0] = 1
-    result = gatecal.compare_matrices(base, cand, oc_samples=0)
+    result = gatecal.compare_matrices(base, cand, oc_samples=0, multiplicity="holm")
     assert result.mode == "both"
     assert result.p_test > 0.025  # one case in 60: the run test alone would not see it
     # 10/10 against 0/10: Fisher 1/C(20, 10), Holm times 60
@@ -328,12 +334,25 @@ def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
 
 def test_one_run_each_is_mcnemar_and_names_no_case(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 1, 1, {f"case-{j}" for j in range(6)})])
-    result = gatecal.compare_builds(data, oc_samples=0)
+    result = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
     assert result.test == "mcnemar"
     assert result.discordant == (6, 0)
     assert result.p_value == 1 / 64
     assert result.decision == "regression"
     assert result.worse == ()  # a case run once in each build can't be shown to have changed
+
+
+def test_one_run_each_is_incomplete_unless_independence_is_asserted(tmp_path):
+    """McNemar over cases is valid only for independent runs; one run per build cannot
+    measure their correlation (before: "regression" or "no evidence" with a quoted false
+    alarm <= 0.046, true 0.26 at icc 0.05 with 200 cases)."""
+    data = gatecal.read_runs([_builds(tmp_path, 1, 1, set())])
+    result = gatecal.compare_builds(data, oc_samples=0)
+    assert result.test == "mcnemar" and result.decision == "incomplete"
+    assert result.exit_code == 1
+    assert any("one run per build cannot tell a regression" in r for r in result.reasons)
+    asserted = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
+    assert asserted.decision == "no evidence" and asserted.exit_code == 0
 
 
 def test_a_case_in_one_build_only_is_incomplete_unless_partial(tmp_path):
