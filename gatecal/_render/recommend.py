@@ -36,6 +36,8 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     lines = [
+        *_headline_lines(rec),
+        "",
         *_read_lines(rec),
         *_noise_lines(rec, fmt, top),
         *_case_lines(rec, fmt),
@@ -81,6 +83,37 @@ def _shown_gates(rec: Recommendation) -> tuple[range, str]:
         "--format csv or json lists every gate)"
     )
     return shown, note
+
+
+def _headline_lines(rec: Recommendation) -> list[str]:
+    """The decision and the next step, in plain words, before the statistics."""
+    chosen = rec.chosen
+    if chosen is None or chosen.kind == "none":
+        return [
+            "gatecal recommend: NO GATE: none keeps healthy builds failing within the "
+            f"{rec.false_alarm_target:g} budget",
+            "next: add known-good runs (or cases), then run recommend again",
+        ]
+    what = (
+        "the case-aware gate (each failing case weighed by its own record)"
+        if chosen.kind == "cases"
+        else f"at least {chosen.k_min} of {rec.cases} cases pass"
+    )
+    figures = (
+        f"fails a healthy build {format_probability(chosen.false_alarm)} of the time and "
+        f"catches the regression {format_probability(chosen.detection)} of the time"
+    )
+    head = (
+        f"gatecal recommend: use {what}: it {figures}"
+        if chosen.meets_targets
+        else f"gatecal recommend: use {what}, the best valid gate: it {figures}, short of "
+        f"the {rec.detection_target:g} target (what would close it: below)"
+    )
+    return [
+        head,
+        "next: write it with --format json --out gate.json, then decide each CI run with "
+        "gatecal check CURRENT --baseline RUNS --gate-from gate.json",
+    ]
 
 
 def _read_lines(rec: Recommendation) -> list[str]:
