@@ -74,22 +74,28 @@ def summary(result: Any) -> str:
     name = type(result).__name__
     r = result
     if name == "Recommendation":
-        if r.recommended is None:
-            head = "no gate meets both targets"
-            if r.within_budget is not None:
-                fa, det = r.table[r.within_budget]
-                head += (
-                    f"; strictest within the false-alarm budget: at least {r.within_budget} of "
-                    f"{r.cases} (false alarm {_pct(fa)}, detection {_pct(det)})"
-                )
-        else:
-            fa, det = r.table[r.recommended]
-            head = (
-                f"gate at least {r.recommended} of {r.cases} cases pass (false alarm "
-                f"{_pct(fa)}, detection {_pct(det)})"
+        chosen = r.chosen
+        if chosen is not None and chosen.kind in ("cases", "count"):
+            what = (
+                "the case-aware gate"
+                if chosen.kind == "cases"
+                else f"at least {chosen.k_min} of {r.cases} cases pass"
             )
+            head = (
+                f"use {what} (false alarm {_pct(chosen.false_alarm)}, detection "
+                f"{_pct(chosen.detection)})"
+            )
+            if not chosen.meets_targets:
+                head += f", short of the {r.detection_target:g} detection target"
+        else:
+            head = "no gate keeps the false alarm within the budget"
         return f"{head}; from {r.runs} known-good runs"
     if name == "GateCheck":
+        if r.gate_kind == "cases" and r.score is not None and r.threshold is not None:
+            return (
+                f"{r.decision.upper()}: {r.passed} of {r.cases} cases passed; the failing "
+                f"cases weigh {r.score:.2f}, the case-aware gate fails at {r.threshold:.2f}"
+            )
         return (
             f"{r.decision.upper()}: {r.passed} of {r.cases} cases passed, the gate needs "
             f"{r.k_min} ({r.gate})"

@@ -190,9 +190,10 @@ def test_the_repr_leads_with_the_decision(results):
     check = results["GateCheck"]
     assert repr(check).startswith(f"<gatecal.GateCheck: {check.decision.upper()}: ")
     rec = results["Recommendation"]
-    assert repr(rec).startswith("<gatecal.Recommendation: gate at least ") or repr(rec).startswith(
-        "<gatecal.Recommendation: no gate meets both targets"
-    )
+    chosen = rec.chosen
+    what = "the case-aware gate" if chosen.kind == "cases" else f"at least {chosen.k_min} of"
+    assert repr(rec).startswith(f"<gatecal.Recommendation: use {what}")
+    assert ("short of the" in repr(rec)) == (not chosen.meets_targets)
 
 
 @pytest.mark.parametrize("kind", RESULT_TYPES)

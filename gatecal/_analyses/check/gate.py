@@ -525,6 +525,28 @@ def check_gate(
     or, for the case-aware gate, the failing cases' weights reach its threshold), a case
     the baseline never saw fails, or `require_targets` and the gate falls short; else
     ``pass``.
+
+    Examples
+    --------
+    >>> import json, pathlib, random, tempfile
+    >>> import gatecal
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
+    >>> rows = [
+    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
+    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
+    ...     for r in range(30) for c in range(20)
+    ... ]
+    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
+    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    >>> ci = [{"run": "ci-1", "case": f"case-{c:02}", "passed": c not in (0, 10, 11)}
+    ...       for c in range(20)]  # a flaky case and two stable ones fail
+    >>> _ = (folder / "ci.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in ci))
+    >>> result = gatecal.check_gate(gatecal.read_runs([folder / "ci.jsonl"]), nightly)
+    >>> result
+    <gatecal.GateCheck: FAIL: 17 of 20 cases passed; the failing cases weigh 4.05, ...>
+    >>> result.exit_code
+    1
     """
     import numpy as np
 

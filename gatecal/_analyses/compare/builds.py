@@ -539,6 +539,30 @@ def compare_builds(
         decision is incomplete: the test's false alarm is only its nominal level under
         independence (at icc 0.05 and 200 cases it is about 0.28 at alpha 0.05:
         reports/compare-size.md).
+
+    Examples
+    --------
+    >>> import json, pathlib, random, tempfile
+    >>> import gatecal
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
+    >>> rows = [
+    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
+    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
+    ...     for r in range(30) for c in range(20)
+    ... ]
+    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
+    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    >>> candidate = [
+    ...     {"run": f"cand-{r:02}", "case": f"case-{c:02}",
+    ...      "passed": c != 7 and rng.random() > (0.3 if c < 3 else 0.002)}
+    ...     for r in range(10) for c in range(20)
+    ... ]  # case-07 broke
+    >>> path = folder / "candidate.jsonl"
+    >>> _ = path.write_text("".join(json.dumps(x) + "\\n" for x in candidate))
+    >>> comparison = gatecal.compare_builds(folder / "nightly.jsonl", candidate=path)
+    >>> comparison.decision, comparison.worse
+    ('regression', ('case-07',))
     """
     from gatecal._analyses.check._evidence import paired_states
 

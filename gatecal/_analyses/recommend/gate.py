@@ -458,6 +458,25 @@ def recommend_gate(
     :data:`PLAN_MAX_CASES` cases, at the point of the region worst for this suite).
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
+
+    Examples
+    --------
+    >>> import json, pathlib, random, tempfile
+    >>> import gatecal
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
+    >>> rows = [
+    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
+    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
+    ...     for r in range(30) for c in range(20)
+    ... ]
+    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
+    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    >>> rec = gatecal.recommend_gate(nightly, regression=3)
+    >>> rec
+    <gatecal.Recommendation: use the case-aware gate (false alarm 0.03..., detection 1); ...>
+    >>> rec.chosen.kind, rec.chosen.meets_targets
+    ('cases', True)
     """
     rec, rates = _recommend(
         data,
