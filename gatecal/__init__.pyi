@@ -222,18 +222,20 @@ from ._render.sequential import (
 from ._render.simulate import (
     render_simulation as render_simulation,
 )
-from .readers import (
-    INPUT_FORMATS as INPUT_FORMATS,
+from .readers._base import ReadOptions as ReadOptions
+from .readers._data import (
     FileRead as FileRead,
-    ReadOptions as ReadOptions,
     RunsData as RunsData,
     RunsError as RunsError,
     Skip as Skip,
     Verdict as Verdict,
+)
+from .readers._read import (
+    INPUT_FORMATS as INPUT_FORMATS,
     detect_format as detect_format,
     read_runs as read_runs,
 )
-from .readers.labels import (
+from .readers.labels.reader import (
     UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
     Label as Label,
     LabelsError as LabelsError,

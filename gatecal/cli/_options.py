@@ -39,7 +39,7 @@ TABLE_FORMATS = ("table", "markdown", "csv", "json")
 
 
 def _input_formats() -> tuple[str, ...]:
-    from gatecal.readers import INPUT_FORMATS  # when the option is given: readers cost 40 ms
+    from gatecal.readers._read import INPUT_FORMATS  # when the option is given: readers cost 40 ms
 
     return INPUT_FORMATS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._columns import VerdictBuilder
-from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, RunsError, Skip, Verdict
 
 __all__ = [
     "ATTEMPTS",

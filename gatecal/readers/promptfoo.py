@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, as_float, decode, load_json
-from gatecal.readers._model import COMPONENT, FileRead, RunsError, Verdict
+from gatecal.readers._data import COMPONENT, FileRead, RunsError, Verdict
 
 __all__ = ["JUDGE_ASSERTIONS", "read_promptfoo"]
 
@@ -166,7 +166,7 @@ def read_promptfoo(
         else None
     )
     if document is None or (isinstance(document, dict) and "results" not in document):
-        from gatecal.readers.table import jsonl_rows
+        from gatecal.readers.table.rows import jsonl_rows
 
         document = [row for _, row in jsonl_rows(text, path)]
     results, version, eval_id = _results(document, path)

@@ -17,9 +17,9 @@ from collections import Counter
 import pytest
 
 import gatecal
-from gatecal.readers import RunsError, _duplicates
+from gatecal.readers import _duplicates
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._model import duplicate_runs
+from gatecal.readers._data import RunsError, duplicate_runs
 
 
 @pytest.fixture(params=["table", "sort"])

@@ -15,7 +15,7 @@ import pytest
 
 from gatecal import RunsError, read_runs, recommend_gate
 from gatecal.cli import main
-from gatecal.readers import detect_format
+from gatecal.readers._read import detect_format
 from gatecal.readers._summary import render_runs, runs_summary
 from tests.paths import FIXTURES
 
@@ -687,7 +687,7 @@ def test_short_names_of_many_ids_are_the_levels_taken_id_by_id():
     import random
     import re
 
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     def name(case: str) -> str:
         head, bracket, tail = case.partition("[")
@@ -732,7 +732,7 @@ def test_whitespace_is_what_the_pattern_finds():
     and non-ASCII text."""
     import re
 
-    from gatecal.readers._model import _has_space
+    from gatecal.readers._data import _has_space
 
     for point in range(0x3100):
         one = chr(point)
@@ -747,7 +747,7 @@ def test_short_names_take_the_parameter_the_bracket_pattern_takes():
     import random
     import re
 
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     pattern = re.compile(r"\[(.*)\]$")
     rng = random.Random(7)

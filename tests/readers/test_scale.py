@@ -1,6 +1,6 @@
 """Big tables are read in blocks; every table reads the same either way.
 
-The block reader (gatecal/readers/_blocks.py) is engaged for files from STREAM_MIN_BYTES
+The block reader (gatecal/readers/table/blocks.py) is engaged for files from STREAM_MIN_BYTES
 on. Here that limit is set to 0 (every table read in blocks) and to a size no test file
 reaches (every table read row by row, as before), and the two reads must agree on every
 verdict, skip, component, count, run order, warning and error message.
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gatecal
-from gatecal.readers import RunsError, _blocks
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._model import Verdict
+from gatecal.readers._data import RunsError, Verdict
+from gatecal.readers.table import blocks as _blocks
 from tests.paths import FIXTURES
 
 
@@ -334,7 +334,7 @@ def test_a_csv_read_by_arrow_imports_no_pandas(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("run,case,passed\nr1,a,true\nr1,b,false\nr2,a,1\n")
     code = (
-        "import sys\nfrom gatecal.readers import _blocks\n_blocks.STREAM_MIN_BYTES = 0\n"
+        "import sys\nfrom gatecal.readers.table import blocks\nblocks.STREAM_MIN_BYTES = 0\n"
         "import gatecal\ndata = gatecal.read_runs([sys.argv[1]])\n"
         "print(len(data.verdicts), 'pandas' in sys.modules)"
     )
@@ -427,7 +427,7 @@ def test_parquet_round_trip_reads_back_what_was_written(tmp_path, monkeypatch):
     csv_path = tmp_path / "t.csv"
     _write_csv(csv_path, rows)
     data = gatecal.read_runs([str(csv_path)])
-    from gatecal.readers.parquet import write_parquet
+    from gatecal.readers.table.parquet import write_parquet
 
     out = tmp_path / "t.parquet"
     out.write_bytes(write_parquet(data))

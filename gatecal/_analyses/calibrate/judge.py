@@ -30,8 +30,8 @@ from gatecal._common.intervals import Estimate, clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
-from gatecal.readers import RunsData
-from gatecal.readers.labels import (
+from gatecal.readers._data import RunsData
+from gatecal.readers.labels.reader import (
     UNPARSEABLE_VALUES,
     Label,
     LabelColumns,

@@ -16,7 +16,7 @@ from gatecal._analyses.policies.parse import CHECK_POLICIES
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 
 _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"

@@ -61,7 +61,7 @@ from gatecal._common.validate import (
     check_level,
 )
 from gatecal._model.regression import RegressionLike, as_regression
-from gatecal.readers import RunsData
+from gatecal.readers._data import RunsData
 
 ALTERNATIVES = ("worse", "two-sided")
 COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
@@ -502,7 +502,7 @@ def _as_runs(name: str, value: object) -> RunsData:
     else:
         what = "a gatecal.RunsData (from gatecal.read_runs) or the paths of its runs"
         raise ParameterError(name, f"must be {what}", type(value).__name__)
-    from gatecal.readers import read_runs
+    from gatecal.readers._read import read_runs
 
     return read_runs(paths)
 
@@ -518,7 +518,7 @@ def _only_build(name: str, data: RunsData) -> str:
 def _two_builds(base_data: RunsData, cand_data: RunsData) -> tuple[Matrix, Matrix, list[str]]:
     """The two builds' outcome matrices on the union of their cases (-1 where a build has
     no verdict), and the cases' short names."""
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     _, base_ids, base = base_data.outcome_array(_only_build("data", base_data))
     _, cand_ids, cand = cand_data.outcome_array(_only_build("candidate", cand_data))

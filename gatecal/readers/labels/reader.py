@@ -68,7 +68,7 @@ def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
         raise LabelsError(str(exc)) from None
     with io.StringIO(text, newline="" if suffix == ".csv" else None) as handle:
         if suffix == ".jsonl":
-            from gatecal.readers.table import jsonl_rows  # one JSONL reader for every table
+            from gatecal.readers.table.rows import jsonl_rows  # one JSONL reader for every table
 
             yield from jsonl_rows(text, path, LabelsError)
             return
@@ -108,8 +108,8 @@ def read_labels(path: str | Path) -> LabelColumns:
     file = Path(path)
     _progress.expect([file])
     if _big(file):
-        from gatecal.readers._blocks import SlowPath
-        from gatecal.readers._label_blocks import read_label_blocks
+        from gatecal.readers.labels.blocks import read_label_blocks
+        from gatecal.readers.table.blocks import SlowPath
 
         try:
             return read_label_blocks(file)
@@ -122,7 +122,7 @@ def read_labels(path: str | Path) -> LabelColumns:
 
 def _big(file: Path) -> bool:
     """Is `file` a table to read in blocks (csv or jsonl, from STREAM_MIN_BYTES on)?"""
-    from gatecal.readers._blocks import STREAM_MIN_BYTES
+    from gatecal.readers.table.blocks import STREAM_MIN_BYTES
 
     if file.suffix.lower() not in (".csv", ".jsonl"):
         return False

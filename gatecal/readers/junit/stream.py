@@ -16,10 +16,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from gatecal.readers._model import RunsError
+from gatecal.readers._data import RunsError
 
 if TYPE_CHECKING:
-    from gatecal.readers.junit import _Case, _File
+    from gatecal.readers.junit.reader import _Case, _File
 
 __all__ = ["CaseList", "parse_stream"]
 
@@ -55,7 +55,7 @@ class CaseList(Sequence["_Case"]):
         return found if found is not None else [OUTCOMES[self.outcome[i]]]
 
     def _make(self, i: int) -> _Case:
-        from gatecal.readers.junit import _Case
+        from gatecal.readers.junit.reader import _Case
 
         return _Case(
             full=self.full[i],
@@ -107,7 +107,13 @@ def parse_stream(path: Path) -> _File:
     from defusedxml import ElementTree
 
     from gatecal.readers._progress import advance
-    from gatecal.readers.junit import _detail, _File, check_root, is_gate_record, read_testcase
+    from gatecal.readers.junit.reader import (
+        _detail,
+        _File,
+        check_root,
+        is_gate_record,
+        read_testcase,
+    )
 
     cases = CaseList()
     suite_codes: dict[str, int] = {}
@@ -191,7 +197,7 @@ def fold_file(
     as pytest-rerunfailures writes reruns), as ``read_junit``'s own loop handles them."""
     import numpy as np
 
-    from gatecal.readers._model import Skip
+    from gatecal.readers._data import Skip
 
     n = len(cases)
     if cases.props or not _distinct(cases.full):

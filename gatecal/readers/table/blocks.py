@@ -1,6 +1,6 @@
 """Big long tables (CSV, JSONL) read in blocks: each column's distinct values checked once.
 
-:mod:`gatecal.readers.table` reads a table row by row and names the line of the first
+:mod:`gatecal.readers.table.rows` reads a table row by row and names the line of the first
 thing wrong. A table of a million rows holds a few hundred distinct runs, checks and
 statuses, so here each block of rows is split into columns, each column's distinct
 values are normalised and checked once, and the verdicts go into the columns as codes.
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._model import (
+from gatecal.readers._data import (
     BUILDS,
     COMPONENT,
     LONG_COLUMNS,
@@ -185,7 +185,7 @@ def _block(
     """Fold one block of rows into `batch`; (verdicts, errors) it added."""
     import numpy as np
 
-    from gatecal.readers import table
+    from gatecal.readers.table import rows as table
 
     where = str(path)
 
@@ -597,7 +597,7 @@ def _has_pyarrow() -> bool:
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
     reader must decide."""
-    from gatecal.readers import table
+    from gatecal.readers.table import rows as table
 
     if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
         raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._model import LONG_COLUMNS, RunsData, RunsError
+from gatecal.readers._data import LONG_COLUMNS, RunsData, RunsError
 
 __all__ = ["MAGIC", "read_parquet", "write_parquet"]
 
@@ -34,9 +34,9 @@ def _pyarrow(what: str) -> Any:
 
 def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
-    from gatecal.readers import table
-    from gatecal.readers._blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
     from gatecal.readers._progress import advance
+    from gatecal.readers.table import rows as table
+    from gatecal.readers.table.blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
 
     pq = _pyarrow(f"{path}: reading Parquet")
     try:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, load_json, split_repeats
-from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, RunsError, Skip, Verdict
 
 __all__ = ["read_junit"]
 
@@ -157,10 +157,10 @@ def _detail(
 def _parse(path: Path) -> _File:
     from defusedxml import ElementTree
 
-    from gatecal.readers._blocks import STREAM_MIN_BYTES
+    from gatecal.readers.table.blocks import STREAM_MIN_BYTES
 
     if path.stat().st_size >= STREAM_MIN_BYTES:
-        from gatecal.readers._junit_stream import parse_stream
+        from gatecal.readers.junit.stream import parse_stream
 
         return parse_stream(path)
     raw = path.read_bytes()
@@ -235,7 +235,7 @@ def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
 
 def _fulls(f: _File) -> Sequence[str]:
     """The full ids of a file's testcases."""
-    from gatecal.readers._junit_stream import CaseList
+    from gatecal.readers.junit.stream import CaseList
 
     return f.cases.full if isinstance(f.cases, CaseList) else [c.full for c in f.cases]
 
@@ -258,7 +258,7 @@ def _unique(named: Sequence[tuple[Path, str]]) -> list[str]:
 
 def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
     """For each testcase index: (base id, repeat i), if the file is a set of repeats."""
-    from gatecal.readers._junit_stream import CaseList
+    from gatecal.readers.junit.stream import CaseList
 
     if isinstance(f.cases, CaseList):
         if any("gatecal.case" in p for p in f.cases.props.values()):
@@ -361,7 +361,7 @@ def _outcome(attempts: list[str], policy: str) -> str:
 def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
     """Read JUnit XML files of one build; see the module's docstring for the rules."""
     from gatecal.readers import _progress
-    from gatecal.readers._junit_stream import CaseList, fold_file
+    from gatecal.readers.junit.stream import CaseList, fold_file
 
     files = []
     for p in paths:
