@@ -223,18 +223,13 @@ from ._render.simulate import (
     render_simulation as render_simulation,
 )
 from .readers._base import ReadOptions as ReadOptions
-from .readers._data import (
-    FileRead as FileRead,
-    RunsData as RunsData,
-    RunsError as RunsError,
-    Skip as Skip,
-    Verdict as Verdict,
-)
+from .readers._data import FileRead as FileRead, RunsData as RunsData, Skip as Skip
 from .readers._read import (
     INPUT_FORMATS as INPUT_FORMATS,
     detect_format as detect_format,
     read_runs as read_runs,
 )
+from .readers._verdict import RunsError as RunsError, Verdict as Verdict
 from .readers.labels.reader import (
     UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
     Label as Label,

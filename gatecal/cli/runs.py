@@ -82,7 +82,7 @@ def runs(
     )
     outputs.refuse_inputs(data.sources)
     if fmt == "parquet":
-        from gatecal.readers._data import RunsError
+        from gatecal.readers._verdict import RunsError
         from gatecal.readers.table.parquet import write_parquet
 
         try:

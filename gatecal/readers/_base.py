@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._columns import VerdictBuilder
-from gatecal.readers._data import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = [
     "ATTEMPTS",

@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from gatecal.readers._data import Verdict
+from gatecal.readers._verdict import Verdict
 
 if TYPE_CHECKING:
     import numpy as np

@@ -21,11 +21,8 @@ from gatecal.readers._base import (
     load_json,
 )
 from gatecal.readers._columns import VerdictColumns
-from gatecal.readers._data import (
-    RunsData,
-    RunsError,
-    duplicate_runs,
-)
+from gatecal.readers._data import RunsData, duplicate_runs
+from gatecal.readers._verdict import RunsError
 
 __all__ = ["INPUT_FORMATS", "detect_format", "read_runs"]
 

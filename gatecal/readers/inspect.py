@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, as_float, load_json
-from gatecal.readers._data import FileRead, RunsError, Verdict
+from gatecal.readers._data import FileRead
+from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["read_inspect"]
 

@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, as_float, decode, load_json
-from gatecal.readers._data import COMPONENT, FileRead, RunsError, Verdict
+from gatecal.readers._data import FileRead
+from gatecal.readers._verdict import COMPONENT, RunsError, Verdict
 
 __all__ = ["JUDGE_ASSERTIONS", "read_promptfoo"]
 

@@ -19,7 +19,8 @@ import pytest
 import gatecal
 from gatecal.readers import _duplicates
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._data import RunsError, duplicate_runs
+from gatecal.readers._data import duplicate_runs
+from gatecal.readers._verdict import RunsError
 
 
 @pytest.fixture(params=["table", "sort"])

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gatecal
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._data import RunsError, Verdict
+from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.table import blocks as _blocks
 from tests.paths import FIXTURES
 

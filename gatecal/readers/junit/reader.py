@@ -45,7 +45,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch, ReadOptions, load_json, split_repeats
-from gatecal.readers._data import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["read_junit"]
 

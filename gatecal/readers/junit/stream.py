@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from gatecal.readers._data import RunsError
+from gatecal.readers._verdict import RunsError
 
 if TYPE_CHECKING:
     from gatecal.readers.junit.reader import _Case, _File

@@ -23,14 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._data import (
-    BUILDS,
-    COMPONENT,
-    LONG_COLUMNS,
-    OPTIONAL_COLUMNS,
-    Skip,
-    Verdict,
-)
+from gatecal.readers._data import Skip
+from gatecal.readers._verdict import BUILDS, COMPONENT, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
 __all__ = ["BLOCK_ROWS", "STREAM_MIN_BYTES", "SlowPath", "read_table_blocks"]
 

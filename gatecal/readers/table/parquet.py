@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._data import LONG_COLUMNS, RunsData, RunsError
+from gatecal.readers._data import RunsData
+from gatecal.readers._verdict import LONG_COLUMNS, RunsError
 
 __all__ = ["MAGIC", "read_parquet", "write_parquet"]
 

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gatecal.readers._base import Batch, ReadOptions, decode
-from gatecal.readers._data import BUILDS, COMPONENT, FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._verdict import BUILDS, COMPONENT, RunsError, Verdict
 
 __all__ = ["jsonl_rows", "read_table", "sniff_jsonl"]
 
