@@ -4,8 +4,8 @@
 STREAM_MIN_BYTES on is parsed here with (defused) ``iterparse`` instead: each
 ``<testcase>`` is read when it ends (name, class, outcome, reruns, gatecal properties)
 and removed from the tree, so memory holds one string per case id and a few bytes per
-testcase. What comes out is the same ``_File`` the tree parser gives, its cases a
-:class:`CaseList` that makes each ``_Case`` on demand; ``read_junit`` takes the columns
+testcase. What comes out is the same ``JUnitFile`` the tree parser gives, its cases a
+:class:`CaseList` that makes each ``Case`` on demand; ``read_junit`` takes the columns
 directly when nothing calls for objects (no properties, no rerun elements).
 """
 
@@ -14,12 +14,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
 from gatecal.readers._verdict import RunsError
-
-if TYPE_CHECKING:
-    from gatecal.readers.junit.reader import _Case, _File
+from gatecal.readers.junit.cases import (
+    Case,
+    JUnitFile,
+    check_root,
+    is_gate_record,
+    read_testcase,
+    writer,
+)
 
 __all__ = ["CaseList", "parse_stream"]
 
@@ -27,8 +32,8 @@ OUTCOMES = ("passed", "failed", "error", "skipped")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
 
 
-class CaseList(Sequence["_Case"]):
-    """The testcases of one streamed file, as columns; a sequence of ``_Case``."""
+class CaseList(Sequence[Case]):
+    """The testcases of one streamed file, as columns; a sequence of ``Case``."""
 
     __slots__ = ("attempts", "cut", "full", "outcome", "props", "suite", "suites")
 
@@ -54,10 +59,8 @@ class CaseList(Sequence["_Case"]):
         found = self.attempts.get(i)
         return found if found is not None else [OUTCOMES[self.outcome[i]]]
 
-    def _make(self, i: int) -> _Case:
-        from gatecal.readers.junit.reader import _Case
-
-        return _Case(
+    def _make(self, i: int) -> Case:
+        return Case(
             full=self.full[i],
             name=self.name(i),
             attempts=list(self.outcomes(i)),
@@ -66,15 +69,15 @@ class CaseList(Sequence["_Case"]):
         )
 
     @overload
-    def __getitem__(self, index: int) -> _Case: ...
+    def __getitem__(self, index: int) -> Case: ...
     @overload
-    def __getitem__(self, index: slice) -> list[_Case]: ...
-    def __getitem__(self, index: int | slice) -> _Case | list[_Case]:
+    def __getitem__(self, index: slice) -> list[Case]: ...
+    def __getitem__(self, index: int | slice) -> Case | list[Case]:
         if isinstance(index, slice):
             return [self._make(i) for i in range(*index.indices(len(self)))]
         return self._make(range(len(self))[index])
 
-    def __iter__(self) -> Iterator[_Case]:
+    def __iter__(self) -> Iterator[Case]:
         return (self._make(i) for i in range(len(self)))
 
 
@@ -102,18 +105,11 @@ class _Names(Sequence[str]):
         return (self._cases.name(i) for i in range(len(self)))
 
 
-def parse_stream(path: Path) -> _File:
+def parse_stream(path: Path) -> JUnitFile:
     """Parse a JUnit file as ``junit._parse`` does, streaming (see the module docstring)."""
     from defusedxml import ElementTree
 
     from gatecal.readers._progress import advance
-    from gatecal.readers.junit.reader import (
-        _detail,
-        _File,
-        check_root,
-        is_gate_record,
-        read_testcase,
-    )
 
     cases = CaseList()
     suite_codes: dict[str, int] = {}
@@ -179,8 +175,8 @@ def parse_stream(path: Path) -> _File:
     if not cases.full:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")
     schema = " ".join(root_attrib.values()) + " ".join((first_suite or {}).values())
-    detail = _detail(path, root.tag, root_attrib.get("name"), names, schema, first_suite)
-    return _File(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
+    detail = writer(path, root.tag, root_attrib.get("name"), names, schema, first_suite)
+    return JUnitFile(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
 
 
 def fold_file(
