@@ -230,11 +230,11 @@ from .readers._read import (
     read_runs as read_runs,
 )
 from .readers._verdict import RunsError as RunsError, Verdict as Verdict
-from .readers.labels.reader import (
+from .readers.labels.columns import (
     UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
     Label as Label,
     LabelsError as LabelsError,
-    read_labels as read_labels,
 )
+from .readers.labels.reader import read_labels as read_labels
 
 __version__: str

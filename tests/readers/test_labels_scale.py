@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import gatecal
 from gatecal.cli import main
 from gatecal.readers.labels import reader as labels
-from gatecal.readers.labels.reader import Label, LabelColumns
+from gatecal.readers.labels.columns import Label, LabelColumns
 from gatecal.readers.table import blocks as _blocks
 from tests.paths import ROOT
 

@@ -31,13 +31,8 @@ from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 from gatecal.readers._data import RunsData
-from gatecal.readers.labels.reader import (
-    UNPARSEABLE_VALUES,
-    Label,
-    LabelColumns,
-    LabelsError,
-    read_labels,
-)
+from gatecal.readers.labels.columns import UNPARSEABLE_VALUES, Label, LabelColumns, LabelsError
+from gatecal.readers.labels.reader import read_labels
 
 __all__ = [
     "UNPARSEABLE_VALUES",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers.labels.reader import LabelColumns, _verdict
+from gatecal.readers.labels.columns import LabelColumns, verdict
 
 __all__ = ["read_label_blocks"]
 
@@ -38,12 +38,12 @@ def _repeat(value: Any) -> str | None:
 
 
 def _human(value: Any) -> int:
-    return int(bool(_verdict(value, "human", "")))
+    return int(bool(verdict(value, "human", "")))
 
 
 def _judge(value: Any) -> int:
-    verdict = _verdict(value, "judge", "")
-    return -1 if verdict is None else int(verdict)
+    found = verdict(value, "judge", "")
+    return -1 if found is None else int(found)
 
 
 def read_label_blocks(path: Path) -> LabelColumns:
