@@ -179,13 +179,13 @@ def _block(
     """Fold one block of rows into `batch`; (verdicts, errors) it added."""
     import numpy as np
 
-    from gatecal.readers.table import rows as table
+    from gatecal.readers.table import cells
 
     where = str(path)
 
     def unesc(value: Any) -> Any:
         if unescape and type(value) is str and value.startswith("'"):
-            return table._from_cell(value)
+            return cells.from_cell(value)
         return value
 
     def norm(key: str, rule: Any) -> tuple[Any, list[Any]]:
@@ -213,7 +213,7 @@ def _block(
     case_c, case_v = norm("case", required)
     kind_c, kind_v = norm("kind", of_set(("", "judge", "code")))
     build_c, build_v = norm("build", of_set(BUILDS, build))
-    status_c, status_v = norm("status", of_set(table._STATUS, "ok"))
+    status_c, status_v = norm("status", of_set(cells.STATUSES, "ok"))
     check_c, check_v = norm("check", text)
     session_c, session_v = norm("session", lambda v: text(v) or where)
     source_c, source_v = norm("source", lambda v: text(v) or where)
@@ -223,7 +223,7 @@ def _block(
     skipped = status_names == "skipped"
     component = status_names == COMPONENT
     counted = ~skipped
-    passed_c, passed_v = norm("passed", lambda v: table._passed(v, where))
+    passed_c, passed_v = norm("passed", lambda v: cells.passed(v, where))
     passed_of = np.asarray([-1 if p is None else int(p) for p in passed_v], dtype=np.int8)
     passed = passed_of[passed_c] if len(passed_of) else np.zeros(n, np.int8)
     needs = counted & ((status_names == "ok") | component)
@@ -239,11 +239,11 @@ def _block(
         value = np.asarray([0 if d is None else d for d in distinct], dtype=kind)
         return value[codes], have[codes]
 
-    score, has_score = numbers("score", lambda v: table._score(v, where), np.float64)
-    cost, has_cost = numbers("cost", lambda v: _cost(table._score(v, where, "cost")), np.float64)
-    tokens, has_tokens = numbers("tokens", lambda v: table._tokens(v, where), np.int64)
+    score, has_score = numbers("score", lambda v: cells.score(v, where), np.float64)
+    cost, has_cost = numbers("cost", lambda v: _cost(cells.score(v, where, "cost")), np.float64)
+    tokens, has_tokens = numbers("tokens", lambda v: cells.tokens(v, where), np.int64)
     attempts, _ = numbers("attempts", _attempts(text), np.int64)
-    cached_c, cached_v = norm("cached", lambda v: table._passed(v, where))
+    cached_c, cached_v = norm("cached", lambda v: cells.passed(v, where))
     cached = np.asarray([bool(c) for c in cached_v], dtype=bool)[cached_c] if n else cached_c
     batch.reruns += int((attempts[counted] - 1).sum())
 
@@ -591,7 +591,7 @@ def _has_pyarrow() -> bool:
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
     reader must decide."""
-    from gatecal.readers.table import rows as table
+    from gatecal.readers.table import cells
 
     if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
         raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)
@@ -604,7 +604,7 @@ def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
         added, errors = _block(columns, n, path, build, batch, runs, fmt == "csv", memos)
         n_verdicts += added
         n_errors += errors
-    batch.files.append(table.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
+    batch.files.append(cells.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
     return batch
 
 

@@ -36,8 +36,9 @@ def _pyarrow(what: str) -> Any:
 def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
     from gatecal.readers._progress import advance
-    from gatecal.readers.table import rows as table
+    from gatecal.readers.table import cells
     from gatecal.readers.table.blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
+    from gatecal.readers.table.rows import rows_to_batch
 
     pq = _pyarrow(f"{path}: reading Parquet")
     try:
@@ -73,7 +74,7 @@ def read_parquet(path: Path, build: str) -> Batch:
                     (f"{path}: row {row + i + 1}", {k: v[i] for k, v in columns.items()})
                     for i in range(n)
                 )
-                one = table._rows_to_batch(rows, path, build, "parquet")
+                one = rows_to_batch(rows, path, build, "parquet")
                 runs.update(dict.fromkeys(one.files[0].runs))
                 added, errors = one.files[0].verdicts, one.files[0].errors
                 one.files.clear()
@@ -89,7 +90,7 @@ def read_parquet(path: Path, build: str) -> Batch:
     except Exception as exc:
         raise RunsError(f"{path}: not a readable Parquet file ({exc})") from None
     batch.files.append(
-        table.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
+        cells.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
     )
     import pyarrow as pa
 
