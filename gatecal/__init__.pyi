@@ -224,11 +224,8 @@ from ._render.simulate import (
 )
 from .readers._base import ReadOptions as ReadOptions
 from .readers._data import FileRead as FileRead, RunsData as RunsData, Skip as Skip
-from .readers._read import (
-    INPUT_FORMATS as INPUT_FORMATS,
-    detect_format as detect_format,
-    read_runs as read_runs,
-)
+from .readers._read import detect_format as detect_format, read_runs as read_runs
+from .readers._registry import INPUT_FORMATS as INPUT_FORMATS
 from .readers._verdict import RunsError as RunsError, Verdict as Verdict
 from .readers.labels.columns import (
     UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,

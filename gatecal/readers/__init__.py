@@ -4,7 +4,9 @@ Every reader takes files and returns :class:`Verdict` rows (build, run, case, ch
 kind, passed, status, score, session, attempts, cached; cost and tokens where the source
 reports them) plus the skips, the checks underneath a case-level verdict (status
 ``component``) and how each file was read; :func:`read_runs` detects each file's format by
-its content, calls the reader and checks the whole. Formats:
+its content, calls the reader and checks the whole. Each format's reader follows the
+``Reader`` protocol of ``_base`` (FORMAT, sniff, read); ``_registry`` lists them once,
+and detection and ``--input-format`` are made from that list. Formats:
 
 ========== ==========================================================================
 junit      JUnit XML: pytest ``--junitxml``, Maven Surefire/Failsafe, Gradle, promptfoo

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import fnmatch
 import glob
-import json
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from gatecal.readers import _progress
@@ -16,72 +15,41 @@ from gatecal.readers._base import (
     JUNIT_REPEATS,
     PARTIAL,
     Batch,
+    Head,
+    Reader,
     ReadOptions,
-    decode,
-    load_json,
+    Source,
 )
 from gatecal.readers._columns import VerdictColumns
 from gatecal.readers._data import RunsData, duplicate_runs
+from gatecal.readers._registry import INPUT_FORMATS, listed, reader, readers
 from gatecal.readers._verdict import RunsError
 
-__all__ = ["INPUT_FORMATS", "detect_format", "read_runs"]
+__all__ = ["detect_format", "read_runs"]
 
-INPUT_FORMATS = ("junit", "csv", "jsonl", "parquet", "promptfoo", "inspect", "deepeval")
 _SUFFIXES = {".xml", ".csv", ".tsv", ".jsonl", ".json", ".eval", ".parquet"}
-_PARQUET = b"PAR1"
-_ZIP = b"PK\x03\x04"
-
-
-def _json_format(document: object) -> str | None:
-    if not isinstance(document, dict):
-        return None
-    results = document.get("results")
-    if isinstance(results, dict) and "results" in results and "evalId" in document:
-        return "promptfoo"
-    if isinstance(results, dict) and isinstance(results.get("results"), list):
-        return "promptfoo"
-    if isinstance(document.get("eval"), dict) and "status" in document:
-        return "inspect"
-    inner = document.get("testRunData")
-    if isinstance((inner if isinstance(inner, dict) else document).get("testCases"), list):
-        return "deepeval"
-    return None
-
-
-def _promptfoo_line(line: str) -> bool:
-    try:
-        item = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        return False
-    return isinstance(item, dict) and "gradingResult" in item and "provider" in item
 
 
 def detect_format(path: Path | str, raw: bytes) -> str:
-    """The format of a file, by its content (the name only breaks a tie)."""
-    from gatecal.readers.table.rows import sniff_jsonl
-
-    if raw.startswith(_ZIP):
-        return "inspect"
-    if raw.startswith(_PARQUET):
-        return "parquet"
-    head = decode(raw, path).lstrip()  # whole: a slice could cut a UTF-8 character in two
-    if head.startswith("<"):
-        return "junit"  # its reader parses safely and names what is wrong
-    if head.startswith(("{", "[")):
-        if sniff_jsonl(head):
-            return "jsonl"
-        if _promptfoo_line(head.split("\n", 1)[0]):
-            return "promptfoo"  # promptfoo eval -o results.jsonl: one result per line
-        found = _json_format(load_json(raw, path))
-        if found is None:
-            raise RunsError(
-                f"{path}: JSON that is not a promptfoo results file, an inspect_ai log, "
-                "a DeepEval test run or gatecal JSONL"
-            )
-        return found
-    if not head:
+    """The format of a file, by its content (the name only breaks a tie): the first
+    reader of the registry whose signature (a binary format's) starts the file, else the
+    first whose ``sniff`` recognises its text."""
+    every = readers()
+    for found in every:
+        if found.MAGIC and raw.startswith(found.MAGIC):
+            return found.FORMAT
+    head = Head(path, raw)
+    for found in every:
+        if found.sniff(head):
+            return found.FORMAT
+    if head.text.startswith(("{", "[")):
+        raise RunsError(
+            f"{path}: JSON that is not a promptfoo results file, an inspect_ai log, "
+            "a DeepEval test run or gatecal JSONL"
+        )
+    if not head.text:
         raise RunsError(f"{path}: the file is empty")
-    return "csv"
+    raise RunsError(f"{path}: not a format gatecal reads ({listed()})")
 
 
 def _glob(pattern: str) -> list[str]:
@@ -175,33 +143,6 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
     return files
 
 
-Reader = Callable[[Path, bytes, str, ReadOptions, str], Batch]
-
-
-def _reader(fmt: str) -> Reader:
-    if fmt == "parquet":
-        from gatecal.readers.table.parquet import read_parquet
-
-        return lambda path, raw, build, options, label: read_parquet(path, build)
-    if fmt in ("csv", "jsonl"):
-        from gatecal.readers.table.rows import read_table
-
-        return lambda path, raw, build, options, label: read_table(path, raw, build, fmt, options)
-    if fmt == "promptfoo":
-        from gatecal.readers.promptfoo import read_promptfoo
-
-        return read_promptfoo
-    if fmt == "inspect":
-        from gatecal.readers.inspect import read_inspect
-
-        return read_inspect
-    if fmt == "deepeval":
-        from gatecal.readers.deepeval import read_deepeval
-
-        return read_deepeval
-    raise RunsError(f"no reader for {fmt!r}")
-
-
 def _labels(files: Sequence[Path]) -> dict[Path, str]:
     """A short, unique session label per file: its stem, its name, or its path."""
     for label in (lambda p: p.stem, lambda p: p.name, lambda p: str(p)):
@@ -271,42 +212,24 @@ def read_runs(
         ("healthy", paths, "known-good"),
         ("regressed", regressed, "regressed"),
     ):
-        junit: list[Path] = []
         batch = Batch()
         files = _expand(group, role)
         _progress.expect(files)
         labels = _labels(files)
+        grouped: dict[str, tuple[Reader, list[Source]]] = {}
         for path in files:
-            if input_format in (None, "parquet") and _starts_with(path, _PARQUET):
-                from gatecal.readers.table.parquet import read_parquet
-
-                batch.extend(read_parquet(path, build))  # in batches: never read whole
-                _progress.done(path)
+            found = _by_signature(path, input_format) or _streamed(path, input_format)
+            raw = None
+            if found is None:
+                raw = path.read_bytes()
+                found = reader(input_format or detect_format(path, raw))
+            if found.GROUPED:  # read with the build's other files of its format, below
+                grouped.setdefault(found.FORMAT, (found, []))[1].append(Source(path, labels[path]))
                 continue
-            streamed = _stream_format(path, input_format)
-            if streamed == "junit":
-                junit.append(path)  # parsed as a stream (junit._parse)
-                continue
-            if streamed in ("csv", "jsonl"):
-                from gatecal.readers.table.blocks import SlowPath, read_table_blocks
-
-                try:
-                    batch.extend(read_table_blocks(path, build, streamed))
-                    _progress.done(path)
-                    continue
-                except SlowPath:
-                    pass  # read row by row below, as a small file is
-            raw = path.read_bytes()
-            fmt = input_format or detect_format(path, raw)
-            if fmt == "junit":
-                junit.append(path)
-                continue
-            batch.extend(_reader(fmt)(path, raw, build, options, labels[path]))
+            batch.extend(found.read([Source(path, labels[path], raw)], build, options))
             _progress.done(path)
-        if junit:
-            from gatecal.readers.junit.reader import read_junit
-
-            batch.extend(read_junit(junit, build, options))
+        for found, sources in grouped.values():
+            batch.extend(found.read(sources, build, options))
         total.extend(batch)
     return _assemble(total, options)
 
@@ -318,14 +241,21 @@ def _first_duplicate(table: VerdictColumns) -> int | None:
     return first_duplicate(table)
 
 
-def _starts_with(path: Path, magic: bytes) -> bool:
+def _by_signature(path: Path, input_format: str | None) -> Reader | None:
+    """The reader of the binary format whose signature starts the file, found without
+    reading further (a Parquet file is then read in batches, never whole)."""
     with open(path, "rb") as handle:
-        return handle.read(len(magic)) == magic
+        start = handle.read(16)
+    for found in readers():
+        if found.MAGIC and start.startswith(found.MAGIC) and input_format in (None, found.FORMAT):
+            return found
+    return None
 
 
-def _stream_format(path: Path, input_format: str | None) -> str | None:
-    """The format of a big file read without loading it whole (csv, jsonl, junit), from its
-    first 64 KiB; None for a small file or any other (read whole, as always)."""
+def _streamed(path: Path, input_format: str | None) -> Reader | None:
+    """The reader of a big file that reads it without loading it whole (a reader that
+    STREAMS), detected from the file's first 64 KiB; None for a small file or any other
+    (read whole, as always)."""
     from gatecal.readers.table.blocks import STREAM_MIN_BYTES
 
     if path.stat().st_size < STREAM_MIN_BYTES:
@@ -335,14 +265,20 @@ def _stream_format(path: Path, input_format: str | None) -> str | None:
     if head.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\0" in head:
         return None
     if head.removeprefix(b"\xef\xbb\xbf").lstrip().startswith(b"<"):
-        return "junit" if input_format in (None, "junit") else None  # XML, one line or many
-    if b"\n" not in head:
+        # markup, one line or many: told by its first character; its parser decodes it
+        # (an XML declaration may name another encoding)
+        head = b"<"
+        if input_format not in (None, detect_format(path, head)):
+            return None
+    elif b"\n" in head:
+        head = head[: head.rfind(b"\n") + 1]
+    else:
         return None
     try:
-        fmt = input_format or detect_format(path, head[: head.rfind(b"\n") + 1])
+        found = reader(input_format or detect_format(path, head))
     except RunsError:
         return None
-    return fmt if fmt in ("csv", "jsonl", "junit") else None
+    return found if found.STREAMS else None
 
 
 def _assemble(batch: Batch, options: ReadOptions) -> RunsData:

@@ -44,7 +44,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, ReadOptions, load_json, split_repeats
+from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.junit.cases import (
@@ -56,7 +56,7 @@ from gatecal.readers.junit.cases import (
     writer,
 )
 
-__all__ = ["read_junit"]
+__all__ = ["JUnit", "read_junit"]
 
 
 def _fromstring(raw: bytes) -> Any:
@@ -198,6 +198,24 @@ def _repeat_split(f: JUnitFile, mode: str) -> dict[int, tuple[str, int]] | None:
         index: (case.full[: len(case.full) - len(case.name)] + base, i)
         for index, (case, (base, i)) in enumerate(zip(f.cases, split, strict=True))
     }
+
+
+class JUnit:
+    """The JUnit reader (see the module docstring): every file of a build at once, as a
+    folder of per-class files is one run."""
+
+    FORMAT = "junit"
+    MAGIC = b""
+    GROUPED = True
+    STREAMS = True
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return head.text.startswith("<")  # the reader parses safely and names what is wrong
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return read_junit([source.path for source in sources], build, options)
 
 
 _PROMPTFOO_NAME = re.compile(r"^test (\d+)(?:: (.*))?$", re.S)

@@ -12,14 +12,15 @@ row. Needs ``pyarrow`` (``pip install 'gatecal[parquet]'``).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch
+from gatecal.readers._base import Batch, Head, ReadOptions, Source
 from gatecal.readers._data import RunsData
 from gatecal.readers._verdict import LONG_COLUMNS, RunsError
 
-__all__ = ["MAGIC", "read_parquet", "write_parquet"]
+__all__ = ["MAGIC", "Parquet", "read_parquet", "write_parquet"]
 
 MAGIC = b"PAR1"
 _INSTALL = "pip install 'gatecal[parquet]'"
@@ -96,6 +97,26 @@ def read_parquet(path: Path, build: str) -> Batch:
 
     pa.default_memory_pool().release_unused()  # the batches' buffers, kept for reuse
     return batch
+
+
+class Parquet:
+    """The long table as Parquet, known by its signature and read in batches."""
+
+    FORMAT = "parquet"
+    MAGIC = b"PAR1"
+    GROUPED = False
+    STREAMS = False
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return False  # text is never Parquet: the signature decides
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        batch = Batch()
+        for source in sources:
+            batch.extend(read_parquet(source.path, build))
+        return batch
 
 
 def write_parquet(data: RunsData) -> bytes:

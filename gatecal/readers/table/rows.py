@@ -16,15 +16,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from gatecal.readers._base import Batch, ReadOptions, decode
+from gatecal.readers._base import Batch, Head, ReadOptions, Source, decode
 from gatecal.readers._data import Skip
 from gatecal.readers._verdict import BUILDS, COMPONENT, RunsError, Verdict
 from gatecal.readers.table import cells
 
-__all__ = ["jsonl_rows", "read_table", "rows_to_batch", "sniff_jsonl"]
+__all__ = ["Csv", "Jsonl", "jsonl_rows", "read_table", "rows_to_batch", "sniff_jsonl"]
 
 
 def sniff_jsonl(text: str) -> bool:
@@ -163,3 +163,54 @@ def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOption
     text = decode(raw, path)
     rows = jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
     return rows_to_batch(rows, path, build, fmt)
+
+
+def _read_each(sources: Sequence[Source], build: str, fmt: str) -> Batch:
+    """Each long table in turn: a big one (no bytes read yet) in blocks, unless the block
+    reader leaves it to the row reader, which reads every other."""
+    batch = Batch()
+    for source in sources:
+        if source.raw is None:
+            from gatecal.readers.table.blocks import SlowPath, read_table_blocks
+
+            try:
+                batch.extend(read_table_blocks(source.path, build, fmt))
+                continue
+            except SlowPath:
+                pass  # read row by row, as a small file is
+        batch.extend(read_table(source.path, source.read_bytes(), build, fmt, ReadOptions()))
+    return batch
+
+
+class Csv:
+    """The long table as CSV: any text that is not markup or JSON."""
+
+    FORMAT = "csv"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = True
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return bool(head.text) and not head.text.startswith(("<", "{", "["))
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return _read_each(sources, build, "csv")
+
+
+class Jsonl:
+    """The long table as JSON Lines: a first line that is an object with its columns."""
+
+    FORMAT = "jsonl"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = True
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return head.text.startswith(("{", "[")) and sniff_jsonl(head.text)
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return _read_each(sources, build, "jsonl")
