@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gatecal.readers._verdict import RunsError
 
-__all__ = ["Case", "JUnitFile", "check_root", "is_gate_record", "read_testcase", "writer"]
+__all__ = ["Case", "JUnitFile", "check_root", "writer"]
 
 _FAILED = {"failure": "failed", "error": "error", "skipped": "skipped"}
 _EARLIER = {"flakyFailure": "failed", "flakyError": "error"}
@@ -40,45 +39,6 @@ def check_root(path: Path, tag: str) -> None:
         )
     if tag not in ("testsuites", "testsuite"):
         raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
-
-
-def is_gate_record(element: Any) -> bool:
-    """The testcase gatecal's pytest plugin adds for its gate's decision: not a test case."""
-    return (
-        element.get("classname") == "gatecal"
-        and element.get("name") == "gate"
-        and any(p.get("name") == "gatecal.decision" for p in element.iter("property"))
-    )
-
-
-def read_testcase(
-    element: Any, path: Path
-) -> tuple[str, str, str, list[str], list[str], dict[str, str]]:
-    """One ``<testcase>``: (full id, name, outcome, earlier and later rerun outcomes,
-    gatecal.* properties)."""
-    name = element.get("name")
-    if not name:
-        raise RunsError(f"{path}: a <testcase> has no name attribute")
-    classname = element.get("classname") or ""
-    final = "passed"
-    earlier: list[str] = []
-    later: list[str] = []
-    for child in element:
-        tag = child.tag
-        if tag == "skipped" and child.get("type") == "gatecal.tolerated":
-            tag = "failure"  # a failure gatecal's gate tolerated is still a failed verdict
-        if tag in _FAILED and final == "passed":
-            final = _FAILED[tag]
-        elif tag in _EARLIER:
-            earlier.append(_EARLIER[tag])
-        elif tag in _LATER:
-            later.append(_LATER[tag])
-    props = {
-        p.get("name", ""): p.get("value", "")
-        for p in element.iter("property")
-        if p.get("name", "").startswith("gatecal.")
-    }
-    return (f"{classname}.{name}" if classname else name), name, final, earlier, later, props
 
 
 def writer(

@@ -47,74 +47,9 @@ from typing import Any
 from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
-from gatecal.readers.junit.cases import (
-    Case,
-    JUnitFile,
-    check_root,
-    is_gate_record,
-    read_testcase,
-    writer,
-)
+from gatecal.readers.junit.cases import Case, JUnitFile
 
 __all__ = ["JUnit", "read_junit"]
-
-
-def _fromstring(raw: bytes) -> Any:
-    """Parse untrusted XML. Entity bombs and external entities need a DOCTYPE: a document
-    without one (what every JUnit writer produces) goes to the C parser directly; anything
-    else, or text not in an 8-bit-compatible encoding, through defusedxml, which refuses them.
-    """
-    from defusedxml import ElementTree  # hardened: no entity expansion, no external DTDs
-
-    if b"<!" not in raw.replace(b"<![CDATA[", b"").replace(b"<!--", b"") and b"\0" not in raw:
-        from xml.etree import ElementTree as fast
-
-        return fast.fromstring(raw)
-    return ElementTree.fromstring(raw)
-
-
-def _parse(path: Path) -> JUnitFile:
-    from defusedxml import ElementTree
-
-    from gatecal.readers.table.blocks import STREAM_MIN_BYTES
-
-    if path.stat().st_size >= STREAM_MIN_BYTES:
-        from gatecal.readers.junit.stream import parse_stream
-
-        return parse_stream(path)
-    raw = path.read_bytes()
-    try:
-        root = _fromstring(raw)
-    except ElementTree.ParseError as exc:
-        raise RunsError(f"{path}: not well-formed XML ({exc})") from None
-    except Exception as exc:  # defusedxml refuses entity bombs and external references
-        raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
-    check_root(path, root.tag)
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    names = {s.get("name", "") for s in suites}
-    schema = " ".join(root.attrib.values()) + " ".join(
-        " ".join(s.attrib.values()) for s in suites[:1]
-    )
-    first = dict(suites[0].attrib) if suites else None
-    detail = writer(path, root.tag, root.get("name"), names, schema, first)
-    cases: list[Case] = []
-    suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
-    for element in root.iter("testcase"):
-        if is_gate_record(element):
-            continue
-        full, name, final, earlier, later, props = read_testcase(element, path)
-        cases.append(
-            Case(
-                full=full,
-                name=name,
-                attempts=[*earlier, final, *later],
-                props=props,
-                suite=suite_of.get(id(element), ""),
-            )
-        )
-    if not cases:
-        raise RunsError(f"{path}: JUnit XML with no <testcase>")
-    return JUnitFile(path=path, detail=detail, cases=cases)
 
 
 def _units(files: Sequence[JUnitFile]) -> list[tuple[str, list[JUnitFile], str]]:
@@ -298,11 +233,11 @@ def _outcome(attempts: list[str], policy: str) -> str:
 def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
     """Read JUnit XML files of one build; see the module's docstring for the rules."""
     from gatecal.readers import _progress
-    from gatecal.readers.junit.stream import CaseList, fold_file
+    from gatecal.readers.junit.stream import CaseList, fold_file, parse_file
 
     files = []
     for p in paths:
-        files.append(_parse(p))
+        files.append(parse_file(p))
         _progress.done(p)
     batch = Batch()
     for unit, group, note in _units(files):

@@ -1,12 +1,12 @@
-"""Big JUnit files parsed as a stream: each testcase folded into a few columns, then freed.
+"""JUnit files parsed as a stream: each testcase folded into a few columns as it is read.
 
-``junit._parse`` builds the whole element tree, about a kilobyte per testcase. A file from
-STREAM_MIN_BYTES on is parsed here with (defused) ``iterparse`` instead: each
-``<testcase>`` is read when it ends (name, class, outcome, reruns, gatecal properties)
-and removed from the tree, so memory holds one string per case id and a few bytes per
-testcase. What comes out is the same ``JUnitFile`` the tree parser gives, its cases a
-:class:`CaseList` that makes each ``Case`` on demand; ``read_junit`` takes the columns
-directly when nothing calls for objects (no properties, no rerun elements).
+expat (the C parser behind ElementTree) calls :func:`parse_file`'s handlers at each
+element's start and end; a testcase's id, outcome, reruns and gatecal properties go
+straight into a :class:`CaseList` (one string per case id, a few bytes per testcase), with
+no element tree and nothing kept per file but the columns. The parser is hardened as
+defusedxml's is (entity declarations and external references refused). ``read_junit``
+takes the columns directly when nothing calls for objects (no properties, no testcase
+repeated), and makes a ``Case`` per testcase from them otherwise.
 """
 
 from __future__ import annotations
@@ -18,18 +18,20 @@ from typing import Any, overload
 
 from gatecal.readers._verdict import RunsError
 from gatecal.readers.junit.cases import (
+    _EARLIER,
+    _FAILED,
+    _LATER,
     Case,
     JUnitFile,
     check_root,
-    is_gate_record,
-    read_testcase,
     writer,
 )
 
-__all__ = ["CaseList", "parse_stream"]
+__all__ = ["CaseList", "fold_file", "parse_file"]
 
 OUTCOMES = ("passed", "failed", "error", "skipped")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
+_FAILED_CODE = {tag: _CODE[outcome] for tag, outcome in _FAILED.items()}
 
 
 class CaseList(Sequence[Case]):
@@ -105,78 +107,185 @@ class _Names(Sequence[str]):
         return (self._cases.name(i) for i in range(len(self)))
 
 
-def parse_stream(path: Path) -> JUnitFile:
-    """Parse a JUnit file as ``junit._parse`` does, streaming (see the module docstring)."""
-    from defusedxml import ElementTree
+#: bytes given to the parser at a time (a big file's progress is reported after each)
+_CHUNK = 1 << 16
+
+
+def parse_file(path: Path) -> JUnitFile:
+    """Parse a JUnit file into a :class:`CaseList` (see the module docstring)."""
+    from xml.parsers import expat
+
+    from defusedxml.common import DefusedXmlException
 
     from gatecal.readers._progress import advance
+    from gatecal.readers.table.blocks import STREAM_MIN_BYTES
 
     cases = CaseList()
-    suite_codes: dict[str, int] = {}
-    open_suites: list[str] = []
-    elements: list[Any] = []
-    root: Any = None
-    root_attrib: dict[str, str] = {}
-    first_suite: dict[str, str] | None = None
+    full, cut, outcome, suite_of = cases.full, cases.cut, cases.outcome, cases.suite
+    suites: dict[str, int] = {}
+    open_suites: list[int] = []  # the codes of the testsuites open
+    root: list[Any] = []  # [tag, attributes]
+    first_suite: list[dict[str, str]] = []
     names: set[str] = set()
-    handle = None
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed below, as an error in it is handled)
-        for event, element in ElementTree.iterparse(handle, events=("start", "end")):
-            if event == "start":
-                if root is None:
-                    root, root_attrib = element, dict(element.attrib)
-                    check_root(path, element.tag)
-                if element.tag == "testsuite" and (root is element or root.tag != "testsuite"):
-                    name = element.get("name", "")
-                    open_suites.append(name)
-                    names.add(name)
-                    if first_suite is None:
-                        first_suite = dict(element.attrib)
-                elements.append(element)
-                continue
-            elements.pop()
-            tag = element.tag
-            if tag == "testsuite" and (root is element or root.tag != "testsuite"):
-                open_suites.pop()
-            if tag != "testcase" or is_gate_record(element):
-                continue
-            full, name, final, earlier, later, props = read_testcase(element, path)
-            index = len(cases.full)
-            if not index % 8192:
-                advance(path, handle.tell())
-            cases.full.append(full)
-            cases.cut.append(len(full) - len(name))
-            cases.outcome.append(_CODE[final])
+    depth = 0
+    suite = 0  # the code of the innermost testsuite open ("" when none)
+    # the testcase open: its depth (0: none), index, outcome code, rerun outcomes before
+    # and after it, gatecal properties; `enclosing` holds the same of testcases that hold it
+    at = index = final = 0
+    earlier: list[str] | None = None
+    later: list[str] | None = None
+    props: dict[str, str] | None = None
+    enclosing: list[list[Any]] = []
+    # a big file is refused at its first element when that is not JUnit's; a small one
+    # is parsed first, so that XML that is not well-formed says so
+    early = path.stat().st_size >= STREAM_MIN_BYTES
+
+    def suite_code(name: str) -> int:
+        code = suites.get(name)
+        if code is None:
+            code = suites[name] = len(cases.suites)
+            cases.suites.append(name)
+        return code
+
+    def first_start(tag: str, attrs: dict[str, str]) -> None:
+        root[:] = ["{" + tag if "}" in tag else tag, attrs]
+        if early:
+            check_root(path, root[0])
+        parser.StartElementHandler = start
+        start(tag, attrs)
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        nonlocal depth, suite, at, index, final, earlier, later, props
+        depth += 1
+        if tag == "testcase":
+            name = attrs.get("name")
+            if not name:
+                raise RunsError(f"{path}: a <testcase> has no name attribute")
+            classname = attrs.get("classname")
+            if at:  # a testcase inside a testcase
+                enclosing.append([at, index, final, earlier, later, props])
+            if classname:
+                full.append(f"{classname}.{name}")
+                cut.append(len(classname) + 1)
+            else:
+                full.append(name)
+                cut.append(0)
+            suite_of.append(suite)
+            outcome.append(0)
+            at, index, final, earlier, later, props = depth, len(full) - 1, 0, None, None, None
+            return
+        if at:
+            if depth == at + 1:
+                if tag == "skipped" and attrs.get("type") == "gatecal.tolerated":
+                    tag = "failure"  # a failure gatecal's gate tolerated is still a failure
+                code = _FAILED_CODE.get(tag)
+                if code is not None:
+                    if not final:  # the first outcome element decides
+                        final = code
+                elif tag in _EARLIER:
+                    earlier = [*(earlier or ()), _EARLIER[tag]]
+                elif tag in _LATER:
+                    later = [*(later or ()), _LATER[tag]]
+            if tag == "property":
+                key = attrs.get("name", "")
+                if key.startswith("gatecal."):
+                    value = attrs.get("value", "")
+                    props = {**(props or {}), key: value}
+                    for outer in enclosing:  # a property is every enclosing testcase's
+                        outer[5] = {**(outer[5] or {}), key: value}
+        if tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
+            name = attrs.get("name", "")
+            open_suites.append(suite)
+            suite = suite_code(name)
+            names.add(name)
+            if not first_suite:
+                first_suite.append(attrs)
+
+    def end(tag: str) -> None:
+        nonlocal depth, suite, at, index, final, earlier, later, props
+        if depth == at:
+            if final:
+                outcome[index] = final
             if earlier or later:
-                cases.attempts[index] = [*earlier, final, *later]
-            if props:
+                cases.attempts[index] = [*(earlier or ()), OUTCOMES[final], *(later or ())]
+            if props is not None:
                 cases.props[index] = props
-            suite = open_suites[-1] if open_suites else ""
-            code = suite_codes.get(suite)
-            if code is None:
-                code = suite_codes[suite] = len(cases.suites)
-                cases.suites.append(suite)
-            cases.suite.append(code)
-            element.clear()
-            if elements:
-                elements[-1].remove(element)  # the last child: found at once
-    except ElementTree.ParseError as exc:
+            if enclosing:
+                at, index, final, earlier, later, props = enclosing.pop()
+            else:
+                at = 0
+        elif tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
+            suite = open_suites.pop()
+        depth -= 1
+
+    suite_code("")  # code 0: no testsuite
+    parser = expat.ParserCreate(namespace_separator="}")  # tags as ElementTree names them
+    parser.StartElementHandler = first_start
+    parser.EndElementHandler = end
+    # hardened as defusedxml's parser is: no entity declared, nothing external fetched
+    parser.EntityDeclHandler = _refuse_entity
+    parser.UnparsedEntityDeclHandler = _refuse_unparsed_entity
+    parser.ExternalEntityRefHandler = _refuse_external
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                parser.Parse(chunk, False)
+                if early:
+                    advance(path, handle.tell())
+            parser.Parse(b"", True)
+    except expat.ExpatError as exc:
         raise RunsError(f"{path}: not well-formed XML ({exc})") from None
     except RunsError:
         raise
-    except Exception as exc:  # defusedxml refuses entity bombs and external references
+    except DefusedXmlException as exc:  # an entity declared, an external reference
         raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
-    finally:
-        if handle is not None:
-            handle.close()
-    if root is None:
-        raise RunsError(f"{path}: not well-formed XML (no element found)")
-    if not cases.full:
+    check_root(path, root[0])
+    _drop_gate_records(cases)
+    if not full:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")
-    schema = " ".join(root_attrib.values()) + " ".join((first_suite or {}).values())
-    detail = writer(path, root.tag, root_attrib.get("name"), names, schema, first_suite)
+    root_tag, root_attrib = root
+    first = dict(first_suite[0]) if first_suite else None
+    schema = " ".join(root_attrib.values()) + " ".join((first or {}).values())
+    detail = writer(path, root_tag, root_attrib.get("name"), names, schema, first)
     return JUnitFile(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
+
+
+def _drop_gate_records(cases: CaseList) -> None:
+    """Leave out the testcase gatecal's pytest plugin adds for its gate's decision
+    (class ``gatecal``, name ``gate``, a ``gatecal.decision`` property): not a test case."""
+    drop = {
+        i
+        for i, props in cases.props.items()
+        if "gatecal.decision" in props and cases.full[i] == "gatecal.gate" and cases.cut[i] == 8
+    }
+    if not drop:
+        return
+    keep = [i for i in range(len(cases.full)) if i not in drop]
+    renumber = {old: new for new, old in enumerate(keep)}
+    cases.full[:] = [cases.full[i] for i in keep]
+    cases.cut = array("i", [cases.cut[i] for i in keep])
+    cases.outcome = array("b", [cases.outcome[i] for i in keep])
+    cases.suite = array("i", [cases.suite[i] for i in keep])
+    cases.props = {renumber[i]: p for i, p in cases.props.items() if i in renumber}
+    cases.attempts = {renumber[i]: a for i, a in cases.attempts.items() if i in renumber}
+
+
+def _refuse_entity(name: str, *_: Any) -> None:
+    from defusedxml.common import EntitiesForbidden
+
+    raise EntitiesForbidden(name, None, None, None, None, None)
+
+
+def _refuse_unparsed_entity(name: str, *_: Any) -> None:
+    from defusedxml.common import EntitiesForbidden
+
+    raise EntitiesForbidden(name, None, None, None, None, None)
+
+
+def _refuse_external(context: str, base: str | None, sysid: str | None, pubid: str | None) -> int:
+    from defusedxml.common import ExternalReferenceForbidden
+
+    raise ExternalReferenceForbidden(context, base, sysid, pubid)
 
 
 def fold_file(
