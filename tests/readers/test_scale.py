@@ -526,3 +526,88 @@ def test_blank_looking_rows_are_found_as_line_by_line(tmp_path_factory, pieces, 
         assert _blocks._has_blank_looking_rows(path) == _blank_looking_line_by_line(data)
     finally:
         _blocks._SCAN_BYTES = before
+
+
+# -- JSONL through Arrow's JSON reader --------------------------------------------------
+
+_JSONL_EDGES = {
+    "bom": '\ufeff{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": false}\n',
+    "two boms": '\ufeff\ufeff{"run": "r1", "case": "a", "passed": true}\n',
+    "blank lines": '\n{"run": "r1", "case": "a", "passed": true}\n\n   \n\t\n{"run": "r2", "case": "a", "passed": false}\n\n',
+    "crlf": '{"run": "r1", "case": "a", "passed": true}\r\n{"run": "r2", "case": "a", "passed": false}\r\n',
+    "no newline at the end": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r2", "case": "a", "passed": 0}',
+    "passed true, pass and 1": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": "pass"}\n{"run": "r1", "case": "c", "passed": 1}\n',
+    "passed 1 and 0": '{"run": "r1", "case": "a", "passed": 1}\n{"run": "r1", "case": "b", "passed": 0}\n',
+    "passed 1.0": '{"run": "r1", "case": "a", "passed": 1.0}\n',
+    "passed 1 and 0.5": '{"run": "r1", "case": "a", "passed": 1}\n{"run": "r1", "case": "b", "passed": 0.5}\n',
+    "optional columns missing here and there": '{"run": "r1", "case": "a", "passed": true, "score": 0.5}\n{"run": "r1", "case": "b", "passed": false, "check": "c", "kind": "judge"}\n{"run": "r2", "case": "a", "passed": true, "cost": 0.25, "tokens": 7}\n',
+    "scores int and float": '{"run": "r1", "case": "a", "passed": true, "score": 1}\n{"run": "r1", "case": "b", "passed": true, "score": 0.1000000000000000055511151231257827}\n{"run": "r1", "case": "c", "passed": true, "score": 1e-320}\n',
+    "tokens 5.0": '{"run": "r1", "case": "a", "passed": true, "tokens": 5.0}\n',
+    "attempts 2 and 2.0": '{"run": "r1", "case": "a", "passed": true, "attempts": 2}\n{"run": "r1", "case": "b", "passed": true, "attempts": 2.0}\n',
+    "run numbers": '{"run": 1, "case": "a", "passed": true}\n{"run": 2, "case": "a", "passed": false}\n',
+    "run 1 and 1.0": '{"run": 1, "case": "a", "passed": true}\n{"run": 1.0, "case": "b", "passed": false}\n',
+    "a big integer": '{"run": 123456789012345678901234, "case": "a", "passed": true}\n',
+    "nulls": '{"run": "r1", "case": "a", "passed": true, "score": null, "check": null}\n',
+    "status not ok, passed empty": '{"run": "r1", "case": "a", "passed": null, "status": "error"}\n{"run": "r1", "case": "b", "passed": "", "status": "unscored"}\n{"run": "r1", "case": "c", "passed": true, "status": "skipped"}\n',
+    "NaN score": '{"run": "r1", "case": "a", "passed": true, "score": NaN}\n',
+    "nested value": '{"run": "r1", "case": "a", "passed": true, "meta": {"x": 1}}\n',
+    "nested in a column": '{"run": "r1", "case": {"id": 1}, "passed": true}\n',
+    "two objects on one line": '{"run": "r1", "case": "a", "passed": true} {"run": "r1", "case": "b", "passed": true}\n',
+    "two objects on one line, and a blank line": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": true} {"run": "r1", "case": "c", "passed": true}\n\n',
+    "two objects, a CR between": '{"run": "r1", "case": "a", "passed": true}\r{"run": "r1", "case": "b", "passed": true}\n',
+    "an object over two lines": '{"run": "r1", "case": "a",\n"passed": true}\n',
+    "a key twice": '{"run": "r1", "run": "r2", "case": "a", "passed": true}\n',
+    "not an object": '{"run": "r1", "case": "a", "passed": true}\n[1]\n',
+    "unicode": '{"run": "r\u00e9", "case": "\\ud83d\\ude00 \u2028", "passed": true}\n',
+    "a lone surrogate": '{"run": "r1", "case": "\\ud800", "passed": true}\n',
+    "a form feed line": '{"run": "r1", "case": "a", "passed": true}\n\x0c\n',
+    "missing passed": '{"run": "r1", "case": "a"}\n',
+    "a duplicate verdict": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "a", "passed": false}\n',
+    "bad kind": '{"run": "r1", "case": "a", "passed": true, "kind": "human"}\n',
+    "empty object": '{}\n{"run": "r1", "case": "a", "passed": true}\n',
+}
+
+
+def _three_ways(path, monkeypatch):
+    """The table read by Arrow's JSON reader, by json.loads a block at a time, and row by
+    row: each a RunsData or the error message."""
+    got = []
+    for arrow, blocks in ((True, True), (False, True), (False, False)):
+        monkeypatch.setattr(_blocks, "_has_pyarrow", lambda arrow=arrow: arrow)
+        got.append(_read([path], monkeypatch, blocks))
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(_JSONL_EDGES))
+def test_jsonl_reads_the_same_through_arrow_python_blocks_and_rows(name, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.jsonl"
+    path.write_text(_JSONL_EDGES[name], encoding="utf-8", newline="")
+    arrow, python, rows = _three_ways(path, monkeypatch)
+    _same(arrow, rows)
+    _same(python, rows)
+    if not isinstance(rows, str):  # the long table as written, byte for byte
+        assert arrow.to_rows() == rows.to_rows()
+
+
+def test_a_long_jsonl_table_is_read_by_arrow_in_several_pieces(tmp_path, monkeypatch):
+    """Pieces of whole lines (a line never cut in two), blank lines and a BOM on the
+    first: the same as row by row; and the Arrow reader does read it (no fallback)."""
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 16)  # pieces of 16 x 256 bytes
+    lines = []
+    for i in range(3000):
+        row = {"run": f"run-{i % 7}", "case": f"c{i // 7}", "passed": i % 5 != 0}
+        if i % 3 == 0:
+            row["score"] = i / 7
+        lines.append(json.dumps(row))
+        if i % 500 == 0:
+            lines.append("")
+    path = tmp_path / "long.jsonl"
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    arrow, python, rows = _three_ways(path, monkeypatch)
+    _same(arrow, rows)
+    _same(python, rows)
+    assert arrow.to_rows() == rows.to_rows()
+    pieces = list(_blocks._arrow_jsonl_blocks(path))
+    assert len(pieces) > 10 and sum(n for _, n in pieces) == 3000

@@ -367,6 +367,117 @@ def _jsonl_blocks(
             advance(path, handle.tell())
 
 
+#: bytes of JSONL a row of a block stands for: Arrow parses BLOCK_ROWS times this at a
+#: time (whole lines), and the bytes read are reported after each
+_JSON_ROW_BYTES = 256
+# two values on one line (Arrow would read two rows; the row reader refuses the line)
+_TWO_ON_A_LINE = re.compile(rb"\}[ \t\r]*\{")
+#: columns whose value the rules read as text: an integral float there might have been
+#: written as an integer (1 and 1.0 are told apart: "1" and "1.0"), which Arrow merges
+_AS_TEXT = frozenset(_KEYS) - {"score", "cost"}
+
+
+def _arrow_jsonl_blocks(
+    path: Path, keys: Sequence[str] = _KEYS
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Blocks of a JSONL table parsed by Arrow's JSON reader (in C++, on every core), each
+    column dictionary-encoded: the values json.loads gives, or SlowPath. Arrow reads what
+    the row reader reads (a line an object, blank lines none) except where it is looser,
+    and each such place is refused here: two objects on one line, a byte order mark
+    after the first, a column of numbers where an integer and a float would differ as
+    text; a value Arrow cannot hold as a plain column (mixed types, nested) or any parse
+    error is one too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    from gatecal.readers._progress import advance
+
+    def pieces() -> Iterator[tuple[bytes, int]]:
+        """The file in pieces of whole lines (its byte order mark dropped), and where
+        each ends."""
+        bom = b"\xef\xbb\xbf"
+        with open(path, "rb") as handle:
+            first, tail = True, b""
+            while True:
+                data = handle.read(BLOCK_ROWS * _JSON_ROW_BYTES)
+                piece = tail + data
+                if not piece:
+                    return
+                cut = piece.rfind(b"\n") + 1 if data else len(piece)
+                if not cut:
+                    tail = piece
+                    continue
+                chunk, tail = piece[:cut], piece[cut:]
+                if first:
+                    chunk = chunk.removeprefix(bom)
+                    first = False
+                if chunk.startswith(bom):
+                    raise SlowPath  # a second one: not whitespace to the row reader
+                yield chunk, handle.tell() - len(tail)
+
+    def parsed(chunk: bytes) -> Any:
+        if _SURROGATE.search(chunk) or _TWO_ON_A_LINE.search(chunk):
+            raise SlowPath
+        try:
+            table = pajson.read_json(
+                pa.py_buffer(chunk), read_options=pajson.ReadOptions(block_size=1 << 20)
+            )
+        except Exception:
+            raise SlowPath from None  # the row reader names the line
+        lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+        # fewer rows than lines: blank lines (no row to either), or not
+        if table.num_rows != lines and table.num_rows != sum(
+            1 for line in chunk.split(b"\n") if line.strip()
+        ):
+            raise SlowPath
+        return table
+
+    # the next piece parsed by Arrow (the GIL released) while this one is folded in
+    with ThreadPoolExecutor(1) as parser:
+        pending: tuple[Any, int] | None = None
+        for chunk, end in itertools.chain(pieces(), [(b"", 0)]):
+            following = (parser.submit(parsed, chunk), end) if chunk else None
+            if pending is not None:
+                table = pending[0].result()
+                yield _arrow_columns(table, keys), table.num_rows
+                advance(path, pending[1])
+            pending = following
+
+
+def _arrow_columns(table: Any, keys: Sequence[str]) -> dict[str, Any]:
+    """A block's columns as :class:`Factorized`, or SlowPath (see _arrow_jsonl_blocks)."""
+    import numpy as np
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {}
+    for name in keys:
+        if name not in table.column_names:
+            continue
+        column = table.column(name)
+        if pa.types.is_null(column.type):  # null in every row of the block
+            columns[name] = Factorized(np.zeros(table.num_rows, dtype=np.intp), [None])
+            continue
+        floating = pa.types.is_floating(column.type)
+        if floating and name in _AS_TEXT and _has_integral(column):
+            raise SlowPath
+        factorized = arrow_factorized(column)
+        if factorized is None:
+            raise SlowPath
+        columns[name] = factorized
+    return columns
+
+
+def _has_integral(column: Any) -> bool:
+    """Whether a float column holds a whole number (or an infinity)."""
+    import numpy as np
+
+    values = column.to_numpy(zero_copy_only=False)
+    values = values[~np.isnan(values)]
+    return bool((values == np.trunc(values)).any())
+
+
 # a UTF-16 surrogate encoded as UTF-8 (bytes.decode("utf-8") refuses it)
 _SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
 
@@ -591,15 +702,25 @@ def _has_pyarrow() -> bool:
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
     reader must decide."""
-    from gatecal.readers.table import cells
 
     if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
         raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)
+    if fmt == "jsonl" and _has_pyarrow():
+        try:
+            return _fold(path, build, fmt, _arrow_jsonl_blocks(path))
+        except SlowPath:
+            pass  # json.loads a block at a time decides (or leaves it to the row reader)
+    return _fold(path, build, fmt, _csv_blocks(path) if fmt == "csv" else _jsonl_blocks(path))
+
+
+def _fold(path: Path, build: str, fmt: str, blocks: Iterator[tuple[dict[str, Any], int]]) -> Batch:
+    """A table's blocks folded into one batch (:func:`_block` each)."""
+    from gatecal.readers.table import cells
+
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
     n_verdicts = n_errors = 0
-    blocks = _csv_blocks(path) if fmt == "csv" else _jsonl_blocks(path)
     for columns, n in blocks:
         added, errors = _block(columns, n, path, build, batch, runs, fmt == "csv", memos)
         n_verdicts += added
