@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._columns import TEXT_COLUMNS, VerdictColumns
 from gatecal.readers._verdict import BUILDS, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
 __all__ = ["FileRead", "RunsData", "Skip", "duplicate_runs", "short_names"]
@@ -243,12 +243,55 @@ class RunsData:
         ]
 
     def to_frame(self) -> Any:
-        """The long table of verdicts and components as a pandas DataFrame (columns
-        :meth:`columns`)."""
+        """The long table of verdicts, then components, as a pandas DataFrame (columns
+        :meth:`columns`), built from the columns as they are held: each text column
+        (build, run, case, check, kind, status, session, source) categorical, its
+        categories in order of first appearance; ``passed`` a nullable boolean (NA where
+        there is no verdict), ``score`` and ``cost`` floats (NaN where absent),
+        ``tokens`` a nullable integer, ``attempts`` an integer, ``cached`` a boolean."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        records = [v.to_record() for v in (*self.verdicts, *self.components)]
-        return pd.DataFrame(records, columns=list(self.columns()))
+        names = list(self.columns())
+        frame = _frame(self.verdicts, names)
+        if not self.components:
+            return frame
+        extra = _frame(VerdictColumns.of(self.components), names)
+        joined = {}
+        for name in names:
+            a, b = frame[name].array, extra[name].array
+            if isinstance(a, pd.Categorical):
+                joined[name] = pd.api.types.union_categoricals([a, b])
+            else:
+                joined[name] = pd.concat([frame[name], extra[name]], ignore_index=True).array
+        return pd.DataFrame(joined, columns=names)
+
+
+def _frame(table: VerdictColumns, names: list[str]) -> Any:
+    """`table`'s columns `names` as a DataFrame (see RunsData.to_frame)."""
+    import numpy as np
+    import pandas as pd
+
+    def present(name: str) -> Any:
+        return table.array(f"has_{name}") == 1
+
+    data: dict[str, Any] = {}
+    for name in names:
+        if name in TEXT_COLUMNS:
+            categories = pd.Index(table.values(name), dtype=object)
+            data[name] = pd.Categorical.from_codes(np.asarray(table.codes(name)), categories)
+        elif name == "passed":
+            passed = np.asarray(table.array("passed"))
+            data[name] = pd.arrays.BooleanArray(passed == 1, passed < 0)
+        elif name in ("score", "cost"):
+            data[name] = np.where(present(name), table.array(name), np.nan)
+        elif name == "tokens":
+            values = np.asarray(table.array("tokens"), dtype=np.int64)
+            data[name] = pd.arrays.IntegerArray(values, ~present(name))
+        elif name == "cached":
+            data[name] = np.asarray(table.array("cached")) == 1
+        else:  # attempts
+            data[name] = np.asarray(table.array(name), dtype=np.int64)
+    return pd.DataFrame(data, columns=names)
 
 
 _PARAM = re.compile(r"\[(.*)\]$")
