@@ -121,21 +121,23 @@ def parse_file(path: Path) -> JUnitFile:
     from gatecal.readers.table.blocks import STREAM_MIN_BYTES
 
     cases = CaseList()
-    full, cut, outcome, suite_of = cases.full, cases.cut, cases.outcome, cases.suite
+    full, cut, outcome = cases.full, cases.cut, cases.outcome
     suites: dict[str, int] = {}
     open_suites: list[int] = []  # the codes of the testsuites open
+    # (first testcase, suite code) at each change of the innermost testsuite open
+    changes: list[tuple[int, int]] = [(0, 0)]
     root: list[Any] = []  # [tag, attributes]
     first_suite: list[dict[str, str]] = []
     names: set[str] = set()
     depth = 0
     suite = 0  # the code of the innermost testsuite open ("" when none)
-    # the testcase open: its depth (0: none), index, outcome code, rerun outcomes before
-    # and after it, gatecal properties; `enclosing` holds the same of testcases that hold it
-    at = index = final = 0
-    earlier: list[str] | None = None
-    later: list[str] | None = None
-    props: dict[str, str] | None = None
-    enclosing: list[list[Any]] = []
+    # the testcase open: its depth (0: none) and index; `enclosing` holds the same of the
+    # testcases that hold it. Its outcome code goes into `outcome` at once; rerun outcomes
+    # before and after it into `earlier` and `later`, its properties into cases.props.
+    at = index = 0
+    enclosing: list[tuple[int, int]] = []
+    earlier: dict[int, list[str]] = {}
+    later: dict[int, list[str]] = {}
     # a big file is refused at its first element when that is not JUnit's; a small one
     # is parsed first, so that XML that is not well-formed says so
     early = path.stat().st_size >= STREAM_MIN_BYTES
@@ -155,7 +157,7 @@ def parse_file(path: Path) -> JUnitFile:
         start(tag, attrs)
 
     def start(tag: str, attrs: dict[str, str]) -> None:
-        nonlocal depth, suite, at, index, final, earlier, later, props
+        nonlocal depth, suite, at, index
         depth += 1
         if tag == "testcase":
             name = attrs.get("name")
@@ -163,16 +165,16 @@ def parse_file(path: Path) -> JUnitFile:
                 raise RunsError(f"{path}: a <testcase> has no name attribute")
             classname = attrs.get("classname")
             if at:  # a testcase inside a testcase
-                enclosing.append([at, index, final, earlier, later, props])
+                enclosing.append((at, index))
+            index = len(full)
             if classname:
                 full.append(f"{classname}.{name}")
                 cut.append(len(classname) + 1)
             else:
                 full.append(name)
                 cut.append(0)
-            suite_of.append(suite)
             outcome.append(0)
-            at, index, final, earlier, later, props = depth, len(full) - 1, 0, None, None, None
+            at = depth
             return
         if at:
             if depth == at + 1:
@@ -180,42 +182,34 @@ def parse_file(path: Path) -> JUnitFile:
                     tag = "failure"  # a failure gatecal's gate tolerated is still a failure
                 code = _FAILED_CODE.get(tag)
                 if code is not None:
-                    if not final:  # the first outcome element decides
-                        final = code
+                    if not outcome[index]:  # the first outcome element decides
+                        outcome[index] = code
                 elif tag in _EARLIER:
-                    earlier = [*(earlier or ()), _EARLIER[tag]]
+                    earlier.setdefault(index, []).append(_EARLIER[tag])
                 elif tag in _LATER:
-                    later = [*(later or ()), _LATER[tag]]
+                    later.setdefault(index, []).append(_LATER[tag])
             if tag == "property":
                 key = attrs.get("name", "")
                 if key.startswith("gatecal."):
                     value = attrs.get("value", "")
-                    props = {**(props or {}), key: value}
-                    for outer in enclosing:  # a property is every enclosing testcase's
-                        outer[5] = {**(outer[5] or {}), key: value}
+                    for i in (index, *(i for _, i in enclosing)):  # every enclosing one's
+                        cases.props.setdefault(i, {})[key] = value
         if tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
             name = attrs.get("name", "")
             open_suites.append(suite)
             suite = suite_code(name)
+            changes.append((len(full), suite))
             names.add(name)
             if not first_suite:
                 first_suite.append(attrs)
 
     def end(tag: str) -> None:
-        nonlocal depth, suite, at, index, final, earlier, later, props
+        nonlocal depth, suite, at, index
         if depth == at:
-            if final:
-                outcome[index] = final
-            if earlier or later:
-                cases.attempts[index] = [*(earlier or ()), OUTCOMES[final], *(later or ())]
-            if props is not None:
-                cases.props[index] = props
-            if enclosing:
-                at, index, final, earlier, later, props = enclosing.pop()
-            else:
-                at = 0
+            at, index = enclosing.pop() if enclosing else (0, index)
         elif tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
             suite = open_suites.pop()
+            changes.append((len(full), suite))
         depth -= 1
 
     suite_code("")  # code 0: no testsuite
@@ -240,14 +234,27 @@ def parse_file(path: Path) -> JUnitFile:
     except DefusedXmlException as exc:  # an entity declared, an external reference
         raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
     check_root(path, root[0])
+    _suites_of(cases, changes)
+    for i in sorted({*earlier, *later}):
+        final = OUTCOMES[outcome[i]]
+        cases.attempts[i] = [*earlier.get(i, ()), final, *later.get(i, ())]
     _drop_gate_records(cases)
-    if not full:
+    if not cases.full:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")
     root_tag, root_attrib = root
     first = dict(first_suite[0]) if first_suite else None
     schema = " ".join(root_attrib.values()) + " ".join((first or {}).values())
     detail = writer(path, root_tag, root_attrib.get("name"), names, schema, first)
     return JUnitFile(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
+
+
+def _suites_of(cases: CaseList, changes: list[tuple[int, int]]) -> None:
+    """Each testcase's testsuite, from where the innermost testsuite open changed."""
+    import numpy as np
+
+    starts = np.asarray([first for first, _ in changes] + [len(cases)], dtype=np.int64)
+    codes = np.asarray([code for _, code in changes], dtype=np.int32)
+    cases.suite = array("i", np.repeat(codes, np.diff(starts)).tobytes())
 
 
 def _drop_gate_records(cases: CaseList) -> None:
