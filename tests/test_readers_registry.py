@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def test_every_format_is_registered_once_under_its_own_name():
         assert fmt == found.FORMAT
         assert isinstance(found.MAGIC, bytes)
         assert isinstance(found.GROUPED, bool) and isinstance(found.STREAMS, bool)
+        assert found.SUFFIXES and all(s.startswith(".") and s == s.lower() for s in found.SUFFIXES)
         assert callable(found.sniff) and callable(found.read)
     assert gatecal.INPUT_FORMATS == INPUT_FORMATS
 
@@ -111,3 +113,9 @@ def test_a_source_reads_its_file_only_when_no_bytes_were_given(tmp_path):
     path.write_bytes(b"on disk")
     assert Source(path).read_bytes() == b"on disk"
     assert Source(path, raw=b"given").read_bytes() == b"given"
+
+
+def test_a_folder_is_searched_for_every_format_s_files(tmp_path):
+    suffixes = sorted({s for found in readers() for s in found.SUFFIXES})
+    with pytest.raises(RunsError, match=f"no run files \\({re.escape(', '.join(suffixes))}\\)"):
+        gatecal.read_runs([tmp_path])

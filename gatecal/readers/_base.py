@@ -147,12 +147,16 @@ class Reader(Protocol):
     STREAMS : bool
         Whether :meth:`read` reads a big file without its bytes (raw ``None``): detection
         then looks at the file's first 64 KiB only.
+    SUFFIXES : tuple of str
+        The file name endings of the format, lower case: a folder given as input is
+        searched for files of every format's endings.
     """
 
     FORMAT: str
     MAGIC: bytes
     GROUPED: bool
     STREAMS: bool
+    SUFFIXES: tuple[str, ...]
 
     def sniff(self, head: Head) -> bool:
         """Whether a text file is of this format (the first reader in the tuple that

@@ -27,8 +27,6 @@ from gatecal.readers._verdict import RunsError
 
 __all__ = ["detect_format", "read_runs"]
 
-_SUFFIXES = {".xml", ".csv", ".tsv", ".jsonl", ".json", ".eval", ".parquet"}
-
 
 def detect_format(path: Path | str, raw: bytes) -> str:
     """The format of a file, by its content (the name only breaks a tie): the first
@@ -105,6 +103,7 @@ def _glob(pattern: str) -> list[str]:
 
 
 def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
+    suffixes = {suffix for found in readers() for suffix in found.SUFFIXES}
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -116,12 +115,12 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
                     candidate = Path(folder, name)
                     if (
                         not name.startswith(".")
-                        and candidate.suffix.lower() in _SUFFIXES
+                        and candidate.suffix.lower() in suffixes
                         and candidate.is_file()
                     ):
                         found.append(candidate)
             if not found:
-                kinds = ", ".join(sorted(_SUFFIXES))
+                kinds = ", ".join(sorted(suffixes))
                 raise RunsError(f"{path}: no run files ({kinds}) in this directory")
             files += found
         elif path.exists():

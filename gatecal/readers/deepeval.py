@@ -154,6 +154,7 @@ class DeepEval:
     MAGIC = b""
     GROUPED = False
     STREAMS = False
+    SUFFIXES = (".json",)
 
     @staticmethod
     def sniff(head: Head) -> bool:

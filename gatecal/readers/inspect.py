@@ -261,6 +261,7 @@ class Inspect:
     MAGIC = b"PK\x03\x04"
     GROUPED = False
     STREAMS = False
+    SUFFIXES = (".json", ".eval")
 
     @staticmethod
     def sniff(head: Head) -> bool:

@@ -400,6 +400,7 @@ class Promptfoo:
     MAGIC = b""
     GROUPED = False
     STREAMS = False
+    SUFFIXES = (".json", ".jsonl")
 
     @staticmethod
     def sniff(head: Head) -> bool:

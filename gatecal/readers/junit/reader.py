@@ -143,6 +143,7 @@ class JUnit:
     MAGIC = b""
     GROUPED = True
     STREAMS = True
+    SUFFIXES = (".xml",)
 
     @staticmethod
     def sniff(head: Head) -> bool:

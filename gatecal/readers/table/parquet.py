@@ -106,6 +106,7 @@ class Parquet:
     MAGIC = b"PAR1"
     GROUPED = False
     STREAMS = False
+    SUFFIXES = (".parquet",)
 
     @staticmethod
     def sniff(head: Head) -> bool:

@@ -189,6 +189,7 @@ class Csv:
     MAGIC = b""
     GROUPED = False
     STREAMS = True
+    SUFFIXES = (".csv", ".tsv")
 
     @staticmethod
     def sniff(head: Head) -> bool:
@@ -206,6 +207,7 @@ class Jsonl:
     MAGIC = b""
     GROUPED = False
     STREAMS = True
+    SUFFIXES = (".jsonl",)
 
     @staticmethod
     def sniff(head: Head) -> bool:
