@@ -369,7 +369,7 @@ def _jsonl_blocks(
 
 #: bytes of JSONL a row of a block stands for: Arrow parses BLOCK_ROWS times this at a
 #: time (whole lines), and the bytes read are reported after each
-_JSON_ROW_BYTES = 256
+_JSON_ROW_BYTES = 64
 # two values on one line (Arrow would read two rows; the row reader refuses the line)
 _TWO_ON_A_LINE = re.compile(rb"\}[ \t\r]*\{")
 #: columns whose value the rules read as text: an integral float there might have been
@@ -422,7 +422,9 @@ def _arrow_jsonl_blocks(
             raise SlowPath
         try:
             table = pajson.read_json(
-                pa.py_buffer(chunk), read_options=pajson.ReadOptions(block_size=1 << 20)
+                pa.py_buffer(chunk),
+                read_options=pajson.ReadOptions(block_size=1 << 20),
+                memory_pool=pa.system_memory_pool(),
             )
         except Exception:
             raise SlowPath from None  # the row reader names the line
