@@ -282,37 +282,44 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
 
 
 def _engines(paths: dict[str, Path], before: Path | None) -> list[dict[str, Any]]:
-    """The rows against the engines: each input's baseline, gatecal, and the earlier
-    gatecal (when given), measured one after the other."""
+    """The rows against the engines: each input's baseline, gatecal and the earlier
+    gatecal (when given), one after the other, three times over; the median of each."""
+    import statistics
+
     rows: list[dict[str, Any]] = []
 
-    def row(label: str, name: str, base: float | None, ours: Any, target: str) -> None:
-        was = ours(before) if before is not None else None
-        rows.append({"label": label, "baseline": name, "base": base, "ours": ours(ROOT),
-                     "before": was, "target": target})  # fmt: skip
+    def row(label: str, name: str, base: Any, ours: Any, target: str) -> None:
+        got: dict[str, list[float]] = {"base": [], "ours": [], "before": []}
+        for _ in range(3):
+            if base is not None:
+                got["base"].append(base())
+            got["ours"].append(ours(ROOT))
+            if before is not None:
+                got["before"].append(ours(before))
+        middle = {k: statistics.median(v) if v else None for k, v in got.items()}
+        rows.append({"label": label, "baseline": name, "target": target, **middle})
 
-    def timed(what: str, path: Path) -> Any:
-        return lambda root: _run(what, str(path), root=root)["seconds"]
+    def timed(what: str, path: Path | str) -> Any:
+        return lambda root=ROOT: _run(what, str(path), root=root)["seconds"]
 
     duckdb = _has("duckdb")
     for label, name in (("long.jsonl", "10^6"), ("long3.jsonl", "3x10^6")):
-        base = _run("duckdb-jsonl", str(paths[label]))["seconds"] if duckdb else None
-        row(f"JSONL long table, {name} lines", "DuckDB read + count per (run, case)", base,
+        row(f"JSONL long table, {name} lines", "DuckDB read + count per (run, case)",
+            timed("duckdb-jsonl", paths[label]) if duckdb else None,
             timed("gatecal", paths[label]), "1.5x")  # fmt: skip
-    base = _run("duckdb-csv", str(paths["long.csv"]))["seconds"] if duckdb else None
-    row("CSV long table, 10^6 lines", "DuckDB read + count per (run, case)", base,
+    row("CSV long table, 10^6 lines", "DuckDB read + count per (run, case)",
+        timed("duckdb-csv", paths["long.csv"]) if duckdb else None,
         timed("gatecal", paths["long.csv"]), "at or ahead of before")  # fmt: skip
     folder = str(paths["junit30"])
-    base = _run("iterparse-all", folder)["seconds"]
-    row("JUnit, 30 files x 10^4 testcases", "ElementTree.iterparse", base,
-        timed("gatecal", paths["junit30"]), "3x")  # fmt: skip
+    row("JUnit, 30 files x 10^4 testcases", "ElementTree.iterparse",
+        timed("iterparse-all", folder), timed("gatecal", folder), "3x")  # fmt: skip
     row("the same through `gatecal runs --format json` (whole process)",
-        "iterparse (whole process)", _wall("-c", _CHILD, "iterparse-all", folder),
+        "iterparse (whole process)", lambda: _wall("-c", _CHILD, "iterparse-all", folder),
         lambda root: _wall("-m", "gatecal", "runs", folder, "--format", "json", root=root),
         "3x")  # fmt: skip
     row("JUnit, one file of 3x10^5 testcases", "ElementTree.iterparse",
-        _run("iterparse", str(paths["junit300k.xml"]))["seconds"],
-        timed("gatecal", paths["junit300k.xml"]), "3x")  # fmt: skip
+        timed("iterparse", paths["junit300k.xml"]), timed("gatecal", paths["junit300k.xml"]),
+        "3x")  # fmt: skip
     row("RunsData.to_frame(), 10^6 verdicts", "-", None, timed("frame", paths["long.csv"]),
         "1 s")  # fmt: skip
     return rows
@@ -343,8 +350,9 @@ def _engine_lines(rows: list[dict[str, Any]], unit: str, before: bool) -> list[s
         lines.append(line)
     lines += [
         "",
-        "Each cell one process, one after the other in this run (the ratios side by side; "
-        "a shared machine's timings vary by a fifth or more from run to run). DuckDB reads "
+        "Each cell the median of three processes, the baseline, gatecal and the earlier "
+        "gatecal taking turns in this run (a shared machine's timings vary by a fifth or "
+        "more from one process to the next; the ratios are of the medians). DuckDB reads "
         "the file and counts verdicts and passes per (run, case), its threads on every "
         "core; gatecal reads JSONL with pyarrow's JSON reader (the parquet extra) when it "
         "is installed, as here, and with json.loads a block at a time otherwise. A JUnit "
