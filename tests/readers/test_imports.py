@@ -1,6 +1,6 @@
 """The readers import each other in one direction only: no cycle, not even through an
 import inside a function (only imports under ``if TYPE_CHECKING:`` are left out, as they
-never run). ``python tests/test_readers_imports.py`` prints the strongly connected
+never run). ``python tests/readers/test_imports.py`` prints the strongly connected
 components of more than one module (none) and every edge."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import ast
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gatecal" / "readers"
+PACKAGE = Path(__file__).resolve().parents[2] / "gatecal" / "readers"
 
 
 def _module_name(path: Path) -> str:

@@ -19,8 +19,9 @@ import gatecal
 from gatecal.readers._verdict import RunsError
 from gatecal.readers.junit.stream import parse_file
 from gatecal.readers.table import blocks as _blocks
+from tests.paths import FIXTURES
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures").rglob("*.xml"))
+XML_FIXTURES = sorted(FIXTURES.rglob("*.xml"))
 _FAILED = {"failure": "failed", "error": "error", "skipped": "skipped"}
 _EARLIER = {"flakyFailure": "failed", "flakyError": "error"}
 _LATER = {"rerunFailure": "failed", "rerunError": "error"}
@@ -68,7 +69,7 @@ def _junit_root(path: Path) -> bool:
     return ET.parse(path).getroot().tag in ("testsuites", "testsuite")
 
 
-@pytest.mark.parametrize("path", [p for p in FIXTURES if _junit_root(p)], ids=str)
+@pytest.mark.parametrize("path", [p for p in XML_FIXTURES if _junit_root(p)], ids=str)
 def test_every_junit_fixture_reads_as_its_element_tree(path):
     assert _parsed(path) == _reference(path)
 

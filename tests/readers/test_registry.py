@@ -6,7 +6,6 @@ import contextlib
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +15,8 @@ from gatecal.readers._base import Head, Source
 from gatecal.readers._read import detect_format
 from gatecal.readers._registry import FORMATS, INPUT_FORMATS, listed, reader, readers
 from gatecal.readers._verdict import RunsError
+from tests.paths import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures"
 # a file of each format, and the format detection must find in it
 EXAMPLES = {
     "junit": FIXTURES / "junit" / "artefacts" / "build-1041" / "junit.xml",
