@@ -11,9 +11,20 @@ process (peak memory is the process's ru_maxrss), the baseline beside it:
 - ``recommend`` and ``check`` on 10^4 cases x 10 runs and on 10^5 x 10, and
   ``recommend`` on a noisy 10^5 x 10 (icc 0.02), after reading them, and the time
   reading took, each input read as CSV and as Parquet (medians of three processes);
-- 10^7 verdicts as Parquet, read in batches (peak memory).
+- 10^7 verdicts as Parquet, read in batches (peak memory);
+- against the engines: the long table as JSONL (10^6 and 3x10^6 lines) and CSV against
+  DuckDB reading it and counting verdicts and passes per (run, case); 30 pytest JUnit
+  files of 10^4 testcases each, and one of 3x10^5, against ``iterparse`` walking them,
+  through ``read_runs`` and through ``gatecal runs`` (whole processes, start-up
+  included); ``RunsData.to_frame()`` on 10^6 verdicts. With ``--before DIR`` (a copy of
+  an earlier commit's ``gatecal/``, e.g. ``git archive <commit> gatecal | tar -x -C DIR``)
+  every one of these is also measured with that gatecal, in the same run.
 
-Usage: python experiments/bench_scale.py [--small]   (--small: a tenth of every size)
+DuckDB is a yardstick only, never a dependency: ``pip install duckdb`` to measure it
+(its rows are left out otherwise).
+
+Usage: python experiments/bench_scale.py [--small] [--before DIR]
+(--small: a tenth of every size)
 """
 
 from __future__ import annotations
@@ -54,6 +65,27 @@ _CHILD = textwrap.dedent(
     elif what == "pyarrow":
         import pyarrow.parquet as pq
         pq.read_table(path)
+    elif what in ("duckdb-jsonl", "duckdb-csv"):  # read, and count per (run, case)
+        import duckdb
+        duckdb.execute("SET enable_progress_bar = false")  # stdout is for the numbers
+        how = "read_json_auto" if what == "duckdb-jsonl" else "read_csv_auto"
+        duckdb.sql(
+            f"select run, \\"case\\", count(*), count(*) filter (where passed) "
+            f"from {how}('{path}') group by run, \\"case\\""
+        ).fetchall()
+    elif what == "iterparse-all":  # every JUnit file under a folder
+        from pathlib import Path
+        from xml.etree.ElementTree import iterparse
+        for file in sorted(Path(path).rglob("*.xml")):
+            for _, element in iterparse(file):
+                if element.tag == "testcase":
+                    element.clear()
+    elif what == "frame":  # to_frame() alone, after reading
+        import gatecal
+        data = gatecal.read_runs([path])
+        start = time.perf_counter()
+        frame = data.to_frame()
+        assert len(frame) == len(data.verdicts)
     elif what == "scipy":  # what the analyses import that reading does not
         import scipy.optimize, scipy.special
     elif what == "gatecal":
@@ -116,6 +148,44 @@ def _write_csv(path: Path, columns: dict[str, list[object]]) -> None:
             f.write(f"{b},{r},{c},{'true' if p else 'false'}\n")
 
 
+def _write_junit(path: Path, n: int, seed: int = 0) -> None:
+    """A pytest JUnit file of `n` testcases, about 1 in 23 failing."""
+    with open(path, "w") as f:
+        f.write('<?xml version="1.0" encoding="utf-8"?><testsuites>')
+        f.write(f'<testsuite name="pytest" tests="{n}">')
+        for i in range(n):
+            f.write('<testcase classname="tests.test_golden" ')
+            f.write(f'name="test_golden[case-{i}]" time="0.001"')
+            f.write('><failure message="judge said no">assert False</failure></testcase>'
+                    if (i * 7919 + seed) % 23 == 0 else "/>")  # fmt: skip
+        f.write("</testsuite></testsuites>\n")
+
+
+def _write_jsonl(path: Path, columns: dict[str, list[object]]) -> None:
+    """The long table as JSONL, one object a line (as ``gatecal runs --format jsonl``)."""
+    with open(path, "w") as f:
+        for b, r, c, p in zip(*columns.values(), strict=True):
+            f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
+
+
+def _wall(*args: str, root: Path = ROOT) -> float:
+    """Seconds a whole process takes (start-up included), its output thrown away."""
+    import time
+
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, *args], check=True, stdout=subprocess.DEVNULL,
+        env={**_ENV, "PYTHONPATH": str(root)}, cwd=root,
+    )  # fmt: skip
+    return time.perf_counter() - start
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def _formats(paths: dict[str, Path], what: str, *names: str, times: int = 3) -> dict[str, float]:
     """`what` (recommend or check) on the inputs `names` as CSV and as Parquet, `times`
     times each, each in its own process: the median reading of each format and the
@@ -166,16 +236,13 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     import pyarrow.parquet as pq
 
     paths = {name: folder / name for name in ("one.xml", "long.csv", "long.jsonl")}
-    n = 1_000_000 // scale
-    with open(paths["one.xml"], "w") as f:
-        f.write('<?xml version="1.0" encoding="utf-8"?><testsuites>')
-        f.write(f'<testsuite name="pytest" tests="{n}">')
-        for i in range(n):
-            f.write('<testcase classname="tests.test_golden" ')
-            f.write(f'name="test_golden[case-{i}]" time="0.001"')
-            f.write('><failure message="judge said no">assert False</failure></testcase>'
-                    if (i * 7919) % 23 == 0 else "/>")  # fmt: skip
-        f.write("</testsuite></testsuites>\n")
+    _write_junit(paths["one.xml"], 1_000_000 // scale)
+    paths["junit300k.xml"] = folder / "junit300k.xml"
+    _write_junit(paths["junit300k.xml"], 300_000 // scale)
+    paths["junit30"] = folder / "junit30"
+    for k in range(30):  # 30 runs, a pytest file each (the CI-artefact layout)
+        (paths["junit30"] / f"build-{k}").mkdir(parents=True)
+        _write_junit(paths["junit30"] / f"build-{k}" / "junit.xml", 10_000 // scale, k)
 
     def table(cases: int, runs: int, run0: int = 0) -> dict[str, list[object]]:
         c = np.tile(np.arange(cases), runs)
@@ -190,9 +257,9 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
 
     rows = table(100_000 // scale, 10)
     _write_csv(paths["long.csv"], rows)
-    with open(paths["long.jsonl"], "w") as f:
-        for b, r, c, p in zip(*rows.values(), strict=True):
-            f.write(json.dumps({"build": b, "run": r, "case": c, "passed": p}) + "\n")
+    _write_jsonl(paths["long.jsonl"], rows)
+    paths["long3.jsonl"] = folder / "long3.jsonl"
+    _write_jsonl(paths["long3.jsonl"], table(300_000 // scale, 10))
     paths["long.parquet"] = folder / "long.parquet"
     pq.write_table(pa.table(rows), paths["long.parquet"])
     small, one = table(10_000 // scale, 10), table(10_000 // scale, 1, run0=99)
@@ -214,12 +281,107 @@ def _write_inputs(folder: Path, scale: int) -> dict[str, Path]:
     return paths
 
 
+def _engines(paths: dict[str, Path], before: Path | None) -> list[dict[str, Any]]:
+    """The rows against the engines: each input's baseline, gatecal and the earlier
+    gatecal (when given), one after the other, three times over; the median of each."""
+    import statistics
+
+    rows: list[dict[str, Any]] = []
+
+    def row(label: str, name: str, base: Any, ours: Any, target: str) -> None:
+        got: dict[str, list[float]] = {"base": [], "ours": [], "before": []}
+        for _ in range(3):
+            if base is not None:
+                got["base"].append(base())
+            got["ours"].append(ours(ROOT))
+            if before is not None:
+                got["before"].append(ours(before))
+        middle = {k: statistics.median(v) if v else None for k, v in got.items()}
+        rows.append({"label": label, "baseline": name, "target": target, **middle})
+
+    def timed(what: str, path: Path | str) -> Any:
+        return lambda root=ROOT: _run(what, str(path), root=root)["seconds"]
+
+    duckdb = _has("duckdb")
+    for label, name in (("long.jsonl", "10^6"), ("long3.jsonl", "3x10^6")):
+        row(f"JSONL long table, {name} lines", "DuckDB read + count per (run, case)",
+            timed("duckdb-jsonl", paths[label]) if duckdb else None,
+            timed("gatecal", paths[label]), "1.5x")  # fmt: skip
+    row("CSV long table, 10^6 lines", "DuckDB read + count per (run, case)",
+        timed("duckdb-csv", paths["long.csv"]) if duckdb else None,
+        timed("gatecal", paths["long.csv"]), "at or ahead of before")  # fmt: skip
+    folder = str(paths["junit30"])
+    row("JUnit, 30 files x 10^4 testcases", "ElementTree.iterparse",
+        timed("iterparse-all", folder), timed("gatecal", folder), "3x")  # fmt: skip
+    row("the same through `gatecal runs --format json` (whole process)",
+        "iterparse (whole process)", lambda: _wall("-c", _CHILD, "iterparse-all", folder),
+        lambda root: _wall("-m", "gatecal", "runs", folder, "--format", "json", root=root),
+        "3x")  # fmt: skip
+    row("JUnit, one file of 3x10^5 testcases", "ElementTree.iterparse",
+        timed("iterparse", paths["junit300k.xml"]), timed("gatecal", paths["junit300k.xml"]),
+        "3x")  # fmt: skip
+    row("RunsData.to_frame(), 10^6 verdicts", "-", None, timed("frame", paths["long.csv"]),
+        "1 s")  # fmt: skip
+    return rows
+
+
+def _engine_lines(rows: list[dict[str, Any]], unit: str, before: bool) -> list[str]:
+    def seconds(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f} s"
+
+    def ratio(value: float | None, base: float | None) -> str:
+        return "-" if value is None or base is None else f"{value / base:.2f}x"
+
+    lines = [
+        "",
+        f"## Against the engines{unit}",
+        "",
+        "| input | baseline | baseline time | gatecal | ratio | target |"
+        + (" before this change | its ratio |" if before else ""),
+        "|---|---|---:|---:|---:|---|" + ("---:|---:|" if before else ""),
+    ]
+    for r in rows:
+        line = (
+            f"| {r['label']} | {r['baseline']} | {seconds(r['base'])} | {seconds(r['ours'])} "
+            f"| {ratio(r['ours'], r['base'])} | {r['target']} |"
+        )
+        if before:
+            line += f" {seconds(r['before'])} | {ratio(r['before'], r['base'])} |"
+        lines.append(line)
+    lines += [
+        "",
+        "Each cell the median of three processes, the baseline, gatecal and the earlier "
+        "gatecal taking turns in this run (a shared machine's timings vary by a fifth or "
+        "more from one process to the next; the ratios are of the medians). DuckDB reads "
+        "the file and counts verdicts and passes per (run, case), its threads on every "
+        "core; gatecal reads JSONL with pyarrow's JSON reader (the parquet extra) when it "
+        "is installed, as here, and with json.loads a block at a time otherwise. A JUnit "
+        "row's gatecal reads every file into verdicts (runs from the folders); iterparse "
+        "only walks the elements. `gatecal runs` and its baseline are timed as whole "
+        "processes, Python's start-up and imports included. The targets: JSONL within "
+        "1.5x of DuckDB, CSV no slower than before, JUnit within 3x of iterparse, "
+        "to_frame() at most 1 s. 10^7 JSONL lines (a 1 GB file) are not measured here: "
+        "on this shared 2-core machine a run took too long; 10^6 and 3x10^6 are.",
+    ]
+    if before:
+        lines += [
+            "",
+            "Before this change: the same inputs read by gatecal as it was before (the "
+            "commit this branch started from), in the same run.",
+        ]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="a tenth of every size")
+    parser.add_argument("--before", type=Path, help="an earlier gatecal, measured beside")
     args = parser.parse_args()
     scale = 10 if args.small else 1
+    before: Path | None = args.before.resolve() if args.before else None
     _compiled(ROOT)
+    if before is not None:
+        _compiled(before)
     with tempfile.TemporaryDirectory() as tmp:
         paths = _write_inputs(Path(tmp), scale)
         rows = []
@@ -241,6 +403,7 @@ def main() -> None:
             ("check", "10^5 x 10", _formats(paths, "check", "long", "current")),
             ("recommend", "10^5 x 10, icc 0.02", _formats(paths, "recommend", "noisy")),
         ]
+        engines = _engines(paths, before)
         big = _run("gatecal", str(paths["big.parquet"]))
         scipy = _run("scipy", "-")
     unit = "" if scale == 1 else f" (--small: sizes / {scale})"
@@ -320,6 +483,7 @@ def main() -> None:
         "records with the cycle collector paused (commit ebb4835, this benchmark): 3.54x, "
         "1.71x, 0.91x, 1.12x and 2.50x.",
     ]
+    lines += _engine_lines(engines, unit, before is not None)
     lines += [
         "",
         f"## 10^7 verdicts as Parquet{unit}",

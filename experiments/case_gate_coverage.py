@@ -46,8 +46,9 @@ from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._analyses.noise.casegate import case_gate, weighted_tails, weights
 from gatecal._analyses.noise.cases import case_spread
 from gatecal._model.gates import strictest_within
-from gatecal.readers import RunsData, Verdict
 from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._data import RunsData
+from gatecal.readers._verdict import Verdict
 
 BUDGET = 0.05
 BROKEN = 2

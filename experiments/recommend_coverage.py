@@ -63,8 +63,9 @@ from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.noise.tails import _below
 from gatecal._engines.exact import beta_binomial_pmf, pass_count_pmf
 from gatecal._model.gates import strictest_within
-from gatecal.readers import RunsData, Verdict
 from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._data import RunsData
+from gatecal.readers._verdict import Verdict
 
 MEAN = 0.03
 ICCS = (0.0, 0.03, 0.1, 0.2)

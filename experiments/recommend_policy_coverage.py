@@ -48,8 +48,9 @@ from gatecal import parse_policy, recommend_policy
 from gatecal._analyses.noise.tails import _below
 from gatecal._analyses.recommend.policy import DEFAULT_RULES, _case_fail, rule_rates
 from gatecal._engines.exact import pass_count_pmf
-from gatecal.readers import RunsData, Verdict
 from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._data import RunsData
+from gatecal.readers._verdict import Verdict
 
 BUDGET, POWER = 0.05, 0.95
 #: (cases, runs, rate, icc, failing): the nightly suite's shape and noise (12 cases, a

@@ -222,22 +222,16 @@ from ._render.sequential import (
 from ._render.simulate import (
     render_simulation as render_simulation,
 )
-from .readers import (
-    INPUT_FORMATS as INPUT_FORMATS,
-    FileRead as FileRead,
-    ReadOptions as ReadOptions,
-    RunsData as RunsData,
-    RunsError as RunsError,
-    Skip as Skip,
-    Verdict as Verdict,
-    detect_format as detect_format,
-    read_runs as read_runs,
-)
-from .readers.labels import (
+from .readers._base import ReadOptions as ReadOptions
+from .readers._data import FileRead as FileRead, RunsData as RunsData, Skip as Skip
+from .readers._read import detect_format as detect_format, read_runs as read_runs
+from .readers._registry import INPUT_FORMATS as INPUT_FORMATS
+from .readers._verdict import RunsError as RunsError, Verdict as Verdict
+from .readers.labels.columns import (
     UNPARSEABLE_VALUES as UNPARSEABLE_VALUES,
     Label as Label,
     LabelsError as LabelsError,
-    read_labels as read_labels,
 )
+from .readers.labels.reader import read_labels as read_labels
 
 __version__: str

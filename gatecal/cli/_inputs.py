@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
     from gatecal._model.spec import SuiteSpec
     from gatecal._model.suite import JudgeNoise, Suite
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 __all__ = [
     "load_spec",

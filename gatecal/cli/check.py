@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from gatecal._analyses.policies.sequential import SequentialPolicy
     from gatecal._model.gatefile import RecommendedGate
     from gatecal._model.regression import Regression
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 #: check's own spelling of the library's parameters, for its errors
 _NAMES = {

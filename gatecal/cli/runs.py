@@ -82,8 +82,8 @@ def runs(
     )
     outputs.refuse_inputs(data.sources)
     if fmt == "parquet":
-        from gatecal.readers._model import RunsError
-        from gatecal.readers.parquet import write_parquet
+        from gatecal.readers._verdict import RunsError
+        from gatecal.readers.table.parquet import write_parquet
 
         try:
             outputs.put("--out", write_parquet(data))

@@ -772,7 +772,7 @@ def _case_decision(
 ) -> _Decision:
     """The case-aware gate of a gate file on this session: the failing cases' weights
     (matched by the names recommend gave the cases) against its threshold."""
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     short = short_names(cases)
     units: dict[str, int] = dict(zip(gate.case_names, gate.units, strict=True))
@@ -824,7 +824,7 @@ def _names(nodeids: list[str], *, short: bool = False, limit: int = 5) -> str:
     """A few names, and how many more."""
     names = nodeids
     if short:
-        from gatecal.readers._model import short_names
+        from gatecal.readers._data import short_names
 
         mapping = short_names(nodeids)
         names = [mapping[n] for n in nodeids]

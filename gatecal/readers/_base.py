@@ -1,4 +1,5 @@
-"""What every reader shares: its options, its output, and decoding text safely."""
+"""What every reader shares: the Reader protocol, its input, options and output, and decoding text
+safely."""
 
 from __future__ import annotations
 
@@ -6,18 +7,23 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gatecal.readers._columns import VerdictBuilder
-from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = [
     "ATTEMPTS",
     "JUNIT_REPEATS",
     "PARTIAL",
     "Batch",
+    "Head",
     "ReadOptions",
+    "Reader",
+    "Source",
     "decode",
     "load_json",
     "split_repeats",
@@ -87,6 +93,79 @@ class Batch:
         self.files += other.files
         self.reruns += other.reruns
         self.warnings += other.warnings
+
+
+class Head:
+    """What format detection looks at: a text file's path and bytes, its text (decoded at
+    once: undecodable bytes are one error naming the file) and, when a reader asks, its
+    JSON document (parsed once however many readers ask)."""
+
+    def __init__(self, path: Path | str, raw: bytes) -> None:
+        self.path = path
+        self.raw = raw
+        #: the text without leading whitespace
+        self.text = decode(raw, path).lstrip()  # whole: a slice could cut a character in two
+
+    @cached_property
+    def first_line(self) -> str:
+        return self.text.split("\n", 1)[0]
+
+    @cached_property
+    def document(self) -> Any:
+        """The file as one JSON document; RunsError naming the file when it is not one."""
+        return load_json(self.raw, self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One file given to a reader: its path, a short label unique among the build's files
+    (a session name) and its bytes when detection read them already."""
+
+    path: Path
+    label: str = ""
+    raw: bytes | None = None
+
+    def read_bytes(self) -> bytes:
+        return self.raw if self.raw is not None else self.path.read_bytes()
+
+
+class Reader(Protocol):
+    """One input format. The tuple of formats in ``_registry`` lists every reader; format
+    detection, ``--input-format`` and its help are made from it.
+
+    Attributes
+    ----------
+    FORMAT : str
+        The format's name (``--input-format``, ``FileRead.format``).
+    MAGIC : bytes
+        What every file of a binary format starts with (``b""`` for a text format): a
+        file that starts with it is this format's, decided before any text is decoded.
+    GROUPED : bool
+        Whether :meth:`read` takes all of a build's files of this format at once, after
+        the build's other files (JUnit: a folder of per-class files is one run); else it
+        is given one file at a time, in the order given.
+    STREAMS : bool
+        Whether :meth:`read` reads a big file without its bytes (raw ``None``): detection
+        then looks at the file's first 64 KiB only.
+    SUFFIXES : tuple of str
+        The file name endings of the format, lower case: a folder given as input is
+        searched for files of every format's endings.
+    """
+
+    FORMAT: str
+    MAGIC: bytes
+    GROUPED: bool
+    STREAMS: bool
+    SUFFIXES: tuple[str, ...]
+
+    def sniff(self, head: Head) -> bool:
+        """Whether a text file is of this format (the first reader in the tuple that
+        says so reads it)."""
+        ...
+
+    def read(self, sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        """Read files of this format, all of `build`."""
+        ...
 
 
 def decode(raw: bytes, path: Path | str) -> str:

@@ -5,7 +5,7 @@ column, the flags and numbers in arrays; a column holding one value throughout, 
 build, check or source of most files and the absent scores do, is that value repeated
 and costs nothing per verdict) and each distinct run, case or check name once,
 instead of a Python object per verdict. :class:`VerdictColumns` is still a sequence of
-:class:`~gatecal.readers._model.Verdict` (made on demand), so a consumer that wants objects
+:class:`~gatecal.readers._data.Verdict` (made on demand), so a consumer that wants objects
 iterates it; the counts every analysis needs are taken from the columns directly.
 
 Codes are given in order of first appearance, so a column's ``values`` are its distinct
@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from gatecal.readers._model import Verdict
+from gatecal.readers._verdict import Verdict
 
 if TYPE_CHECKING:
     import numpy as np

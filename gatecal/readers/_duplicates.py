@@ -145,7 +145,7 @@ Group = tuple[str, list[str], int, float]
 
 
 def duplicate_runs(table: VerdictColumns) -> list[Group]:
-    """:func:`gatecal.readers._model.duplicate_runs` of verdicts held as columns."""
+    """:func:`gatecal.readers._data.duplicate_runs` of verdicts held as columns."""
     if len(table.values("run")) < 3:
         return []  # no build has three runs
     value, n_values = _value_codes(table)

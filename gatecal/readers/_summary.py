@@ -9,7 +9,7 @@ from typing import Any
 from gatecal._common.contracts import json_document
 from gatecal._common.tables import code_fence, csv_cell, md_text, plural, write_csv
 from gatecal._common.validate import ParameterError
-from gatecal.readers._model import RunsData
+from gatecal.readers._data import RunsData
 
 __all__ = ["RUNS_FORMATS", "render_runs", "runs_summary"]
 
@@ -123,7 +123,7 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         write_csv(buffer, list(data.columns()), cells)
         return buffer.getvalue()
     if fmt == "parquet":
-        rule = "is bytes, not text: write it with gatecal.readers.parquet.write_parquet"
+        rule = "is bytes, not text: write it with gatecal.readers.table.parquet.write_parquet"
         raise ParameterError("fmt", rule, fmt)
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {RUNS_FORMATS}", fmt)

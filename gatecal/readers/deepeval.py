@@ -23,13 +23,23 @@ Errors
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, ReadOptions, as_float, load_json, split_repeats
-from gatecal.readers._model import FileRead, RunsError, Verdict
+from gatecal.readers._base import (
+    Batch,
+    Head,
+    ReadOptions,
+    Source,
+    as_float,
+    load_json,
+    split_repeats,
+)
+from gatecal.readers._data import FileRead
+from gatecal.readers._verdict import RunsError, Verdict
 
-__all__ = ["read_deepeval"]
+__all__ = ["DeepEval", "read_deepeval"]
 
 
 def read_deepeval(
@@ -135,3 +145,31 @@ def _verdict(metric: Any, path: Path, index: int, options: ReadOptions) -> dict[
             f"(got {metric.get('success')!r})"
         )
     return {"check": name, "kind": kind, "passed": passed, "status": "ok", "score": score}
+
+
+class DeepEval:
+    """DeepEval test runs: an object with ``testCases`` (or ``testRunData.testCases``)."""
+
+    FORMAT = "deepeval"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = False
+    SUFFIXES = (".json",)
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        if not head.text.startswith(("{", "[")):
+            return False
+        document = head.document
+        if not isinstance(document, dict):
+            return False
+        inner = document.get("testRunData")
+        return isinstance((inner if isinstance(inner, dict) else document).get("testCases"), list)
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        batch = Batch()
+        for source in sources:
+            raw = source.read_bytes()
+            batch.extend(read_deepeval(source.path, raw, build, options, source.label))
+        return batch

@@ -26,14 +26,16 @@ from __future__ import annotations
 import math
 import struct
 import zipfile
+from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, ReadOptions, as_float, load_json
-from gatecal.readers._model import FileRead, RunsError, Verdict
+from gatecal.readers._base import Batch, Head, ReadOptions, Source, as_float, load_json
+from gatecal.readers._data import FileRead
+from gatecal.readers._verdict import RunsError, Verdict
 
-__all__ = ["read_inspect"]
+__all__ = ["Inspect", "read_inspect"]
 
 _CODE_SCORERS = ("includes", "match", "exact", "pattern", "f1", "choice", "answer")
 _ZSTD = 93
@@ -249,3 +251,31 @@ def read_inspect(
     )
     batch.sessions[str(header["eval"].get("eval_id") or session)] = str(path)
     return batch
+
+
+class Inspect:
+    """inspect_ai logs: ``.eval`` (a zip archive) or ``.json`` (an object with ``eval``
+    and ``status``)."""
+
+    FORMAT = "inspect"
+    MAGIC = b"PK\x03\x04"
+    GROUPED = False
+    STREAMS = False
+    SUFFIXES = (".json", ".eval")
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        if not head.text.startswith(("{", "[")):
+            return False
+        document = head.document
+        return isinstance(document, dict) and (
+            isinstance(document.get("eval"), dict) and "status" in document
+        )
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        batch = Batch()
+        for source in sources:
+            raw = source.read_bytes()
+            batch.extend(read_inspect(source.path, raw, build, options, source.label))
+        return batch

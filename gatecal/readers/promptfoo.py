@@ -43,13 +43,23 @@ Other outputs
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, ReadOptions, as_float, decode, load_json
-from gatecal.readers._model import COMPONENT, FileRead, RunsError, Verdict
+from gatecal.readers._base import (
+    Batch,
+    Head,
+    ReadOptions,
+    Source,
+    as_float,
+    decode,
+    load_json,
+)
+from gatecal.readers._data import FileRead
+from gatecal.readers._verdict import COMPONENT, RunsError, Verdict
 
-__all__ = ["JUDGE_ASSERTIONS", "read_promptfoo"]
+__all__ = ["JUDGE_ASSERTIONS", "Promptfoo", "read_promptfoo"]
 
 JUDGE_ASSERTIONS = frozenset(
     {
@@ -166,7 +176,7 @@ def read_promptfoo(
         else None
     )
     if document is None or (isinstance(document, dict) and "results" not in document):
-        from gatecal.readers.table import jsonl_rows
+        from gatecal.readers.table.rows import jsonl_rows
 
         document = [row for _, row in jsonl_rows(text, path)]
     results, version, eval_id = _results(document, path)
@@ -363,3 +373,45 @@ def _graded(
     }
     parts = [{**v, "status": COMPONENT} for v in out if v["status"] == "ok"]
     return [decided], parts
+
+
+def _result_line(line: str) -> bool:
+    """Is `line` one result of ``promptfoo eval -o results.jsonl``?"""
+    try:
+        item = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(item, dict) and "gradingResult" in item and "provider" in item
+
+
+def _results_document(document: object) -> bool:
+    if not isinstance(document, dict):
+        return False
+    results = document.get("results")
+    if isinstance(results, dict) and "results" in results and "evalId" in document:
+        return True
+    return isinstance(results, dict) and isinstance(results.get("results"), list)
+
+
+class Promptfoo:
+    """promptfoo results: a results JSON document, or JSONL of one result per line."""
+
+    FORMAT = "promptfoo"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = False
+    SUFFIXES = (".json", ".jsonl")
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        if not head.text.startswith(("{", "[")):
+            return False
+        return _result_line(head.first_line) or _results_document(head.document)
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        batch = Batch()
+        for source in sources:
+            raw = source.read_bytes()
+            batch.extend(read_promptfoo(source.path, raw, build, options, source.label))
+        return batch

@@ -9,7 +9,7 @@ import pytest
 
 import gatecal
 from gatecal import pytest_plugin
-from gatecal.readers import LONG_COLUMNS
+from gatecal.readers._verdict import LONG_COLUMNS
 
 pytest_plugins = ["pytester"]
 

@@ -17,9 +17,10 @@ from collections import Counter
 import pytest
 
 import gatecal
-from gatecal.readers import RunsError, _duplicates
+from gatecal.readers import _duplicates
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._model import duplicate_runs
+from gatecal.readers._data import duplicate_runs
+from gatecal.readers._verdict import RunsError
 
 
 @pytest.fixture(params=["table", "sort"])

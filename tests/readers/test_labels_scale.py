@@ -1,7 +1,7 @@
 """Big label tables are read in blocks into columns; every table reads the same either way,
 and calibrate counts the columns to exactly the numbers a loop over the labels gives.
 
-The block reader (gatecal/readers/_label_blocks.py) is engaged for files from
+The block reader (gatecal/readers/labels/blocks.py) is engaged for files from
 STREAM_MIN_BYTES on. Here that limit is set to 0 (every table read in blocks) and to a size
 no test file reaches (every table read row by row), and the two reads must give the same
 labels or the same error message.
@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gatecal
 from gatecal.cli import main
-from gatecal.readers import _blocks, labels
-from gatecal.readers.labels import Label, LabelColumns
+from gatecal.readers.labels import reader as labels
+from gatecal.readers.labels.columns import Label, LabelColumns
+from gatecal.readers.table import blocks as _blocks
 from tests.paths import ROOT
 
 # the label tables the repository keeps (the worked example and the real judge's)
@@ -301,7 +302,7 @@ def test_columns_are_a_sequence_of_the_labels_given():
 def test_a_big_table_is_read_in_blocks_and_counted(tmp_path, monkeypatch):
     """Past STREAM_MIN_BYTES (as the limit is, untouched), with items judged 1 to 4 times:
     read as blocks, the same labels as the row reader's, counted as the loop counts."""
-    from gatecal.readers.labels import _read_rows
+    from gatecal.readers.labels.reader import _read_rows
 
     rows = []
     for i in range(14000):

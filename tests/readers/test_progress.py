@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import gatecal
-from gatecal.readers import _blocks, _progress
+from gatecal.readers import _progress
+from gatecal.readers.table import blocks as _blocks
 from tests.cli.test_cli import _on_a_terminal as on_a_terminal
 
 

@@ -7,6 +7,7 @@ terminal output or the generating script's seeded verdicts, not read back from o
 import contextlib
 import io
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ import pytest
 
 from gatecal import RunsError, read_runs, recommend_gate
 from gatecal.cli import main
-from gatecal.readers import detect_format
+from gatecal.readers._read import detect_format
 from gatecal.readers._summary import render_runs, runs_summary
 from tests.paths import FIXTURES
 
@@ -687,7 +688,7 @@ def test_short_names_of_many_ids_are_the_levels_taken_id_by_id():
     import random
     import re
 
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     def name(case: str) -> str:
         head, bracket, tail = case.partition("[")
@@ -732,7 +733,7 @@ def test_whitespace_is_what_the_pattern_finds():
     and non-ASCII text."""
     import re
 
-    from gatecal.readers._model import _has_space
+    from gatecal.readers._data import _has_space
 
     for point in range(0x3100):
         one = chr(point)
@@ -747,7 +748,7 @@ def test_short_names_take_the_parameter_the_bracket_pattern_takes():
     import random
     import re
 
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     pattern = re.compile(r"\[(.*)\]$")
     rng = random.Random(7)
@@ -758,3 +759,57 @@ def test_short_names_take_the_parameter_the_bracket_pattern_takes():
             continue  # free text (spaces outside brackets): kept whole
         if match and match.group(1):  # (other ids are named by their test name, as before)
             assert short_names([case])[case] == match.group(1), repr(case)
+
+
+# -- RunsData.to_frame ------------------------------------------------------------------
+
+
+def _frame_matches(data):
+    """Each row of to_frame() is the verdict (then the component) it comes from."""
+    pd = pytest.importorskip("pandas")
+    frame = data.to_frame()
+    assert list(frame.columns) == list(data.columns())
+    expected = [*data.verdicts, *data.components]
+    assert len(frame) == len(expected)
+    for row, verdict in zip(frame.to_dict("records"), expected, strict=True):
+        for name in frame.columns:
+            got, want = row[name], getattr(verdict, name)
+            if name in ("score", "cost"):  # the stored number, NaN where there is none
+                assert (want is None and math.isnan(got)) or got == pytest.approx(want, rel=1e-15)
+            elif name in ("passed", "tokens"):
+                assert (want is None and got is pd.NA) or (got is not pd.NA and got == want)
+            else:
+                assert got == want, (name, got, want)
+    for name in ("build", "run", "case", "check", "status", "source"):
+        assert isinstance(frame[name].dtype, pd.CategoricalDtype)
+        assert list(frame[name].cat.categories) == list(dict.fromkeys(frame[name]))
+    return frame
+
+
+def test_to_frame_holds_every_verdict_then_every_component(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "run,case,check,kind,passed,status,score\n"
+        "r1,a,rel,judge,true,ok,0.75\n"
+        "r1,a,fmt,code,false,component,\n"
+        "r1,b,rel,judge,,error,\n"
+        "r2,a,rel,judge,false,ok,0.1\n"
+        "r2,b,rel,judge,true,skipped,\n"
+        "r2,c,new,code,true,component,2\n"
+    )
+    data = read_runs([path])
+    assert len(data.components) == 2 and data.skipped == 1
+    frame = _frame_matches(data)
+    assert list(frame["check"].cat.categories) == ["rel", "fmt", "new"]
+
+
+def test_to_frame_keeps_cost_tokens_and_scores_where_given():
+    data = read_runs([FIXTURES / "promptfoo" / "threshold.json"])
+    assert data.columns()[-2:] == ("cost", "tokens")
+    frame = _frame_matches(data)
+    assert frame["tokens"].sum() == data.tokens
+
+
+def test_to_frame_of_junit_runs():
+    frame = _frame_matches(read_runs([JUNIT / "artefacts"]))
+    assert frame["passed"].dtype == "boolean"

@@ -1,6 +1,6 @@
 """Big tables are read in blocks; every table reads the same either way.
 
-The block reader (gatecal/readers/_blocks.py) is engaged for files from STREAM_MIN_BYTES
+The block reader (gatecal/readers/table/blocks.py) is engaged for files from STREAM_MIN_BYTES
 on. Here that limit is set to 0 (every table read in blocks) and to a size no test file
 reaches (every table read row by row, as before), and the two reads must agree on every
 verdict, skip, component, count, run order, warning and error message.
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gatecal
-from gatecal.readers import RunsError, _blocks
 from gatecal.readers._columns import VerdictBuilder, VerdictColumns
-from gatecal.readers._model import Verdict
+from gatecal.readers._verdict import RunsError, Verdict
+from gatecal.readers.table import blocks as _blocks
 from tests.paths import FIXTURES
 
 
@@ -334,7 +334,7 @@ def test_a_csv_read_by_arrow_imports_no_pandas(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("run,case,passed\nr1,a,true\nr1,b,false\nr2,a,1\n")
     code = (
-        "import sys\nfrom gatecal.readers import _blocks\n_blocks.STREAM_MIN_BYTES = 0\n"
+        "import sys\nfrom gatecal.readers.table import blocks\nblocks.STREAM_MIN_BYTES = 0\n"
         "import gatecal\ndata = gatecal.read_runs([sys.argv[1]])\n"
         "print(len(data.verdicts), 'pandas' in sys.modules)"
     )
@@ -427,7 +427,7 @@ def test_parquet_round_trip_reads_back_what_was_written(tmp_path, monkeypatch):
     csv_path = tmp_path / "t.csv"
     _write_csv(csv_path, rows)
     data = gatecal.read_runs([str(csv_path)])
-    from gatecal.readers.parquet import write_parquet
+    from gatecal.readers.table.parquet import write_parquet
 
     out = tmp_path / "t.parquet"
     out.write_bytes(write_parquet(data))
@@ -526,3 +526,88 @@ def test_blank_looking_rows_are_found_as_line_by_line(tmp_path_factory, pieces, 
         assert _blocks._has_blank_looking_rows(path) == _blank_looking_line_by_line(data)
     finally:
         _blocks._SCAN_BYTES = before
+
+
+# -- JSONL through Arrow's JSON reader --------------------------------------------------
+
+_JSONL_EDGES = {
+    "bom": '\ufeff{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": false}\n',
+    "two boms": '\ufeff\ufeff{"run": "r1", "case": "a", "passed": true}\n',
+    "blank lines": '\n{"run": "r1", "case": "a", "passed": true}\n\n   \n\t\n{"run": "r2", "case": "a", "passed": false}\n\n',
+    "crlf": '{"run": "r1", "case": "a", "passed": true}\r\n{"run": "r2", "case": "a", "passed": false}\r\n',
+    "no newline at the end": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r2", "case": "a", "passed": 0}',
+    "passed true, pass and 1": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": "pass"}\n{"run": "r1", "case": "c", "passed": 1}\n',
+    "passed 1 and 0": '{"run": "r1", "case": "a", "passed": 1}\n{"run": "r1", "case": "b", "passed": 0}\n',
+    "passed 1.0": '{"run": "r1", "case": "a", "passed": 1.0}\n',
+    "passed 1 and 0.5": '{"run": "r1", "case": "a", "passed": 1}\n{"run": "r1", "case": "b", "passed": 0.5}\n',
+    "optional columns missing here and there": '{"run": "r1", "case": "a", "passed": true, "score": 0.5}\n{"run": "r1", "case": "b", "passed": false, "check": "c", "kind": "judge"}\n{"run": "r2", "case": "a", "passed": true, "cost": 0.25, "tokens": 7}\n',
+    "scores int and float": '{"run": "r1", "case": "a", "passed": true, "score": 1}\n{"run": "r1", "case": "b", "passed": true, "score": 0.1000000000000000055511151231257827}\n{"run": "r1", "case": "c", "passed": true, "score": 1e-320}\n',
+    "tokens 5.0": '{"run": "r1", "case": "a", "passed": true, "tokens": 5.0}\n',
+    "attempts 2 and 2.0": '{"run": "r1", "case": "a", "passed": true, "attempts": 2}\n{"run": "r1", "case": "b", "passed": true, "attempts": 2.0}\n',
+    "run numbers": '{"run": 1, "case": "a", "passed": true}\n{"run": 2, "case": "a", "passed": false}\n',
+    "run 1 and 1.0": '{"run": 1, "case": "a", "passed": true}\n{"run": 1.0, "case": "b", "passed": false}\n',
+    "a big integer": '{"run": 123456789012345678901234, "case": "a", "passed": true}\n',
+    "nulls": '{"run": "r1", "case": "a", "passed": true, "score": null, "check": null}\n',
+    "status not ok, passed empty": '{"run": "r1", "case": "a", "passed": null, "status": "error"}\n{"run": "r1", "case": "b", "passed": "", "status": "unscored"}\n{"run": "r1", "case": "c", "passed": true, "status": "skipped"}\n',
+    "NaN score": '{"run": "r1", "case": "a", "passed": true, "score": NaN}\n',
+    "nested value": '{"run": "r1", "case": "a", "passed": true, "meta": {"x": 1}}\n',
+    "nested in a column": '{"run": "r1", "case": {"id": 1}, "passed": true}\n',
+    "two objects on one line": '{"run": "r1", "case": "a", "passed": true} {"run": "r1", "case": "b", "passed": true}\n',
+    "two objects on one line, and a blank line": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "b", "passed": true} {"run": "r1", "case": "c", "passed": true}\n\n',
+    "two objects, a CR between": '{"run": "r1", "case": "a", "passed": true}\r{"run": "r1", "case": "b", "passed": true}\n',
+    "an object over two lines": '{"run": "r1", "case": "a",\n"passed": true}\n',
+    "a key twice": '{"run": "r1", "run": "r2", "case": "a", "passed": true}\n',
+    "not an object": '{"run": "r1", "case": "a", "passed": true}\n[1]\n',
+    "unicode": '{"run": "r\u00e9", "case": "\\ud83d\\ude00 \u2028", "passed": true}\n',
+    "a lone surrogate": '{"run": "r1", "case": "\\ud800", "passed": true}\n',
+    "a form feed line": '{"run": "r1", "case": "a", "passed": true}\n\x0c\n',
+    "missing passed": '{"run": "r1", "case": "a"}\n',
+    "a duplicate verdict": '{"run": "r1", "case": "a", "passed": true}\n{"run": "r1", "case": "a", "passed": false}\n',
+    "bad kind": '{"run": "r1", "case": "a", "passed": true, "kind": "human"}\n',
+    "empty object": '{}\n{"run": "r1", "case": "a", "passed": true}\n',
+}
+
+
+def _three_ways(path, monkeypatch):
+    """The table read by Arrow's JSON reader, by json.loads a block at a time, and row by
+    row: each a RunsData or the error message."""
+    got = []
+    for arrow, blocks in ((True, True), (False, True), (False, False)):
+        monkeypatch.setattr(_blocks, "_has_pyarrow", lambda arrow=arrow: arrow)
+        got.append(_read([path], monkeypatch, blocks))
+    return got
+
+
+@pytest.mark.parametrize("name", sorted(_JSONL_EDGES))
+def test_jsonl_reads_the_same_through_arrow_python_blocks_and_rows(name, tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.jsonl"
+    path.write_text(_JSONL_EDGES[name], encoding="utf-8", newline="")
+    arrow, python, rows = _three_ways(path, monkeypatch)
+    _same(arrow, rows)
+    _same(python, rows)
+    if not isinstance(rows, str):  # the long table as written, byte for byte
+        assert arrow.to_rows() == rows.to_rows()
+
+
+def test_a_long_jsonl_table_is_read_by_arrow_in_several_pieces(tmp_path, monkeypatch):
+    """Pieces of whole lines (a line never cut in two), blank lines and a BOM on the
+    first: the same as row by row; and the Arrow reader does read it (no fallback)."""
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 16)  # pieces of 16 x 256 bytes
+    lines = []
+    for i in range(3000):
+        row = {"run": f"run-{i % 7}", "case": f"c{i // 7}", "passed": i % 5 != 0}
+        if i % 3 == 0:
+            row["score"] = i / 7
+        lines.append(json.dumps(row))
+        if i % 500 == 0:
+            lines.append("")
+    path = tmp_path / "long.jsonl"
+    path.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    arrow, python, rows = _three_ways(path, monkeypatch)
+    _same(arrow, rows)
+    _same(python, rows)
+    assert arrow.to_rows() == rows.to_rows()
+    pieces = list(_blocks._arrow_jsonl_blocks(path))
+    assert len(pieces) > 10 and sum(n for _, n in pieces) == 3000

@@ -30,14 +30,9 @@ from gatecal._common.intervals import Estimate, clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
-from gatecal.readers import RunsData
-from gatecal.readers.labels import (
-    UNPARSEABLE_VALUES,
-    Label,
-    LabelColumns,
-    LabelsError,
-    read_labels,
-)
+from gatecal.readers._data import RunsData
+from gatecal.readers.labels.columns import UNPARSEABLE_VALUES, Label, LabelColumns, LabelsError
+from gatecal.readers.labels.reader import read_labels
 
 __all__ = [
     "UNPARSEABLE_VALUES",

@@ -314,7 +314,7 @@ def paired_states(
     are left out and named instead."""
     import numpy as np
 
-    from gatecal.readers._model import short_names
+    from gatecal.readers._data import short_names
 
     (first, _), (second, _) = sides
     same = first is second

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         Recommendation,
         _CaseRates,
     )
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 __all__ = [
     "CHECK_FORMAT",
@@ -550,7 +550,7 @@ def check_gate(
     """
     import numpy as np
 
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
     what = "a gatecal.RunsData (from gatecal.read_runs)"
     check_instance("current", current, RunsData, what)

@@ -17,7 +17,7 @@ from gatecal._common.validate import ParameterError, check_count, check_probabil
 if TYPE_CHECKING:
     from gatecal._analyses.noise.bounds import NoiseBounds
     from gatecal._model.regression import RegressionLike
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 from gatecal._analyses.policies.sequential import (
     POLICY_DESIGNS,

@@ -38,7 +38,7 @@ from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, beta_shape
-from gatecal.readers import RunsData
+from gatecal.readers._data import RunsData
 
 __all__ = [
     "CI_METHODS",

@@ -39,7 +39,7 @@ from gatecal._model.gates import strictest_within
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.regression import RegressionLike, as_regression
 from gatecal._model.suite import ICC_NEGLIGIBLE, beta_shape
-from gatecal.readers import RunsData
+from gatecal.readers._data import RunsData
 
 __all__ = [
     "DEFAULT_RULES",

@@ -5,144 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._columns import TEXT_COLUMNS, VerdictColumns
+from gatecal.readers._verdict import BUILDS, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
-__all__ = [
-    "BUILDS",
-    "COMPONENT",
-    "LONG_COLUMNS",
-    "OPTIONAL_COLUMNS",
-    "STATUSES",
-    "FileRead",
-    "RunsData",
-    "RunsError",
-    "Skip",
-    "Verdict",
-]
-
-BUILDS = ("healthy", "regressed")
-STATUSES = ("ok", "error", "unscored")
-# The long table's columns, in the order `gatecal runs --format csv` writes them.
-LONG_COLUMNS = (
-    "build",
-    "run",
-    "case",
-    "check",
-    "kind",
-    "passed",
-    "status",
-    "score",
-    "session",
-    "attempts",
-    "cached",
-    "source",
-)
-# Written after LONG_COLUMNS when any row has them: what the case's run cost, as the source
-# reports it (promptfoo's `cost` and `tokenUsage.total`), on the first row of a (run, case).
-OPTIONAL_COLUMNS = ("cost", "tokens")
-# The status of a check underneath a case-level verdict (promptfoo's assertions under a
-# test-level `threshold:`): read and written with the long table, never a verdict.
-COMPONENT = "component"
-
-
-class RunsError(ValueError):
-    """Input that is not what it claims: the message names the file, line or element."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Verdict:
-    """One reported verdict of one check (or one whole case) in one run.
-
-    Attributes
-    ----------
-    build, run, case : str
-        ``healthy`` or ``regressed``; the run (one invocation or one repeat of the
-        suite); the case's full id (e.g. ``classname.test_name[param]``).
-    check : str
-        The check (an assertion, metric or scorer); ``""`` when the source gives one
-        verdict per case.
-    kind : str
-        ``judge`` (an LLM answers; can be wrong), ``code`` (plain code) or ``""``.
-    passed : bool or None
-        The verdict; None exactly when `status` is neither ``ok`` nor ``component``.
-    status : str
-        ``ok``; ``error`` (the check or the system under test failed to run: neither
-        a pass nor a failure); ``unscored`` (no verdict, e.g. a NaN score).
-    score : float or None
-        The numeric score where the source gives one.
-    session : str
-        The invocation the run came from (a file, a log, an eval id): repeats inside
-        one session share a process and a time window.
-    attempts : int
-        Attempts behind this verdict (reruns of a failed test make it > 1).
-    cached : bool
-        The source says the response was replayed from a cache.
-    source : str
-        The file it was read from.
-    cost : float or None
-        What producing this (run, case) cost, in the source's currency (promptfoo:
-        USD), on the first verdict of the (run, case) only, so that a sum over rows
-        is the total.
-    tokens : int or None
-        Tokens the (run, case) used (promptfoo's ``tokenUsage.total``), placed as `cost`.
-
-    A verdict with status ``component`` (only in :attr:`RunsData.components`) is a check
-    underneath a case-level verdict: it keeps its `passed` but decides nothing.
-    """
-
-    build: str
-    run: str
-    case: str
-    check: str = ""
-    kind: str = ""
-    passed: bool | None
-    status: str = "ok"
-    score: float | None = None
-    session: str = ""
-    attempts: int = 1
-    cached: bool = False
-    source: str = ""
-    cost: float | None = None
-    tokens: int | None = None
-
-    def to_record(self) -> dict[str, Any]:
-        """The verdict as a row of the long table with typed values (JSONL, pandas)."""
-        record = {
-            **self.to_row(),
-            "passed": self.passed,
-            "score": self.score,
-            "cached": self.cached,
-        }
-        for key in OPTIONAL_COLUMNS:
-            if key in record:
-                record[key] = getattr(self, key)
-        return record
-
-    def to_row(self) -> dict[str, Any]:
-        """The verdict as a row of the long table (LONG_COLUMNS, then `cost` and `tokens`
-        where set)."""
-        row = {
-            "build": self.build,
-            "run": self.run,
-            "case": self.case,
-            "check": self.check,
-            "kind": self.kind,
-            "passed": "" if self.passed is None else ("true" if self.passed else "false"),
-            "status": self.status,
-            "score": "" if self.score is None else repr(self.score),
-            "session": self.session,
-            "attempts": self.attempts,
-            "cached": "true" if self.cached else "false",
-            "source": self.source,
-        }
-        if self.cost is not None:
-            row["cost"] = repr(self.cost)
-        if self.tokens is not None:
-            row["tokens"] = self.tokens
-        return row
+__all__ = ["FileRead", "RunsData", "Skip", "duplicate_runs", "short_names"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,8 +91,6 @@ class RunsData:
     _index: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        from gatecal.readers._columns import VerdictColumns
-
         object.__setattr__(self, "verdicts", VerdictColumns.of(self.verdicts))
 
     # -- counts -------------------------------------------------------------------------
@@ -377,12 +243,55 @@ class RunsData:
         ]
 
     def to_frame(self) -> Any:
-        """The long table of verdicts and components as a pandas DataFrame (columns
-        :meth:`columns`)."""
+        """The long table of verdicts, then components, as a pandas DataFrame (columns
+        :meth:`columns`), built from the columns as they are held: each text column
+        (build, run, case, check, kind, status, session, source) categorical, its
+        categories in order of first appearance; ``passed`` a nullable boolean (NA where
+        there is no verdict), ``score`` and ``cost`` floats (NaN where absent),
+        ``tokens`` a nullable integer, ``attempts`` an integer, ``cached`` a boolean."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        records = [v.to_record() for v in (*self.verdicts, *self.components)]
-        return pd.DataFrame(records, columns=list(self.columns()))
+        names = list(self.columns())
+        frame = _frame(self.verdicts, names)
+        if not self.components:
+            return frame
+        extra = _frame(VerdictColumns.of(self.components), names)
+        joined = {}
+        for name in names:
+            a, b = frame[name].array, extra[name].array
+            if isinstance(a, pd.Categorical):
+                joined[name] = pd.api.types.union_categoricals([a, b])
+            else:
+                joined[name] = pd.concat([frame[name], extra[name]], ignore_index=True).array
+        return pd.DataFrame(joined, columns=names)
+
+
+def _frame(table: VerdictColumns, names: list[str]) -> Any:
+    """`table`'s columns `names` as a DataFrame (see RunsData.to_frame)."""
+    import numpy as np
+    import pandas as pd
+
+    def present(name: str) -> Any:
+        return table.array(f"has_{name}") == 1
+
+    data: dict[str, Any] = {}
+    for name in names:
+        if name in TEXT_COLUMNS:
+            categories = pd.Index(table.values(name), dtype=object)
+            data[name] = pd.Categorical.from_codes(np.asarray(table.codes(name)), categories)
+        elif name == "passed":
+            passed = np.asarray(table.array("passed"))
+            data[name] = pd.arrays.BooleanArray(passed == 1, passed < 0)
+        elif name in ("score", "cost"):
+            data[name] = np.where(present(name), table.array(name), np.nan)
+        elif name == "tokens":
+            values = np.asarray(table.array("tokens"), dtype=np.int64)
+            data[name] = pd.arrays.IntegerArray(values, ~present(name))
+        elif name == "cached":
+            data[name] = np.asarray(table.array("cached")) == 1
+        else:  # attempts
+            data[name] = np.asarray(table.array(name), dtype=np.int64)
+    return pd.DataFrame(data, columns=names)
 
 
 _PARAM = re.compile(r"\[(.*)\]$")
@@ -457,7 +366,6 @@ def duplicate_runs(
     Identical all-pass runs of a quiet suite are likely and so never flagged; two runs
     alone cannot be told apart from chance this way (a cache flag still can).
     """
-    from gatecal.readers._columns import VerdictColumns
     from gatecal.readers._duplicates import duplicate_runs as of_columns
 
     return of_columns(VerdictColumns.of(verdicts))

@@ -16,19 +16,15 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from gatecal.readers._base import Batch, ReadOptions, decode
-from gatecal.readers._model import BUILDS, COMPONENT, FileRead, RunsError, Skip, Verdict
+from gatecal.readers._base import Batch, Head, ReadOptions, Source, decode
+from gatecal.readers._data import Skip
+from gatecal.readers._verdict import BUILDS, COMPONENT, RunsError, Verdict
+from gatecal.readers.table import cells
 
-__all__ = ["jsonl_rows", "read_table", "sniff_jsonl"]
-
-_TRUE = {"true", "1", "pass", "passed", "yes"}
-_FALSE = {"false", "0", "fail", "failed", "no"}
-_STATUS = ("ok", "error", "unscored", "skipped", COMPONENT)
-_REQUIRED = ("run", "case", "passed")
+__all__ = ["Csv", "Jsonl", "jsonl_rows", "read_table", "rows_to_batch", "sniff_jsonl"]
 
 
 def sniff_jsonl(text: str) -> bool:
@@ -39,19 +35,8 @@ def sniff_jsonl(text: str) -> bool:
                 row = json.loads(line)
             except (json.JSONDecodeError, RecursionError):
                 return False
-            return isinstance(row, dict) and all(k in row for k in _REQUIRED)
+            return isinstance(row, dict) and all(k in row for k in cells.REQUIRED)
     return False
-
-
-def _passed(value: object, where: str) -> bool | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise RunsError(f"{where}: `passed` must be true/false, 1/0 or pass/fail (got {value!r})")
 
 
 def jsonl_rows(
@@ -84,7 +69,7 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     reader.fieldnames = fields
-    missing = [k for k in _REQUIRED if k not in fields]
+    missing = [k for k in cells.REQUIRED if k not in fields]
     if missing and {"status", "score", "grader reason"} <= set(fields):
         raise RunsError(
             f"{path}: promptfoo's CSV table (-o results.csv) is not read: it keeps no "
@@ -97,28 +82,10 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
             f"found {fields[:8]})"
         )
     for row in reader:
-        yield f"{path}:{reader.line_num}", {k: _from_cell(v) for k, v in row.items()}
+        yield f"{path}:{reader.line_num}", {k: cells.from_cell(v) for k, v in row.items()}
 
 
-def _from_cell(value: object) -> object:
-    """A cell as gatecal wrote it: one "'" before a formula start (or a "'") is removed."""
-    from gatecal._common.tables import FORMULA_START
-
-    if (
-        isinstance(value, str)
-        and value.startswith("'")
-        and value[1:].startswith((*FORMULA_START, "'"))
-    ):
-        return value[1:]
-    return value
-
-
-def _text(row: dict[str, object], key: str) -> str:
-    value = row.get(key)
-    return "" if value is None else str(value).strip()
-
-
-def _rows_to_batch(
+def rows_to_batch(
     rows: Iterable[tuple[str, dict[str, object]]], path: Path, build: str, fmt: str
 ) -> Batch:
     batch = Batch()
@@ -126,49 +93,49 @@ def _rows_to_batch(
     n_verdicts = n_errors = 0
     for where, row in rows:
         for key in ("run", "case"):
-            if not _text(row, key):
+            if not cells.text(row, key):
                 raise RunsError(f"{where}: missing `{key}`")
-        kind = _text(row, "kind").lower()
+        kind = cells.text(row, "kind").lower()
         if kind not in ("", "judge", "code"):
             raise RunsError(f"{where}: `kind` must be judge or code (got {row.get('kind')!r})")
-        row_build = (_text(row, "build") or build).lower()
+        row_build = (cells.text(row, "build") or build).lower()
         if row_build not in BUILDS:
             raise RunsError(
                 f"{where}: `build` must be healthy or regressed (got {row.get('build')!r})"
             )
-        status = (_text(row, "status") or "ok").lower()
-        if status not in _STATUS:
+        status = (cells.text(row, "status") or "ok").lower()
+        if status not in cells.STATUSES:
             rule = "must be ok, error, unscored, skipped or component"
             raise RunsError(f"{where}: `status` {rule} (got {row.get('status')!r})")
-        run, case = _text(row, "run"), _text(row, "case")
-        session = _text(row, "session") or str(path)
-        source = _text(row, "source") or str(path)
+        run, case = cells.text(row, "run"), cells.text(row, "case")
+        session = cells.text(row, "session") or str(path)
+        source = cells.text(row, "source") or str(path)
         runs[run] = None
         if status == "skipped":
             batch.skips.append(
                 Skip(build=row_build, run=run, case=case, source=source, session=session)
             )
             continue
-        passed = _passed(row.get("passed"), where)
+        passed = cells.passed(row.get("passed"), where)
         if status in ("ok", COMPONENT) and passed is None:
             raise RunsError(f"{where}: missing `passed` (status {status})")
-        score = _score(row.get("score"), where)
-        attempts_text = _text(row, "attempts") or "1"
+        score = cells.score(row.get("score"), where)
+        attempts_text = cells.text(row, "attempts") or "1"
         if not attempts_text.isascii() or not attempts_text.isdecimal() or int(attempts_text) < 1:
             raise RunsError(
                 f"{where}: `attempts` must be a whole number >= 1 (got {attempts_text!r})"
             )
         attempts = int(attempts_text)
         batch.reruns += attempts - 1
-        cached = _passed(row.get("cached"), where) or False
-        cost = _score(row.get("cost"), where, "cost")
+        cached = cells.passed(row.get("cached"), where) or False
+        cost = cells.score(row.get("cost"), where, "cost")
         if cost is not None and cost < 0:
             raise RunsError(f"{where}: `cost` must be a number >= 0 (got {row.get('cost')!r})")
         verdict = Verdict(
             build=row_build,
             run=run,
             case=case,
-            check=_text(row, "check"),
+            check=cells.text(row, "check"),
             kind=kind,
             passed=passed if status in ("ok", COMPONENT) else None,
             status=status,
@@ -178,7 +145,7 @@ def _rows_to_batch(
             cached=cached,
             source=source,
             cost=cost,
-            tokens=_tokens(row.get("tokens"), where),
+            tokens=cells.tokens(row.get("tokens"), where),
         )
         if status == COMPONENT:
             batch.components.append(verdict)
@@ -186,31 +153,8 @@ def _rows_to_batch(
         batch.verdicts.append(verdict)
         n_verdicts += 1
         n_errors += status == "error"
-    batch.files.append(long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
+    batch.files.append(cells.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
     return batch
-
-
-def _score(value: object, where: str, column: str = "score") -> float | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise RunsError(f"{where}: `{column}` must be a number (got {value!r})")
-    try:
-        score = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise RunsError(f"{where}: `{column}` must be a number (got {value!r})") from None
-    if math.isinf(score):
-        raise RunsError(f"{where}: `{column}` must be finite or empty (got {value!r})")
-    return None if math.isnan(score) else score
-
-
-def _tokens(value: object, where: str) -> int | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    text = str(value).strip()
-    if isinstance(value, bool) or not text.isascii() or not text.isdecimal():
-        raise RunsError(f"{where}: `tokens` must be a whole number >= 0 (got {value!r})")
-    return int(text)
 
 
 def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOptions) -> Batch:
@@ -218,21 +162,57 @@ def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOption
     del options  # the long table leaves nothing open
     text = decode(raw, path)
     rows = jsonl_rows(text, path) if fmt == "jsonl" else _csv_rows(text, path)
-    return _rows_to_batch(rows, path, build, fmt)
+    return rows_to_batch(rows, path, build, fmt)
 
 
-def long_table_read(
-    path: Path, fmt: str, build: str, runs: Iterable[str], batch: Batch, verdicts: int, errors: int
-) -> FileRead:
-    """What reading one long table (CSV, JSONL or Parquet) into `batch` found: its runs,
-    verdicts and errors, and the skips `batch` holds."""
-    return FileRead(
-        path=str(path),
-        format=fmt,
-        detail="long table",
-        build=build,
-        runs=tuple(runs),
-        verdicts=verdicts,
-        skipped=len(batch.skips),
-        errors=errors,
-    )
+def _read_each(sources: Sequence[Source], build: str, fmt: str) -> Batch:
+    """Each long table in turn: a big one (no bytes read yet) in blocks, unless the block
+    reader leaves it to the row reader, which reads every other."""
+    batch = Batch()
+    for source in sources:
+        if source.raw is None:
+            from gatecal.readers.table.blocks import SlowPath, read_table_blocks
+
+            try:
+                batch.extend(read_table_blocks(source.path, build, fmt))
+                continue
+            except SlowPath:
+                pass  # read row by row, as a small file is
+        batch.extend(read_table(source.path, source.read_bytes(), build, fmt, ReadOptions()))
+    return batch
+
+
+class Csv:
+    """The long table as CSV: any text that is not markup or JSON."""
+
+    FORMAT = "csv"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = True
+    SUFFIXES = (".csv", ".tsv")
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return bool(head.text) and not head.text.startswith(("<", "{", "["))
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return _read_each(sources, build, "csv")
+
+
+class Jsonl:
+    """The long table as JSON Lines: a first line that is an object with its columns."""
+
+    FORMAT = "jsonl"
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = True
+    SUFFIXES = (".jsonl",)
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return head.text.startswith(("{", "[")) and sniff_jsonl(head.text)
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return _read_each(sources, build, "jsonl")

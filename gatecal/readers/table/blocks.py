@@ -1,6 +1,6 @@
 """Big long tables (CSV, JSONL) read in blocks: each column's distinct values checked once.
 
-:mod:`gatecal.readers.table` reads a table row by row and names the line of the first
+:mod:`gatecal.readers.table.rows` reads a table row by row and names the line of the first
 thing wrong. A table of a million rows holds a few hundred distinct runs, checks and
 statuses, so here each block of rows is split into columns, each column's distinct
 values are normalised and checked once, and the verdicts go into the columns as codes.
@@ -23,14 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import Batch
-from gatecal.readers._model import (
-    BUILDS,
-    COMPONENT,
-    LONG_COLUMNS,
-    OPTIONAL_COLUMNS,
-    Skip,
-    Verdict,
-)
+from gatecal.readers._data import Skip
+from gatecal.readers._verdict import BUILDS, COMPONENT, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
 __all__ = ["BLOCK_ROWS", "STREAM_MIN_BYTES", "SlowPath", "read_table_blocks"]
 
@@ -185,13 +179,13 @@ def _block(
     """Fold one block of rows into `batch`; (verdicts, errors) it added."""
     import numpy as np
 
-    from gatecal.readers import table
+    from gatecal.readers.table import cells
 
     where = str(path)
 
     def unesc(value: Any) -> Any:
         if unescape and type(value) is str and value.startswith("'"):
-            return table._from_cell(value)
+            return cells.from_cell(value)
         return value
 
     def norm(key: str, rule: Any) -> tuple[Any, list[Any]]:
@@ -219,7 +213,7 @@ def _block(
     case_c, case_v = norm("case", required)
     kind_c, kind_v = norm("kind", of_set(("", "judge", "code")))
     build_c, build_v = norm("build", of_set(BUILDS, build))
-    status_c, status_v = norm("status", of_set(table._STATUS, "ok"))
+    status_c, status_v = norm("status", of_set(cells.STATUSES, "ok"))
     check_c, check_v = norm("check", text)
     session_c, session_v = norm("session", lambda v: text(v) or where)
     source_c, source_v = norm("source", lambda v: text(v) or where)
@@ -229,7 +223,7 @@ def _block(
     skipped = status_names == "skipped"
     component = status_names == COMPONENT
     counted = ~skipped
-    passed_c, passed_v = norm("passed", lambda v: table._passed(v, where))
+    passed_c, passed_v = norm("passed", lambda v: cells.passed(v, where))
     passed_of = np.asarray([-1 if p is None else int(p) for p in passed_v], dtype=np.int8)
     passed = passed_of[passed_c] if len(passed_of) else np.zeros(n, np.int8)
     needs = counted & ((status_names == "ok") | component)
@@ -245,11 +239,11 @@ def _block(
         value = np.asarray([0 if d is None else d for d in distinct], dtype=kind)
         return value[codes], have[codes]
 
-    score, has_score = numbers("score", lambda v: table._score(v, where), np.float64)
-    cost, has_cost = numbers("cost", lambda v: _cost(table._score(v, where, "cost")), np.float64)
-    tokens, has_tokens = numbers("tokens", lambda v: table._tokens(v, where), np.int64)
+    score, has_score = numbers("score", lambda v: cells.score(v, where), np.float64)
+    cost, has_cost = numbers("cost", lambda v: _cost(cells.score(v, where, "cost")), np.float64)
+    tokens, has_tokens = numbers("tokens", lambda v: cells.tokens(v, where), np.int64)
     attempts, _ = numbers("attempts", _attempts(text), np.int64)
-    cached_c, cached_v = norm("cached", lambda v: table._passed(v, where))
+    cached_c, cached_v = norm("cached", lambda v: cells.passed(v, where))
     cached = np.asarray([bool(c) for c in cached_v], dtype=bool)[cached_c] if n else cached_c
     batch.reruns += int((attempts[counted] - 1).sum())
 
@@ -371,6 +365,119 @@ def _jsonl_blocks(
                 found.update(row)
             yield {k: [r.get(k) for r in rows] for k in keys if k in found}, len(rows)
             advance(path, handle.tell())
+
+
+#: bytes of JSONL a row of a block stands for: Arrow parses BLOCK_ROWS times this at a
+#: time (whole lines), and the bytes read are reported after each
+_JSON_ROW_BYTES = 64
+# two values on one line (Arrow would read two rows; the row reader refuses the line)
+_TWO_ON_A_LINE = re.compile(rb"\}[ \t\r]*\{")
+#: columns whose value the rules read as text: an integral float there might have been
+#: written as an integer (1 and 1.0 are told apart: "1" and "1.0"), which Arrow merges
+_AS_TEXT = frozenset(_KEYS) - {"score", "cost"}
+
+
+def _arrow_jsonl_blocks(
+    path: Path, keys: Sequence[str] = _KEYS
+) -> Iterator[tuple[dict[str, Any], int]]:
+    """Blocks of a JSONL table parsed by Arrow's JSON reader (in C++, on every core), each
+    column dictionary-encoded: the values json.loads gives, or SlowPath. Arrow reads what
+    the row reader reads (a line an object, blank lines none) except where it is looser,
+    and each such place is refused here: two objects on one line, a byte order mark
+    after the first, a column of numbers where an integer and a float would differ as
+    text; a value Arrow cannot hold as a plain column (mixed types, nested) or any parse
+    error is one too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.json as pajson
+
+    from gatecal.readers._progress import advance
+
+    def pieces() -> Iterator[tuple[bytes, int]]:
+        """The file in pieces of whole lines (its byte order mark dropped), and where
+        each ends."""
+        bom = b"\xef\xbb\xbf"
+        with open(path, "rb") as handle:
+            first, tail = True, b""
+            while True:
+                data = handle.read(BLOCK_ROWS * _JSON_ROW_BYTES)
+                piece = tail + data
+                if not piece:
+                    return
+                cut = piece.rfind(b"\n") + 1 if data else len(piece)
+                if not cut:
+                    tail = piece
+                    continue
+                chunk, tail = piece[:cut], piece[cut:]
+                if first:
+                    chunk = chunk.removeprefix(bom)
+                    first = False
+                if chunk.startswith(bom):
+                    raise SlowPath  # a second one: not whitespace to the row reader
+                yield chunk, handle.tell() - len(tail)
+
+    def parsed(chunk: bytes) -> Any:
+        if _SURROGATE.search(chunk) or _TWO_ON_A_LINE.search(chunk):
+            raise SlowPath
+        try:
+            table = pajson.read_json(
+                pa.py_buffer(chunk),
+                read_options=pajson.ReadOptions(block_size=1 << 20),
+                memory_pool=pa.system_memory_pool(),
+            )
+        except Exception:
+            raise SlowPath from None  # the row reader names the line
+        lines = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+        # fewer rows than lines: blank lines (no row to either), or not
+        if table.num_rows != lines and table.num_rows != sum(
+            1 for line in chunk.split(b"\n") if line.strip()
+        ):
+            raise SlowPath
+        return table
+
+    # the next piece parsed by Arrow (the GIL released) while this one is folded in
+    with ThreadPoolExecutor(1) as parser:
+        pending: tuple[Any, int] | None = None
+        for chunk, end in itertools.chain(pieces(), [(b"", 0)]):
+            following = (parser.submit(parsed, chunk), end) if chunk else None
+            if pending is not None:
+                table = pending[0].result()
+                yield _arrow_columns(table, keys), table.num_rows
+                advance(path, pending[1])
+            pending = following
+
+
+def _arrow_columns(table: Any, keys: Sequence[str]) -> dict[str, Any]:
+    """A block's columns as :class:`Factorized`, or SlowPath (see _arrow_jsonl_blocks)."""
+    import numpy as np
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {}
+    for name in keys:
+        if name not in table.column_names:
+            continue
+        column = table.column(name)
+        if pa.types.is_null(column.type):  # null in every row of the block
+            columns[name] = Factorized(np.zeros(table.num_rows, dtype=np.intp), [None])
+            continue
+        floating = pa.types.is_floating(column.type)
+        if floating and name in _AS_TEXT and _has_integral(column):
+            raise SlowPath
+        factorized = arrow_factorized(column)
+        if factorized is None:
+            raise SlowPath
+        columns[name] = factorized
+    return columns
+
+
+def _has_integral(column: Any) -> bool:
+    """Whether a float column holds a whole number (or an infinity)."""
+    import numpy as np
+
+    values = column.to_numpy(zero_copy_only=False)
+    values = values[~np.isnan(values)]
+    return bool((values == np.trunc(values)).any())
 
 
 # a UTF-16 surrogate encoded as UTF-8 (bytes.decode("utf-8") refuses it)
@@ -597,20 +704,30 @@ def _has_pyarrow() -> bool:
 def read_table_blocks(path: Path, build: str, fmt: str) -> Batch:
     """Read one big long table in blocks (``fmt`` csv or jsonl); SlowPath when the row
     reader must decide."""
-    from gatecal.readers import table
 
     if fmt == "csv" and not _has_pyarrow() and _has_blank_looking_rows(path):
         raise SlowPath  # (Arrow refuses such a line: see _arrow_csv_blocks)
+    if fmt == "jsonl" and _has_pyarrow():
+        try:
+            return _fold(path, build, fmt, _arrow_jsonl_blocks(path))
+        except SlowPath:
+            pass  # json.loads a block at a time decides (or leaves it to the row reader)
+    return _fold(path, build, fmt, _csv_blocks(path) if fmt == "csv" else _jsonl_blocks(path))
+
+
+def _fold(path: Path, build: str, fmt: str, blocks: Iterator[tuple[dict[str, Any], int]]) -> Batch:
+    """A table's blocks folded into one batch (:func:`_block` each)."""
+    from gatecal.readers.table import cells
+
     batch = Batch()
     runs: dict[str, None] = {}
     memos: dict[str, dict[type, dict[Any, Any]]] = {}
     n_verdicts = n_errors = 0
-    blocks = _csv_blocks(path) if fmt == "csv" else _jsonl_blocks(path)
     for columns, n in blocks:
         added, errors = _block(columns, n, path, build, batch, runs, fmt == "csv", memos)
         n_verdicts += added
         n_errors += errors
-    batch.files.append(table.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
+    batch.files.append(cells.long_table_read(path, fmt, build, runs, batch, n_verdicts, n_errors))
     return batch
 
 

@@ -40,170 +40,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, ReadOptions, load_json, split_repeats
-from gatecal.readers._model import FileRead, RunsError, Skip, Verdict
+from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
+from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._verdict import RunsError, Verdict
+from gatecal.readers.junit.cases import Case, JUnitFile
 
-__all__ = ["read_junit"]
-
-_FAILED = {"failure": "failed", "error": "error", "skipped": "skipped"}
-_EARLIER = {"flakyFailure": "failed", "flakyError": "error"}
-_LATER = {"rerunFailure": "failed", "rerunError": "error"}
+__all__ = ["JUnit", "read_junit"]
 
 
-@dataclass(slots=True)
-class _Case:
-    full: str
-    name: str
-    attempts: list[str]  # outcomes in order: passed, failed, error, skipped
-    props: dict[str, str] = field(default_factory=dict)
-    suite: str = ""
-
-
-@dataclass(slots=True)
-class _File:
-    path: Path
-    detail: str
-    cases: list[_Case]
-
-
-def _fromstring(raw: bytes) -> Any:
-    """Parse untrusted XML. Entity bombs and external entities need a DOCTYPE: a document
-    without one (what every JUnit writer produces) goes to the C parser directly; anything
-    else, or text not in an 8-bit-compatible encoding, through defusedxml, which refuses them.
-    """
-    from defusedxml import ElementTree  # hardened: no entity expansion, no external DTDs
-
-    if b"<!" not in raw.replace(b"<![CDATA[", b"").replace(b"<!--", b"") and b"\0" not in raw:
-        from xml.etree import ElementTree as fast
-
-        return fast.fromstring(raw)
-    return ElementTree.fromstring(raw)
-
-
-def check_root(path: Path, tag: str) -> None:
-    """Refuse a root element that is not JUnit's (promptfoo's XML dump, anything else)."""
-    if tag == "promptfoo":
-        raise RunsError(
-            f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
-            "promptfoo eval -o results.json and read that"
-        )
-    if tag not in ("testsuites", "testsuite"):
-        raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
-
-
-def is_gate_record(element: Any) -> bool:
-    """The testcase gatecal's pytest plugin adds for its gate's decision: not a test case."""
-    return (
-        element.get("classname") == "gatecal"
-        and element.get("name") == "gate"
-        and any(p.get("name") == "gatecal.decision" for p in element.iter("property"))
-    )
-
-
-def read_testcase(
-    element: Any, path: Path
-) -> tuple[str, str, str, list[str], list[str], dict[str, str]]:
-    """One ``<testcase>``: (full id, name, outcome, earlier and later rerun outcomes,
-    gatecal.* properties)."""
-    name = element.get("name")
-    if not name:
-        raise RunsError(f"{path}: a <testcase> has no name attribute")
-    classname = element.get("classname") or ""
-    final = "passed"
-    earlier: list[str] = []
-    later: list[str] = []
-    for child in element:
-        tag = child.tag
-        if tag == "skipped" and child.get("type") == "gatecal.tolerated":
-            tag = "failure"  # a failure gatecal's gate tolerated is still a failed verdict
-        if tag in _FAILED and final == "passed":
-            final = _FAILED[tag]
-        elif tag in _EARLIER:
-            earlier.append(_EARLIER[tag])
-        elif tag in _LATER:
-            later.append(_LATER[tag])
-    props = {
-        p.get("name", ""): p.get("value", "")
-        for p in element.iter("property")
-        if p.get("name", "").startswith("gatecal.")
-    }
-    return (f"{classname}.{name}" if classname else name), name, final, earlier, later, props
-
-
-def _detail(
-    path: Path,
-    root_tag: str,
-    root_name: str | None,
-    names: set[str],
-    schema: str,
-    first_suite: dict[str, str] | None,
-) -> str:
-    """Which tool wrote the file: promptfoo, pytest, surefire, gradle or junit."""
-    if root_tag == "testsuites" and root_name == "promptfoo":
-        return "promptfoo"
-    if "pytest" in names:
-        return "pytest"
-    if "surefire" in schema.lower():
-        return "surefire"
-    if path.name.startswith("TEST-") and (first_suite or {}).get("hostname") is not None:
-        return "gradle"
-    return "junit"
-
-
-def _parse(path: Path) -> _File:
-    from defusedxml import ElementTree
-
-    from gatecal.readers._blocks import STREAM_MIN_BYTES
-
-    if path.stat().st_size >= STREAM_MIN_BYTES:
-        from gatecal.readers._junit_stream import parse_stream
-
-        return parse_stream(path)
-    raw = path.read_bytes()
-    try:
-        root = _fromstring(raw)
-    except ElementTree.ParseError as exc:
-        raise RunsError(f"{path}: not well-formed XML ({exc})") from None
-    except Exception as exc:  # defusedxml refuses entity bombs and external references
-        raise RunsError(f"{path}: refused unsafe XML ({type(exc).__name__})") from None
-    check_root(path, root.tag)
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    names = {s.get("name", "") for s in suites}
-    schema = " ".join(root.attrib.values()) + " ".join(
-        " ".join(s.attrib.values()) for s in suites[:1]
-    )
-    first = dict(suites[0].attrib) if suites else None
-    detail = _detail(path, root.tag, root.get("name"), names, schema, first)
-    cases: list[_Case] = []
-    suite_of = {id(c): s.get("name", "") for s in suites for c in s.iter("testcase")}
-    for element in root.iter("testcase"):
-        if is_gate_record(element):
-            continue
-        full, name, final, earlier, later, props = read_testcase(element, path)
-        cases.append(
-            _Case(
-                full=full,
-                name=name,
-                attempts=[*earlier, final, *later],
-                props=props,
-                suite=suite_of.get(id(element), ""),
-            )
-        )
-    if not cases:
-        raise RunsError(f"{path}: JUnit XML with no <testcase>")
-    return _File(path=path, detail=detail, cases=cases)
-
-
-def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
+def _units(files: Sequence[JUnitFile]) -> list[tuple[str, list[JUnitFile], str]]:
     """Group files into runs: (name, files, note)."""
-    by_dir: dict[Path, list[_File]] = {}
+    by_dir: dict[Path, list[JUnitFile]] = {}
     for f in files:
         by_dir.setdefault(f.path.resolve().parent, []).append(f)
-    units: list[tuple[Path, list[_File], str]] = []
+    units: list[tuple[Path, list[JUnitFile], str]] = []
     for folder, group in by_dir.items():
         disjoint = False
         if len(group) > 1:
@@ -217,7 +71,7 @@ def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
     file_units = [u for u in units if u[0].is_file()]
     same_name = len(file_units) > 1 and len({u[0].name for u in file_units}) == 1
     # (anchor, label, files, note): the label is the anchor's name, or the file's stem
-    named: list[tuple[Path, str, list[_File], str]] = []
+    named: list[tuple[Path, str, list[JUnitFile], str]] = []
     for where, group, note in units:
         if where.is_file() and same_name:
             note = f"run named after its folder (every file is {where.name})"
@@ -233,9 +87,9 @@ def _units(files: Sequence[_File]) -> list[tuple[str, list[_File], str]]:
     return [(label, group, note) for label, (_, _, group, note) in zip(labels, named, strict=True)]
 
 
-def _fulls(f: _File) -> Sequence[str]:
+def _fulls(f: JUnitFile) -> Sequence[str]:
     """The full ids of a file's testcases."""
-    from gatecal.readers._junit_stream import CaseList
+    from gatecal.readers.junit.stream import CaseList
 
     return f.cases.full if isinstance(f.cases, CaseList) else [c.full for c in f.cases]
 
@@ -256,9 +110,9 @@ def _unique(named: Sequence[tuple[Path, str]]) -> list[str]:
     return [str(anchor) for anchor, _ in named]
 
 
-def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
+def _repeat_split(f: JUnitFile, mode: str) -> dict[int, tuple[str, int]] | None:
     """For each testcase index: (base id, repeat i), if the file is a set of repeats."""
-    from gatecal.readers._junit_stream import CaseList
+    from gatecal.readers.junit.stream import CaseList
 
     if isinstance(f.cases, CaseList):
         if any("gatecal.case" in p for p in f.cases.props.values()):
@@ -281,10 +135,29 @@ def _repeat_split(f: _File, mode: str) -> dict[int, tuple[str, int]] | None:
     }
 
 
+class JUnit:
+    """The JUnit reader (see the module docstring): every file of a build at once, as a
+    folder of per-class files is one run."""
+
+    FORMAT = "junit"
+    MAGIC = b""
+    GROUPED = True
+    STREAMS = True
+    SUFFIXES = (".xml",)
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return head.text.startswith("<")  # the reader parses safely and names what is wrong
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return read_junit([source.path for source in sources], build, options)
+
+
 _PROMPTFOO_NAME = re.compile(r"^test (\d+)(?:: (.*))?$", re.S)
 
 
-def _promptfoo(f: _File, target: str | None) -> tuple[_File, dict[int, tuple[str, int]]]:
+def _promptfoo(f: JUnitFile, target: str | None) -> tuple[JUnitFile, dict[int, tuple[str, int]]]:
     """One target's testcases of a promptfoo JUnit file, and (case, repeat) of each."""
     json_hint = "write promptfoo eval -o results.json and read that"
     suites = list(dict.fromkeys(c.suite for c in f.cases))
@@ -343,7 +216,7 @@ def _promptfoo(f: _File, target: str | None) -> tuple[_File, dict[int, tuple[str
     return f, split
 
 
-def _verdicts_from_props(case: _Case, where: str) -> list[dict[str, Any]] | None:
+def _verdicts_from_props(case: Case, where: str) -> list[dict[str, Any]] | None:
     text = case.props.get("gatecal.verdicts")
     if text is None:
         return None
@@ -361,11 +234,11 @@ def _outcome(attempts: list[str], policy: str) -> str:
 def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch:
     """Read JUnit XML files of one build; see the module's docstring for the rules."""
     from gatecal.readers import _progress
-    from gatecal.readers._junit_stream import CaseList, fold_file
+    from gatecal.readers.junit.stream import CaseList, fold_file, parse_file
 
     files = []
     for p in paths:
-        files.append(_parse(p))
+        files.append(parse_file(p))
         _progress.done(p)
     batch = Batch()
     for unit, group, note in _units(files):
@@ -405,7 +278,7 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     )
                     continue
             # attempts of the same (run, case) in document order: reruns
-            found: dict[tuple[str, str], list[_Case]] = {}
+            found: dict[tuple[str, str], list[Case]] = {}
             for index, case in enumerate(f.cases):
                 base, run = case.full, unit
                 if "gatecal.case" in case.props:

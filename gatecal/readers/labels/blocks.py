@@ -1,6 +1,6 @@
 """Big label tables (CSV, JSONL) read in blocks, straight into :class:`LabelColumns`.
 
-The blocks come from :mod:`gatecal.readers._blocks` (pandas' C parser for CSV, one
+The blocks come from :mod:`gatecal.readers.table.blocks` (pandas' C parser for CSV, one
 ``json.loads`` per block for JSONL); each column's distinct values are checked once with
 the row reader's own rules. The rules across rows (one true verdict per item, each
 (check, item, repeat) once, at least one row) are checked on the whole columns at the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers.labels import LabelColumns, _verdict
+from gatecal.readers.labels.columns import LabelColumns, verdict
 
 __all__ = ["read_label_blocks"]
 
@@ -38,19 +38,19 @@ def _repeat(value: Any) -> str | None:
 
 
 def _human(value: Any) -> int:
-    return int(bool(_verdict(value, "human", "")))
+    return int(bool(verdict(value, "human", "")))
 
 
 def _judge(value: Any) -> int:
-    verdict = _verdict(value, "judge", "")
-    return -1 if verdict is None else int(verdict)
+    found = verdict(value, "judge", "")
+    return -1 if found is None else int(found)
 
 
 def read_label_blocks(path: Path) -> LabelColumns:
     """Read one big label table in blocks; SlowPath when the row reader must decide."""
     import numpy as np
 
-    from gatecal.readers._blocks import (
+    from gatecal.readers.table.blocks import (
         SlowPath,
         _csv_blocks,
         _has_blank_looking_rows,

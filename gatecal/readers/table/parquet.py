@@ -12,13 +12,15 @@ row. Needs ``pyarrow`` (``pip install 'gatecal[parquet]'``).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch
-from gatecal.readers._model import LONG_COLUMNS, RunsData, RunsError
+from gatecal.readers._base import Batch, Head, ReadOptions, Source
+from gatecal.readers._data import RunsData
+from gatecal.readers._verdict import LONG_COLUMNS, RunsError
 
-__all__ = ["MAGIC", "read_parquet", "write_parquet"]
+__all__ = ["MAGIC", "Parquet", "read_parquet", "write_parquet"]
 
 MAGIC = b"PAR1"
 _INSTALL = "pip install 'gatecal[parquet]'"
@@ -34,9 +36,10 @@ def _pyarrow(what: str) -> Any:
 
 def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
-    from gatecal.readers import table
-    from gatecal.readers._blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
     from gatecal.readers._progress import advance
+    from gatecal.readers.table import cells
+    from gatecal.readers.table.blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
+    from gatecal.readers.table.rows import rows_to_batch
 
     pq = _pyarrow(f"{path}: reading Parquet")
     try:
@@ -81,7 +84,7 @@ def read_parquet(path: Path, build: str) -> Batch:
                     (f"{path}: row {row + i + 1}", {k: v[i] for k, v in columns.items()})
                     for i in range(n)
                 )
-                one = table._rows_to_batch(rows, path, build, "parquet")
+                one = rows_to_batch(rows, path, build, "parquet")
                 runs.update(dict.fromkeys(one.files[0].runs))
                 added, errors = one.files[0].verdicts, one.files[0].errors
                 one.files.clear()
@@ -97,12 +100,33 @@ def read_parquet(path: Path, build: str) -> Batch:
     except Exception as exc:
         raise RunsError(f"{path}: not a readable Parquet file ({exc})") from None
     batch.files.append(
-        table.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
+        cells.long_table_read(path, "parquet", build, runs, batch, n_verdicts, n_errors)
     )
     import pyarrow as pa
 
     pa.default_memory_pool().release_unused()  # the batches' buffers, kept for reuse
     return batch
+
+
+class Parquet:
+    """The long table as Parquet, known by its signature and read in batches."""
+
+    FORMAT = "parquet"
+    MAGIC = b"PAR1"
+    GROUPED = False
+    STREAMS = False
+    SUFFIXES = (".parquet",)
+
+    @staticmethod
+    def sniff(head: Head) -> bool:
+        return False  # text is never Parquet: the signature decides
+
+    @staticmethod
+    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        batch = Batch()
+        for source in sources:
+            batch.extend(read_parquet(source.path, build))
+        return batch
 
 
 def write_parquet(data: RunsData) -> bytes:

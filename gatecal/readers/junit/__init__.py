@@ -1,0 +1,1 @@
+"""JUnit XML (pytest, Maven Surefire/Failsafe, Gradle, promptfoo): testcases, runs, verdicts."""

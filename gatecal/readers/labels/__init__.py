@@ -1,0 +1,1 @@
+"""Human labels beside the judge's verdicts (``item``, ``human``, ``judge``), for calibrate."""
