@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from gatecal._common.tables import few
 
 if TYPE_CHECKING:
-    from gatecal.readers import RunsData
+    from gatecal.readers._data import RunsData
 
 _PASS, _FAIL, _ERROR, _MISSING = "passed", "failed", "error", "missing"
 #: A state's code in :class:`_RunStates` ``codes`` is its place here.

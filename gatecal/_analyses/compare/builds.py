@@ -76,7 +76,7 @@ from gatecal._common.validate import (
     check_level,
 )
 from gatecal._model.regression import RegressionLike, as_regression
-from gatecal.readers import RunsData
+from gatecal.readers._data import RunsData
 
 ALTERNATIVES = ("worse", "two-sided")
 COMPARE_TESTS = ("auto", "mcnemar", "runs", "cases")
@@ -625,7 +625,7 @@ def _as_runs(name: str, value: object) -> RunsData:
     else:
         what = "a gatecal.RunsData (from gatecal.read_runs) or the paths of its runs"
         raise ParameterError(name, f"must be {what}", type(value).__name__)
-    from gatecal.readers import read_runs
+    from gatecal.readers._read import read_runs
 
     return read_runs(paths)
 
