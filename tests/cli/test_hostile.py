@@ -4,8 +4,6 @@ Each class of defect found in the hostile-input pass has a test that tries many 
 class; the last test is the standing guard, a Hypothesis fuzzer of every command's arguments.
 """
 
-import contextlib
-import io
 import json
 import math
 import os
@@ -18,21 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gatecal
-from gatecal.cli import main
+from tests.conftest import run_cli
 from tests.paths import ROOT
 
 NIGHTLY = ROOT / "reports" / "nightly-junit"
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
-
-
 def _one_error(args, message=None):
-    code, out, err = _cli(args)
+    code, out, err = run_cli(*args)
     assert code == 2 and out == "", (args, code, err)
     assert err.startswith("gatecal: error: ") and err.count("\n") == 1, (args, err)
     assert "Traceback" not in err
@@ -58,7 +49,7 @@ ENCODINGS = [
 def test_suite_specs_in_every_unicode_encoding_users_save(tmp_path, encoding, prefix):
     path = tmp_path / "spec.json"
     path.write_bytes(prefix + json.dumps(SPEC).encode(encoding))
-    code, out, err = _cli(["simulate", "--suite", path, "--runs", "10"])
+    code, out, err = run_cli("simulate", "--suite", path, "--runs", "10")
     assert code == 0, err
     assert "suite: 2 cases" in out
 
@@ -144,7 +135,7 @@ ODD = ["²", "٣", "1_000", "\uff11\uff12", "3.0", "0x10", "1e3", "\u22121", "\u
 )
 def test_odd_numbers_never_trace_back(option, value):
     args = [*option[:-1], option[-1] + value] if option[-1].endswith("<=") else [*option, value]
-    code, _, err = _cli([*args, "--runs", "10"] if "--runs" not in args else args)
+    code, _, err = run_cli(*[*args, "--runs", "10"] if "--runs" not in args else args)
     assert code in (0, 2) and "Traceback" not in err
     if code == 2:
         assert err.count("\n") == 1
@@ -161,12 +152,12 @@ def test_case_names_cannot_inject_markup_or_control_the_terminal(tmp_path):
     rows = [f"r{r},{json.dumps(n)},{'false' if (7 * r + i) % 11 == 0 else 'true'}"
             for r in range(20) for i, n in enumerate(names)]  # fmt: skip
     runs.write_text("run,case,passed\n" + "\n".join(rows) + "\n")
-    code, out, _ = _cli(["recommend", runs, "--format", "markdown", "--regression", "1"])
+    code, out, _ = run_cli("recommend", runs, "--format", "markdown", "--regression", "1")
     assert code == 0
     assert "<script>" not in out and "&lt;script&gt;" in out and "a\\|b" in out
     report = tmp_path / "report"
-    code, _, err = _cli(["report", "--out", report, "--runs-file", runs, "--regression", "1",
-                         "--runs", "20"])  # fmt: skip
+    code, _, err = run_cli("report", "--out", report, "--runs-file", runs, "--regression", "1",
+                         "--runs", "20")  # fmt: skip
     assert code == 0, err
     index = (report / "index.md").read_text()
     # recommend's own output is quoted in a fenced block, where markdown shows it as text
@@ -182,16 +173,16 @@ def test_case_names_cannot_inject_markup_or_control_the_terminal(tmp_path):
 
 def test_a_measured_suite_does_not_claim_a_flip_rate(tmp_path):
     spec = tmp_path / "measured.json"
-    code, _, _ = _cli(["recommend", NIGHTLY, "--regression", "3", "--export-suite", spec,
-                       "--out", tmp_path / "rec.txt"])  # fmt: skip
+    code, _, _ = run_cli("recommend", NIGHTLY, "--regression", "3", "--export-suite", spec,
+                       "--out", tmp_path / "rec.txt")  # fmt: skip
     assert code == 0
-    code, out, _ = _cli(["simulate", "--suite", spec, "--flip", "0.5", "--runs", "20"])
+    code, out, _ = run_cli("simulate", "--suite", spec, "--flip", "0.5", "--runs", "20")
     assert code == 0 and "50% of judge verdicts flipped" not in out
     assert "--flip 0.5 does not apply" in out
 
 
 def test_grammar_of_one():
-    code, out, _ = _cli(["simulate", "--cases", "4", "--failing", "1", "--runs", "10"])
+    code, out, _ = run_cli("simulate", "--cases", "4", "--failing", "1", "--runs", "10")
     assert code == 0 and "1 case fails a code check" in out
     text = gatecal.render_recommendation(
         gatecal.recommend_gate(gatecal.read_runs([NIGHTLY / "night-00.xml"]), regression="3")
@@ -434,7 +425,7 @@ def test_fuzz_every_command_keeps_the_contract(tmp_path_factory, argv):
     cwd = os.getcwd()
     os.chdir(folder)
     try:
-        code, _, err = _cli(resolved)
+        code, _, err = run_cli(*resolved)
     finally:
         os.chdir(cwd)
     assert code in ((0, 1, 2) if argv[0] in DECIDES else (0, 2)), (resolved, code, err)
@@ -572,7 +563,7 @@ def test_small_icc_moves_the_binomial_by_at_most_its_second_order_bound(icc):
     ],
 )
 def test_degenerate_noise_on_the_command_line(args):
-    code, out, err = _cli(["simulate", *args, "--runs", "50"])
+    code, out, err = run_cli("simulate", *args, "--runs", "50")
     assert code == 0 and err == "", err
     assert "nan" not in out.lower()
 

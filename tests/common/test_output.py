@@ -5,8 +5,6 @@ dangling symlink, a character device, a FIFO, a directory, a full device, a name
 input of the same command, a path two options share); the contract is checked after each.
 """
 
-import contextlib
-import io
 import os
 import stat
 import threading
@@ -16,17 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gatecal._common.output import OutputError, check_outputs, write_outputs
-from gatecal.cli import main
+from tests.conftest import run_cli
 from tests.paths import ROOT
 
 NIGHTLY = ROOT / "reports" / "nightly-junit"
-
-
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in args])
-    return code, out.getvalue(), err.getvalue()
 
 
 def _leftovers(folder: Path) -> list[str]:
@@ -211,7 +202,7 @@ def test_every_output_follows_the_rules(tmp_path_factory, command, kind):
     args = [str(a).replace("{other}", str(folder / "other")).replace("{runs}", str(folder / "runs"))
             for a in args]  # fmt: skip
     before = _snapshot(folder)
-    code, _, err = _cli([*args, option, target])
+    code, _, err = run_cli(*args, option, target)
     assert code in (0, 2), err
     assert "Traceback" not in err
     assert _leftovers(folder) == [] and _leftovers(folder / "runs") == []
@@ -237,12 +228,12 @@ def test_every_output_follows_the_rules(tmp_path_factory, command, kind):
 def test_outputs_of_one_command_land_together(tmp_path):
     rec = tmp_path / "rec.txt"
     rec.write_text("old recommendation")
-    code, _, err = _cli(["recommend", NIGHTLY, "--regression", "3", "--out", rec,
-                         "--export-suite", tmp_path / "missing" / "s.json"])  # fmt: skip
+    code, _, err = run_cli("recommend", NIGHTLY, "--regression", "3", "--out", rec,
+                         "--export-suite", tmp_path / "missing" / "s.json")  # fmt: skip
     assert code == 2 and "--export-suite must be in an existing directory" in err
     assert rec.read_text() == "old recommendation"
-    code, _, err = _cli(["recommend", NIGHTLY, "--regression", "3", "--out", rec,
-                         "--export-suite", "/dev/full"])  # fmt: skip
+    code, _, err = run_cli("recommend", NIGHTLY, "--regression", "3", "--out", rec,
+                         "--export-suite", "/dev/full")  # fmt: skip
     assert code == 2 and "--export-suite could not be written (No space left on device)" in err
     assert rec.read_text() == "old recommendation"
 
@@ -254,7 +245,7 @@ def test_a_runs_file_cannot_be_overwritten_by_its_own_reading(tmp_path):
         ["recommend", data, "--out", data],
         ["runs", tmp_path, "--format", "csv", "--out", data],
     ):
-        code, _, err = _cli(args)
+        code, _, err = run_cli(*args)
         assert code == 2 and "--out must not be one of the inputs" in err
         assert data.read_text().startswith("run,case,passed\nr1,a,true")
 
@@ -277,7 +268,7 @@ def test_the_plugins_runs_file_and_checks_outputs_follow_the_same_rules(tmp_path
                              text=True, cwd=tmp_path)  # fmt: skip
     assert written.returncode == 0, written.stdout + written.stderr
     assert link.is_symlink() and '"case"' in (tmp_path / "real.jsonl").read_text()
-    code, _, err = _cli(["check", link, "--baseline", link, "--gate", "all", "--out", link])
+    code, _, err = run_cli("check", link, "--baseline", link, "--gate", "all", "--out", link)
     assert code == 2 and "--out must not be one of the inputs" in err
 
 

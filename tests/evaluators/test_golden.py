@@ -1,5 +1,3 @@
-import contextlib
-import io
 import json
 import math
 
@@ -9,7 +7,7 @@ import pytest
 import gatecal
 from experiments import article_transcripts
 from gatecal import evaluators as ev
-from gatecal.cli import main
+from tests.conftest import run_cli
 from tests.paths import ROOT
 
 ARTICLE_IDS = [
@@ -187,21 +185,14 @@ def test_bad_suite_specs_are_named(change, message):
     assert message in str(info.value)
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_golden_command_and_the_bridge_to_simulate(tmp_path):
-    code, out, err = _cli(["golden"])
+    code, out, err = run_cli("golden")
     assert (code, err) == (0, "")
     assert out == (article_transcripts.golden_run())
     spec_path = tmp_path / "golden-suite.json"
-    code, out, _ = _cli(["golden", "--build", "regressed", "--export-suite", str(spec_path)])
+    code, out, _ = run_cli("golden", "--build", "regressed", "--export-suite", str(spec_path))
     assert code == 0 and "== healthy build ==" not in out and "pass rate: 0.75" in out
-    code, out, err = _cli(["simulate", "--suite", str(spec_path), "--format", "json"])
+    code, out, err = run_cli("simulate", "--suite", str(spec_path), "--format", "json")
     assert (code, err) == (0, "")
     data = json.loads(out)
     assert (data["cases"], data["judge_checks"], data["code_checks"], data["failing"]) == (
@@ -210,7 +201,7 @@ def test_golden_command_and_the_bridge_to_simulate(tmp_path):
         1,
         3,
     )
-    code, out, _ = _cli(["golden", "--format", "json", "--build", "healthy"])
+    code, out, _ = run_cli("golden", "--format", "json", "--build", "healthy")
     assert json.loads(out)["builds"]["healthy"]["pass_rate"] == 1.0
 
 
@@ -245,7 +236,7 @@ def test_golden_command_and_the_bridge_to_simulate(tmp_path):
 )
 def test_golden_and_suite_errors(args, message, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    code, out, err = _cli(args)
+    code, out, err = run_cli(*args)
     assert code == 2 and out == ""
     assert err.startswith("gatecal: error: ") and err.count("\n") == 1
     assert message in err
@@ -253,7 +244,7 @@ def test_golden_and_suite_errors(args, message, monkeypatch):
 
 def test_openai_judge_needs_a_key(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    code, _, err = _cli(["golden", "--judge", "openai"])
+    code, _, err = run_cli("golden", "--judge", "openai")
     assert code == 2 and "--judge openai needs OPENAI_API_KEY" in err
 
 

@@ -8,7 +8,8 @@ JUnit outcome or summary line), not values read back from our reader.
 import pytest
 
 from gatecal import RunsError, read_runs
-from tests.readers.test_readers import DEEPEVAL, INSPECT, JUNIT, PROMPTFOO, _cli, _grid
+from tests.conftest import run_cli
+from tests.readers.test_readers import DEEPEVAL, INSPECT, JUNIT, PROMPTFOO, _grid
 
 # -- DeepEval: cases named with LLMTestCase(name=...) under -r 3 -------------------------
 
@@ -88,7 +89,7 @@ def test_promptfoo_cost_and_tokens_are_kept_and_total_as_promptfoo_totals_them()
     carrying = [(v.run, v.case) for v in data.verdicts if v.tokens is not None]
     assert len(carrying) == len(set(carrying)) == 12  # one row per (run, case)
     assert data.columns()[-2:] == ("cost", "tokens")
-    code, out, _ = _cli(["runs", str(PROMPTFOO / "threshold.json"), "--format", "csv"])
+    code, out, _ = run_cli("runs", str(PROMPTFOO / "threshold.json"), "--format", "csv")
     assert code == 0 and out.splitlines()[0].endswith(",source,cost,tokens")
     # a file without them keeps the twelve columns
     plain = read_runs([JUNIT / "pytest-plain" / "xunit2"])
@@ -100,7 +101,7 @@ def test_promptfoo_cost_and_tokens_are_kept_and_total_as_promptfoo_totals_them()
 def test_promptfoo_long_table_round_trip_keeps_components_and_usage(tmp_path, name, fmt):
     original = read_runs([PROMPTFOO / name])
     out = tmp_path / f"runs.{fmt}"
-    code, _, err = _cli(["runs", str(PROMPTFOO / name), "--format", fmt, "--out", str(out)])
+    code, _, err = run_cli("runs", str(PROMPTFOO / name), "--format", fmt, "--out", str(out))
     assert code == 0, err
     back = read_runs([out])
     fields = ("run", "case", "check", "kind", "passed", "status", "score", "cost", "tokens")
@@ -129,7 +130,7 @@ def test_promptfoo_junit_repeats_are_runs_where_the_file_tells_them():
     ],
 )  # fmt: skip
 def test_promptfoo_outputs_gatecal_cannot_read_for_sure_are_refused_in_one_line(args, message):
-    code, out, err = _cli(["runs", str(PROMPTFOO / args[0]), *args[1:]])
+    code, out, err = run_cli("runs", str(PROMPTFOO / args[0]), *args[1:])
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err and "promptfoo eval -o results.json" in err
 
@@ -181,7 +182,7 @@ def test_inspect_log_with_every_sample_errored_says_so():
     pytest.importorskip("zstandard", reason="the [inspect] extra; .ci/run installs it")
     # inspect 0.3.285 wrote status "success" with 15 samples (5 x 3 epochs), each with an
     # `error` (APIConnectionError: the model endpoint was a closed port) and no scores
-    code, out, err = _cli(["runs", str(INSPECT / "all-errored.eval")])
+    code, out, err = run_cli("runs", str(INSPECT / "all-errored.eval"))
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "all-errored.eval: 15 samples, all errored (first: RetryError(" in err
     assert "APIConnectionError" in err and "no verdicts to read" not in err

@@ -4,8 +4,6 @@ Every expected outcome below is the one the fixture's README records from the to
 terminal output or the generating script's seeded verdicts, not read back from our reader.
 """
 
-import contextlib
-import io
 import json
 import math
 import subprocess
@@ -15,9 +13,9 @@ import textwrap
 import pytest
 
 from gatecal import RunsError, read_runs, recommend_gate
-from gatecal.cli import main
 from gatecal.readers._read import detect_format
 from gatecal.readers._summary import render_runs, runs_summary
+from tests.conftest import run_cli
 from tests.paths import FIXTURES
 
 JUNIT = FIXTURES / "junit"
@@ -35,13 +33,6 @@ def _grid(data, build="healthy"):
         names[c]: "".join(symbol[matrix[i][j]] for i in range(len(runs)))
         for j, c in enumerate(cases)
     }
-
-
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
 
 
 # -- JUnit layouts ---------------------------------------------------------------------
@@ -373,7 +364,7 @@ def test_excel_csv_with_bom_semicolons_and_utf16(tmp_path):
 def test_latin1_is_one_line_naming_the_byte(tmp_path):
     path = tmp_path / "latin1.csv"
     path.write_bytes("run,case,passed\nr1,café,true\n".encode("latin-1"))
-    code, out, err = _cli(["recommend", str(path)])
+    code, out, err = run_cli("recommend", str(path))
     assert code == 2 and out == "" and err.count("\n") == 1
     # "run,case,passed\n" is 16 bytes, "r1,caf" 6 more: the é is byte 22
     assert "latin1.csv: not UTF-8 text (byte offset 22: b'\\xe9')" in err
@@ -428,7 +419,7 @@ def test_status_score_and_session_columns(tmp_path):
 def test_table_errors_are_one_line(tmp_path, text, message):
     path = tmp_path / "runs.csv"
     path.write_text(text, encoding="utf-8")
-    code, out, err = _cli(["runs", str(path)])
+    code, out, err = run_cli("runs", str(path))
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith("gatecal: error: RUNS ") and message in err, err
 
@@ -480,7 +471,7 @@ CONVERTIBLE = [
 def test_every_format_converts_to_the_long_table_and_reads_back_the_same(tmp_path, paths, fmt):
     original = read_runs(paths)
     out = tmp_path / f"runs.{fmt}"
-    code, _, err = _cli(["runs", *map(str, paths), "--format", fmt, "--out", str(out)])
+    code, _, err = run_cli("runs", *map(str, paths), "--format", fmt, "--out", str(out))
     assert code == 0, err
     back = read_runs([out])
 
@@ -502,7 +493,7 @@ def test_every_format_converts_to_the_long_table_and_reads_back_the_same(tmp_pat
 
 
 def test_runs_json_carries_the_counts_and_the_file_mapping():
-    code, out, _ = _cli(["runs", str(JUNIT / "artefacts"), "--format", "json"])
+    code, out, _ = run_cli("runs", str(JUNIT / "artefacts"), "--format", "json")
     assert code == 0
     summary = json.loads(out)
     assert (summary["runs"], summary["cases"], summary["checks"]) == (3, 5, 0)
@@ -538,7 +529,7 @@ def test_runs_table_shows_the_grid_and_the_skips():
     ],
 )
 def test_reading_options_are_checked(args, message):
-    code, out, err = _cli(["runs", str(JUNIT / "artefacts"), *args])
+    code, out, err = run_cli("runs", str(JUNIT / "artefacts"), *args)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert message in err, err
 
@@ -547,7 +538,7 @@ def test_input_format_overrides_detection(tmp_path):
     path = tmp_path / "runs.txt"
     path.write_text('{"run": "r1", "case": "a", "passed": true}\n')
     assert detect_format(path, path.read_bytes()) == "jsonl"
-    code, _, err = _cli(["runs", str(path), "--input-format", "junit"])
+    code, _, err = run_cli("runs", str(path), "--input-format", "junit")
     assert code == 2 and "not well-formed XML" in err
 
 
@@ -604,13 +595,13 @@ def test_promptfoo_checks_kinds_and_metric_names():
 
 
 def test_promptfoo_several_targets_need_a_choice():
-    code, out, err = _cli(["recommend", str(PROMPTFOO / "main.json")])
+    code, out, err = run_cli("recommend", str(PROMPTFOO / "main.json"))
     assert code == 2 and out == "" and err.count("\n") == 1
     assert (
         "2 systems under test (provider prompt): sut-python 'concise'; sut-python 'careful'; choose one with --target"
         in err
     )
-    code, _, err = _cli(["runs", str(PROMPTFOO / "main.json"), "--target", "gpt-9"])
+    code, _, err = run_cli("runs", str(PROMPTFOO / "main.json"), "--target", "gpt-9")
     assert code == 2 and "no target 'gpt-9'" in err
 
 
@@ -636,15 +627,13 @@ def test_a_cached_rerun_is_flagged():
     assert both.cached > 0
     (warning,) = both.warnings
     assert "replayed from a cache: a cached re-run measures nothing" in warning
-    rec_text = _cli(
-        [
-            "recommend",
-            str(PROMPTFOO / "cached_run2.json"),
-            "--target",
-            "careful",
-            "--regression",
-            "1",
-        ]
+    rec_text = run_cli(
+        "recommend",
+        str(PROMPTFOO / "cached_run2.json"),
+        "--target",
+        "careful",
+        "--regression",
+        "1",
     )[1]
     assert "warning:" in rec_text and "cached re-run measures nothing" in rec_text
 

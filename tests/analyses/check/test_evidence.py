@@ -7,15 +7,9 @@ from pathlib import Path
 import pytest
 
 import gatecal
-from gatecal.cli import main
 from tests.analyses.check.test_gate import CASES, baseline_runs, current, write_runs
+from tests.conftest import run_cli
 from tests.paths import FIXTURES
-
-
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -33,24 +27,24 @@ def test_baseline_takes_every_path_up_to_the_next_option(tmp_path, capsys, night
     """`--baseline a b c` (an unquoted glob) is three baseline files, not one baseline file
     and two more current runs (before: "3 current runs", decided as incomplete)."""
     ci = current(tmp_path)
-    code, out, err = cli(capsys, "check", ci, "--baseline", *nights, "--format", "json")
+    code, out, err = run_cli("check", ci, "--baseline", *nights, "--format", "json")
     assert code == 0, err
     data = json.loads(out)
     assert data["current_runs"] == ["ci-1"] and data["baseline"]["runs"] == 30
-    code, out2, _ = cli(capsys, "check", "--baseline", *nights, "--current", ci, "--format", "json")
+    code, out2, _ = run_cli("check", "--baseline", *nights, "--current", ci, "--format", "json")
     assert code == 0 and json.loads(out2) == data
 
 
 def test_several_current_runs_without_a_policy_are_refused(tmp_path, capsys, nights):
     two = current(tmp_path, runs={"try-1": dict.fromkeys(CASES, "pass"),
                                   "try-2": dict.fromkeys(CASES, "pass")})  # fmt: skip
-    code, out, err = cli(capsys, "check", two, "--baseline", *nights)
+    code, out, err = run_cli("check", two, "--baseline", *nights)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "CURRENT holds 2 runs (try-1, try-2): name the --policy" in err
 
 
 def test_a_current_file_that_is_also_baseline_is_refused(capsys, nights):
-    code, _, err = cli(capsys, "check", nights[0], "--baseline", *nights)
+    code, _, err = run_cli("check", nights[0], "--baseline", *nights)
     assert code == 2 and "CURRENT must not be one of the baseline's files" in err
 
 
@@ -72,7 +66,7 @@ def test_a_missing_check_inside_a_case_is_missing_evidence(tmp_path, capsys):
     assert res.decision == "incomplete" and res.missing == ("case-04",)
     assert res.missing_checks == ("case-04 lacks facts",)
     assert any("lack a check the baseline ran" in r for r in res.reasons)
-    code, _, _ = cli(capsys, "check", ci, "--baseline", base)
+    code, _, _ = run_cli("check", ci, "--baseline", base)
     assert code == 1
 
 
@@ -101,7 +95,7 @@ def test_a_gate_that_cannot_fail_is_incomplete_and_says_what_would_help(tmp_path
     res = gatecal.check_gate(gatecal.read_runs([ci]), gatecal.read_runs([base]))
     assert res.k_min == 0 and res.decision == "incomplete"
     assert any("cannot fail a build" in r and "quiet the judge" in r for r in res.reasons)
-    code, out, _ = cli(capsys, "check", ci, "--baseline", base)
+    code, out, _ = run_cli("check", ci, "--baseline", base)
     assert code == 1 and "cannot fail a build" in out
 
 
@@ -127,9 +121,7 @@ def test_a_cached_baseline_is_said_in_check(tmp_path):
 
 def _gate_file(tmp_path, capsys, base):
     out = tmp_path / "gate.json"
-    code, _, err = cli(
-        capsys, "recommend", base, "--format", "json", "--out", out, "--regression", "6"
-    )
+    code, _, err = run_cli("recommend", base, "--format", "json", "--out", out, "--regression", "6")
     assert code == 0, err
     return out
 
@@ -154,9 +146,7 @@ def test_hand_edited_gate_files_are_refused(tmp_path, capsys, edit, message):
     assert document["recommended"] is not None
     edit(document)
     path.write_text(json.dumps(document))
-    code, out, err = cli(
-        capsys, "check", current(tmp_path), "--baseline", base, "--gate-from", path
-    )
+    code, out, err = run_cli("check", current(tmp_path), "--baseline", base, "--gate-from", path)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
 
 
@@ -164,9 +154,9 @@ def test_a_gate_file_from_another_baseline_is_refused(tmp_path, capsys):
     base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
     path = _gate_file(tmp_path, capsys, base)
     other = write_runs(tmp_path / "other.jsonl", baseline_runs(20))
-    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", other, "--gate-from", path)
+    code, _, err = run_cli("check", current(tmp_path), "--baseline", other, "--gate-from", path)
     assert code == 2 and "was computed from 30 known-good runs" in err
-    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", base, "--gate-from", path)
+    code, _, err = run_cli("check", current(tmp_path), "--baseline", base, "--gate-from", path)
     assert code == 0, err
 
 
@@ -183,7 +173,7 @@ def test_deeply_nested_json_is_unreadable_input_not_a_failed_gate(tmp_path, caps
         "gate": ["check", ci, "--baseline", base, "--gate-from", bomb],
         "suite": ["simulate", "--suite", bomb],
     }[where]
-    code, out, err = cli(capsys, *args)
+    code, out, err = run_cli(*args)
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
 
 
@@ -193,7 +183,7 @@ def test_a_jsonl_line_nested_too_deep_is_one_line(tmp_path, capsys):
     lines.insert(5, "[" * 100_000 + "]" * 100_000)
     shutil.copy(base, tmp_path / "copy.jsonl")
     (tmp_path / "copy.jsonl").write_text("\n".join(lines) + "\n")
-    code, out, err = cli(capsys, "recommend", tmp_path / "copy.jsonl")
+    code, out, err = run_cli("recommend", tmp_path / "copy.jsonl")
     assert code == 2 and out == "" and err.count("\n") == 1 and "copy.jsonl:6:" in err, err
 
 
@@ -214,7 +204,7 @@ def test_user_strings_cannot_write_markdown_into_a_summary(tmp_path, capsys):
     base = write_runs(tmp_path / "base.jsonl", runs)
     ci = current(tmp_path, extra=dict.fromkeys(HOSTILE, "fail"))
     summary = tmp_path / "summary.md"
-    code, _, _ = cli(capsys, "check", ci, "--baseline", base, "--summary", summary)
+    code, _, _ = run_cli("check", ci, "--baseline", base, "--summary", summary)
     text = summary.read_text()
     assert code in (0, 1)
     assert text.count("### ") == 1  # only gatecal's own heading
@@ -225,7 +215,7 @@ def test_user_strings_cannot_write_markdown_into_a_summary(tmp_path, capsys):
 def test_a_case_name_cannot_close_the_runs_code_block(tmp_path, capsys):
     runs = {"r1": {"a```b": "pass", "c": "fail"}, "r2": {"a```b": "pass", "c": "pass"}}
     path = write_runs(tmp_path / "runs.jsonl", runs)
-    code, out, _ = cli(capsys, "runs", path, "--format", "markdown")
+    code, out, _ = run_cli("runs", path, "--format", "markdown")
     assert code == 0
     fences = [line for line in out.splitlines() if line.startswith("``")]
     assert fences and all(f.startswith("````") for f in fences)
@@ -235,7 +225,7 @@ def test_csv_cells_that_are_formulas_stay_text_and_read_back(tmp_path, capsys):
     runs = {"r1": {"=SUM(A1)": "pass", "+x": "fail", "-y": "pass", "@z": "pass", "'q": "pass"}}
     path = write_runs(tmp_path / "runs.jsonl", runs)
     out = tmp_path / "runs.csv"
-    assert cli(capsys, "runs", path, "--format", "csv", "--out", out)[0] == 0
+    assert run_cli("runs", path, "--format", "csv", "--out", out)[0] == 0
     cells = {line.split(",")[2] for line in out.read_text().splitlines()[1:]}
     assert {"'=SUM(A1)", "'+x", "'-y", "'@z", "''q"} <= cells
     back = gatecal.read_runs([out])
@@ -246,7 +236,7 @@ def test_step_summary_pointing_at_an_input_is_refused(tmp_path, capsys, monkeypa
     base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
     before = base.read_bytes()
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(base))
-    code, out, err = cli(capsys, "check", current(tmp_path), "--baseline", base)
+    code, out, err = run_cli("check", current(tmp_path), "--baseline", base)
     assert code == 2 and out == "" and "GITHUB_STEP_SUMMARY" in err and "inputs" in err
     assert base.read_bytes() == before
 
@@ -254,7 +244,7 @@ def test_step_summary_pointing_at_an_input_is_refused(tmp_path, capsys, monkeypa
 def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
     base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
     ci = current(tmp_path, failing=["case-07"])
-    code, out, _ = cli(capsys, "check", ci, "--baseline", base, "--format", "markdown")
+    code, out, _ = run_cli("check", ci, "--baseline", base, "--format", "markdown")
     assert code == 0
     assert "**new failure**" not in out and "new, within the gate" in out
     assert "k_min: the gate passes the build when at least k_min" in out
@@ -293,7 +283,7 @@ def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
     ],
 )
 def test_every_count_has_a_limit(capsys, args, message):
-    code, out, err = cli(capsys, *args)
+    code, out, err = run_cli(*args)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
 
 
@@ -306,9 +296,9 @@ def test_majority_pass_refuses_nan_and_fractional_counts():
 
 def test_an_eval_log_that_inflates_past_the_budget_is_refused(capsys, monkeypatch):
     log = FIXTURES / "inspect_ai" / "main.eval"  # Zstandard members, as inspect_ai writes
-    assert cli(capsys, "runs", log)[0] == 0
+    assert run_cli("runs", log)[0] == 0
     monkeypatch.setenv("GATECAL_EVAL_MAX_BYTES", "20000")
-    code, out, err = cli(capsys, "runs", log)
+    code, out, err = run_cli("runs", log)
     assert code == 2 and out == "" and "inflates to more than 20,000 bytes" in err
 
 
@@ -320,7 +310,7 @@ def test_a_deflated_bomb_stops_at_the_budget(tmp_path, capsys, monkeypatch):
         z.writestr("header.json", '{"eval": {}, "status": "success"}' + " " * 30_000_000)
     assert bomb.stat().st_size < 100_000
     monkeypatch.setenv("GATECAL_EVAL_MAX_BYTES", "1000000")
-    code, _, err = cli(capsys, "runs", bomb)
+    code, _, err = run_cli("runs", bomb)
     assert code == 2 and "inflates to more than 1,000,000 bytes" in err
 
 
@@ -330,7 +320,7 @@ def test_a_glob_never_follows_a_folder_twice(tmp_path, capsys):
     write_runs(folder / "night.jsonl", baseline_runs(3))
     (folder / "loop").symlink_to(folder)  # a loop
     (tmp_path / "again").symlink_to(folder)  # and a second way in
-    code, out, err = cli(capsys, "runs", f"{tmp_path}/**/*.jsonl", "--format", "json")
+    code, out, err = run_cli("runs", f"{tmp_path}/**/*.jsonl", "--format", "json")
     assert code == 0, err
     (found,) = [f["path"] for f in json.loads(out)["files"]]  # once, whichever way in
     assert Path(found).resolve() == (folder / "night.jsonl").resolve()
@@ -341,14 +331,13 @@ def test_a_promptfoo_test_index_of_the_wrong_type_is_one_line(tmp_path, capsys):
     document["results"]["results"][2]["testIdx"] = "two"
     path = tmp_path / "results.json"
     path.write_text(json.dumps(document))
-    code, out, err = cli(capsys, "runs", path)
+    code, out, err = run_cli("runs", path)
     assert code == 2 and out == "" and "results[2].testIdx must be a whole number" in err, err
 
 
 def test_a_sequential_policy_refuses_junit_in_one_line(tmp_path, capsys):
     base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
-    code, out, err = cli(capsys, "check", current(tmp_path), "--baseline", base, "--policy",
-                         "sprt-5", "--format", "junit")  # fmt: skip
+    code, out, err = run_cli("check", current(tmp_path), "--baseline", base, "--policy", "sprt-5", "--format", "junit")  # fmt: skip
     assert code == 2 and out == "" and err.count("\n") == 1 and "--format junit" in err
 
 
@@ -363,8 +352,7 @@ def test_a_later_run_that_would_change_a_sequential_pass_counts(tmp_path, capsys
     good = write_runs(tmp_path / "good.jsonl", {"ci-1": dict.fromkeys(CASES, "pass")})
     bad = write_runs(tmp_path / "bad.jsonl", {"ci-2": dict.fromkeys(CASES, "fail")})
     for order in ((good, bad), (bad, good)):
-        code, out, err = cli(capsys, "check", *order, "--baseline", base, "--policy", policy,
-                             "--format", "json")  # fmt: skip
+        code, out, err = run_cli("check", *order, "--baseline", base, "--policy", policy, "--format", "json")  # fmt: skip
         assert code == 1, (order, out, err)
         assert json.loads(out)["decision"] in ("incomplete", "fail")
     res = gatecal.check_sequential(

@@ -12,6 +12,7 @@ import gatecal
 from gatecal._analyses.check import gate as _check
 from gatecal._analyses.check.gate import _false_alarms
 from gatecal.cli import main
+from tests.conftest import run_cli
 
 CASES = [f"case-{i:02d}" for i in range(12)]
 
@@ -318,16 +319,10 @@ def test_the_gate_passes_exactly_when_the_p_value_reaches_its_false_alarm(failin
 # -- the command ------------------------------------------------------------------------------
 
 
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     healthy = current(tmp_path, failing=["case-00"], name="healthy.jsonl")
-    code, out, err = cli(capsys, "check", healthy, "--baseline", baseline, "--format", "json")
+    code, out, err = run_cli("check", healthy, "--baseline", baseline, "--format", "json")
     data = json.loads(out)
     assert code == 0 and err == ""
     assert list(data)[:13] == ["format", "version", "gatecal_version", "decision", "gate", "k_min",
@@ -339,14 +334,14 @@ def test_cli_exit_codes_and_json_contract(tmp_path, baseline, capsys, monkeypatc
     bad = current(
         tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"], name="bad.jsonl"
     )
-    code, out, _ = cli(capsys, "check", bad, "--baseline", baseline)
+    code, out, _ = run_cli("check", bad, "--baseline", baseline)
     assert code == 1
     assert out.startswith("gatecal check: FAIL (exit 1)\n")
     assert "  case-05  failed 0 of 30 known-good runs; healthy builds fail it" in out
     assert "; new (never failed before)" in out
     assert "looks like a regression" in out and "case-05, case-06, case-07, case-08" in out
     gap = current(tmp_path, skipped=["case-02"], name="gap.jsonl")
-    code, out, _ = cli(capsys, "check", gap, "--baseline", baseline)
+    code, out, _ = run_cli("check", gap, "--baseline", baseline)
     assert (
         code == 1
         and "INCOMPLETE" in out
@@ -360,7 +355,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     bad = current(tmp_path, failing=["case-05", "case-06", "case-07", "case-08", "case-09"])
     summary = tmp_path / "summary.md"
-    code, _, _ = cli(capsys, "check", bad, "--baseline", baseline, "--summary", summary)
+    code, _, _ = run_cli("check", bad, "--baseline", baseline, "--summary", summary)
     assert code == 1
     text = summary.read_text()
     assert text.startswith("### ❌ gatecal check: FAIL")
@@ -385,7 +380,7 @@ def test_cli_summary_file_and_github_step_summary(tmp_path, baseline, capsys, mo
 )
 def test_cli_usage_errors_are_one_line(tmp_path, baseline, capsys, args, message):
     cur = current(tmp_path)
-    code, out, err = cli(capsys, "check", cur, "--baseline", baseline, *args)
+    code, out, err = run_cli("check", cur, "--baseline", baseline, *args)
     assert code == 2 and out == ""
     assert err.startswith(f"gatecal: error: {message}") and err.count("\n") == 1
 
@@ -399,14 +394,12 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
     legacy = tmp_path / "legacy.json"  # a file without the written gate: nothing to decide with
     legacy.write_text(json.dumps({k: v for k, v in document.items() if k != "gate"}))
     capsys.readouterr()
-    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
-                       "--gate-from", legacy)  # fmt: skip
+    code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", legacy)  # fmt: skip
     assert code == 2 and "--gate-from recommends no gate" in err and "strictest" not in err
     # the written gate is the case-aware one: some stable cases failing together are rarer
     # than 1e-12, so it can still fail a build, and check decides with it
     assert document["gate"]["kind"] == "cases"
-    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
-                       "--gate-from", rec)  # fmt: skip
+    code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec)  # fmt: skip
     assert code == 0 and err == ""
     # one broken case is too small a regression to catch here: the budget's gate is named
     assert main(["recommend", str(baseline), "--regression", "1", "--format", "json",
@@ -415,17 +408,14 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
     within = document["within_budget"]
     assert document["recommended"] is None and within is not None
     capsys.readouterr()
-    code, _, err = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
-                       "--gate-from", rec)  # fmt: skip
+    code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec)  # fmt: skip
     assert document["gate"]["meets_targets"] is False and document["gate"]["shortfall"]
     # the loop does not dead-end: check decides with the best valid gate, states the shortfall
     capsys.readouterr()
-    code, out, _ = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
-                       "--gate-from", rec)  # fmt: skip
+    code, out, _ = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec)  # fmt: skip
     shortfall = [line for line in out.splitlines() if line.startswith("shortfall: ")]
     assert code == 0 and shortfall == [f"shortfall: {document['gate']['shortfall']}"]
-    code, out, _ = cli(capsys, "check", current(tmp_path), "--baseline", baseline,
-                       "--gate-from", rec, "--require-targets")  # fmt: skip
+    code, out, _ = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec, "--require-targets")  # fmt: skip
     assert code == 1 and "falls short of its targets (--require-targets)" in out
 
 

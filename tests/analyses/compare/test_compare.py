@@ -24,8 +24,8 @@ from gatecal._analyses.compare.paired import (
     run_permutation_p,
     sign_flip_p,
 )
-from gatecal.cli import main
 from gatecal.cli._spread import spread_paths
+from tests.conftest import run_cli
 from tests.paths import ROOT
 
 # -- exact p-values -------------------------------------------------------------------------
@@ -427,17 +427,10 @@ def _runs_files(tmp_path: Path, prefix: str, runs: int, broken: set[str], name: 
     return files
 
 
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_cli_several_paths_per_option_and_json(tmp_path, capsys):
     base = _runs_files(tmp_path, "b", 6, set())
     cand = _runs_files(tmp_path, "c", 5, {"case-2"})
-    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
-                         "--format", "json", "--oc-samples", "50")  # fmt: skip
+    code, out, err = run_cli("compare", "--baseline", *base, "--candidate", *cand, "--format", "json", "--oc-samples", "50")  # fmt: skip
     assert code == 1, err
     doc = json.loads(out)
     keys = ("decision", "test", "p_value", "cases_compared", "baseline_runs", "candidate_runs",
@@ -456,8 +449,7 @@ def test_cli_healthy_candidate_exits_0_and_writes_csv(tmp_path, capsys):
     base = _runs_files(tmp_path, "b", 4, set())
     cand = _runs_files(tmp_path, "c", 4, set())
     out_file = tmp_path / "out.csv"
-    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
-                         "--format", "csv", "--out", out_file, "--oc-samples", "0")  # fmt: skip
+    code, out, err = run_cli("compare", "--baseline", *base, "--candidate", *cand, "--format", "csv", "--out", out_file, "--oc-samples", "0")  # fmt: skip
     assert code == 0, err
     assert out == ""  # written to the file, not printed
     rows = list(csv.DictReader(out_file.read_text().splitlines()))
@@ -467,8 +459,7 @@ def test_cli_healthy_candidate_exits_0_and_writes_csv(tmp_path, capsys):
 def test_cli_markdown_escapes_case_names(tmp_path, capsys):
     base = _runs_files(tmp_path, "b", 6, set(), name="a|b*c")
     cand = _runs_files(tmp_path, "c", 6, {"a|b*c-1"}, name="a|b*c")
-    code, out, _ = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand,
-                       "--format", "markdown", "--oc-samples", "0")  # fmt: skip
+    code, out, _ = run_cli("compare", "--baseline", *base, "--candidate", *cand, "--format", "markdown", "--oc-samples", "0")  # fmt: skip
     assert code == 1
     assert "a\\|b\\*c-1" in out
     assert "a|b*c" not in out
@@ -476,7 +467,7 @@ def test_cli_markdown_escapes_case_names(tmp_path, capsys):
 
 def test_cli_one_file_with_a_build_column(tmp_path, capsys):
     both = _builds(tmp_path, 6, 6, {"case-4"})
-    code, out, _ = cli(capsys, "compare", both, "--format", "json", "--oc-samples", "0")
+    code, out, _ = run_cli("compare", both, "--format", "json", "--oc-samples", "0")
     assert code == 1
     assert json.loads(out)["worse"] == ["case-4"]
 
@@ -493,7 +484,7 @@ def test_cli_one_file_with_a_build_column(tmp_path, capsys):
 def test_cli_bad_options_are_one_line_exit_2(tmp_path, capsys, extra, message):
     base = _runs_files(tmp_path, "b", 2, set())
     cand = _runs_files(tmp_path, "c", 2, set())
-    code, out, err = cli(capsys, "compare", "--baseline", *base, "--candidate", *cand, *extra)
+    code, out, err = run_cli("compare", "--baseline", *base, "--candidate", *cand, *extra)
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1 and message in err
@@ -501,37 +492,33 @@ def test_cli_bad_options_are_one_line_exit_2(tmp_path, capsys, extra, message):
 
 def test_cli_missing_build_or_file_is_exit_2(tmp_path, capsys):
     base = _runs_files(tmp_path, "b", 2, set())
-    code, _, err = cli(capsys, "compare", "--baseline", *base)
+    code, _, err = run_cli("compare", "--baseline", *base)
     assert code == 2 and "--candidate" in err
-    code, _, err = cli(capsys, "compare", "--baseline", *base, "--candidate", tmp_path / "nope")
+    code, _, err = run_cli("compare", "--baseline", *base, "--candidate", tmp_path / "nope")
     assert code == 2 and "nope" in err and len(err.strip().splitlines()) == 1
     out_file = tmp_path / "never.json"
-    code, _, err = cli(capsys, "compare", "--baseline", *base, "--candidate", base[0],
-                       "--out", out_file)  # fmt: skip
+    code, _, err = run_cli("compare", "--baseline", *base, "--candidate", base[0], "--out", out_file)  # fmt: skip
     assert code == 2 and not out_file.exists()
 
 
 def test_plan_compare_on_the_command_line(capsys):
     # no noise: the candidate's runs pass 3 of 4 cases, the baseline's 4 of 4, so the run
     # test's p is 1 / C(2R, R): 1/6 at R = 2, 1/20 = alpha at R = 3
-    code, out, err = cli(capsys, "plan", "--compare", "--cases", "4", "--flip", "0",
-                         "--regression", "1", "--format", "json")  # fmt: skip
+    code, out, err = run_cli("plan", "--compare", "--cases", "4", "--flip", "0", "--regression", "1", "--format", "json")  # fmt: skip
     assert code == 0, err
     doc = json.loads(out)
     assert doc["runs"] == 3
     assert {r["runs"]: r["detection"] for r in doc["rows"]}[2] == 0.0
-    code, _, err = cli(capsys, "plan", "--compare")
+    code, _, err = run_cli("plan", "--compare")
     assert code == 2 and "--cases" in err
-    code, _, err = cli(capsys, "plan", "--cases", "12")
+    code, _, err = run_cli("plan", "--cases", "12")
     assert code == 2 and "--compare" in err
 
 
 def test_the_committed_worked_example_is_what_compare_says(capsys):
     # reports/compare-example/: real pytest runs (experiments/compare_example.py)
     folder = ROOT / "reports" / "compare-example"
-    code, out, err = cli(capsys, "compare", "--baseline", folder / "baseline.jsonl",
-                         "--candidate", folder / "regressed-candidate.jsonl", "--regression",
-                         "1", "--format", "json")  # fmt: skip
+    code, out, err = run_cli("compare", "--baseline", folder / "baseline.jsonl", "--candidate", folder / "regressed-candidate.jsonl", "--regression", "1", "--format", "json")  # fmt: skip
     assert code == 1, err
     got = json.loads(out)
     want = json.loads((folder / "regressed.json").read_text())

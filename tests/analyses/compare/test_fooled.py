@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import gatecal
-from gatecal.cli import main
+from tests.conftest import run_cli
 
 CASES = [f"case-{j}" for j in range(10)]
 BROKEN = {"case-1", "case-2", "case-3", "case-4"}
@@ -48,12 +48,6 @@ def _file(tmp_path: Path, hide: str, runs: int = 20) -> Path:
     return path
 
 
-def cli(capsys, *args):
-    code = main([str(a) for a in args])
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_the_plain_regression_is_found(tmp_path):
     res = gatecal.compare_builds(gatecal.read_runs([_file(tmp_path, "fail")]), oc_samples=0)
     assert res.decision == "regression" and set(res.worse) == BROKEN
@@ -66,7 +60,7 @@ def test_dropped_failing_check_rows_are_missing_evidence(tmp_path, capsys):
     assert res.decision == "incomplete" and res.exit_code == 1
     assert len(res.incomplete_runs) == 4 * 20
     assert all("lacks a check" in h for h in res.incomplete_runs)
-    code, out, _ = cli(capsys, "compare", path, "--oc-samples", "0")
+    code, out, _ = run_cli("compare", path, "--oc-samples", "0")
     assert code == 1 and "INCOMPLETE EVIDENCE" in out
 
 
@@ -81,9 +75,9 @@ def test_errored_verdicts_are_counted_or_incomplete_never_dropped(tmp_path, caps
     # within --max-errors each error counts as a failure: the regression is found
     counted = gatecal.compare_builds(data, oc_samples=0, max_errors=76)
     assert counted.decision == "regression" and set(counted.worse) == BROKEN
-    code, out, _ = cli(capsys, "compare", path, "--oc-samples", "0", "--format", "json")
+    code, out, _ = run_cli("compare", path, "--oc-samples", "0", "--format", "json")
     assert code == 1 and json.loads(out)["errors"][0] == "case-1 in candidate run r0"
-    code, out, _ = cli(capsys, "compare", path, "--oc-samples", "0", "--max-errors", "76")
+    code, out, _ = run_cli("compare", path, "--oc-samples", "0", "--max-errors", "76")
     assert code == 1 and "REGRESSION" in out and "76 error or unscored verdicts counted" in out
 
 
@@ -93,7 +87,7 @@ def test_skipped_failing_verdicts_are_missing_evidence(tmp_path, capsys):
     res = gatecal.compare_builds(gatecal.read_runs([path]), oc_samples=0)
     assert res.decision == "incomplete"
     assert all(h.endswith(": skipped") for h in res.incomplete_runs)
-    code, _, _ = cli(capsys, "compare", path, "--oc-samples", "0")
+    code, _, _ = run_cli("compare", path, "--oc-samples", "0")
     assert code == 1
 
 
@@ -116,9 +110,9 @@ def test_no_case_in_common_is_incomplete_not_a_traceback(tmp_path, capsys):
     path = tmp_path / "renamed.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     for fmt in ("table", "markdown", "csv", "json"):
-        code, out, err = cli(capsys, "compare", path, "--oc-samples", "0", "--format", fmt)
+        code, out, err = run_cli("compare", path, "--oc-samples", "0", "--format", fmt)
         assert code == 1 and "Traceback" not in err and err == "", err
-    code, out, _ = cli(capsys, "compare", path, "--oc-samples", "0")
+    code, out, _ = run_cli("compare", path, "--oc-samples", "0")
     assert "INCOMPLETE EVIDENCE" in out and "no case observed in both builds" in out
 
 
@@ -137,7 +131,7 @@ def test_a_regression_larger_than_the_cases_is_refused(tmp_path, capsys, regress
             for b in ("healthy", "regressed") for r in range(4) for c in cases]  # fmt: skip
     path = tmp_path / "six.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    code, out, err = cli(capsys, "compare", path, "--regression", regression)
+    code, out, err = run_cli("compare", path, "--regression", regression)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith("gatecal: error: --regression must fail between 1 and the 6 compared")
 

@@ -18,7 +18,7 @@ import gatecal
 from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._analyses.plan.baseline import representative_failures
 from gatecal._analyses.plan.suite import healthy_pass_pmf
-from gatecal.cli import main
+from tests.conftest import run_cli
 
 
 def _plans(
@@ -121,20 +121,14 @@ def test_rerun_of_the_suite_and_sequential_gates_say_why_not():
     ]
 
 
-def _cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_table_json_csv_and_refusals(capsys):
     args = ["plan", "--flip", "0.02", "--regression", "0.2", "--baseline-runs", "40"]
     args += ["--policies", "majority-3"]
-    code, table, _ = _cli(capsys, *args)
+    code, table, _ = run_cli(*args)
     assert code == 0
     assert "known-good runs to measure the noise" in table
     assert "majority of 3 judge calls per check: the planned gate (k_min 3 of 3) needs" in table
-    code, out, _ = _cli(capsys, *args, "--format", "json")
+    code, out, _ = run_cli(*args, "--format", "json")
     data = json.loads(out)
     direct = gatecal.baseline_runs(_plans(0.02, "0.2", policy="majority-3"), runs=40)
     assert [b["needed"] for b in data["baseline_runs"]] == [
@@ -144,16 +138,16 @@ def test_cli_table_json_csv_and_refusals(capsys):
     assert data["baseline_runs"][0]["share"] == 0.8 and data["baseline_runs"][0]["sets"] == 50
     hits = data["baseline_runs"][0]["share_hits"]
     assert hits >= 43 and f"for 80% of sets (certified in {hits} of 50 simulated sets)" in table
-    code, out, _ = _cli(capsys, *args, "--format", "csv")
+    code, out, _ = run_cli(*args, "--format", "csv")
     assert out.splitlines()[0].endswith(
         "baseline_suite_false_alarm,baseline_suite_detection,baseline_share,"
         "baseline_needed_share,baseline_share_hits,baseline_sets"
     )
     for bad in ("1", "5001", "x"):
-        code, out, err = _cli(capsys, "plan", "--baseline-runs", bad)
+        code, out, err = run_cli("plan", "--baseline-runs", bad)
         assert code == 2 and out == ""
         assert err.count("\n") == 1 and "--baseline-runs" in err, err
-    code, out, _ = _cli(capsys, "plan", "--flip", "0.02", "--regression", "0.2")
+    code, out, _ = run_cli("plan", "--flip", "0.02", "--regression", "0.2")
     assert code == 0 and "known-good runs" not in out
 
 

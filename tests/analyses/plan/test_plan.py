@@ -1,7 +1,5 @@
 """Planning the suite size: exact search, references, and --regression's meaning."""
 
-import contextlib
-import io
 import json
 from fractions import Fraction
 from math import comb
@@ -11,7 +9,7 @@ import pytest
 from scipy import stats
 
 from gatecal import JudgeNoise, ParameterError, Policy, parse_regression, plan_suite
-from gatecal.cli import main
+from tests.conftest import run_cli
 
 
 def _single(p, regression, **kwargs):
@@ -140,35 +138,26 @@ def test_failing_cases_round_half_up():
     assert parse_regression("3").failing(100) == 3
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_plan_command_json_contract():
-    code, out, err = _cli(
-        [
-            "plan",
-            "--flip",
-            "0.08",
-            "--regression",
-            "0.10",
-            "--false-alarm",
-            "0.05",
-            "--detection",
-            "0.95",
-            "--format",
-            "json",
-        ]
+    code, out, err = run_cli(
+        "plan",
+        "--flip",
+        "0.08",
+        "--regression",
+        "0.10",
+        "--false-alarm",
+        "0.05",
+        "--detection",
+        "0.95",
+        "--format",
+        "json",
     )
     assert (code, err) == (0, "")
     data = json.loads(out)
     assert (data["cases"], data["k_min"], data["max_failures"]) == (189, 152, 37)
     assert data["false_alarm"] <= 0.05 and data["detection"] >= 0.95
     assert [a["policy"] for a in data["alternatives"]][1] == "majority of 3 judge calls per check"
-    code, out, _ = _cli(["plan"])
+    code, out, _ = run_cli("plan")
     assert code == 0 and "189" in out and "cheapest in judge calls" in out
 
 
@@ -206,15 +195,15 @@ def test_plan_command_json_contract():
     ],
 )
 def test_plan_and_policies_errors(args, message):
-    code, out, err = _cli(args)
+    code, out, err = run_cli(*args)
     assert code == 2 and out == ""
     assert err.startswith("gatecal: error: ") and err.count("\n") == 1
     assert message in err
 
 
 def test_policies_command():
-    code, out, err = _cli(
-        ["policies", "--flip", "0.08", "--gates", "0.80", "--runs", "4000", "--format", "json"]
+    code, out, err = run_cli(
+        "policies", "--flip", "0.08", "--gates", "0.80", "--runs", "4000", "--format", "json"
     )
     assert (code, err) == (0, "")
     rows = json.loads(out)["rows"]
@@ -228,11 +217,11 @@ def test_policies_command():
 
 def test_policies_of_a_big_suite_say_they_were_simulated_by_counts():
     args = ["policies", "--cases", "5000", "--gates", "0.80", "--runs", "2000"]
-    code, out, err = _cli([*args, "--policies", "single,majority-3"])
+    code, out, err = run_cli(*args, "--policies", "single,majority-3")
     assert (code, err) == (0, "")
     assert "CI runs simulated call by call, alike cases by counts (seed" in out
     assert "consistent: every simulated count" in out
-    code, out, err = _cli([*args, "--format", "json"])
+    code, out, err = run_cli(*args, "--format", "json")
     assert (code, err) == (0, "") and json.loads(out)["simulation"] == "counts"
 
 
@@ -353,7 +342,7 @@ def test_a_count_regression_larger_than_any_suite_answers_at_once():
     for count in (huge, "2000001"):  # past the safety stop: as if it had been searched
         plans = plan_suite(noise=JudgeNoise.flip(0.08), regression=count)
         assert plans.plans == (None, None, None) and plans.max_cases == 2_000_000
-    code, out, err = _cli(["plan", "--max-cases", "60", "--regression", huge])
+    code, out, err = run_cli("plan", "--max-cases", "60", "--regression", huge)
     assert (code, err) == (0, "") and "none meets both" in out
 
 
@@ -551,8 +540,8 @@ def test_correlated_plans_are_exact_to_1e_12(flip, icc, policy):
 def test_policies_command_with_a_fresh_rate_per_rerun():
     """Issue 22's example: 0.2594 with the rerun sharing its run's rate, 0.1781 fresh."""
     args = ["policies", "--icc", "0.1", "--policies", "rerun-failing-1", "--gates", "all"]
-    shared = _cli([*args, "--runs", "2000", "--format", "json"])
-    fresh = _cli([*args, "--runs", "2000", "--format", "json", "--retry-rate", "fresh"])
+    shared = run_cli(*args, "--runs", "2000", "--format", "json")
+    fresh = run_cli(*args, "--runs", "2000", "--format", "json", "--retry-rate", "fresh")
     rows = [
         next(r for r in json.loads(out)["rows"] if r["build"] == "healthy")
         for code, out, _ in (shared, fresh)

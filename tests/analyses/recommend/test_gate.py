@@ -24,6 +24,7 @@ from gatecal._analyses.recommend.gate import would_work
 from gatecal._engines.exact import beta_binomial_pmf, beta_rule
 from gatecal._model.suite import beta_shape
 from gatecal.cli import main
+from tests.conftest import run_cli
 from tests.paths import ROOT
 from tests.regen import assert_same
 
@@ -397,13 +398,6 @@ def test_real_pytest_junit_runs(tmp_path):
     assert rec.runs == 8 and rec.cases == 6
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_bad_inputs_are_one_line_errors(tmp_path):
     cases = {}
     p = tmp_path / "dup.csv"
@@ -438,7 +432,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     cases["suffix"] = (p, "notes.txt: a runs table needs columns run, case, passed")
     cases["missing"] = (tmp_path / "nope.csv", "nope.csv: no such file, directory or match")
     for name, (path, message) in cases.items():
-        code, out, err = _cli(["recommend", str(path)])
+        code, out, err = run_cli("recommend", str(path))
         assert code == 2 and out == "", name
         assert err.startswith("gatecal: error: RUNS ") and err.count("\n") == 1, (name, err)
         assert message in err, (name, err)
@@ -462,7 +456,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
 )
 def test_bad_options(tmp_path, args, message):
     _write_csv(tmp_path / "runs.csv", _runs(1, 10, 0.05))
-    code, out, err = _cli(["recommend", str(tmp_path / "runs.csv"), *args])
+    code, out, err = run_cli("recommend", str(tmp_path / "runs.csv"), *args)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert message in err
 
@@ -612,7 +606,7 @@ def test_old_failures_recommend_without_crashing(tmp_path):
     cases = [f"c{i:02d}" for i in range(20)]
     assert (~np.array(matrix)).sum(axis=1).tolist() == _iid_counts(25).tolist()
     _write_csv(tmp_path / "runs.csv", matrix, cases=cases)
-    code, out, err = _cli(["recommend", str(tmp_path / "runs.csv"), "--format", "json"])
+    code, out, err = run_cli("recommend", str(tmp_path / "runs.csv"), "--format", "json")
     assert (code, err) == (0, "")
     data = json.loads(out)
     assert data["overdispersion"]["p_value"] == 1 and data["overdispersion"]["statistic"] == 0

@@ -1,6 +1,5 @@
 """recommend --policies: each per-case rule's strictest gate, its bounds and cost, the choice."""
 
-import contextlib
 import csv
 import io
 import json
@@ -15,7 +14,7 @@ from gatecal import JudgeNoise, Policy, Suite, parse_policy, policy_rates, read_
 from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._analyses.recommend.policy import DEFAULT_RULES, recommend_policy, rule_rates
 from gatecal._model.gates import Gate
-from gatecal.cli import main
+from tests.conftest import run_cli
 from tests.paths import ROOT
 
 NIGHTLY = ROOT / "reports" / "nightly-junit"
@@ -402,13 +401,6 @@ def test_bad_rules_are_refused(nightly, rules, rule):
 # -- the command -----------------------------------------------------------------------------
 
 
-def _cli(args):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
 DEFAULTS = ",".join(DEFAULT_RULES)
 
 
@@ -417,13 +409,13 @@ def gate_file(tmp_path_factory):
     """recommend --policies on the nightly runs, as the gate file check and the plugin read."""
     path = tmp_path_factory.mktemp("gate") / "gate.json"
     base = ["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS]
-    code, _, err = _cli([*base, "--format", "json", "--out", str(path)])
+    code, _, err = run_cli(*base, "--format", "json", "--out", str(path))
     assert code == 0, err
     return path
 
 
 def test_the_command_prints_one_row_per_rule_and_the_choice(nightly_policies):
-    code, out, err = _cli(["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS])
+    code, out, err = run_cli("recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS)
     assert code == 0, err
     lines = out.splitlines()
     head = lines.index(
@@ -452,8 +444,8 @@ def test_json_carries_the_rules_and_csv_one_row_per_rule(gate_file, nightly_poli
     for c, row in zip(got["candidates"], nightly_policies.rows, strict=True):
         assert c["k_min"] == row.k_min and c["meets"] == row.meets
         assert [t["false_alarm"] for t in c["table"]] == pytest.approx(row.false_alarms, rel=1e-9)
-    code, out, _ = _cli(
-        ["recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS, "--format", "csv"]
+    code, out, _ = run_cli(
+        "recommend", str(NIGHTLY), "--regression", "3", "--policies", DEFAULTS, "--format", "csv"
     )
     assert code == 0
     rows = list(csv.DictReader(io.StringIO(out)))
@@ -476,7 +468,7 @@ def test_json_carries_the_rules_and_csv_one_row_per_rule(gate_file, nightly_poli
 )
 def test_a_bad_rule_is_one_line_exit_2_and_writes_nothing(tmp_path, value, message):
     out = tmp_path / "gate.json"
-    code, stdout, err = _cli(["recommend", str(NIGHTLY), "--policies", value, "--out", str(out)])
+    code, stdout, err = run_cli("recommend", str(NIGHTLY), "--policies", value, "--out", str(out))
     assert code == 2 and stdout == ""
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
     assert not out.exists()
@@ -495,7 +487,7 @@ def test_check_applies_the_rule_the_gate_file_chose(gate_file, nightly_policies,
     chosen = nightly_policies.choice
     current = _current(tmp_path, 0, 1)
     base = ["check", *current, "--baseline", str(NIGHTLY), "--gate-from", str(gate_file)]
-    code, out, err = _cli([*base, "--format", "json"])
+    code, out, err = run_cli(*base, "--format", "json")
     assert code in (0, 1), err
     result = json.loads(out)
     assert result["policy"] == chosen.rule
@@ -504,7 +496,7 @@ def test_check_applies_the_rule_the_gate_file_chose(gate_file, nightly_policies,
     gate = gatecal.load_recommended_gate(gate_file)
     assert gate.policy == chosen.rule and gate.k_min == chosen.k_min
     # another --policy than the file's is refused, in one line
-    code, _, err = _cli([*base, "--policy", "rerun-1"])
+    code, _, err = run_cli(*base, "--policy", "rerun-1")
     assert code == 2 and err.count("\n") == 1
     assert f"--policy must be the rule the gate file chose, {chosen.rule}" in err
 
@@ -512,7 +504,7 @@ def test_check_applies_the_rule_the_gate_file_chose(gate_file, nightly_policies,
 def test_a_gate_file_without_rules_is_read_as_before(tmp_path):
     path = tmp_path / "gate.json"
     base = ["recommend", str(NIGHTLY), "--regression", "3", "--false-alarm", "0.2"]
-    code, _, _ = _cli([*base, "--format", "json", "--out", str(path)])
+    code, _, _ = run_cli(*base, "--format", "json", "--out", str(path))
     assert code == 0
     gate = gatecal.load_recommended_gate(path)
     assert gate.policy == "single" and gate.k_min == 10
@@ -580,10 +572,10 @@ def test_cases_that_differ_carry_a_warning(tmp_path):
     healthy = (rng.random((40, 8)) >= own).tolist()
     path = tmp_path / "runs.csv"
     _write(path, healthy, [], cases)
-    code, out, err = _cli(["recommend", str(path), "--policies", "single,rerun-failing-1"])
+    code, out, err = run_cli("recommend", str(path), "--policies", "single,rerun-failing-1")
     assert code == 0, err
     assert "warning: the cases fail at different rates (Cochran's Q p = " in out
-    code, out, _ = _cli(["recommend", str(NIGHTLY), "--policies", "single,rerun-failing-1"])
+    code, out, _ = run_cli("recommend", str(NIGHTLY), "--policies", "single,rerun-failing-1")
     assert "different rates" not in out
 
 

@@ -34,6 +34,7 @@ from tests.analyses.sequential.test_sequential import (
     pairs,
 )
 from tests.analyses.sequential.test_shared_rate import brute_force_shared
+from tests.conftest import run_cli
 from tests.paths import ROOT
 from tests.reference import enumerate_pass_counts
 
@@ -154,18 +155,9 @@ def test_simulation_within_standard_errors():
         assert abs(sample.runs / runs - out.expected_runs) <= 4.5 * sd / math.sqrt(runs)
 
 
-def _cli(capsys, *args):
-    from gatecal.cli import main
-
-    code = main([str(x) for x in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_policies_row_shows_the_true_false_alarm_beside_the_nominal(capsys):
     small = ("--cases", 3, "--judge-checks", 1, "--code-checks", 0, "--failing", 1, "--flip", 0.1)
-    code, out, err = _cli(capsys, "policies", *small, "--policies", "evalue-4", "--runs", 4000,
-                          "--false-alarm", 0.2, "--format", "json")  # fmt: skip
+    code, out, err = run_cli("policies", *small, "--policies", "evalue-4", "--runs", 4000, "--false-alarm", 0.2, "--format", "json")  # fmt: skip
     assert code == 0 and err == ""
     rows = json.loads(out)["rows"]
     gate = evalue_gate(4, floats(HEALTHY), floats(REGRESSED), false_alarm=0.2)
@@ -175,8 +167,7 @@ def test_policies_row_shows_the_true_false_alarm_beside_the_nominal(capsys):
         assert row["failure_probability"] == pytest.approx(exact.failure_probability, rel=1e-12)
         assert row["consistent"]
     assert rows[0]["failure_probability"] <= 0.2
-    code, out, _ = _cli(capsys, "policies", *small, "--policies", "evalue-4", "--runs", 500,
-                        "--false-alarm", 0.2)  # fmt: skip
+    code, out, _ = run_cli("policies", *small, "--policies", "evalue-4", "--runs", 500, "--false-alarm", 0.2)  # fmt: skip
     assert "nominal false alarm 0.2 (Ville's inequality, for independent runs at icc 0), exact" \
            in out  # fmt: skip
 
@@ -185,8 +176,7 @@ def test_check_with_an_evalue_policy(check_files, capsys):  # noqa: F811
     baseline, run = check_files
     bad = [run(f"bad-{i}", failing=[f"case-{c:02d}" for c in range(2, 6)]) for i in range(3)]
     good = [run(f"ok-{i}", failing=["case-00"]) for i in range(3)]
-    code, out, err = _cli(capsys, "check", *bad[:1], "--baseline", baseline,
-                          "--policy", "evalue-3", "--format", "json")  # fmt: skip
+    code, out, err = run_cli("check", *bad[:1], "--baseline", baseline, "--policy", "evalue-3", "--format", "json")  # fmt: skip
     data = json.loads(out)
     assert err == "" and data["policy"] == "evalue-3"
     first = data["boundaries"][0]
@@ -198,8 +188,7 @@ def test_check_with_an_evalue_policy(check_files, capsys):  # noqa: F811
     nominal = float(e_line.split("nominal false alarm ")[1].split(",")[0])
     assert 0 < nominal <= 0.05 and f"fails once it reaches 1/{nominal:g}" in e_line
     assert data["false_alarm"] <= 0.05 and data["runs"] == "shared"
-    code, out, _ = _cli(capsys, "check", *good, "--baseline", baseline, "--policy", "evalue-3",
-                        "--format", "json")  # fmt: skip
+    code, out, _ = run_cli("check", *good, "--baseline", baseline, "--policy", "evalue-3", "--format", "json")  # fmt: skip
     data = json.loads(out)
     assert data["cumulative"] == [11, 22, 33]
     assert data["decision"] == "pass" and code == 0  # no crossing in 3 runs: it passes

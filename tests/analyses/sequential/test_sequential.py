@@ -23,6 +23,7 @@ from gatecal import (
     wald_approximation,
     wald_sprt,
 )
+from tests.conftest import run_cli
 from tests.paths import ROOT
 from tests.reference import enumerate_pass_counts
 
@@ -471,14 +472,6 @@ def check_files(tmp_path):
     return _write_runs(tmp_path / "baseline.jsonl", base), run
 
 
-def _cli(capsys, *args):
-    from gatecal.cli import main
-
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
     import json
 
@@ -486,9 +479,7 @@ def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
     flaky = [run(f"ci-{i}", failing=["case-00"]) for i in range(1, 5)]
     decisions = []
     for given in range(1, 5):
-        code, out, err = _cli(capsys, "check", *flaky[:given], "--baseline", baseline,
-                              "--policy", "pocock-4", "--format", "json",
-                              "--runs-independent")  # fmt: skip
+        code, out, err = run_cli("check", *flaky[:given], "--baseline", baseline, "--policy", "pocock-4", "--format", "json", "--runs-independent")  # fmt: skip
         data = json.loads(out)
         assert err == "" and code == data["exit_code"] and data["runs"] == "independent"
         assert data["cumulative"] == [11 * (j + 1) for j in range(given)]
@@ -504,8 +495,7 @@ def test_check_sequential_continues_then_decides(check_files, capsys, tmp_path):
     # one flaky failure per run: the gate asks for more runs first, then passes the build
     assert decisions[0] == "continue" and decisions[-1] == "pass"
     summary = tmp_path / "summary.md"
-    code, out, _ = _cli(capsys, "check", flaky[0], "--baseline", baseline, "--policy", "pocock-4",
-                        "--summary", summary, "--runs-independent")  # fmt: skip
+    code, out, _ = run_cli("check", flaky[0], "--baseline", baseline, "--policy", "pocock-4", "--summary", summary, "--runs-independent")  # fmt: skip
     assert code == 3 and out.startswith("gatecal check: CONTINUE (exit 3)")
     assert summary.read_text().startswith("### gatecal check: CONTINUE")
     assert "| 1 | 11 |" in summary.read_text()
@@ -568,7 +558,7 @@ def test_check_sequential_fails_a_regressed_build_and_quotes_the_region(check_fi
 def test_check_sequential_incomplete_and_refusals(check_files, capsys):
     baseline, run = check_files
     partial = run("ci-1", missing=["case-03"])
-    code, out, _ = _cli(capsys, "check", partial, "--baseline", baseline, "--policy", "sprt-3")
+    code, out, _ = run_cli("check", partial, "--baseline", baseline, "--policy", "sprt-3")
     assert code == 1 and "INCOMPLETE" in out and "case-03" in out
     ok = run("ci-2")
     for args, message in (
@@ -578,7 +568,7 @@ def test_check_sequential_incomplete_and_refusals(check_files, capsys):
         (["--policy", "sprt-3", "--regression", "13"], "--regression must be an integer"),
         (["--detection", "0.9"], "--detection needs a sequential --policy"),
     ):
-        code, out, err = _cli(capsys, "check", ok, "--baseline", baseline, *args)
+        code, out, err = run_cli("check", ok, "--baseline", baseline, *args)
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert err.startswith(f"gatecal: error: {message}"), err
     with pytest.raises(ParameterError, match="sequential gate"):

@@ -28,6 +28,7 @@ from gatecal._analyses.sequential.designs import (
     sequential_outcome,
 )
 from tests.analyses.sequential.test_sequential import beta_moment, close, pairs
+from tests.conftest import run_cli
 
 # flip 1/10, icc 1/5: Beta(a, b) with a + b = (1 - icc) / icc = 4
 A, B = Fraction(2, 5), Fraction(18, 5)
@@ -202,23 +203,15 @@ def test_models_are_named_and_checked():
     assert p.false_alarm <= 0.05 * (1 + 1e-9)
 
 
-def _cli(capsys, *args):
-    from gatecal.cli import main
-
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_model_option(capsys):
     base = ["policies", "--cases", "12", "--flip", "0.05", "--icc", "0.05", "--gates", "all",
             "--runs", "500", "--format", "json"]  # fmt: skip
-    code, out, _ = _cli(capsys, *base, "--policies", "sprt-4")
+    code, out, _ = run_cli(*base, "--policies", "sprt-4")
     shared = json.loads(out)["rows"]
-    code2, out2, _ = _cli(capsys, *base, "--policies", "sprt-4", "--runs-independent")
+    code2, out2, _ = run_cli(*base, "--policies", "sprt-4", "--runs-independent")
     independent = json.loads(out2)["rows"]
     assert code == code2 == 0
     assert {r["run_model"] for r in shared if r["gate"] == "sprt-4"} == {"shared"}
     assert {r["run_model"] for r in independent if r["gate"] == "sprt-4"} == {"independent"}
-    code, _, err = _cli(capsys, *base, "--policies", "single", "--runs-independent")
+    code, _, err = run_cli(*base, "--policies", "single", "--runs-independent")
     assert code == 2 and "--runs-independent needs a sequential policy" in err

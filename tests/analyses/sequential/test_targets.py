@@ -11,15 +11,7 @@ import pytest
 
 from gatecal import JudgeNoise, Suite, sequential_gate
 from tests.analyses.sequential.test_sequential import HEALTHY, REGRESSED, brute_force
-
-
-def _cli(capsys, *args):
-    from gatecal.cli import main
-
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
+from tests.conftest import run_cli
 
 # the brute force's suite: 3 cases of one judge check, flip 1/10, one case truly failing
 SMALL = ("--cases", 3, "--judge-checks", 1, "--code-checks", 0, "--failing", 1, "--flip", 0.1)
@@ -30,9 +22,7 @@ SMALL = ("--cases", 3, "--judge-checks", 1, "--code-checks", 0, "--failing", 1, 
 def test_policies_search_the_boundaries_for_the_targets_given(
     capsys, design, false_alarm, detection
 ):
-    code, out, err = _cli(capsys, "policies", *SMALL, "--policies", f"{design}-3", "--runs", 500,
-                          "--false-alarm", false_alarm, "--detection", detection,
-                          "--format", "json")  # fmt: skip
+    code, out, err = run_cli("policies", *SMALL, "--policies", f"{design}-3", "--runs", 500, "--false-alarm", false_alarm, "--detection", detection, "--format", "json")  # fmt: skip
     assert code == 0 and err == "", err
     rows = json.loads(out)["rows"]
     bounds = [(b["pass_at_least"], b["fail_at_most"]) for b in rows[0]["boundaries"]]
@@ -60,13 +50,13 @@ def test_policies_search_the_boundaries_for_the_targets_given(
 
 def test_policies_targets_need_a_sequential_policy(capsys):
     for option in ("--false-alarm", "--detection"):
-        code, out, err = _cli(capsys, "policies", "--policies", "single,majority-3", option, 0.2)
+        code, out, err = run_cli("policies", "--policies", "single,majority-3", option, 0.2)
         assert code == 2 and out == "" and err.count("\n") == 1
         assert err == (
             f"gatecal: error: {option} needs a sequential policy in --policies (sprt-MAX, "
             "pocock-LOOKS, obf-LOOKS or evalue-MAX) (got 0.2)\n"
         )
-    code, _, err = _cli(capsys, "policies", "--policies", "sprt-3", "--false-alarm", 1.5)
+    code, _, err = run_cli("policies", "--policies", "sprt-3", "--false-alarm", 1.5)
     assert code == 2 and err.startswith("gatecal: error: --false-alarm") and "1.5" in err
 
 
@@ -182,7 +172,7 @@ def test_the_plans_screen_never_rules_out_a_size_the_best_test_could_meet():
 def test_plan_command_with_a_sequential_policy(capsys):
     args = ("plan", "--flip", 0.05, "--regression", 0.2, "--false-alarm", 0.02, "--detection", 0.9,
             "--judge-checks", 1, "--code-checks", 0, "--max-cases", 30)  # fmt: skip
-    code, out, err = _cli(capsys, *args, "--policies", "single,pocock-3", "--format", "json")
+    code, out, err = run_cli(*args, "--policies", "single,pocock-3", "--format", "json")
     assert code == 0 and err == ""
     data = json.loads(out)
     single, pocock = data["alternatives"]
@@ -193,10 +183,10 @@ def test_plan_command_with_a_sequential_policy(capsys):
     assert pocock["judge_calls"] == pytest.approx(4 * pocock["expected_runs"]["healthy"])
     last = pocock["boundaries"][-1]
     assert last["pass_at_least"] == last["fail_at_most"] + 1 == pocock["k_min"]
-    code, out, _ = _cli(capsys, *args, "--policies", "single,pocock-3")
+    code, out, _ = run_cli(*args, "--policies", "single,pocock-3")
     assert code == 0 and "pocock-3 at 4 cases: after run j" in out
     assert "expected runs: healthy " in out
-    code, out, _ = _cli(capsys, *args, "--policies", "single,pocock-3", "--format", "csv")
+    code, out, _ = run_cli(*args, "--policies", "single,pocock-3", "--format", "csv")
     head, first, second = out.splitlines()
     assert head.endswith(",gate,looks,boundaries,expected_runs,judge_calls_regressed,"
                          "stop_distribution,judge_calls_per_run")  # fmt: skip
@@ -204,20 +194,19 @@ def test_plan_command_with_a_sequential_policy(capsys):
 
 
 def test_plan_with_a_sequential_policy_refuses_what_it_cannot_search(capsys):
-    code, out, err = _cli(capsys, "plan", "--policies", "sprt-3", "--max-cases", 6000)
+    code, out, err = run_cli("plan", "--policies", "sprt-3", "--max-cases", 6000)
     assert code == 2 and out == ""
     assert err == (
         "gatecal: error: --max-cases must be at most 5,000 with a sequential policy (every "
         "size tried is a boundary search) (got 6000)\n"
     )
-    code, out, err = _cli(capsys, "plan", "--policies", "sprt-3", "--judge-checks", 0)
+    code, out, err = run_cli("plan", "--policies", "sprt-3", "--judge-checks", 0)
     assert code == 2 and out == "" and err.startswith("gatecal: error: --judge-checks must be")
 
 
 def test_plan_says_how_far_a_sequential_search_went(capsys):
     # no sequential gate of 2 looks meets 0.01 / 0.99 at a 5% regression within 20 cases
-    code, out, _ = _cli(capsys, "plan", "--policies", "single,sprt-2", "--max-cases", 20,
-                        "--regression", "5%", "--false-alarm", 0.01, "--detection", 0.99)  # fmt: skip
+    code, out, _ = run_cli("plan", "--policies", "single,sprt-2", "--max-cases", 20, "--regression", "5%", "--false-alarm", 0.01, "--detection", 0.99)  # fmt: skip
     assert code == 0
     rows = [line for line in out.splitlines() if line.startswith(("one judge", "SPRT"))]
     assert len(rows) == 2 and all("> 20" in row and "none meets both" in row for row in rows)
