@@ -168,8 +168,7 @@ def binomial_interval(n: int, p: float, confidence_level: float = 0.99) -> Inter
     Returns
     -------
     Interval
-        The integer bounds `low` and `high` (``-1`` is the lower quantile of a point mass
-        only when the tail is 0, as scipy defines it).
+        The integer bounds `low` and `high` of the count.
 
     Raises
     ------
