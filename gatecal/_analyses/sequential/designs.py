@@ -718,6 +718,12 @@ def design_sequential(
 
     Parameters
     ----------
+    design : {"sprt", "pocock", "obf"}
+        The boundary shape: Wald's SPRT lines, Pocock's (a constant nominal z at every
+        look) or O'Brien and Fleming's (a constant distance on the sum scale); see the
+        module docstring.
+    looks : int
+        The most runs the gate may take, at least 1.
     healthy_pmf, regressed_pmf : array_like, shape (cases + 1,), or RatePmfs
         One run's passing-count pmf of a healthy and of a regressed build (runs
         independent draws of it), or :class:`RatePmfs` (the runs of a build share one
