@@ -267,7 +267,7 @@ def corrected_intervals(
         One of :data:`CORRECTION_METHODS`, as in :func:`correct_pass_rate`.
     rng : seed or Generator, optional
         For ``bootstrap`` and ``jeffreys-simulation`` only (numpy ``default_rng``).
-    draws : int, optional
+    draws : int, default 4000
         Simulated data sets per interval for those two methods.
 
     Returns
