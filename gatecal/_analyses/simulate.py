@@ -204,7 +204,22 @@ class SimulationReport(Displayed):
 
 
 def noise_at(template: JudgeNoise, flip: float, *, fixed_fpr: bool) -> JudgeNoise:
-    """`template` with its false-"no" rate (and false-"yes" rate unless fixed) set to `flip`."""
+    """`template` with its false-"no" rate (and false-"yes" rate unless fixed) set to `flip`.
+
+    Parameters
+    ----------
+    template : JudgeNoise
+        The noise whose other settings (unparseable share, icc, per-check rates) are kept.
+    flip : float
+        The new false-"no" rate (fnr), in [0, 1].
+    fixed_fpr : bool
+        Keep `template`'s false-"yes" rate; otherwise it is set to `flip` too.
+
+    Returns
+    -------
+    JudgeNoise
+        A copy of `template` with the new rates.
+    """
     fpr = template.fpr if fixed_fpr else flip
     return dataclasses.replace(template, fnr=flip, fpr=fpr)
 
@@ -321,6 +336,37 @@ def compare_samples(
     from :func:`simulate_pass_counts`, or from repeated runs of a real evaluator
     path with a flaky judge. Every sample must have the same number of runs.
     `noise` and `fixed_fpr` are as in :func:`simulate_gates` (default: symmetric flips).
+
+    Parameters
+    ----------
+    suite : Suite
+        The suite whose runs were simulated.
+    samples : mapping of (float, str) to PassCountSample
+        ``(flip, build)`` to the pass-count histogram of that build's simulated runs at
+        that flip rate; all with the same number of runs and the suite's number of cases.
+    gates : str, Gate or sequence of them, default DEFAULT_GATES
+        The gates to evaluate, as :func:`as_gates` reads them.
+    seed : int
+        The seed the samples were drawn with, recorded in the report.
+    confidence_level : float, default 0.99
+        The level of the interval each simulated failure rate is checked against,
+        strictly between 0 and 1.
+    noise : JudgeNoise, optional
+        The template of the exact engine's noise at each flip rate; default symmetric
+        flips and nothing else.
+    fixed_fpr : bool, default False
+        Keep ``noise.fpr`` as the false-"yes" rate at every flip rate.
+
+    Returns
+    -------
+    SimulationReport
+        One row per flip rate, build and gate: the exact and the simulated failure rate.
+
+    Raises
+    ------
+    ParameterError
+        If the samples differ in their number of runs or cases, a gate does not parse, or
+        the level is out of range.
     """
     template = JudgeNoise(fnr=0.0, fpr=0.0) if noise is None else noise
     rules = as_gates(gates)

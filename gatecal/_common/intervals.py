@@ -88,6 +88,28 @@ def proportion_interval(
 
     References: Brown, Cai & DasGupta (2001), Statistical Science 16(2):101-133.
     Fractional counts are allowed (an effective sample size).
+
+    Parameters
+    ----------
+    failures : float
+        The failures counted, in [0, `trials`]; may be fractional.
+    trials : float
+        The trials counted, above 0; may be fractional (an effective sample size).
+    confidence_level : float, default 0.95
+        The interval's coverage, in [0, 1] (in practice strictly between).
+    method : {"wilson", "clopper-pearson", "jeffreys"}, default "wilson"
+        The interval's construction.
+
+    Returns
+    -------
+    RateEstimate
+        The failure rate ``failures / trials`` with its interval's `low` and `high`.
+
+    Raises
+    ------
+    ParameterError
+        If `method` is unknown, `confidence_level` is not in [0, 1], `trials` is not
+        positive, or `failures` lies outside [0, `trials`].
     """
     if method not in CI_METHODS:
         raise ParameterError("method", f"must be one of {', '.join(CI_METHODS)}", method)
@@ -133,6 +155,25 @@ def binomial_interval(n: int, p: float, confidence_level: float = 0.99) -> Inter
     those of ``scipy.stats.binom.ppf`` (the tests pin them to it), computed here
     from the exact binomial pmf so that the hot path does not import scipy.stats
     (about a second).
+
+    Parameters
+    ----------
+    n : int
+        The number of trials, at least 0.
+    p : float
+        The success probability, in [0, 1].
+    confidence_level : float, default 0.99
+        The least share of the distribution the interval holds, strictly between 0 and 1.
+
+    Returns
+    -------
+    Interval
+        The integer bounds `low` and `high` of the count.
+
+    Raises
+    ------
+    ParameterError
+        If `n` is negative, `p` is outside [0, 1], or the level is outside (0, 1).
     """
     n = check_count("n", n, low=0)
     p = check_probability("p", p)

@@ -183,7 +183,21 @@ class PassCountDistribution:
 def pass_count_pmfs(
     q: npt.NDArray[np.float64], fail: npt.NDArray[np.float64] | None = None
 ) -> npt.NDArray[np.float64]:
-    """:func:`pass_count_pmf` of every row of `q` (shape (m, n)) at once: shape (m, n + 1)."""
+    """:func:`pass_count_pmf` of every row of `q` (shape (m, n)) at once: shape (m, n + 1).
+
+    Parameters
+    ----------
+    q : ndarray of float, shape (m, n)
+        Each row: one scenario's probability that each of n cases passes.
+    fail : ndarray of float, shape (m, n), optional
+        ``1 - q`` computed more accurately (as :func:`case_fail_probabilities` does);
+        default ``1 - q``.
+
+    Returns
+    -------
+    ndarray of float, shape (m, n + 1)
+        Row i: P(exactly k cases pass) for k = 0..n, under row i of `q`.
+    """
     fails = 1.0 - q if fail is None else fail
     pmf = np.zeros((q.shape[0], q.shape[1] + 1))
     pmf[:, 0] = 1.0
@@ -203,6 +217,19 @@ def beta_nodes(
     Exact for every polynomial f of degree at most `degree` (up to rounding): the
     rule with ``degree // 2 + 1`` nodes integrates such a polynomial against the
     Beta density exactly. Nodes lie in (0, 1); weights are positive and sum to 1.
+
+    Parameters
+    ----------
+    a, b : float
+        The Beta shape parameters, above 0.
+    degree : int
+        The highest polynomial degree to integrate exactly, at least 0; the rule has
+        ``degree // 2 + 1`` nodes.
+
+    Returns
+    -------
+    (nodes, weights) : tuple of ndarray of float
+        The nodes in (0, 1) and their positive weights, which sum to 1.
     """
     import warnings
 
@@ -366,6 +393,26 @@ def exact_pass_counts(suite: Suite, build: str, noise: JudgeNoise) -> PassCountD
     number of judge verdicts per run, so Gauss-Jacobi quadrature with enough nodes
     gives the mixture exactly: no simulation.
 
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    build : {"healthy", "regressed"}
+        Which of the suite's truth matrices to use.
+    noise : JudgeNoise
+        The judge's error rates (with an unparseable share and run-level icc, if any).
+
+    Returns
+    -------
+    PassCountDistribution
+        ``pmf[k]``: P(exactly k cases pass in one run), for k = 0..cases; and each case's
+        pass probability (averaged over the run's rate when ``icc > 0``).
+
+    Raises
+    ------
+    ParameterError
+        If `suite` or `noise` is of the wrong type, or `build` is not a build of the suite.
+
     Examples
     --------
     >>> import gatecal
@@ -424,6 +471,23 @@ def operating_table(
 ) -> tuple[tuple[float, float], ...]:
     """``(false_alarm, detection)`` of the gate "at least k of n pass", for k = 0..n.
 
+    Parameters
+    ----------
+    healthy, regressed : PassCountDistribution
+        The passing-count distributions of the healthy and the regressed build
+        (:func:`exact_pass_counts`), over the same number of cases.
+
+    Returns
+    -------
+    tuple of (float, float)
+        Entry k: the gate's false alarm (P(it fails the healthy build)) and its detection
+        (P(it fails the regressed build)).
+
+    Raises
+    ------
+    ParameterError
+        If the two distributions have different numbers of cases.
+
     Examples
     --------
     >>> import gatecal
@@ -458,6 +522,24 @@ def false_alarm_grid(
     `noise` is a template (unparseable share, icc, per-check rates) whose symmetric
     rate is set to each flip rate. Thresholds become k_min = ceil(n t) exactly, from
     the shortest decimal of each float.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    flips : array_like of float
+        The symmetric flip rates (fnr = fpr), each in [0, 1]; one row each.
+    thresholds : array_like of float
+        The pass-rate thresholds, each in [0, 1]; one column each.
+    noise : JudgeNoise, optional
+        The template for the other noise settings; default no noise besides the flip rate.
+    build : {"healthy", "regressed"}, default "healthy"
+        Which of the suite's truth matrices to use.
+
+    Returns
+    -------
+    ndarray of float, shape (len(flips), len(thresholds))
+        P(the gate fails the build) at each flip rate and threshold.
     """
     from fractions import Fraction
 

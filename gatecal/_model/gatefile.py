@@ -121,6 +121,18 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     """Read the recommended gate out of a parsed ``gatecal recommend --format json`` output,
     verified against itself (see the module docstring).
 
+    Parameters
+    ----------
+    document : object
+        The parsed JSON of a ``gatecal recommend --format json`` output.
+    source : str, default "recommendation"
+        The name that error messages give the document (e.g. its file).
+
+    Returns
+    -------
+    RecommendedGate
+        The gate, its suite's cases and the figures it was chosen by.
+
     Raises
     ------
     ParameterError
@@ -398,7 +410,24 @@ def _inconsistency(document: Mapping[str, object], gate: RecommendedGate) -> str
 
 
 def load_recommended_gate(path: str | Path) -> RecommendedGate:
-    """:func:`recommended_gate_from` on a file; unreadable or non-JSON files are refused."""
+    """:func:`recommended_gate_from` on a file; unreadable or non-JSON files are refused.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file holding a ``gatecal recommend --format json`` output.
+
+    Returns
+    -------
+    RecommendedGate
+        The gate, its suite's cases and the figures it was chosen by.
+
+    Raises
+    ------
+    ParameterError
+        Named ``gate_from``: the file cannot be read, is not JSON, or is refused by
+        :func:`recommended_gate_from`.
+    """
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
     except OSError as exc:

@@ -102,6 +102,18 @@ def parse_gate(text: GateLike) -> Gate:
     prefix (``rate>=0.9``, ``>=0.9``); and ``fails<=F`` for at most ``F`` failing
     cases. The threshold is kept exactly (``Fraction("0.90")``), never as a float.
 
+    Parameters
+    ----------
+    text : str, float, Fraction or Gate
+        The rule: ``all``, a pass rate in [0, 1] (``0.90``, ``9/10``, ``90%``,
+        ``rate>=0.9``), or ``fails<=F`` with a whole F >= 0. A float or Fraction is a
+        pass rate; a Gate is returned as it is.
+
+    Returns
+    -------
+    Gate
+        The parsed rule, its threshold kept exactly.
+
     Raises
     ------
     ParameterError
@@ -150,7 +162,24 @@ def parse_gate(text: GateLike) -> Gate:
 
 
 def parse_gates(text: GateLike | Iterable[GateLike]) -> tuple[Gate, ...]:
-    """Parse a comma-separated list (or an iterable) of gate rules; at least one."""
+    """Parse a comma-separated list (or an iterable) of gate rules; at least one.
+
+    Parameters
+    ----------
+    text : str, float, Fraction, Gate or iterable of them
+        Comma-separated rules (``"all,0.9,fails<=2"``), one rule, or an iterable of
+        rules, each as :func:`parse_gate` accepts it.
+
+    Returns
+    -------
+    tuple of Gate
+        The rules, in the order given.
+
+    Raises
+    ------
+    ParameterError
+        If the list is empty, a rule is blank, or a rule does not parse.
+    """
     if isinstance(text, Gate | float | int | Fraction):
         return (parse_gate(text),)
     if not isinstance(text, str | Iterable):
@@ -166,6 +195,22 @@ def as_gates(gates: GateLike | Iterable[GateLike]) -> tuple[Gate, ...]:
     an iterable of them.
 
     At least one; a blank rule is refused as in :func:`parse_gates`.
+
+    Parameters
+    ----------
+    gates : str, float, Fraction, Gate or iterable of them
+        Comma-separated rules, one rule, or an iterable of rules and :class:`Gate`
+        objects (each as :func:`parse_gate` accepts it).
+
+    Returns
+    -------
+    tuple of Gate
+        The gates, in the order given.
+
+    Raises
+    ------
+    ParameterError
+        If there is no gate, a rule is blank or does not parse.
     """
     if isinstance(gates, str | Gate | float | int | Fraction):
         return parse_gates(gates)
@@ -182,6 +227,18 @@ def equivalent_gates(gates: Sequence[Gate], n: int) -> list[tuple[int, tuple[Gat
     """Groups of two or more distinct rules that are the same gate for `n` cases.
 
     Returns ``(k_min, gates)`` pairs, in order of first appearance.
+
+    Parameters
+    ----------
+    gates : sequence of Gate
+        The rules to group.
+    n : int
+        The number of cases in the suite, at least 1.
+
+    Returns
+    -------
+    list of (int, tuple of Gate)
+        Each ``k_min`` shared by two or more distinct rules, with those rules.
     """
     groups: dict[int, list[Gate]] = {}
     for gate in gates:

@@ -63,6 +63,22 @@ def parse_regression(text: str) -> Regression:
     A decimal point or a percent sign means a share, which must lie in (0, 1]; a plain
     whole number means cases. Anything else is refused rather than guessed, e.g.
     ``3.0`` (a share above 1: write ``3`` for three cases) or ``0`` (no regression).
+
+    Parameters
+    ----------
+    text : str
+        A share in (0, 1] written with a decimal point or a percent sign (``0.10``,
+        ``10%``), or a whole number of cases, at least 1 (``3``).
+
+    Returns
+    -------
+    Regression
+        The regression, as a share or as a number of cases.
+
+    Raises
+    ------
+    ParameterError
+        If the text is neither form, or its number is out of range.
     """
     raw = str(text).strip()
     if raw.isascii() and raw.isdecimal():  # '²'.isdigit() is true, int('²') fails
@@ -87,7 +103,24 @@ def as_regression(value: RegressionLike) -> Regression:
     """A regression from what a caller naturally writes: a :class:`Regression`, the CLI's
     text (:func:`parse_regression`), a whole number of cases (``3``), or a share in (0, 1]
     as a float or Fraction (``0.25``). A float is read as its shortest decimal
-    (``0.1`` -> 1/10). Anything else, bools included, is a ParameterError."""
+    (``0.1`` -> 1/10). Anything else, bools included, is a ParameterError.
+
+    Parameters
+    ----------
+    value : Regression, str, int, float or Fraction
+        A Regression (returned as it is), the CLI's text, a whole number of cases
+        (at least 1), or a share in (0, 1].
+
+    Returns
+    -------
+    Regression
+        The regression, as a share or as a number of cases.
+
+    Raises
+    ------
+    ParameterError
+        If the value is of another type (bools included), not finite, or out of range.
+    """
     if isinstance(value, Regression):
         return value
     if isinstance(value, str):

@@ -47,7 +47,18 @@ class SuiteSpec:
 
 
 def suite_to_spec(suite: Suite) -> dict[str, Any]:
-    """The suite as spec data (what :func:`suite_from_spec` reads back)."""
+    """The suite as spec data (what :func:`suite_from_spec` reads back).
+
+    Parameters
+    ----------
+    suite : Suite
+        The suite to write out.
+
+    Returns
+    -------
+    dict
+        ``format``, ``cases``, ``checks`` and ``truth``, ready for ``json.dumps``.
+    """
     return {
         "format": SPEC_FORMAT,
         "cases": list(suite.cases),
@@ -57,7 +68,25 @@ def suite_to_spec(suite: Suite) -> dict[str, Any]:
 
 
 def suite_from_spec(data: Any, source: str = "suite spec") -> Suite:
-    """Build a :class:`Suite` from spec data; see :func:`spec_from_data`."""
+    """Build a :class:`Suite` from spec data; see :func:`spec_from_data`.
+
+    Parameters
+    ----------
+    data : mapping
+        Parsed spec data (from JSON or TOML), as :func:`spec_from_data` reads it.
+    source : str, default "suite spec"
+        The name that error messages give the spec (e.g. its file).
+
+    Returns
+    -------
+    Suite
+        The cases, checks and truth matrices; per-check and per-case rates are dropped.
+
+    Raises
+    ------
+    SpecError
+        If a field is malformed; the message names it.
+    """
     return spec_from_data(data, source).suite
 
 
@@ -69,6 +98,23 @@ def spec_from_data(data: Any, source: str = "suite spec") -> SuiteSpec:
     and optionally a judge check's own ``fnr`` and ``fpr``), ``truth`` with a
     ``healthy`` and a ``regressed`` matrix (one row per case, one boolean per check),
     and optionally ``case_rates``: ``{case id: {"fnr": x, "fpr": y}}`` for hard cases.
+
+    Parameters
+    ----------
+    data : mapping
+        Parsed spec data (from JSON or TOML).
+    source : str, default "suite spec"
+        The name that error messages give the spec (e.g. its file).
+
+    Returns
+    -------
+    SuiteSpec
+        The suite, plus any per-check and per-case (fnr, fpr) pairs.
+
+    Raises
+    ------
+    SpecError
+        If a field is missing, unknown or malformed; the message names it.
     """
 
     def fail(field: str, rule: str, value: Any) -> SpecError:
@@ -152,12 +198,44 @@ def _rate_pair(
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Read the suite of a ``.json`` or ``.toml`` suite spec (see :func:`load_spec`)."""
+    """Read the suite of a ``.json`` or ``.toml`` suite spec (see :func:`load_spec`).
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.toml`` suite spec, or a JSON one (any other suffix).
+
+    Returns
+    -------
+    Suite
+        The cases, checks and truth matrices; per-check and per-case rates are dropped.
+
+    Raises
+    ------
+    SpecError
+        If the file cannot be read or parsed, or a field is malformed.
+    """
     return load_spec(path).suite
 
 
 def load_spec(path: str | Path) -> SuiteSpec:
-    """Read a suite spec, with any per-check and per-case rates, from ``.json`` or ``.toml``."""
+    """Read a suite spec, with any per-check and per-case rates, from ``.json`` or ``.toml``.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.toml`` suite spec, or a JSON one (any other suffix).
+
+    Returns
+    -------
+    SuiteSpec
+        The suite, plus any per-check and per-case (fnr, fpr) pairs.
+
+    Raises
+    ------
+    SpecError
+        If the file cannot be read or parsed, or a field is malformed.
+    """
     file = Path(path)
     from gatecal._common.text import TextError, read_text
 

@@ -60,6 +60,18 @@ def beta_shape(mean: Any, icc: Any) -> tuple[Any, Any]:
     """Beta (a, b) with the given mean and intra-class correlation ``icc = 1 / (a + b + 1)``.
 
     Works elementwise on arrays; `icc` must be in (0, 1).
+
+    Parameters
+    ----------
+    mean : float or array_like
+        The Beta mean, in (0, 1).
+    icc : float or array_like
+        The intra-class correlation, in (0, 1) (not checked here).
+
+    Returns
+    -------
+    (a, b) : tuple of float or ndarray
+        The two Beta shape parameters, with ``a + b = (1 - icc) / icc``.
     """
     scale = (1.0 - icc) / icc  # a + b
     return mean * scale, (1.0 - mean) * scale
@@ -326,6 +338,25 @@ def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
     share), 1 for a passing code check and 0 for a failing one. Verdicts are
     independent given the run; with ``noise.icc > 0`` this is the probability at the
     mean flip rate, and the exact engine integrates over the run's rate.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    build : {"healthy", "regressed"}
+        Which of the suite's truth matrices to use.
+    noise : JudgeNoise
+        The judge's error rates.
+
+    Returns
+    -------
+    ndarray of float, shape (cases,)
+        Each case's probability of reporting pass in one run.
+
+    Raises
+    ------
+    ParameterError
+        If `build` is not a build of the suite.
     """
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
@@ -339,6 +370,25 @@ def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
 
     With a flip rate of 1e-17, :math:`q_i = (1 - 10^{-17})^2` rounds to 1 and ``1 - q_i``
     to 0, although a case fails with probability 2e-17; summed ``log1p`` terms keep it.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    build : {"healthy", "regressed"}
+        Which of the suite's truth matrices to use.
+    noise : JudgeNoise
+        The judge's error rates.
+
+    Returns
+    -------
+    ndarray of float, shape (cases,)
+        Each case's probability of reporting fail in one run (1 when a code check fails).
+
+    Raises
+    ------
+    ParameterError
+        If `build` is not a build of the suite.
     """
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()

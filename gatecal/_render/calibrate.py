@@ -96,7 +96,25 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
 
 
 def render_calibration(cal: Calibration, fmt: str = "table") -> str:
-    """Render :func:`calibrate_judge` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    """Render :func:`calibrate_judge` as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    Parameters
+    ----------
+    cal : Calibration
+        What :func:`calibrate_judge` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("calibrate", cal.to_dict())
     if fmt == "csv":

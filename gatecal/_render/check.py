@@ -349,7 +349,25 @@ def _junit(res: GateCheck) -> str:
 
 
 def render_check(res: GateCheck, fmt: str = "table") -> str:
-    """The result as ``table``, ``markdown``, ``json`` or ``junit``."""
+    """The result as ``table``, ``markdown``, ``json`` or ``junit``.
+
+    Parameters
+    ----------
+    res : GateCheck
+        What :func:`check_gate` returned.
+    fmt : {"table", "markdown", "json", "junit"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text; it leads with the decision.
+
+    Raises
+    ------
+    ValueError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("check", res.to_dict())
     if fmt == "junit":

@@ -29,7 +29,27 @@ _TESTS = {
 
 
 def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) -> str:
-    """Render :func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    """Render :func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    Parameters
+    ----------
+    result : Comparison
+        What :func:`compare_builds` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+    top : int, default 20
+        The most changed cases the table and markdown list by name; the rest are counted.
+
+    Returns
+    -------
+    str
+        The rendered text; it leads with the decision.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("compare", result.to_dict())
     if fmt == "csv":
@@ -163,7 +183,25 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
 
 
 def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
-    """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    Parameters
+    ----------
+    design : CompareDesign
+        What :func:`plan_compare` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("plan.compare", design.to_dict())
     rows = [

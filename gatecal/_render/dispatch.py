@@ -85,6 +85,29 @@ def render(result: Any, fmt: str = "table", **options: Any) -> str:
     prints together. `options` go to the type's own ``render_*`` function (``top=`` for
     a recommendation or a comparison, ``baseline=`` for plans). A format the type does
     not have, or an object that is not a result, is a ParameterError.
+
+    Parameters
+    ----------
+    result : object
+        A result a gatecal function returned (:data:`RESULT_TYPES`), or the pair
+        ``(recommendation, policy_recommendation)``.
+    fmt : {"table", "markdown", "csv", "json", "junit"}, default "table"
+        The output format; ``junit`` only for a :class:`~gatecal.GateCheck`, and not every
+        type has ``csv``.
+    **options
+        Keyword arguments for the type's own ``render_*`` function, e.g. ``top=`` or
+        ``baseline=``.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `result` is not a result, the format is not one of its type's, or an option is
+        not taken by its type.
     """
     if not isinstance(fmt, str):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)

@@ -31,7 +31,28 @@ def render_plans(
 ) -> str:
     """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``,
     with, given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each
-    plan's gate needs."""
+    plan's gate needs.
+
+    Parameters
+    ----------
+    plans : SuitePlans
+        What :func:`plan_suite` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+    baseline : sequence of BaselineRuns or None, optional
+        One entry per plan of `plans` (None where there is none): the known-good runs its
+        gate needs, from :func:`gatecal.baseline_runs`. Default: not shown.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     rows = [p.to_dict() if p else None for p in plans.plans]
     if baseline is not None and fmt == "csv":
         rows = [

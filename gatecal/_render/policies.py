@@ -23,7 +23,25 @@ __all__ = ["render_policies"]
 
 
 def render_policies(report: PolicyReport, fmt: str = "table") -> str:
-    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    Parameters
+    ----------
+    report : PolicyReport
+        What :func:`compare_policies` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     dicts = [dataclasses.asdict(r) for r in report.rows]
     if fmt == "json":
         data = {

@@ -23,7 +23,27 @@ def _rate(e: RateEstimate) -> str:
 
 
 def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
-    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``."""
+    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``.
+
+    Parameters
+    ----------
+    rec : Recommendation
+        What :func:`recommend_gate` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+    top : int, default 10
+        The most per-case noise lines the table and markdown show; the rest are counted.
+
+    Returns
+    -------
+    str
+        The rendered text; it leads with the decision.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("recommend", rec.to_dict())
     if fmt == "csv":

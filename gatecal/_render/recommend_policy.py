@@ -21,7 +21,27 @@ def render_policy_recommendation(
     """Render :func:`recommend_gate` with :func:`recommend_policy` beside it: the JSON
     carries ``policies`` (:meth:`PolicyRecommendation.to_dict`), the csv one row per rule,
     the table and markdown the recommendation followed by the rules and the choice.
-    With `rec` None, the rules alone (the JSON without the recommendation)."""
+    With `rec` None, the rules alone (the JSON without the recommendation).
+
+    Parameters
+    ----------
+    rec : Recommendation or None
+        What :func:`recommend_gate` returned, or None for the rules alone.
+    rules : PolicyRecommendation
+        What :func:`recommend_policy` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         head = {} if rec is None else rec.to_dict()
         return json_document("recommend", {**head, "policies": rules.to_dict()})

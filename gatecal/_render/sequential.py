@@ -44,7 +44,25 @@ def _facts(res: SequentialCheck) -> list[str]:
 
 
 def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
-    """The decision as ``table``, ``markdown`` or ``json``."""
+    """The decision as ``table``, ``markdown`` or ``json``.
+
+    Parameters
+    ----------
+    res : SequentialCheck
+        What :func:`check_sequential` returned.
+    fmt : {"table", "markdown", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text; it leads with the decision.
+
+    Raises
+    ------
+    ValueError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "json":
         return json_document("check.sequential", res.to_dict())
     head = f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"

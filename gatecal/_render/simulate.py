@@ -168,7 +168,25 @@ def _json(report: SimulationReport) -> str:
 
 
 def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
-    """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text."""
+    """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text.
+
+    Parameters
+    ----------
+    report : SimulationReport
+        What :func:`simulate_gates` or :func:`compare_samples` returned.
+    fmt : {"table", "markdown", "csv", "json"}, default "table"
+        The output format.
+
+    Returns
+    -------
+    str
+        The rendered text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not one of the formats.
+    """
     if fmt == "table":
         return _table(report)
     if fmt == "markdown":

@@ -252,6 +252,33 @@ def corrected_intervals(
     judge says nothing about the truth. Arguments broadcast; no validation here (the
     scalar :func:`correct_pass_rate` validates). `draws` is the number of simulated
     data sets per interval for the two simulation methods.
+
+    Parameters
+    ----------
+    k, n : array_like of float
+        The judge said pass on `k` of `n` items (counts may be fractional).
+    tp, m1 : array_like of float
+        Of `m1` labelled truly passing items, the judge passed `tp`.
+    tn, m0 : array_like of float
+        Of `m0` labelled truly failing items, the judge failed `tn`.
+    confidence : float, default 0.95
+        The intervals' confidence level, strictly between 0 and 1 (not checked here).
+    method : str, default "auto"
+        One of :data:`CORRECTION_METHODS`, as in :func:`correct_pass_rate`.
+    rng : seed or Generator, optional
+        For ``bootstrap`` and ``jeffreys-simulation`` only (numpy ``default_rng``).
+    draws : int, default 4000
+        Simulated data sets per interval for those two methods.
+
+    Returns
+    -------
+    (low, high) : tuple of ndarray of float
+        The limits of each corrected pass rate's interval, in the broadcast shape.
+
+    Raises
+    ------
+    ParameterError
+        If `method` is unknown.
     """
     raw = tuple(np.asarray(a, dtype=np.float64) for a in (k, n, tp, m1, tn, m0))
     kk, nn, tpp, mm1, tnn, mm0 = np.broadcast_arrays(*raw)

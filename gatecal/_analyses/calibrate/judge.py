@@ -437,6 +437,25 @@ def labels_for_width(rate: float, width: float, confidence_level: float = 0.95) 
 
     The expected count ``m * rate`` is used as is (fractional), so the answer does not
     jump with rounding.
+
+    Parameters
+    ----------
+    rate : float
+        The error rate the labels measure (fnr or fpr), in [0, 1].
+    width : float
+        The widest acceptable interval, in (0, 1].
+    confidence_level : float, default 0.95
+        The interval's level, in [0, 1].
+
+    Returns
+    -------
+    int
+        The number of labelled items, at least 1.
+
+    Raises
+    ------
+    ParameterError
+        If a value is out of range, or more than 10^8 items would be needed.
     """
     r = check_probability("rate", rate)
     w = check_probability("width", width)
@@ -480,6 +499,31 @@ def plan_labels(
     total ``m1 + m0`` it is smallest at ``m1 / m0 = pi sqrt(Se(1-Se)) / ((1-pi)
     sqrt(Sp(1-Sp)))``. Near a 100% pass rate, almost all labels should be passing
     answers.
+
+    Parameters
+    ----------
+    fnr, fpr : float
+        The judge's expected error rates, each in [0, 1].
+    width : float, default 0.10
+        The widest acceptable interval, in (0, 1].
+    confidence_level : float, default 0.95
+        The intervals' level, in [0, 1].
+    pass_rate : float, optional
+        The expected true pass rate, in [0, 1], for the split of labels that narrows the
+        corrected pass rate most; needs `observed_items`.
+    observed_items : float, optional
+        The items of the judged run whose pass rate is corrected; needs `pass_rate`.
+
+    Returns
+    -------
+    LabelPlan
+        The truly passing and truly failing items each rate needs, and (given
+        `pass_rate` and `observed_items`) the best split for the corrected pass rate.
+
+    Raises
+    ------
+    ParameterError
+        If a rate, width or level is out of range.
     """
     level = check_probability("confidence_level", confidence_level)
     plan_fnr = labels_for_width(fnr, width, level)
@@ -525,6 +569,25 @@ def observed_from_runs(data: RunsData, check: str | None = None) -> tuple[float,
     e.g. one JUnit testcase per case). A (case, check) judged in several runs counts
     once, with the share of its runs in which it passed, so repeated nights of the same
     cases do not pose as more items than there are.
+
+    Parameters
+    ----------
+    data : RunsData
+        Runs from :func:`gatecal.read_runs`, with healthy verdicts.
+    check : str, optional
+        The check whose verdicts to pool; default the judge checks (or every verdict
+        when the runs give no kinds).
+
+    Returns
+    -------
+    (float, int)
+        The judged passes (fractional: each item's share of passing runs) and the
+        distinct (case, check) items.
+
+    Raises
+    ------
+    ParameterError
+        If `check` names no check of the runs, or there is no healthy verdict.
     """
     verdicts = [v for v in data.verdicts if v.build == "healthy" and v.status == "ok"]
     if check is not None and any(v.check for v in verdicts):
@@ -564,12 +627,16 @@ def calibrate_judge(
         Of every interval.
     observed : (k, n), optional
         A judged pass rate to correct (the judge said pass on k of n items).
+    observed_source : str
+        Where `observed` came from (a runs file), recorded in the result.
     check : str, optional
         Whose rates correct `observed`; default all checks pooled.
     width : float
         Target interval width for the label plan.
     method : str
         Interval method of the corrected rate (see :func:`correct_pass_rate`).
+    source : str
+        Where the labels came from (a file), named in errors and in the result.
 
     Raises
     ------

@@ -311,6 +311,41 @@ def check_sequential(
     only if the runs given pass in every order (the evidence rule, check/_evidence.py),
     else the evidence is incomplete. A run missing a baseline case, or with more errors
     than `max_errors`, is incomplete evidence (never a pass).
+
+    Parameters
+    ----------
+    current : RunsData
+        The runs of the build to decide, in the order they were made; no regressed rows.
+    baseline : RunsData
+        Known-good runs of the same cases.
+    policy : SequentialPolicy or str
+        The sequential gate: ``sprt-N``, ``pocock-N``, ``obf-N`` or ``evalue-N``.
+    false_alarm : float, default 0.05
+        The largest share of healthy builds the gate may fail, in [0, 1].
+    detection : float, default 0.8
+        The target share of regressed builds the gate fails, in [0, 1].
+    regression : int, Regression or str, default 1
+        The regression the detection is for: a number of cases, or a share.
+    max_errors : int, default 0
+        Error or unscored verdicts a run may have, at least 0; each counts as a failure.
+    confidence_level : float, default 0.95
+        The level of the baseline's (rate, icc) confidence region.
+    method : {"wilson", "clopper-pearson", "jeffreys"}, default "wilson"
+        The interval method of the printed rates.
+    runs : {"shared", "independent"}, optional
+        The run model; default the policy's own (``shared``).
+
+    Returns
+    -------
+    SequentialCheck
+        The decision (``pass``, ``fail``, ``continue`` or ``incomplete``), the look that
+        made it, the design and its worst-case false alarm and detection.
+
+    Raises
+    ------
+    ParameterError
+        If `policy` is not a sequential gate, `current` holds regressed rows, a
+        probability or count is out of range, or `regression` does not fit the cases.
     """
     from gatecal._analyses.check._evidence import order_reason
     from gatecal._analyses.check.gate import _baseline_counts, _measured, _refuse_ambiguous

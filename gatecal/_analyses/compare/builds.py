@@ -289,7 +289,56 @@ def compare_matrices(
 ) -> Comparison:
     """Compare two builds given as outcome matrices (runs x cases; 1 pass, 0 fail,
     -1 missing), the same columns in both. See :func:`compare_builds`; a -1 inside a
-    compared case is missing evidence (with `partial`: the case is left out)."""
+    compared case is missing evidence (with `partial`: the case is left out).
+
+    Parameters
+    ----------
+    baseline, candidate : array_like of int, shape (runs, cases)
+        Each build's outcomes: 1 pass, 0 fail, -1 missing; the same case columns in both.
+    cases : list of str, optional
+        The columns' case names; default their indices as text.
+    alternative : {"worse", "two-sided"}, default "worse"
+        One-sided: is the candidate worse? Or: are they different?
+    alpha : float, default 0.05
+        The level of the global test and of the per-case control, in (0, 1).
+    multiplicity : {"holm", "bh", "tarone"}, default "tarone"
+        The per-case control, as in :func:`compare_builds`.
+    partial : bool, default False
+        Leave out (and name) the cases with a missing verdict, instead of calling the
+        evidence incomplete.
+    test : {"auto", "mcnemar", "runs", "cases"}, default "auto"
+        ``auto``: exact McNemar with one run per build, else the run permutation test.
+    regression : Regression, str, int or float, optional
+        The regression whose detection is estimated; default a quarter of the cases.
+    oc_samples : int, default 1000
+        Simulated comparisons per noise point and hypothesis, at least 0 (0: not
+        estimated).
+    rng : SeedLike, default 0
+        Root seed of the simulation (and of the Monte Carlo p-value, when used).
+    confidence_level : float, default 0.95
+        The level of the baseline's (rate, icc) region whose points the false alarm and
+        detection are simulated at, in (0, 1).
+    assume_independent_runs : bool, default False
+        With one run per build, assert that the two runs are independent (see
+        :func:`compare_builds`); otherwise that decision is incomplete.
+    sources : tuple of str, default ()
+        The files the matrices came from, recorded in the result.
+    warnings : tuple of str, default ()
+        Warnings of the reading, carried into the result.
+
+    Returns
+    -------
+    Comparison
+        The decision (``regression``, ``better``, ``no evidence`` or ``incomplete``) with
+        its reasons, the p-values, each case's change, and the comparison's own false
+        alarm and detection.
+
+    Raises
+    ------
+    ParameterError
+        If a matrix is not 2-D or holds other values, the columns differ, `cases` does not
+        name them, an option is unknown, or a level or count is out of range.
+    """
     from gatecal._analyses.check._evidence import matrix_evidence
 
     base = _check_matrix("baseline", baseline, None)
@@ -529,6 +578,9 @@ def compare_builds(
         Simulated comparisons per noise point and hypothesis (0: not estimated).
     rng : SeedLike
         Root seed of the simulation (and of the Monte Carlo p-value, when used).
+    confidence_level : float
+        The level of the baseline's (rate, icc) confidence region, at whose largest icc
+        and largest rate (besides the fit) the false alarm and detection are simulated.
     max_errors : int
         Error or unscored verdicts tolerated in both builds together; each counts as a
         failure of its case in its run. More is incomplete evidence.

@@ -100,6 +100,43 @@ def compare_oc(
 
     Every run draws its failure rate from a Beta with mean `rate` and intra-run
     correlation `icc` (recommend's model); each case fails independently at it.
+
+    Parameters
+    ----------
+    cases : int
+        The cases compared, at least 1.
+    baseline_runs, candidate_runs : int
+        The runs of each build, each at least 1.
+    rate : float
+        The mean case failure rate of a healthy build, in [0, 1].
+    icc : float, default 0.0
+        The run-to-run correlation, in [0, 1).
+    failing : int, default 1
+        The regressed candidate's cases that always fail, in [0, `cases`].
+    alpha : float, default 0.05
+        The comparison's level, in (0, 1).
+    alternative : {"worse", "two-sided"}, default "worse"
+        As in :func:`compare_builds`.
+    test : {"auto", "mcnemar", "runs", "cases"}, default "auto"
+        As in :func:`compare_builds`.
+    multiplicity : {"holm", "bh", "tarone"}, default "tarone"
+        As in :func:`compare_builds`.
+    samples : int, default 1000
+        Simulated comparisons per hypothesis, at least 1.
+    rng : SeedLike, default 0
+        The root seed.
+    point : str, default ""
+        A label for this noise point, kept in the result.
+
+    Returns
+    -------
+    CompareOC
+        The simulated false alarm and detection, each with its standard error.
+
+    Raises
+    ------
+    ParameterError
+        If a count, rate, icc or level is out of range.
     """
     n = check_count("cases", cases, low=1)
     rb = check_count("baseline_runs", baseline_runs, low=1)
@@ -241,6 +278,39 @@ def plan_compare(
     or more runs the false alarm is at most the level whatever the noise (an exact
     permutation test); with one run it is McNemar's, which a run-to-run correlation
     inflates, so it is checked too.
+
+    Parameters
+    ----------
+    cases : int
+        The cases compared, at least 1.
+    rate : float
+        The mean case failure rate of a healthy build, in [0, 1].
+    icc : float, default 0.0
+        The run-to-run correlation, in [0, 1).
+    regression : Regression, str, int or float, default "1"
+        The regression to detect: a number of cases or a share (:func:`as_regression`).
+    false_alarm : float, default 0.05
+        The comparison's level and its false-alarm budget, in (0, 1).
+    detection : float, default 0.8
+        The detection target, in [0, 1].
+    max_runs : int, default 32
+        The most runs per build to try, at least 1.
+    samples : int, default 1000
+        Simulated comparisons per runs-per-build and hypothesis.
+    rng : SeedLike, default 0
+        The root seed.
+
+    Returns
+    -------
+    CompareDesign
+        Every runs-per-build tried with its simulated false alarm and detection, and the
+        smallest that meets both targets (None if none up to `max_runs` does).
+
+    Raises
+    ------
+    ParameterError
+        If the regression does not make between 1 and all cases fail, or a count, rate,
+        icc or target is out of range.
     """
     n = check_count("cases", cases, low=1)
     reg = as_regression(regression)

@@ -450,6 +450,29 @@ def fit_overdispersion(
     which are exact to rounding at every rho including 0; the maximum over rho is
     found on a grid, refined by Brent's method, and is exactly 0 when the exact score
     at rho = 0 is not positive and no grid point beats the binomial.
+
+    Parameters
+    ----------
+    failures : array_like of int
+        The failing cases of each run, whole numbers from 0 to that run's cases; at least
+        one run.
+    cases : int or array_like of int
+        The suite size, or one size per run (the same length as `failures`); at least one
+        run must have a case.
+    confidence_level : float, default 0.95
+        The level of the icc's upper confidence bound, in [0, 1].
+
+    Returns
+    -------
+    Overdispersion
+        The fitted mean failure rate and icc, the test of icc = 0, and the icc's upper
+        bound.
+
+    Raises
+    ------
+    ParameterError
+        If the counts are not whole numbers >= 0, exceed their run's cases, are empty,
+        or the sizes do not match the runs.
     """
     level = check_probability("confidence_level", confidence_level)
     x, m = _run_counts(failures, cases)

@@ -171,6 +171,38 @@ def baseline_runs(
     count that certifies it in at least that share of `sets` random sets drawn from the
     plan's own model (seeded by `seed`), searched on the grid ``needed x 1.25^k``: a
     measured share, with its binomial standard error, not a bound.
+
+    Parameters
+    ----------
+    plans : SuitePlans
+        What :func:`gatecal.plan_suite` returned.
+    runs : int, optional
+        A number of known-good runs you have or plan to have, in [2, `limit`]: the result
+        also gives the smallest suite they certify. Default: not asked.
+    confidence_level : float, default 0.95
+        The level of the noise bounds, as in ``recommend``.
+    limit : int, default 5000
+        The most known-good runs tried, at least 2.
+    suite_limit : int, default 500
+        The largest suite tried with `runs`, at least 1.
+    share : float, optional
+        A share in [0, 1] of random baseline sets that must certify the gate; default not
+        asked (``plan`` asks 0.8).
+    sets : int, default 50
+        Random baseline sets drawn per candidate count when `share` is given, at least 1.
+    seed : int, default 0
+        The seed of those draws, at least 0.
+
+    Returns
+    -------
+    tuple of BaselineRuns or None
+        One per plan of `plans`, None where it has none: the runs needed, and what was
+        asked with `runs` and `share`.
+
+    Raises
+    ------
+    ParameterError
+        If `plans` is not a SuitePlans, or a count, level or share is out of range.
     """
     check_instance("plans", plans, SuitePlans, "a gatecal.SuitePlans (from gatecal.plan_suite)")
     level = check_probability("confidence_level", confidence_level)

@@ -189,6 +189,29 @@ def plan_sequential(
     larger suite can work: detection minus false alarm of any test on L runs is at most
     their total variation, at most L times one run's, at most ``L f max_k P(Bin(n - f, q)
     = k)``, which does not grow with n (see :func:`gatecal._analyses.plan.suite._never_after`).
+
+    Parameters
+    ----------
+    policy : SequentialPolicy
+        The sequential gate, with its design, looks and run model.
+    noise : JudgeNoise
+        The judge's error rates.
+    reg : Regression
+        The regression to detect.
+    false_alarm : float
+        The largest share of healthy builds the gate may fail.
+    detection : float
+        The smallest share of regressed builds the gate must fail.
+    judge_checks, code_checks : int
+        Judge and code checks per case.
+    start, top : int
+        The smallest and the largest suite to try.
+
+    Returns
+    -------
+    SequentialSuitePlan or None
+        The smallest suite that works, with its design and expected runs and judge calls;
+        None when no size in ``start..top`` does.
     """
     looks = policy.looks
     shared = policy.runs == "shared" and noise.run_correlated

@@ -71,6 +71,9 @@ def plan_suite(
     false_alarm, detection : float
         Targets: P(gate fails a healthy build) <= false_alarm, P(gate fails the
         regressed build) >= detection.
+    judge_checks, code_checks : int, default 2 and 1
+        Judge checks and code checks per case, each at least 0 and not both 0 (at least
+        one judge check with a sequential policy).
     policies : sequence of Policy, optional
         Default: one call per check; a majority of 3; a rerun of the suite. A sequential
         gate (:class:`gatecal.SequentialPolicy`, ``sprt-5``) gets a
@@ -514,6 +517,36 @@ def cases_needed(
     max_cases: int = 2000,
 ) -> list[SuitePlan | None]:
     """The plan (smallest suite and gate) at each flip rate, for one regression size.
+
+    Parameters
+    ----------
+    flips : sequence of float
+        The symmetric judge flip rates (fnr = fpr), each in [0, 1]; one plan each.
+    regression : Regression, str, int or float
+        The regression to detect: a number of cases or a share (:func:`as_regression`).
+    false_alarm : float, default 0.05
+        The largest share of healthy builds the gate may fail.
+    detection : float, default 0.95
+        The smallest share of regressed builds the gate must fail.
+    judge_checks : int, default 2
+        Judge checks per case, at least 0.
+    code_checks : int, default 1
+        Code checks per case, at least 0 (not both 0).
+    policy : Policy, optional
+        How the CI run asks the judge; default one call per check.
+    max_cases : int, default 2000
+        The largest suite to try.
+
+    Returns
+    -------
+    list of SuitePlan or None
+        One per flip rate, in order: the smallest suite and its gate, or None when no
+        suite up to `max_cases` meets both targets.
+
+    Raises
+    ------
+    ParameterError
+        If a flip rate, target or count is out of range, or the regression does not parse.
 
     Examples
     --------

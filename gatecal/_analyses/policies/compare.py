@@ -39,7 +39,40 @@ def compare_policies(
     beside `n_runs` sequences simulated verdict by verdict.
 
     `progress` is called with the runs of each simulated chunk (2 x `n_runs` per
-    non-sequential policy; 0 when a policy's exact rates are done)."""
+    non-sequential policy; 0 when a policy's exact rates are done).
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    noise : JudgeNoise
+        The judge's error rates.
+    gates : str, Gate or sequence of them
+        The gates to evaluate under each policy (not used by a sequential policy).
+    policies : sequence of Policy
+        The policies to compare; at least one.
+    n_runs : int, default 20000
+        Simulated CI runs (or sequences) per policy and build, at least 1.
+    rng : int, default 20261130
+        The root seed of the simulations.
+    confidence_level : float, default 0.99
+        The level of the binomial interval each simulated rate is checked against.
+    seed : int, optional
+        Deprecated old name of `rng`.
+    progress : callable, optional
+        Called with the runs of each simulated chunk.
+
+    Returns
+    -------
+    PolicyReport
+        One row per policy, build and gate (one per policy and build for a sequential
+        policy): the exact rate beside the simulated one.
+
+    Raises
+    ------
+    ParameterError
+        If `policies` is empty, or a gate, level or run count is out of range.
+    """
     rng = renamed_seed(rng, seed, "compare_policies")
 
     if not policies:

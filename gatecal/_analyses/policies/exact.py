@@ -104,6 +104,29 @@ def policy_rates(
     fails, each attempt an independent run (with ``noise.icc`` each attempt draws its own
     rate).
 
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    noise : JudgeNoise
+        The judge's error rates.
+    gates : str, Gate or sequence of them
+        The gates to evaluate, as :func:`as_gates` reads them.
+    policy : Policy, optional
+        How the CI run asks the judge and retries; default one call per check, no retry.
+        Not a sequential policy (see :func:`sequential_gate`).
+
+    Returns
+    -------
+    PolicyRates
+        One row per build and gate: the exact failure probability, with one attempt and
+        with the policy's reruns, and the expected judge calls.
+
+    Raises
+    ------
+    ParameterError
+        If `policy` is sequential or a gate does not parse.
+
     Examples
     --------
     >>> import gatecal

@@ -35,7 +35,35 @@ def parse_policy(
     ``rerun-1``, or several joined by ``+`` (`retry_rate`: see :class:`Policy`); or one
     sequential gate
     (``sprt-5``, ``pocock-4``, ``obf-3``: a :class:`gatecal.SequentialPolicy` whose
-    boundaries are searched for `false_alarm` and `detection`)."""
+    boundaries are searched for `false_alarm` and `detection`).
+
+    Parameters
+    ----------
+    text : str
+        The policy's spelling, as listed above (case is ignored).
+    tie : {"fail", "pass"}, default "fail"
+        What a tie of an even majority decides.
+    call_icc : float, default 0.0
+        The correlation between the majority calls on one check, in [0, 1).
+    retry_rate : {"shared", "fresh"}, default "shared"
+        Whether a rerun of failing cases shares its run's judge rate or draws its own
+        (see :class:`Policy`).
+    false_alarm : float, default 0.05
+        A sequential gate's false-alarm budget, in [0, 1]; ignored by the other policies.
+    detection : float, default 0.8
+        A sequential gate's detection target, in [0, 1]; ignored by the other policies.
+
+    Returns
+    -------
+    Policy
+        The policy; a :class:`gatecal.SequentialPolicy` for a sequential gate.
+
+    Raises
+    ------
+    ParameterError
+        Named ``policy``: the text does not parse, a sequential gate is joined to another
+        policy, or a count is out of range.
+    """
     parts = [part.strip() for part in str(text).strip().lower().split("+")]
     sequential = [
         parse_sequential(part, false_alarm=false_alarm, detection=detection) for part in parts
@@ -77,7 +105,25 @@ def parse_policy(
 
 
 def parse_check_policy(policy: Policy | str | None) -> Policy:
-    """The policy `check` applies to several current runs (None: one run, ``single``)."""
+    """The policy `check` applies to several current runs (None: one run, ``single``).
+
+    Parameters
+    ----------
+    policy : Policy, str or None
+        The policy or its spelling; ``check`` takes ``single``, ``rerun-failing-R``,
+        ``rerun-R`` and ``repeat-K-of-N``, one at a time.
+
+    Returns
+    -------
+    Policy
+        The policy; ``single`` for None.
+
+    Raises
+    ------
+    ParameterError
+        Named ``policy``: it does not parse, is sequential, uses a majority or
+        confirm-on-fail, or combines several of these.
+    """
     if policy is None:
         return Policy()
     chosen = parse_policy(policy) if isinstance(policy, str) else policy

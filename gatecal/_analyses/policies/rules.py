@@ -128,6 +128,28 @@ def majority_pass(p: FloatArray, m: int, *, tie: str = "fail", icc: float = 0.0)
     pass votes is beta-binomial with mean ``m p`` and intra-check correlation `icc`.
     A `p` outside [0, 1] (NaN included) or an `m` that is not a whole number in
     [1, MAX_CALLS] is refused.
+
+    Parameters
+    ----------
+    p : array_like of float
+        One call's probability of saying pass, each in [0, 1].
+    m : int
+        The calls per check, a whole number in [1, 1000].
+    tie : {"fail", "pass"}, default "fail"
+        What a tie of an even `m` decides.
+    icc : float, default 0.0
+        The correlation between the calls on one check; 0 for independent calls, else in
+        (0, 1).
+
+    Returns
+    -------
+    ndarray of float
+        P(the majority says pass), in the shape of `p`.
+
+    Raises
+    ------
+    ParameterError
+        If a `p` lies outside [0, 1] (NaN included) or `m` is out of range.
     """
     from scipy import stats  # deferred: `import gatecal` stays light
 

@@ -106,7 +106,36 @@ def sequential_gate(
     ``noise.icc`` the runs of one build share one flip rate (``runs="shared"``, the
     default and the conservative model: reruns back to back) or each draws its own
     (``runs="independent"``); the design is searched and its rates quoted under that
-    model (:func:`run_pmfs`)."""
+    model (:func:`run_pmfs`).
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    noise : JudgeNoise
+        The judge's error rates.
+    design : {"sprt", "pocock", "obf", "evalue"}
+        The sequential design.
+    looks : int
+        The most runs (looks) the gate may take, at least 1.
+    false_alarm : float, default 0.05
+        The budget: P(fail a healthy build) at most this.
+    detection : float, default 0.8
+        The target: P(fail a regressed build) at least this.
+    runs : {"shared", "independent"}, default "shared"
+        Whether the runs of one build share one judge flip rate (under ``icc``).
+
+    Returns
+    -------
+    SequentialGate
+        The design's boundaries, its outcome on each build, whether it meets both
+        targets, and the judge calls of one run.
+
+    Raises
+    ------
+    ParameterError
+        If `design` is unknown, or `runs` or a target is out of range.
+    """
     from gatecal._analyses.sequential import design_gate
 
     ph, pr = run_pmfs(suite, noise, looks, runs)
@@ -155,7 +184,36 @@ def simulate_sequential(
     """Simulate `n_sequences` sequences of runs under `design`, every judge verdict drawn;
     with ``noise.icc`` the runs of a sequence share one flip rate (``runs="shared"``) or
     each draws its own (``"independent"``). Chunks of sequences get their own spawned
-    streams (SPEC 7), so the result does not depend on the chunk size's hardware."""
+    streams (SPEC 7), so the result does not depend on the chunk size's hardware.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    build : {"healthy", "regressed"}
+        Which of the suite's truth matrices to use.
+    noise : JudgeNoise
+        The judge's error rates.
+    design : SequentialDesign
+        The boundaries, designed for the suite's number of cases.
+    n_sequences : int
+        Sequences to simulate, at least 1.
+    rng : SeedLike, optional
+        The root seed; None draws a fresh one.
+    runs : {"shared", "independent"}, default "shared"
+        Whether the runs of one sequence share one judge flip rate (under ``icc``).
+
+    Returns
+    -------
+    SequentialSample
+        The sequences that failed the build, when each stopped, and the runs made.
+
+    Raises
+    ------
+    ParameterError
+        If `design` is for another number of cases, `n_sequences` is below 1, or `runs`
+        is unknown.
+    """
     from gatecal._common.seeds import chunk_generator, root_seed
 
     shared = check_run_model(runs) == "shared"
@@ -275,7 +333,30 @@ def parse_sequential(
     text: str, *, false_alarm: float = 0.05, detection: float = 0.8, runs: str = "shared"
 ) -> SequentialPolicy | None:
     """``sprt-MAX``, ``pocock-LOOKS``, ``obf-LOOKS`` or ``evalue-MAX`` as a
-    :class:`SequentialPolicy`; None when `text` names no sequential design."""
+    :class:`SequentialPolicy`; None when `text` names no sequential design.
+
+    Parameters
+    ----------
+    text : str
+        The spelling: a design name and a whole number of runs in [1, 100] (case is
+        ignored).
+    false_alarm : float, default 0.05
+        The false-alarm budget the boundaries are searched for, in [0, 1].
+    detection : float, default 0.8
+        The detection target the boundaries are searched for, in [0, 1].
+    runs : {"shared", "independent"}, default "shared"
+        Whether the runs of one build share one judge flip rate (under ``icc``).
+
+    Returns
+    -------
+    SequentialPolicy or None
+        The policy, or None when `text` is not a ``design-N`` spelling of a design.
+
+    Raises
+    ------
+    ParameterError
+        Named ``policy``: a design's number of runs is not a whole number in [1, 100].
+    """
     pieces = str(text).strip().lower().split("-")
     if len(pieces) != 2 or pieces[0] not in POLICY_DESIGNS:
         return None
@@ -330,7 +411,28 @@ def sequential_rows(
 ) -> list[SequentialComparisonRow]:
     """The rows of `policy` in :func:`gatecal.compare_policies`: exact, and `n_runs`
     simulated sequences per build (seed `seed`) checked against the exact false alarm and
-    detection with the binomial interval at `level`."""
+    detection with the binomial interval at `level`.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    noise : JudgeNoise
+        The judge's error rates.
+    policy : SequentialPolicy
+        The sequential gate, with its targets and run model.
+    n_runs : int
+        Simulated sequences per build, at least 1.
+    seed : int
+        The root seed of the simulation.
+    level : float
+        The level of the binomial interval, strictly between 0 and 1.
+
+    Returns
+    -------
+    list of SequentialComparisonRow
+        One row per build: healthy, then regressed.
+    """
     from gatecal._analyses.simulate import binomial_interval
 
     gate = sequential_gate(

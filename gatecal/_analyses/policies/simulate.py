@@ -47,6 +47,39 @@ def simulate_policy(
     above (a fresh rate per rerun round of failing cases is drawn call by call only).
     Both are independent of the exact engine; a seed gives the same sample with the same
     method. `progress` is called with the runs of each finished chunk.
+
+    Parameters
+    ----------
+    suite : Suite
+        The cases, their checks and their true verdicts.
+    build : {"healthy", "regressed"}
+        Which of the suite's truth matrices to use.
+    noise : JudgeNoise
+        The judge's error rates.
+    gates : str, Gate or sequence of them
+        The gates to evaluate, as :func:`as_gates` reads them.
+    policy : Policy, optional
+        How the CI run asks the judge and retries; default one call per check, no retry.
+        Not a sequential policy (see :func:`simulate_sequential`).
+    n_runs : int
+        Simulated CI runs, at least 1.
+    rng : int, optional
+        The root seed; None draws a fresh one.
+    method : {"auto", "calls", "counts"}, default "auto"
+        How the calls are drawn, as described above.
+    progress : callable, optional
+        Called with the runs of each finished chunk.
+
+    Returns
+    -------
+    PolicySample
+        The runs each gate failed, the judge calls made, and the method used.
+
+    Raises
+    ------
+    ParameterError
+        If `policy` is sequential, `n_runs` is below 1, `method` is unknown, or
+        ``"counts"`` is asked with a fresh rate per rerun round.
     """
     policy = Policy() if policy is None else policy
     refuse_sequential(policy)

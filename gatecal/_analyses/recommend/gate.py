@@ -459,6 +459,37 @@ def recommend_gate(
     Either way `within_budget` is that largest k_min (when it is at least 1): the
     strictest gate the false-alarm budget allows, whatever its detection.
 
+    Parameters
+    ----------
+    data : RunsData
+        Runs from :func:`gatecal.read_runs`: known-good (healthy) runs, and optionally
+        runs of a regressed build.
+    false_alarm : float, default 0.05
+        The largest share of healthy builds the gate may fail, in [0, 1].
+    detection : float, default 0.95
+        The smallest share of regressed builds the gate must fail, in [0, 1].
+    regression : Regression, str, int or float, optional
+        The regression to detect when `data` has no regressed runs: a number of cases or
+        a share (:func:`as_regression`); default a quarter of the cases.
+    confidence_level : float, default 0.95
+        The level of the printed noise intervals and region, in [0, 1].
+    method : {"wilson", "clopper-pearson", "jeffreys"}, default "wilson"
+        The interval method of the printed rates.
+    significance : float, default 0.05
+        The level of the test of no run-to-run correlation; it only labels the runs.
+
+    Returns
+    -------
+    Recommendation
+        The measured noise, every gate's false alarm and detection, the chosen gate (or
+        the suites that would work), and the strictest gate within the budget.
+
+    Raises
+    ------
+    ParameterError
+        If `data` is not a RunsData or has no healthy runs, a probability is out of range,
+        or `regression` does not make between 1 and all cases fail.
+
     Examples
     --------
     >>> import json, pathlib, random, tempfile

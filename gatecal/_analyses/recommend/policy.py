@@ -326,6 +326,36 @@ def recommend_policy(
     texts (``single``, ``pass^2``, ``repeat-2-of-3``, ``rerun-failing-1``, ...) or
     :class:`Policy` objects; :data:`DEFAULT_RULES` when None. See the module docstring for
     the model of a rule.
+
+    Parameters
+    ----------
+    data : RunsData
+        Runs from :func:`gatecal.read_runs`: known-good (healthy) runs, and optionally
+        runs of a regressed build.
+    policies : sequence of str or Policy, optional
+        The per-case rules to weigh (each one ``check`` can apply); default
+        :data:`DEFAULT_RULES`.
+    false_alarm : float, default 0.05
+        The largest share of healthy builds a gate may fail, in [0, 1].
+    detection : float, default 0.95
+        The smallest share of regressed builds a gate must fail, in [0, 1].
+    regression : Regression, str, int or float, optional
+        The regression to detect (not with regressed runs); default a quarter of the
+        cases.
+    confidence_level : float, default 0.95
+        The level of the noise region, in [0, 1].
+
+    Returns
+    -------
+    PolicyRecommendation
+        Per rule: the strictest gate within the budget, its detection and cost; and the
+        cheapest rule meeting both targets, if one does.
+
+    Raises
+    ------
+    ParameterError
+        If `data` has no healthy runs, a rule is unknown or repeated, a probability is out
+        of range, or `regression` is given with regressed runs or is out of range.
     """
     from gatecal._analyses.recommend.gate import _healthy_outcomes, regressed_rates
 

@@ -446,6 +446,25 @@ def sequential_outcome(
     that each draw their own rate, the mixture pmf of one run). A :class:`RatePmfs`: the
     runs share one rate, and every figure is the mixture over its nodes. Dynamic
     programming over the looks.
+
+    Parameters
+    ----------
+    boundaries : sequence of SequentialBoundary
+        One per look, numbered 1, 2, ...; at each, ``pass_at_least`` above
+        ``fail_at_most``, both within the counts possible by then.
+    pmf : array_like, shape (cases + 1,), or RatePmfs
+        One run's passing-count pmf (runs independent draws of it), or :class:`RatePmfs`
+        (the runs share one rate).
+
+    Returns
+    -------
+    SequentialOutcome
+        P(fail) and P(pass), the expected runs, and P(stop, fail, pass) after each look.
+
+    Raises
+    ------
+    ParameterError
+        If the boundaries are empty, misnumbered or out of range, or `pmf` is not a pmf.
     """
     rates = _as_rates("pmf", pmf)
     bounds = _check_boundaries(boundaries, rates.cases)
@@ -699,6 +718,12 @@ def design_sequential(
 
     Parameters
     ----------
+    design : {"sprt", "pocock", "obf"}
+        The boundary shape: Wald's SPRT lines, Pocock's (a constant nominal z at every
+        look) or O'Brien and Fleming's (a constant distance on the sum scale); see the
+        module docstring.
+    looks : int
+        The most runs the gate may take, at least 1.
     healthy_pmf, regressed_pmf : array_like, shape (cases + 1,), or RatePmfs
         One run's passing-count pmf of a healthy and of a regressed build (runs
         independent draws of it), or :class:`RatePmfs` (the runs of a build share one
@@ -782,6 +807,26 @@ def wald_sprt(
     fail when it is positive or zero. Its error rates are what they are (computed exactly):
     Wald chose these thresholds so that, untruncated and without overshoot, they would
     be the targets.
+
+    Parameters
+    ----------
+    looks : int
+        The most runs the gate may take, at least 1.
+    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,), or RatePmfs
+        One run's passing-count pmf of a healthy and of a regressed build (runs
+        independent draws of it), or :class:`RatePmfs` (the runs share one rate).
+    false_alarm, detection : float, default 0.05 and 0.8
+        Wald's targets: ``0 < false_alarm < detection < 1``.
+
+    Returns
+    -------
+    SequentialGate
+        The truncated SPRT's boundaries and its exact outcome on each build.
+
+    Raises
+    ------
+    ParameterError
+        If `looks` is below 1, the targets are out of order, or a pmf is invalid.
     """
     looks = check_count("looks", looks, low=1)
     alpha = check_probability("false_alarm", false_alarm)
@@ -868,7 +913,29 @@ def wald_approximation(
 ) -> WaldApproximation:
     """Wald's approximate OC and ASN of the SPRT for these pmfs (see
     :class:`WaldApproximation`); `actual` = (exact false alarm, exact detection) of a
-    design gives the rigorous information bounds on its expected runs."""
+    design gives the rigorous information bounds on its expected runs.
+
+    Parameters
+    ----------
+    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,)
+        One run's passing-count pmf of a healthy and of a regressed build.
+    false_alarm, detection : float, default 0.05 and 0.8
+        The SPRT's targets, in (0, 1).
+    actual : (float, float), optional
+        A design's exact (false alarm, detection), for the information bounds; without it
+        those bounds are NaN.
+
+    Returns
+    -------
+    WaldApproximation
+        Wald's bounds on the error rates, his approximate expected runs of each build, and
+        the information bounds.
+
+    Raises
+    ------
+    ParameterError
+        If a pmf is invalid or a target is not a probability.
+    """
     ph, pr = _check_pmf("healthy_pmf", healthy_pmf), _check_pmf("regressed_pmf", regressed_pmf)
     alpha = check_probability("false_alarm", false_alarm)
     power = check_probability("detection", detection)

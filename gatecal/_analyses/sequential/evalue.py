@@ -137,6 +137,33 @@ def design_evalue(
 
     `null_rate` is ``theta_0``; the prior's mean is `alternative_rate` (below it) and its
     size ``a + b`` is `prior_size` (default: `cases`).
+
+    Parameters
+    ----------
+    looks : int
+        The most runs the gate may take, at least 1.
+    cases : int
+        The cases in one run, at least 1.
+    null_rate : float
+        ``theta_0``: a healthy build's per-case pass rate, in [0, 1].
+    alternative_rate : float
+        The prior's mean pass rate of a regressed build, below `null_rate`.
+    false_alarm : float, default 0.05
+        The nominal false-alarm budget, in (0, 1): the gate fails when ``E_j`` reaches
+        ``1 / false_alarm``.
+    prior_size : float, optional
+        The prior's ``a + b``, above 0; default `cases`.
+
+    Returns
+    -------
+    EvalueDesign
+        The boundaries of each look, with the prior and ``theta_0`` they came from.
+
+    Raises
+    ------
+    ParameterError
+        If a count is below 1, a rate or `false_alarm` is out of range, `alternative_rate`
+        is not below `null_rate`, or `prior_size` is not positive.
     """
     looks = check_count("looks", looks, low=1)
     cases = check_count("cases", cases, low=1)
@@ -192,7 +219,31 @@ def evalue_gate(
     """:func:`design_evalue` with ``theta_0`` the healthy pmf's mean rate and the prior's
     mean the regressed one's, and its exact rates on both pmfs (runs independent draws of
     them): ``false_alarm`` is the true one under the truncation at `looks`, at most the
-    nominal `false_alarm` where Ville's inequality holds (see the module docstring)."""
+    nominal `false_alarm` where Ville's inequality holds (see the module docstring).
+
+    Parameters
+    ----------
+    looks : int
+        The most runs the gate may take, at least 1.
+    healthy_pmf, regressed_pmf : array_like, shape (cases + 1,), or RatePmfs
+        One run's passing-count pmf of a healthy and of a regressed build; the regressed
+        build must pass fewer cases on average.
+    false_alarm : float, default 0.05
+        The nominal false-alarm budget, in (0, 1).
+    detection : float, default 0.8
+        The detection target, in [0, 1]; it only labels whether the gate meets it.
+
+    Returns
+    -------
+    SequentialGate
+        The e-process's boundaries and its exact outcome on each build.
+
+    Raises
+    ------
+    ParameterError
+        If the pmfs differ in size, the regressed build does not pass fewer cases on
+        average, or a target is out of range.
+    """
     ph, pr = _as_rates("healthy_pmf", healthy_pmf), _as_rates("regressed_pmf", regressed_pmf)
     if ph.cases != pr.cases:
         raise ParameterError("regressed_pmf", f"must have {ph.cases + 1} entries", pr.cases + 1)
