@@ -31,7 +31,20 @@ __all__ = ["detect_format", "read_runs"]
 def detect_format(path: Path | str, raw: bytes) -> str:
     """The format of a file, by its content (the name only breaks a tie): the first
     reader of the registry whose signature (a binary format's) starts the file, else the
-    first whose ``sniff`` recognises its text."""
+    first whose ``sniff`` recognises its text.
+
+    Parameters
+    ----------
+    path : Path or str
+        The file's name: it only breaks a tie between readers that both recognise the
+        content.
+    raw : bytes
+        The file's first bytes (or all of them).
+
+    Returns
+    -------
+    str
+        The format's name, one of ``gatecal.INPUT_FORMATS``."""
     every = readers()
     for found in every:
         if found.MAGIC and raw.startswith(found.MAGIC):
@@ -188,12 +201,57 @@ def read_runs(
     missing data (counted in ``skips``); errors and unscored verdicts are neither
     passes nor failures (``status``); rerun attempts count per `attempts`.
 
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        The known-good (healthy) runs: files, directories (searched recursively) or glob
+        patterns.
+    regressed : sequence of str or Path, default ()
+        Runs of the regressed build, named the same way.
+    input_format : str, optional
+        One of the readers' formats (``gatecal.INPUT_FORMATS``) for every file; by default
+        each file's format is detected from its content.
+    attempts : {'first', 'last'}, default 'first'
+        A test that failed and then passed on a rerun counts as its first attempt (a
+        failure: reruns hide the judge's noise) or its last.
+    junit_repeats : {'auto', 'flakefinder', 'none'}, default 'auto'
+        How repeats inside one JUnit file become runs: pytest-repeat / ``deepeval -r``
+        suffixes when every testcase carries them, pytest-flakefinder copies, or none.
+    target : str, optional
+        For a promptfoo file with several prompts x providers: the one to read.
+    thresholds : mapping of str to float, optional
+        Numeric scores that count as verdicts, by check: ``score >= threshold`` passes
+        (inspect_ai scorers, DeepEval metrics without a success flag).
+    partial : {'fail', 'pass', 'unscored'}, default 'fail'
+        What an inspect_ai ``P`` (partially correct) score is.
+
+    Returns
+    -------
+    RunsData
+        Every verdict read (run, case, check, kind, build, passed, status, ...), the
+        skipped tests, the files and how each was read, and the readers' warnings.
+
     Raises
     ------
     RunsError
         Naming the file, line or element: a missing column, an unknown `passed`
         value, a duplicate verdict, unreadable text, input that is not what its name
         claims, or no verdict at all.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> import gatecal
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rows = [{"run": f"night-{r}", "case": f"case-{c}", "passed": (r, c) != (1, 2)}
+    ...         for r in range(3) for c in range(4)]
+    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
+    >>> runs = gatecal.read_runs([folder])  # a folder is searched, each file's format detected
+    >>> runs.files[0].format, runs.files[0].runs
+    ('jsonl', ('night-0', 'night-1', 'night-2'))
+    >>> frame = runs.to_frame()
+    >>> int((~frame["passed"].astype(bool)).sum())  # one failing verdict: case-2 in night-1
+    1
     """
     for name, group in (("paths", paths), ("regressed", regressed)):
         if isinstance(group, str | bytes | Path) or not isinstance(group, Sequence):

@@ -22,6 +22,7 @@ ENTRY_POINTS = (
     "recommend_gate",
     "check_gate",
     "compare_builds",
+    "read_runs",
 )
 
 

@@ -54,6 +54,16 @@ def read_labels(path: str | Path) -> LabelColumns:
     demand) that holds a few bytes per label: a table from 1 MiB on is read in blocks
     straight into its columns.
 
+    Parameters
+    ----------
+    path : str or Path
+        The ``.csv`` or ``.jsonl`` label table.
+
+    Returns
+    -------
+    LabelColumns
+        The labels, one :class:`Label` per row.
+
     Raises
     ------
     LabelsError
