@@ -36,8 +36,8 @@ def test_readme_quotes_the_headline_output():
 def test_readme_commands_are_what_ci_runs():
     blocks = re.findall(r"```bash\n(.*?)\n```", README, re.S)
     run_cmd, test_cmd = blocks[0], blocks[1]
-    assert run_cmd.endswith("gatecal simulate --cases 12 --flip 0.03,0.08")
-    assert test_cmd.endswith("&& pytest")
+    assert run_cmd.endswith("pip install -e . && gatecal simulate --cases 12 --flip 0.03,0.08")
+    assert test_cmd.endswith("&& pytest -n auto")  # pytest-xdist: every core
     ci = (ROOT / ".ci" / "run").read_text()
     assert test_cmd in ci.splitlines()
 
