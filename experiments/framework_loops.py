@@ -5,10 +5,10 @@ holds files written by the tool itself, offline (each fixture README and its
 ``source/regenerate.sh`` give the command and the version):
 
 - ``baseline``: the known-good repeats in one invocation (promptfoo ``--repeat 20``,
-  inspect ``--epochs 20``, DeepEval ``deepeval test run -r 30``);
+  inspect ``--epochs 30``, DeepEval ``deepeval test run -r 30``);
 - ``ci``: one later CI run of the same build (a separate invocation);
-- for the realistic suites (DeepEval's ``loop-20/``: 20 cases, most stable, a few flaky, one
-  judged wrongly every time), ``regressed``: one CI run of a build that broke 2 stable cases.
+- for the realistic suites (``loop-20/`` of inspect_ai and DeepEval: 20 cases, most stable, a
+  few flaky, one judged wrongly every time), ``regressed``: one CI run of a build that broke 2 stable cases.
 
 In a temporary folder holding copies of them, this runs
 
@@ -44,9 +44,10 @@ FRAMEWORKS = {
         "-o baseline.json`, then `promptfoo eval -c threshold.yaml -o ci.json`",
     ),
     "inspect_ai": (
-        "inspect_ai/loop", "baseline.eval", "ci.eval", "",
-        "inspect_ai 0.3.285: `inspect eval qa_task.py@qa_graded --epochs 20 --log-format eval`, "
-        "then the same without --epochs",
+        "inspect_ai/loop-20", "baseline.eval", "ci.eval", "ci-regressed.eval",
+        "inspect_ai 0.3.285, 20 samples: `inspect eval qa_task.py@qa_loop20 --epochs 30 "
+        "--log-format eval` (good build), then the same without --epochs on the good build "
+        "and on a build that broke 2 stable cases",
     ),
     "deepeval": (
         "deepeval/loop-20", "baseline.json", "ci.json", "ci-regressed.json",
