@@ -225,3 +225,21 @@ def test_realistic_deepeval_loop_reads_as_deepeval_counts_it():
         _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
         assert len(ci_matrix) == 1 and len(ci_cases) == 20
         assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
+
+
+def test_realistic_inspect_loop_reads_as_inspect_scored_it():
+    # inspect_ai 0.3.285 qa_loop20 --epochs 30 (STEPS=loop20): 540 samples pass both scorers
+    data = read_runs([INSPECT / "loop-20" / "baseline.eval"])
+    runs, cases, matrix = data.case_outcomes("healthy")
+    assert (len(runs), len(cases)) == (30, 20)
+    assert sum(r.count(1) for r in matrix) == 540 and sum(r.count(0) for r in matrix) == 60
+    failures = {case: sum(r[i] == 0 for r in matrix) for i, case in enumerate(cases)}
+    assert failures["mona-lisa"] == 30 and failures["boiling-point"] == 0
+    for name, failing in (
+        ("ci.eval", {"seasons", "mona-lisa"}),
+        ("ci-regressed.eval", {"boiling-point", "planets-count", "rainbow", "sky-blue"}),
+    ):
+        ci = read_runs([INSPECT / "loop-20" / name])
+        _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
+        assert len(ci_matrix) == 1 and len(ci_cases) == 20
+        assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
