@@ -8,7 +8,8 @@ holds files written by the tool itself, offline (each fixture README and its
   inspect ``--epochs 30``, DeepEval ``deepeval test run -r 30``);
 - ``ci``: one later CI run of the same build (a separate invocation);
 - for the realistic suites (``loop-20/`` of inspect_ai and DeepEval: 20 cases, most stable, a
-  few flaky, one judged wrongly every time), ``regressed``: one CI run of a build that broke 2 stable cases.
+  few flaky, one judged wrongly every time), ``regressed``: one CI run of a build that broke
+  2 stable cases.
 
 In a temporary folder holding copies of them, this runs
 
