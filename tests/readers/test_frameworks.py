@@ -206,3 +206,41 @@ def test_loop_baselines_read_as_the_tools_count_them():
     for path in (PROMPTFOO / "loop" / "ci.json", DEEPEVAL / "loop" / "ci.json"):
         ci = read_runs([path])
         assert len(ci.runs("healthy")) == 1 and len(ci.cases()) == 4
+
+
+def test_realistic_deepeval_loop_reads_as_deepeval_counts_it():
+    # DeepEval 4.3.1 -r 30 of 20 named cases (STEPS=loop20): testPassed 544, testFailed 56
+    data = read_runs([DEEPEVAL / "loop-20" / "baseline.json"])
+    runs, cases, matrix = data.case_outcomes("healthy")
+    assert (len(runs), len(cases)) == (30, 20)
+    assert sum(r.count(1) for r in matrix) == 544 and sum(r.count(0) for r in matrix) == 56
+    # mona-lisa, judged wrongly every time, fails all 30 known-good runs
+    failures = {case: sum(r[i] == 0 for r in matrix) for i, case in enumerate(cases)}
+    assert failures["mona-lisa"] == 30 and failures["boiling-point"] == 0
+    # the CI runs: the good build (18 passed) and the regressed one (16 passed)
+    for name, failing in (
+        ("ci.json", {"sky-blue", "mona-lisa"}),
+        ("ci-regressed.json", {"boiling-point", "planets-count", "seasons-cause", "mona-lisa"}),
+    ):
+        ci = read_runs([DEEPEVAL / "loop-20" / name])
+        _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
+        assert len(ci_matrix) == 1 and len(ci_cases) == 20
+        assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
+
+
+def test_realistic_inspect_loop_reads_as_inspect_scored_it():
+    # inspect_ai 0.3.285 qa_loop20 --epochs 30 (STEPS=loop20): 540 samples pass both scorers
+    data = read_runs([INSPECT / "loop-20" / "baseline.eval"])
+    runs, cases, matrix = data.case_outcomes("healthy")
+    assert (len(runs), len(cases)) == (30, 20)
+    assert sum(r.count(1) for r in matrix) == 540 and sum(r.count(0) for r in matrix) == 60
+    failures = {case: sum(r[i] == 0 for r in matrix) for i, case in enumerate(cases)}
+    assert failures["mona-lisa"] == 30 and failures["boiling-point"] == 0
+    for name, failing in (
+        ("ci.eval", {"seasons", "mona-lisa"}),
+        ("ci-regressed.eval", {"boiling-point", "planets-count", "rainbow", "sky-blue"}),
+    ):
+        ci = read_runs([INSPECT / "loop-20" / name])
+        _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
+        assert len(ci_matrix) == 1 and len(ci_cases) == 20
+        assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
