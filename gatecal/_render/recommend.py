@@ -120,8 +120,8 @@ def _headline_lines(rec: Recommendation) -> list[str]:
         else f"at least {chosen.k_min} of {rec.cases} cases pass"
     )
     figures = (
-        f"fails a healthy build {format_probability(chosen.false_alarm)} of the time and "
-        f"catches the regression {format_probability(chosen.detection)} of the time"
+        f"fails healthy builds with probability {format_probability(chosen.false_alarm)} "
+        f"and catches the regression with probability {format_probability(chosen.detection)}"
     )
     head = (
         f"gatecal recommend: use {what}: it {figures}"

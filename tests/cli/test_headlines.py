@@ -17,7 +17,7 @@ def test_recommend_leads_with_the_gate_and_what_to_do_next(capsys):
     code, lines = _first_lines(capsys, "recommend", STRICT / "healthy.jsonl")
     assert code == 0
     assert lines[0].startswith("gatecal recommend: use the case-aware gate")
-    assert "fails a healthy build" in lines[0] and "short of" not in lines[0]
+    assert "fails healthy builds with probability" in lines[0] and "short of" not in lines[0]
     assert lines[1].startswith("next: write it with --format json --out gate.json")
     assert lines[3].startswith("read: 30 known-good runs")  # the statistics follow
 
