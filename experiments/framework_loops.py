@@ -4,12 +4,11 @@ For each of promptfoo, inspect_ai and DeepEval, a fixture folder under ``tests/f
 holds files written by the tool itself, offline (each fixture README and its
 ``source/regenerate.sh`` give the command and the version):
 
-- ``baseline``: the known-good repeats in one invocation (promptfoo ``--repeat 20``,
+- ``baseline``: the known-good repeats in one invocation (promptfoo ``--repeat 30``,
   inspect ``--epochs 30``, DeepEval ``deepeval test run -r 30``);
 - ``ci``: one later CI run of the same build (a separate invocation);
-- for the realistic suites (``loop-20/`` of inspect_ai and DeepEval: 20 cases, most stable, a
-  few flaky, one judged wrongly every time), ``regressed``: one CI run of a build that broke
-  2 stable cases.
+- for the realistic suites (``loop-20/`` of each: 20 cases, most stable, a few flaky, one
+  judged wrongly every time), ``regressed``: one CI run of a build that broke 2 stable cases.
 
 In a temporary folder holding copies of them, this runs
 
@@ -40,9 +39,11 @@ ROOT = Path(__file__).resolve().parent.parent
 FRAMEWORKS = {
     # name: (fixture folder, baseline file, CI file, regressed CI file or "", what made them)
     "promptfoo": (
-        "promptfoo/loop", "baseline.json", "ci.json", "",
-        "promptfoo 0.123.1 (Node 24.22.3): `promptfoo eval -c threshold.yaml --repeat 20 "
-        "-o baseline.json`, then `promptfoo eval -c threshold.yaml -o ci.json`",
+        "promptfoo/loop-20", "baseline.json", "ci.json", "ci-regressed.json",
+        "promptfoo 0.123.1 (Node 24.22.3), 20 cases: `promptfoo eval -c loop20.yaml --repeat 30 "
+        "-o baseline.json` (good build, judge seed 20240601), then `promptfoo eval -c "
+        "loop20.yaml` on the good build (seed 7) and on a build that broke 2 stable cases "
+        "(seed 8)",
     ),
     "inspect_ai": (
         "inspect_ai/loop-20", "baseline.eval", "ci.eval", "ci-regressed.eval",

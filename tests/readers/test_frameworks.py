@@ -244,3 +244,23 @@ def test_realistic_inspect_loop_reads_as_inspect_scored_it():
         _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
         assert len(ci_matrix) == 1 and len(ci_cases) == 20
         assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
+
+
+def test_realistic_promptfoo_loop_reads_as_promptfoo_counts_it():
+    # promptfoo 0.123.1 loop20.yaml --repeat 30 (STEPS=loop20): "550 passed, 50 failed, 0 errors"
+    data = read_runs([PROMPTFOO / "loop-20" / "baseline.json"])
+    runs, cases, matrix = data.case_outcomes("healthy")
+    assert (len(runs), len(cases)) == (30, 20)
+    assert sum(r.count(1) for r in matrix) == 550 and sum(r.count(0) for r in matrix) == 50
+    # mona-lisa, a right answer the judge marks wrong, fails all 30 known-good runs
+    failures = {case: sum(r[i] == 0 for r in matrix) for i, case in enumerate(cases)}
+    assert failures["mona-lisa"] == 30 and failures["boiling-point"] == 0
+    # the CI runs: the good build (19 passed) and the regressed one (17 passed)
+    for name, failing in (
+        ("ci.json", {"mona-lisa"}),
+        ("ci-regressed.json", {"boiling-point", "planets-count", "mona-lisa"}),
+    ):
+        ci = read_runs([PROMPTFOO / "loop-20" / name])
+        _, ci_cases, ci_matrix = ci.case_outcomes("healthy")
+        assert len(ci_matrix) == 1 and len(ci_cases) == 20
+        assert {c for c, v in zip(ci_cases, ci_matrix[0], strict=True) if v == 0} == failing
