@@ -20,9 +20,9 @@ __all__ = ["GLOSSARY", "HelpCommand"]
 #: The words gatecal's outputs use, in one line each (``gatecal --help`` ends with it).
 GLOSSARY = """\b
 Words:
-  gate             the rule a CI run must meet: at least k of n cases pass, or
-                   (case-aware) its failing cases, each weighed by how rarely it
-                   failed in the known-good runs, stay below a limit
+  gate             the rule a CI run must meet: at least k of n cases pass,
+                   or (case-aware) the failing cases, each weighed by how
+                   rarely it failed in known-good runs, stay below a limit
   false alarm      how often a gate fails a build that is fine
   detection        how often a gate fails a build with the regression
   regression       what to catch: a number (3) or a share (10%) of the cases
