@@ -254,6 +254,13 @@ class CaseSpread:
                 f"{self.run_icc:.3f}, up to {self.run_icc_top:.3f} at one-sided {level}; test "
                 f"of none p = {_p(self.run_p_value)})"
             )
+        if self.run_icc >= self.run_icc_top:  # a flat profile: the most the runs allow
+            return (
+                f"no evidence that whole runs differ beyond each case's own rate (test p = "
+                f"{_p(self.run_p_value)}), but the runs cannot tell how much they do (as when "
+                "every case's record is all passes or all failures): the case-aware gate takes "
+                f"the most they allow, run correlation {self.run_icc:.3f} (one-sided {level})"
+            )
         return (
             f"no evidence that whole runs differ beyond each case's own rate (test p = "
             f"{_p(self.run_p_value)}): the case-aware gate takes the estimate, run "

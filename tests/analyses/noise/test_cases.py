@@ -169,3 +169,13 @@ def test_the_gate_file_carries_the_case_gate_and_is_verified(tmp_path, capsys):
     document["case_gate"]["threshold"] += 1  # edited by hand
     with pytest.raises(gatecal.ParameterError, match="its threshold is"):
         gatecal.recommended_gate_from(document, "edited.json")
+
+
+def test_runs_that_cannot_tell_their_correlation_say_so():
+    """At temperature 0 every case's record is all passes or all failures: the run
+    correlation's profile is flat up to its bound, and the words say the runs cannot tell
+    (not that the gate took an 'estimate')."""
+    spread = _spread(T0)
+    assert spread.run_icc >= spread.run_icc_top
+    words = spread.runs_differ()
+    assert "cannot tell how much they do" in words and "takes the estimate" not in words
