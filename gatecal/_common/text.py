@@ -7,9 +7,10 @@ first byte that is not text, never a traceback. No numpy: the evaluators use it 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["TextError", "decode_text", "read_text"]
+__all__ = ["TextError", "decode_text", "joined", "read_text"]
 
 
 class TextError(ValueError):
@@ -35,3 +36,10 @@ def decode_text(raw: bytes, where: str | Path) -> str:
 def read_text(path: str | Path) -> str:
     """The text of a file (see :func:`decode_text`); OSError passes through."""
     return decode_text(Path(path).read_bytes(), path)
+
+
+def joined(words: Sequence[str], last: str = "or") -> str:
+    """Words for a sentence: ``a, b or c`` (a single word as it is)."""
+    if len(words) == 1:
+        return words[0]
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"

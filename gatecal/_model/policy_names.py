@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gatecal._common.text import joined
+
 __all__ = ["POLICY_NAMES", "PolicyName", "policy_spellings"]
 
 
@@ -45,6 +47,4 @@ def policy_spellings(*, runs: bool = False, conjunction: str = "") -> str:
     """``single, majority-M, ...``; only the ones check can read from runs with `runs`;
     the last joined by `conjunction` when one is given (``... or rerun-R``)."""
     words = [p.spelling for p in POLICY_NAMES if p.runs or not runs]
-    if conjunction and len(words) > 1:
-        return f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
-    return ", ".join(words)
+    return joined(words, conjunction) if conjunction else ", ".join(words)

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from gatecal._common.text import joined
+
 __all__ = [
     "SEQUENTIAL_DESIGNS",
     "DesignName",
@@ -70,8 +72,7 @@ def design_names(*, searched: bool | None = None) -> tuple[str, ...]:
 
 def spellings(conjunction: str = "or", designs: Iterable[DesignName] = SEQUENTIAL_DESIGNS) -> str:
     """``sprt-MAX, pocock-LOOKS, obf-LOOKS or evalue-MAX``."""
-    words = [d.spelling for d in designs]
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {conjunction} {words[-1]}"
+    return joined([d.spelling for d in designs], conjunction)
 
 
 def walk_boundaries(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import gatecal
+from gatecal._common.text import joined
 from gatecal._common.validate import ParameterError
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
@@ -153,8 +154,7 @@ def check(
     fmt: Annotated[
         str,
         formats(
-            f"{', '.join(CHECK_FORMATS[:-1])} or {CHECK_FORMATS[-1]} (JUnit XML for CI test "
-            "reporters).",
+            f"{joined(CHECK_FORMATS)} (JUnit XML for CI test reporters).",
             CHECK_FORMATS,
         ),
     ] = "table",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, cast
 
+from gatecal._common.text import joined
+
 if TYPE_CHECKING:
     from gatecal.readers._base import Reader
 
@@ -33,7 +35,7 @@ INPUT_FORMATS = tuple(name for name, _ in FORMATS)
 
 def listed(last: str = "or") -> str:
     """The formats' names for a sentence: ``junit, csv, ... or deepeval``."""
-    return f"{', '.join(INPUT_FORMATS[:-1])} {last} {INPUT_FORMATS[-1]}"
+    return joined(INPUT_FORMATS, last)
 
 
 def reader(fmt: str) -> Reader:
