@@ -611,3 +611,47 @@ def test_a_long_jsonl_table_is_read_by_arrow_in_several_pieces(tmp_path, monkeyp
     assert arrow.to_rows() == rows.to_rows()
     pieces = list(_blocks._arrow_jsonl_blocks(path))
     assert len(pieces) > 10 and sum(n for _, n in pieces) == 3000
+
+
+def test_blocks_with_and_without_skips_share_one_set_of_case_codes(tmp_path, monkeypatch):
+    """A case id spelled with spaces in one block and without in another is one case; a
+    block whose every row is a verdict gives its cases the verdicts' codes straight from
+    the raw ids, a block with a skip or a component the long way, and the two agree with
+    the row reader on every verdict, skip and the order of the cases."""
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 16)  # blocks of a few dozen rows
+    lines = []
+    for i in range(2000):
+        case = f"c{(i * 7) % 131}"
+        row = {"run": f"run-{i // 131}", "case": f" {case} " if i % 3 else case}
+        row["passed"] = i % 11 != 0
+        if i % 400 < 40 and i % 13 == 0:  # skips in a few blocks only
+            row["status"] = "skipped"
+        if 800 <= i < 840 and i % 7 == 0:  # and components
+            row["status"], row["check"] = "component", f"check-{i % 3}"
+        lines.append(json.dumps(row))
+    path = tmp_path / "long.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    arrow, python, rows = _three_ways(path, monkeypatch)
+    assert not isinstance(rows, str) and rows.skips and rows.components
+    _same(arrow, rows)
+    _same(python, rows)
+    assert arrow.cases() == rows.cases()
+    assert len(rows.cases()) == 131
+
+
+def test_a_jsonl_table_read_by_arrow_imports_no_pandas(tmp_path):
+    """As for CSV: pandas' import alone takes longer than Arrow's parse of 10^5 lines."""
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "t.jsonl"
+    rows = [{"run": f"r{r}", "case": f"c{c}", "passed": c != r} for r in range(3) for c in range(4)]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    code = (
+        "import sys\nfrom gatecal.readers.table import blocks\nblocks.STREAM_MIN_BYTES = 0\n"
+        "import gatecal\ndata = gatecal.read_runs([sys.argv[1]])\n"
+        "print(len(data.verdicts), 'pandas' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["12", "False"]

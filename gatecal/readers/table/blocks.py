@@ -81,8 +81,21 @@ def arrow_factorized(column: Any) -> Factorized | None:
     dictionary = parts[0].dictionary  # the chunks of one encoding share one dictionary
     if any(not p.dictionary.equals(dictionary) for p in parts[1:]):
         return None
-    codes = np.concatenate([p.indices.to_numpy(zero_copy_only=False) for p in parts])
-    return Factorized(codes.astype(np.intp, copy=False), dictionary.to_pylist())
+    codes = np.concatenate([_indices(p.indices) for p in parts])
+    return Factorized(codes, dictionary.to_pylist())
+
+
+def _indices(indices: Any) -> Any:
+    """A dictionary array's indices (an Arrow integer array without nulls) as numpy intp,
+    read from Arrow's buffer (``Array.to_numpy`` imports pandas, 0.2 s)."""
+    import numpy as np
+
+    if indices.null_count:
+        raise SlowPath
+    dtype = np.dtype(indices.type.to_pandas_dtype())
+    data = indices.buffers()[1]
+    values = np.frombuffer(data, dtype, len(indices), indices.offset * dtype.itemsize)
+    return values.astype(np.intp)
 
 
 def _factorize(values: Sequence[Any] | Factorized) -> tuple[Any, list[Any]]:
@@ -210,13 +223,16 @@ def _block(
         return rule
 
     run_c, run_v = norm("run", required)
-    case_c, case_v = norm("case", required)
     kind_c, kind_v = norm("kind", of_set(("", "judge", "code")))
     build_c, build_v = norm("build", of_set(BUILDS, build))
     status_c, status_v = norm("status", of_set(cells.STATUSES, "ok"))
-    check_c, check_v = norm("check", text)
-    session_c, session_v = norm("session", lambda v: text(v) or where)
-    source_c, source_v = norm("source", lambda v: text(v) or where)
+    # the columns that may hold a value a row (the case): normalised when first seen
+    wide = {
+        "case": required,
+        "check": text,
+        "session": lambda v: text(v) or where,
+        "source": lambda v: text(v) or where,
+    }
     for value in run_v:  # in order of first appearance (see _normalised)
         runs[value] = None
     status_names = np.asarray(status_v, dtype=object)[status_c] if n else np.zeros(0, object)
@@ -246,51 +262,32 @@ def _block(
     cached_c, cached_v = norm("cached", lambda v: cells.passed(v, where))
     cached = np.asarray([bool(c) for c in cached_v], dtype=bool)[cached_c] if n else cached_c
     batch.reruns += int((attempts[counted] - 1).sum())
-
-    # skips and components, in row order, as objects (they are few)
-    for i in np.flatnonzero(skipped).tolist():
-        batch.skips.append(
-            Skip(
-                build=build_v[build_c[i]],
-                run=run_v[run_c[i]],
-                case=case_v[case_c[i]],
-                source=source_v[source_c[i]],
-                session=session_v[session_c[i]],
-            )
-        )
-    for i in np.flatnonzero(component).tolist():
-        batch.components.append(
-            Verdict(
-                build=build_v[build_c[i]],
-                run=run_v[run_c[i]],
-                case=case_v[case_c[i]],
-                check=check_v[check_c[i]],
-                kind=kind_v[kind_c[i]],
-                passed=bool(passed[i]),
-                status=COMPONENT,
-                score=float(score[i]) if has_score[i] else None,
-                session=session_v[session_c[i]],
-                attempts=int(attempts[i]),
-                cached=bool(cached[i]),
-                source=source_v[source_c[i]],
-                cost=float(cost[i]) if has_cost[i] else None,
-                tokens=int(tokens[i]) if has_tokens[i] else None,
-            )
-        )
+    numbered = {  # (values, whether each row has one; None: every row has)
+        "score": (score, has_score),
+        "cost": (cost, has_cost),
+        "tokens": (tokens, has_tokens),
+        "attempts": (attempts, None),
+        "cached": (cached, None),
+    }
     keep = counted & ~component
     every = bool(keep.all())
     builder = batch.verdicts
     block: dict[str, Any] = {}
-    for name, codes, values in (
-        ("build", build_c, build_v),
-        ("run", run_c, run_v),
-        ("case", case_c, case_v),
-        ("check", check_c, check_v),
-        ("kind", kind_c, kind_v),
-        ("status", status_c, status_v),
-        ("session", session_c, session_v),
-        ("source", source_c, source_v),
-    ):
+    texts = {
+        "build": (build_c, build_v),
+        "run": (run_c, run_v),
+        "kind": (kind_c, kind_v),
+        "status": (status_c, status_v),
+    }
+    if every:  # (the usual) the wide columns go straight to the verdicts' codes
+        for name, rule in wide.items():
+            block[name] = _verdict_codes(
+                columns, name, n, lambda v, r=rule: r(unesc(v)), memos, builder
+            )
+    else:  # skips or components: they and the verdicts from the normalised values
+        texts.update((name, norm(name, rule)) for name, rule in wide.items())
+        _skips_and_components(batch, texts, skipped, component, passed, numbered)
+    for name, (codes, values) in texts.items():
         kept = codes if every else codes[keep]
         present: list[int]
         if every:  # values are in order of first appearance (see _normalised)
@@ -313,6 +310,101 @@ def _block(
     builder.add_block(block)
     errors = int((status_names[keep] == "error").sum())
     return int(keep.sum()), errors
+
+
+def _skips_and_components(
+    batch: Batch,
+    texts: dict[str, tuple[Any, list[Any]]],
+    skipped: Any,
+    component: Any,
+    passed: Any,
+    numbered: dict[str, tuple[Any, Any]],
+) -> None:
+    """A block's skips and components, in row order, as objects (they are few)."""
+    import numpy as np
+
+    def text(name: str, i: int) -> Any:
+        codes, values = texts[name]
+        return values[codes[i]]
+
+    def number(name: str, i: int, kind: Any) -> Any:
+        values, present = numbered[name]
+        return kind(values[i]) if present is None or present[i] else None
+
+    for i in np.flatnonzero(skipped).tolist():
+        batch.skips.append(
+            Skip(
+                build=text("build", i),
+                run=text("run", i),
+                case=text("case", i),
+                source=text("source", i),
+                session=text("session", i),
+            )
+        )
+    for i in np.flatnonzero(component).tolist():
+        batch.components.append(
+            Verdict(
+                build=text("build", i),
+                run=text("run", i),
+                case=text("case", i),
+                check=text("check", i),
+                kind=text("kind", i),
+                passed=bool(passed[i]),
+                status=COMPONENT,
+                score=number("score", i, float),
+                session=text("session", i),
+                attempts=number("attempts", i, int),
+                cached=number("cached", i, bool),
+                source=text("source", i),
+                cost=number("cost", i, float),
+                tokens=number("tokens", i, int),
+            )
+        )
+
+
+def _verdict_codes(
+    columns: dict[str, Any],
+    key: str,
+    n: int,
+    rule: Any,
+    memos: dict[str, dict[type, dict[Any, Any]]],
+    builder: Any,
+) -> Any:
+    """The verdicts' codes (int32, one a row) of column `key` of a block whose every row
+    is a verdict: each raw value is looked up once in a memo of the codes its normalised
+    value was given (``memos["code:" + key]``, one table per raw type), and only a raw
+    value no block has shown is normalised by `rule` (a column of a million distinct case
+    ids costs one lookup a distinct value in a block, not three)."""
+    import numpy as np
+
+    if key not in columns:
+        try:
+            return np.full(n, builder.codes_of(key, [rule(None)])[0], dtype=np.int32)
+        except Exception:
+            raise SlowPath from None
+    codes, uniques = _factorize(columns[key])
+    kinds = set(map(type, uniques))
+    memo = memos.setdefault("code:" + key, {})
+    if len(kinds) == 1:  # (the usual) the known ones looked up at once
+        known = memo.setdefault(kinds.pop(), {})
+        found = np.fromiter(
+            map(known.get, uniques, itertools.repeat(-1)), dtype=np.int32, count=len(uniques)
+        )
+        unseen = np.flatnonzero(found < 0).tolist()
+    else:
+        found = np.full(len(uniques), -1, dtype=np.int32)
+        unseen = list(range(len(uniques)))
+    if unseen:  # normalised, then given the verdicts' codes together (in order)
+        raws = [uniques[i] for i in unseen]
+        try:
+            values = [rule(raw) for raw in raws]
+        except Exception:
+            raise SlowPath from None
+        new = builder.codes_of(key, values)
+        found[unseen] = new
+        for raw, code in zip(raws, new, strict=True):
+            memo.setdefault(type(raw), {})[raw] = code
+    return found[codes] if n else np.zeros(0, np.int32)
 
 
 def _cost(value: float | None) -> float | None:
@@ -668,12 +760,7 @@ def _dictionary_factorized(column: Any) -> Factorized:
     here if need be; a value twice goes to the row reader.)"""
     import numpy as np
 
-    indices = column.indices
-    if indices.null_count or indices.type.bit_width != 32:
-        raise SlowPath  # (no cell is null when strings cannot be; the codes are int32)
-    # read from Arrow's buffer: Array.to_numpy imports pandas
-    data = indices.buffers()[1]
-    codes = np.frombuffer(data, np.int32, len(indices), indices.offset * 4).astype(np.intp)
+    codes = _indices(column.indices)  # (no cell is null when strings cannot be)
     # numbered in order of first appearance, every value used: each code at most one
     # more than every code before it, the last value's code reached (as Arrow numbers)
     top = np.maximum.accumulate(codes)
