@@ -2,7 +2,8 @@
 
 ``step.py install PYTHON``: read the inputs, pip-install gatecal with the extras they need,
 and set the output ``python``. ``step.py check``: run ``gatecal check`` on the inputs and
-set the outputs ``decision``, ``k_min``, ``passed`` and ``p_value``; gatecal appends its
+set the outputs ``decision``, ``k_min``, ``passed``, ``p_value``, ``new_failures`` and
+``systematic`` (case ids, one a line); gatecal appends its
 markdown summary to ``$GITHUB_STEP_SUMMARY`` itself. On bad input both exit with 2, write
 one line on stderr naming the input, the rule and the value, set ``decision=error`` and
 put that line in the job summary too, so the run's page says why.
@@ -44,6 +45,8 @@ VALUES = {
 SUFFIX_EXTRAS = {".eval": "inspect", ".parquet": "parquet"}
 #: The outputs the check step sets from gatecal check's JSON.
 OUTPUTS = ("decision", "k_min", "passed", "p_value")
+#: Outputs that list cases, one a line: check's JSON keys of the same names.
+CASE_OUTPUTS = ("new_failures", "systematic")
 
 
 class InputError(Exception):
@@ -211,7 +214,9 @@ def check() -> int:
         if said:
             return refuse(said[-1], status or 2, said=True)
         return refuse(f"gatecal: error: gatecal check wrote no result (exit {status})", status or 2)
-    set_outputs({key: "" if result.get(key) is None else str(result[key]) for key in OUTPUTS})
+    outputs = {key: "" if result.get(key) is None else str(result[key]) for key in OUTPUTS}
+    outputs |= {key: "\n".join(map(str, result.get(key) or ())) for key in CASE_OUTPUTS}
+    set_outputs(outputs)
     return status
 
 

@@ -160,4 +160,8 @@ def noise_words(noise: JudgeNoise) -> str:
         words += f", {percent(noise.unparseable)} unparseable"
     if noise.icc:
         words += f", run-level icc {noise.icc:g}"
+    if noise.case_spread:
+        words += f" on average, each case at its own rate (case spread {noise.case_spread:g})"
+    if noise.systematic:
+        words = f"{percent(noise.systematic)} of cases misjudged every time; on the others, {words}"
     return words

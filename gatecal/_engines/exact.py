@@ -363,16 +363,18 @@ def group_binomial_mixture(
     return np.clip(pmf, 0.0, None)
 
 
-def grouped_pass_count_pmf(q: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def grouped_pass_count_pmf(
+    q: npt.NDArray[np.float64], max_groups: int = 16
+) -> npt.NDArray[np.float64]:
     """:func:`pass_count_pmf` for many cases that share a few pass probabilities.
 
     Cases with equal q_i form binomials (scipy's pmf: a few ulps relative, tails
     included), multiplied by direct convolution of their non-zero parts: O(n) per
-    group instead of the recursion's O(n^2). With many distinct values it is
-    :func:`pass_count_pmf` (divide and conquer above :data:`DIVIDE_ABOVE` cases).
+    group instead of the recursion's O(n^2). With more than `max_groups` distinct values
+    it is :func:`pass_count_pmf` (divide and conquer above :data:`DIVIDE_ABOVE` cases).
     """
     values, counts = np.unique(q, return_counts=True)
-    if values.size > 16:
+    if values.size > max_groups:
         return pass_count_pmf(q)
     from scipy import stats  # deferred: `import gatecal` stays light
 

@@ -92,7 +92,26 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
         )
     lines += ["", f"{_name(c)}: {c.pass_items} truly passing, {c.fail_items} truly failing items"]
     lines += table_lines(["measure", f"estimate [{level} interval]", "method"], rows, fmt)
+    lines += _systematic_lines(c)
     return lines
+
+
+def _systematic_lines(c: CheckCalibration, shown: int = 8) -> list[str]:
+    """The items the judge gets wrong (nearly) every time, named as errors to fix."""
+    if not c.systematic:
+        return []
+    names = ", ".join(
+        f"{item} ({wrong} of {judged})" for item, wrong, judged in c.systematic[:shown]
+    )
+    more = f" and {len(c.systematic) - shown} more" if len(c.systematic) > shown else ""
+    share = f"{100 * c.systematic_share:.0f}%"
+    whose = f"{c.check}'s" if c.check else "the judge's"
+    return [
+        f"wrong every time or nearly ({plural(len(c.systematic), 'item')}, {share} of "
+        f"{whose} errors): {names}{more}",
+        "  systematic, not noise: fix the judge's prompt or rubric (or the label) for them; "
+        "repeats, majority votes and reruns cannot help",
+    ]
 
 
 def render_calibration(cal: Calibration, fmt: str = "table") -> str:

@@ -46,6 +46,8 @@ def _suite_lines(report: SimulationReport) -> list[str]:
         extra.append(f"{percent(nz.unparseable)} of judge replies are unparseable (they fail)")
     if nz.icc:
         extra.append(f"each run draws its own flip rate (run-level correlation, icc {nz.icc:g})")
+    if nz.cases_differ:
+        extra.append(_cases_differ(report))
     if nz.per_check or nz.per_case:
         checks_, cases_ = plural(len(nz.per_check), "check"), plural(len(nz.per_case), "case")
         extra.append(f"own rates for {checks_} and {cases_}")
@@ -58,6 +60,31 @@ def _suite_lines(report: SimulationReport) -> list[str]:
         f"{report.n_runs} simulated runs per build and flip rate, seed {report.seed};"
         " counts are simulated, P is exact",
     ]
+
+
+def _cases_differ(report: SimulationReport) -> str:
+    """The case spread and the systematic cases in words, with the first flip rate's
+    range of case rates."""
+    from gatecal._model.suite import case_flip_rates, systematic_count
+
+    nz, n = report.noise, report.suite.n_cases
+    stuck = systematic_count(n, nz.systematic)
+    parts = []
+    if nz.case_spread and stuck < n:
+        rates = case_flip_rates(n, report.flips[0], nz.case_spread)
+
+        def rate(x: float) -> str:
+            return "under 0.0001" if x < 1e-4 else f"{x:.4f}"
+
+        parts.append(
+            f"each case keeps its own flip rate (case spread {nz.case_spread:g}; at "
+            f"{percent(report.flips[0])} on average they run from {rate(float(rates.min()))} "
+            f"to {rate(float(rates.max()))})"
+        )
+    if stuck:
+        last = "the last case" if stuck == 1 else f"the last {stuck}"
+        parts.append(f"{stuck} of {n} cases misjudged every time ({last})")
+    return "; ".join(parts)
 
 
 def _flip_unused(report: SimulationReport) -> bool:

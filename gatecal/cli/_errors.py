@@ -33,6 +33,8 @@ OPTION = {
     "rng": "--seed",
     "workers": "--workers",
     "icc": "--icc",
+    "case_spread": "--case-spread",
+    "systematic": "--systematic",
     "fpr": "--fpr",
     "fnr": "--flip",
     "unparseable": "--unparseable",

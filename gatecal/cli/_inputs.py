@@ -73,9 +73,12 @@ def noise(
     unparseable: float | None,
     icc: float | None,
     rates: tuple[Rates, Rates] = ({}, {}),
+    cases: tuple[float | None, float | None] = (None, None),
 ) -> JudgeNoise:
-    """The noise template from the options (the flip rate is set per block)."""
+    """The noise template from the options (the flip rate is set per block); `cases` is
+    (--case-spread, --systematic)."""
     per_check, per_case = rates
+    spread, systematic = cases
     return gatecal.JudgeNoise(
         fnr=fnr,
         fpr=fnr if fpr is None else fpr,
@@ -83,6 +86,8 @@ def noise(
         icc=icc or 0.0,
         per_check=per_check,
         per_case=per_case,
+        case_spread=spread or 0.0,
+        systematic=systematic or 0.0,
     )
 
 

@@ -135,6 +135,27 @@ IccOpt = Annotated[
         high_open=True,
     ),
 ]
+CaseSpreadOpt = Annotated[
+    float | None,
+    probability(
+        "--case-spread",
+        "PHI",
+        "How much cases differ: each case keeps its own flip rate, the rates spread like a "
+        "Beta with the flip rate as mean and this intra-case correlation (recommend measures "
+        "it; near 1 a case's verdict never changes, as a judge at temperature 0).  "
+        "[default: 0, every case at the flip rate]",
+        high_open=True,
+    ),
+]
+SystematicOpt = Annotated[
+    float | None,
+    probability(
+        "--systematic",
+        "SHARE",
+        "Share of cases the judge gets wrong every time (the last cases of the suite, "
+        "rounded half up): they fail every healthy run, whatever the policy.  [default: 0]",
+    ),
+]
 GATES_HELP = (
     "Gate rules, comma-separated: 'all' (every case passes), a pass rate t in [0, 1] "
     "such as 0.90 (rate >= t), or 'fails<=F'."

@@ -17,6 +17,7 @@ from gatecal.cli._inputs import noise, parse_policies
 from gatecal.cli._options import (
     POLICIES_HELP,
     CallIccOpt,
+    CaseSpreadOpt,
     DetectionOpt,
     FalseAlarmOpt,
     FlipOpt,
@@ -25,6 +26,7 @@ from gatecal.cli._options import (
     IccOpt,
     OutOpt,
     RunsShareOpt,
+    SystematicOpt,
     TieOpt,
     UnparseableOpt,
     checks,
@@ -55,6 +57,8 @@ def plan(
     fpr: FprOpt = None,
     unparseable: UnparseableOpt = None,
     icc: IccOpt = None,
+    case_spread: CaseSpreadOpt = None,
+    systematic: SystematicOpt = None,
     policies: Annotated[
         str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
     ] = "single,majority-3,rerun-1",
@@ -64,7 +68,8 @@ def plan(
         int | None,
         whole(
             "--max-cases",
-            "Largest suite to try, at most 2000000.  [default: no cap; 5000 with --icc]",
+            "Largest suite to try, at most 2000000.  [default: no cap; 5000 with --icc; "
+            "1000 with --case-spread or --systematic]",
         ),
     ] = None,
     fmt: FormatOpt = "table",
@@ -122,6 +127,14 @@ def plan(
             "budget needs ever larger suites: 1e-100 about 10,000 cases and a minute of "
             f"search, 1e-300 about 100 s) (got {false_alarm:g})"
         )
+    differ = {"--case-spread": case_spread, "--systematic": systematic}
+    for option, value in differ.items():
+        for other, given in (("--compare", compare), ("--baseline-runs", baseline_runs)):
+            if value and given:
+                raise CliError(
+                    f"{option} does not combine with {other} (it plans for one rate for "
+                    f"every case) (got {value:g})"
+                )
     if compare:
         emit(
             _plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value, fmt),
@@ -144,7 +157,7 @@ def plan(
     try:
         with busy("searching suite sizes"):
             result = gatecal.plan_suite(
-                noise=noise(flip, fpr, unparseable, icc),
+                noise=noise(flip, fpr, unparseable, icc, cases=(case_spread, systematic)),
                 regression=regression,
                 false_alarm=false_alarm,
                 detection=detection,

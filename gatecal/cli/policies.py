@@ -16,6 +16,7 @@ from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
 from gatecal.cli._options import (
     POLICIES_HELP,
     CallIccOpt,
+    CaseSpreadOpt,
     CodeChecksOpt,
     FailingOpt,
     FlipOpt,
@@ -28,6 +29,7 @@ from gatecal.cli._options import (
     RetryRateOpt,
     RunsShareOpt,
     SuiteOpt,
+    SystematicOpt,
     TieOpt,
     UnparseableOpt,
     probability,
@@ -68,6 +70,8 @@ def policies(
     fpr: FprOpt = None,
     unparseable: UnparseableOpt = None,
     icc: IccOpt = None,
+    case_spread: CaseSpreadOpt = None,
+    systematic: SystematicOpt = None,
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
     policy_list: Annotated[
         str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
@@ -147,7 +151,7 @@ def policies(
         suite, per_check, per_case = suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
         )
-        judge = noise(flip, fpr, unparseable, icc, (per_check, per_case))
+        judge = noise(flip, fpr, unparseable, icc, (per_check, per_case), (case_spread, systematic))
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
             if suite_file is None:

@@ -14,6 +14,7 @@ from gatecal.cli._errors import from_library
 from gatecal.cli._inputs import noise, suite_and_rates
 from gatecal.cli._options import (
     CasesOpt,
+    CaseSpreadOpt,
     CodeChecksOpt,
     FailingOpt,
     FlipsOpt,
@@ -24,6 +25,7 @@ from gatecal.cli._options import (
     JudgeChecksOpt,
     OutOpt,
     SuiteOpt,
+    SystematicOpt,
     UnparseableOpt,
     runs,
     seed,
@@ -47,6 +49,8 @@ def simulate(
     fpr: FprOpt = None,
     unparseable: UnparseableOpt = None,
     icc: IccOpt = None,
+    case_spread: CaseSpreadOpt = None,
+    systematic: SystematicOpt = None,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     fmt: FormatOpt = "table",
     out: OutOpt = None,
@@ -85,6 +89,7 @@ def simulate(
         fpr,
         unparseable,
         icc,
+        (case_spread, systematic),
         gates,
         n_runs,
         root_seed,
@@ -101,6 +106,7 @@ def _simulate(
     fpr: float | None,
     unparseable: float | None,
     icc: float | None,
+    cases_differ: tuple[float | None, float | None],
     gates: tuple[Gate, ...],
     n_runs: int,
     root_seed: int,
@@ -112,7 +118,7 @@ def _simulate(
         return gatecal.simulate_gates(
             suite,
             flips=flips,
-            noise=noise(flips[0], fpr, unparseable, icc, (per_check, per_case)),
+            noise=noise(flips[0], fpr, unparseable, icc, (per_check, per_case), cases_differ),
             fixed_fpr=fpr is not None,
             gates=gates,
             n_runs=n_runs,

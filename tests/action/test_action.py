@@ -297,7 +297,9 @@ def test_the_steps_read_only_declared_inputs_and_set_the_outputs():
     assert variables == mapped  # each variable a script reads comes from action.yml
     for step in STEPS:
         assert "$GITHUB_ACTION_PATH/action/" in step.get("run", "$GITHUB_ACTION_PATH/action/")
-    assert set(ACTION["outputs"]) == {"decision", "k_min", "passed", "p_value"}
+    assert set(ACTION["outputs"]) == {
+        "decision", "k_min", "passed", "p_value", "new_failures", "systematic",
+    }  # fmt: skip
 
 
 def test_a_passing_run_sets_the_outputs_and_the_summary(work):
@@ -318,6 +320,22 @@ def test_a_failing_run_fails_the_step(work):
     run = run_action(work, current="bad.jsonl", baseline="nightly")
     assert run.returncode == 1 and run.outputs["decision"] == "fail"
     assert "gatecal check: FAIL" in run.summary
+    new = [f"case-{i:02d}" for i in range(2, 9)]
+    assert run.outputs["new_failures"].splitlines() == new and run.outputs["systematic"] == ""
+
+
+def test_the_cases_the_judge_gets_wrong_every_time_are_named(work):
+    """A case that failed every known-good run is named systematic, in the outputs and in
+    the job summary, never known flaky."""
+    runs = baseline_runs(30, flaky={"case-00": 3, "case-05": 1})  # case-05 fails every run
+    for i in range(3):
+        chunk = list(runs)[10 * i : 10 * i + 10]
+        write_runs(work / "nightly" / f"night-{i}.jsonl", {r: runs[r] for r in chunk})
+    current(work, failing=["case-05"])
+    run = run_action(work, current="ci.jsonl", baseline="nightly")
+    assert run.returncode == 0 and run.outputs["decision"] == "pass", run.stderr
+    assert run.outputs["systematic"] == "case-05" and run.outputs["new_failures"] == ""
+    assert "systematic" in run.summary and "known flaky" not in run.summary
 
 
 def test_incomplete_evidence_fails_the_step_with_no_p_value(work):

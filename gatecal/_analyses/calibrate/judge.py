@@ -25,6 +25,7 @@ from gatecal._analyses.calibrate.correct import (
     CorrectedRate,
     correct_pass_rate,
 )
+from gatecal._analyses.noise.cases import SYSTEMATIC_RATE
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Estimate, clopper_pearson
 from gatecal._common.validate import ParameterError, check_probability
@@ -113,7 +114,13 @@ class CheckCalibration:
 
     The rates count each item once (see the module docstring); `matrix` counts
     judgements. ``tp``, ``fn``, ``fp``, ``tn`` are the item-weighted cells (an
-    unparseable reply is a fail).
+    unparseable reply is a fail). `systematic` holds the items judged at least twice
+    that the judge gets wrong (nearly) every time, as (item, wrong judgements,
+    judgements), ``check/item`` when the checks are pooled: an item whose error rate is
+    more likely above 0.9 than below (its Jeffreys posterior median above 0.9, as
+    recommend calls a case systematic: 2 of 2, 29 of 30). They are errors of the judge
+    (or the label) to fix, which repeats and majority votes cannot help;
+    `systematic_share` is their part of the item-weighted errors ``fn + fp``.
     """
 
     check: str
@@ -135,6 +142,8 @@ class CheckCalibration:
     ac1: float
     unparseable: Estimate
     consistency: SelfConsistency | None
+    systematic: tuple[tuple[str, int, int], ...] = ()
+    systematic_share: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +162,11 @@ class CheckCalibration:
             "ac1": self.ac1,
             "unparseable": self.unparseable.to_dict(),
             "self_consistency": self.consistency.to_dict() if self.consistency else None,
+            "systematic": [
+                {"item": item, "wrong": wrong, "judgements": judged}
+                for item, wrong, judged in self.systematic
+            ],
+            "systematic_share": self.systematic_share,
         }
 
 
@@ -409,6 +423,28 @@ def _measure(check: str, labels: LabelColumns, rows: Any, level: float) -> Check
         floor = (1 - math.sqrt(max(0.0, 1 - 2 * flips.estimate))) / 2
         consistency = SelfConsistency(items=multi, flip_rate=flips, noise_floor=floor)
     total = pass_items + fail_items
+    # judged twice or more and wrong (nearly) every time: the error rate's Jeffreys
+    # posterior median above SYSTEMATIC_RATE
+    from scipy.special import betainc
+
+    wrong_counts = np.where(item_human, r - passed, passed)
+    right_counts = r - wrong_counts
+    above = betainc(wrong_counts + 0.5, right_counts + 0.5, SYSTEMATIC_RATE) < 0.5
+    stuck = multi_items & above
+    item_names, check_names = labels.values("item"), labels.values("check")
+    pooled = rows is None and len(check_names) > 1
+    systematic = []
+    for k, wrong, judged in zip(
+        first[present[stuck]].tolist(),
+        wrong_counts[stuck].tolist(),
+        r[stuck].tolist(),
+        strict=True,
+    ):
+        item = item_names[labels.codes("item")[k]]
+        name = f"{check_names[labels.codes('check')[k]]}/{item}" if pooled else item
+        systematic.append((name, int(wrong), int(judged)))
+    errors = fn + fp
+    stuck_errors = _in_order(wrong_counts[stuck] / r[stuck])
     return CheckCalibration(
         check=check,
         items=total,
@@ -429,6 +465,8 @@ def _measure(check: str, labels: LabelColumns, rows: Any, level: float) -> Check
         ac1=ac1,
         unparseable=_clopper_pearson(unparseable, total, level),
         consistency=consistency,
+        systematic=tuple(systematic),
+        systematic_share=stuck_errors / errors if errors else 0.0,
     )
 
 

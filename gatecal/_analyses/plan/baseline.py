@@ -33,6 +33,7 @@ from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.plan.suite import healthy_pass_pmf, is_sequential
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.lowdiscrepancy import van_der_corput
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_instance, check_probability
 
@@ -122,18 +123,6 @@ class BaselineRuns:
         }
 
 
-def _van_der_corput(count: int) -> npt.NDArray[np.float64]:
-    """The first `count` points of the base-2 van der Corput sequence, from 1/2."""
-    i = np.arange(1, count + 1, dtype=np.int64)
-    u = np.zeros(count)
-    scale = 0.5
-    while np.any(i):
-        u += (i & 1) * scale
-        i >>= 1
-        scale /= 2
-    return u
-
-
 def representative_failures(failing_pmf: npt.ArrayLike, runs: int) -> Ints:
     """Failing cases of `runs` representative runs: the quantiles of `failing_pmf` (one
     run's failing-case count, 0..n) at the first `runs` van der Corput levels."""
@@ -142,7 +131,7 @@ def representative_failures(failing_pmf: npt.ArrayLike, runs: int) -> Ints:
     cdf[-1] = 1.0  # the top count takes whatever rounding left above the last sum
     # (the smallest count whose cdf reaches u; the levels are dyadic, so a cdf within
     # rounding of one of them is the only place the last bits could matter)
-    return np.searchsorted(cdf, _van_der_corput(runs), side="left").astype(np.int64)
+    return np.searchsorted(cdf, van_der_corput(runs), side="left").astype(np.int64)
 
 
 def baseline_runs(

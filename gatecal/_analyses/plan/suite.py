@@ -17,6 +17,7 @@ from gatecal._analyses.plan._search import (
     _RulesBySize,
     _suite_pmfs,
 )
+from gatecal._analyses.plan.cases import CASES_DIFFER_MAX_CASES, plan_cases_differ
 from gatecal._analyses.plan.sequential import (
     SEQUENTIAL_MAX_CASES,
     SEQUENTIAL_MAX_CASES_LIMIT,
@@ -109,6 +110,7 @@ def plan_suite(
         raise ParameterError("judge_checks", "and `code_checks` can't both be 0", 0)
     if max_cases is None:
         top = ICC_MAX_CASES if noise.run_correlated else None
+        top = CASES_DIFFER_MAX_CASES if noise.cases_differ else top
     else:  # (each size tried costs a pmf of that many cases: a typo must not run for days)
         top = check_count("max_cases", max_cases, low=1, high=_UNCAPPED_LIMIT)
     bottom = check_count("min_cases", min_cases, low=1, high=top or _UNCAPPED_LIMIT)
@@ -116,6 +118,12 @@ def plan_suite(
         tuple(policies) if policies is not None else (Policy(), Policy(majority=3), Policy(rerun=1))
     )
     for policy in chosen:
+        if noise.cases_differ and is_sequential(policy):
+            rule = (
+                "must not hold a sequential gate when cases differ (its plan assumes one rate "
+                "for every case; gatecal.compare_policies computes it on a suite)"
+            )
+            raise ParameterError("policies", rule, getattr(policy, "text", str(policy)))
         if noise.run_correlated and policy.rerun_failing and policy.retry_rate == "fresh":
             rule = (
                 "must not use a fresh run rate per rerun of failing cases under icc here "
@@ -133,6 +141,12 @@ def plan_suite(
             limits.append(_sequential_top(max_cases))
             continue
         limits.append(None)
+        if noise.cases_differ:  # each size its own rates: computed in turn
+            start = max(bottom, reg.count or 1)
+            assert top is not None  # (capped above)
+            sizes = range(start, top + 1)
+            plans.append(plan_cases_differ(noise, policy, reg, alpha, power, j, c, sizes))
+            continue
         per_case = j * policy.majority * policy.repeat * (policy.rerun_failing + 1)
         rules = _RulesBySize(noise, policy, j, c, per_case)
         # With icc, the screen and the runs of sizes need only know that the count is a

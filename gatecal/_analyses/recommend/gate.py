@@ -596,8 +596,8 @@ def _recommend(
             false_alarm=alpha,
             detection=power,
         )
-    spread, gate, case_det = _case_aware(
-        data, cases, outcome, alpha, regressed_runs, failing_cases, gate_noise.low
+    spread, gate, case_det, projected = _case_aware(
+        data, cases, outcome, alpha, power, regressed_runs, failing_cases, gate_noise.low
     )
     chosen = _choose(
         n=n,
@@ -611,6 +611,7 @@ def _recommend(
         plans=plans,
         more_runs=more_runs,
         runs=r,
+        projected=projected,
     )
     return Recommendation(
         case_spread=spread,
@@ -652,29 +653,47 @@ def _recommend(
     ), case_rates
 
 
+#: A case-aware gate that falls short is projected over this many times the known-good
+#: runs (the same records repeated: "more runs like these") to say what would close it.
+PROJECTED_FACTORS = (2, 3, 4)
+
+
 def _case_aware(
     data: RunsData,
     cases: list[str],
     outcome: npt.NDArray[np.int8],
     alpha: float,
+    power: float,
     regressed_runs: int,
     failing_cases: float,
     low_rate: float,
-) -> tuple[CaseSpread | None, CaseGate | None, float | None]:
-    """Each case's record, the case-aware gate and its detection of the regression (the
-    measured regressed runs, or that many stable cases broken); Nones above
-    :data:`CASE_GATE_MAX_CASES` cases."""
+) -> tuple[CaseSpread | None, CaseGate | None, float | None, tuple[int, float] | None]:
+    """Each case's record, the case-aware gate, its detection of the regression (the
+    measured regressed runs, or that many stable cases broken) and, when it would be
+    written but falls short, its projection over more known-good runs like these
+    (runs, detection: the first of :data:`PROJECTED_FACTORS` that meets the target, or
+    the last); Nones above :data:`CASE_GATE_MAX_CASES` cases."""
     if len(cases) > CASE_GATE_MAX_CASES:
-        return None, None, None
+        return None, None, None, None
     spread = case_spread(cases, outcome)
     k = max(1, round(failing_cases))
     ks = {1, 2, 3} if regressed_runs else {1, 2, 3, k}
     gate = case_gate(spread, false_alarm=alpha, stable_cases=sorted(ks))
-    if regressed_runs:
-        det: float | None = measured_detection(gate, regressed_rates(data, cases, low_rate))
-    else:
-        det = gate.detection(k)
-    return spread, gate, det
+    rates = regressed_rates(data, cases, low_rate) if regressed_runs else None
+
+    def detection(g: CaseGate) -> float:
+        return measured_detection(g, rates) if rates is not None else (g.detection(k) or 0.0)
+
+    det = detection(gate)
+    projected = None
+    if det < power and spread.heterogeneous and gate.can_fail:
+        for factor in PROJECTED_FACTORS:
+            more = case_spread(cases, np.tile(outcome, (factor, 1)))
+            got = detection(case_gate(more, false_alarm=alpha, stable_cases=[k]))
+            projected = (factor * outcome.shape[0], got)
+            if got >= power:
+                break
+    return spread, gate, det, projected
 
 
 def _choose(
@@ -690,6 +709,7 @@ def _choose(
     plans: SuitePlans | None,
     more_runs: MoreRuns | None,
     runs: int,
+    projected: tuple[int, float] | None = None,
 ) -> ChosenGate:
     """The gate to write: the case-aware gate when cases differ and it can fail a build,
     else the count gate (the strictest within budget), with its shortfall if any."""
@@ -720,7 +740,11 @@ def _choose(
         false_alarm=fa,
         detection=det,
         meets_targets=False,
-        shortfall=_shortfall(det, power, plans, more_runs, runs, spread),
+        shortfall=(
+            _case_shortfall(det, power, runs, spread, projected)
+            if kind == "cases"
+            else _shortfall(det, power, plans, more_runs, runs, spread)
+        ),
     )
 
 
@@ -747,6 +771,38 @@ def _shortfall(
         closes.append(f"{more.runs - runs} more known-good runs")
     what = "; would close it: " + " or ".join(closes) if closes else ""
     return f"detection {det:.3g}, short of the target {power:g}{what}"
+
+
+def _case_shortfall(
+    det: float,
+    power: float,
+    runs: int,
+    spread: CaseSpread | None,
+    projected: tuple[int, float] | None,
+) -> str:
+    """One line for the case-aware gate: how far its detection falls short, and whether
+    more known-good runs like these would close it (a stable case's failure weighs more
+    the longer its record; more cases or judge calls do not change that)."""
+    short = f"detection {det:.3g}, short of the target {power:g}"
+    if projected is None:
+        return short
+    more, got = projected
+    if got >= power:
+        return (
+            f"{short}; would close it: about {more - runs} more known-good runs like these "
+            f"(projected detection {got:.3g} at {more} runs)"
+        )
+    noisy = () if spread is None else spread.systematic + spread.flaky
+    fix = f": fix or quiet {_names(noisy)}" if noisy else ""
+    return (
+        f"{short}; more known-good runs alone would not close it (projected detection "
+        f"{got:.3g} at {more} runs){fix}"
+    )
+
+
+def _names(cases: tuple[str, ...], most: int = 4) -> str:
+    shown = ", ".join(cases[:most])
+    return shown + (f" and {len(cases) - most} more" if len(cases) > most else "")
 
 
 def _more_runs(

@@ -721,3 +721,30 @@ def test_report_has_a_calibration_section(capsys, labels_file, tmp_path):
     )
     code, _, err = run(capsys, "report", "--out", tmp_path / "r2", "--observed", "1/2")
     assert code == 2 and "--observed needs --labels" in err and not (tmp_path / "r2").exists()
+
+
+def test_items_wrong_every_time_are_named_systematic(tmp_path, capsys):
+    """An item the judge gets wrong in (nearly) every repeat is named as an error to fix:
+    its error rate's Jeffreys median above 0.9 (2 of 2, 29 of 30 yes; 1 of 1 and 26 of 30
+    no), and its share of the errors."""
+    rows = []
+    for item, human, wrong, judged in [
+        ("stuck", "pass", 30, 30), ("nearly", "pass", 29, 30), ("often", "pass", 26, 30),
+        ("twice", "fail", 2, 2), ("once", "pass", 1, 1), ("fine", "pass", 0, 30),
+        ("right", "fail", 0, 3),
+    ]:  # fmt: skip
+        for r in range(judged):
+            verdict = ("fail" if human == "pass" else "pass") if r < wrong else human
+            rows.append((item, human, verdict, r))
+    path = _write(tmp_path / "l.csv", rows, ("item", "human", "judge", "repeat"))
+    c = gatecal.calibrate_judge(gatecal.read_labels(path)).pooled
+    assert c.systematic == (("stuck", 30, 30), ("nearly", 29, 30), ("twice", 2, 2))
+    # item-weighted errors: 1 + 29/30 + 26/30 + 1 + 1; the systematic part 1 + 29/30 + 1
+    share = (1 + Fraction(29, 30) + 1) / (3 + Fraction(29, 30) + Fraction(26, 30))
+    assert c.systematic_share == pytest.approx(float(share), rel=1e-12)
+    code, out, _ = run(capsys, "calibrate", path)
+    assert code == 0
+    assert (
+        "wrong every time or nearly (3 items, 61% of the judge's errors): stuck (30 of 30), " in out
+    )
+    assert "repeats, majority votes and reruns cannot help" in out

@@ -179,3 +179,52 @@ def test_runs_that_cannot_tell_their_correlation_say_so():
     assert spread.run_icc >= spread.run_icc_top
     words = spread.runs_differ()
     assert "cannot tell how much they do" in words and "takes the estimate" not in words
+
+
+def _write_runs(path, rates, runs, seed=3):
+    rng = np.random.default_rng(seed)
+    rows = [
+        {"run": f"night-{r:02d}", "case": f"case-{c:02d}", "passed": bool(rng.random() >= p)}
+        for r in range(runs)
+        for c, p in enumerate(rates)
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_a_short_case_gate_names_the_runs_that_would_close_it(tmp_path):
+    """Ten known-good runs are too few for a regression of 2 stable cases; the shortfall
+    projects more runs like these, and recommend on those very runs (the ten repeated
+    four times) finds the detection the projection quoted."""
+    rates = [0.005] * 10 + [0.1, 0.2, 0.3, 0.4, 0.5, 0.35] + [0.97] * 2
+    path = _write_runs(tmp_path / "base.jsonl", rates, 10)
+    rec = gatecal.recommend_gate(gatecal.read_runs([path]), regression=2)
+    assert rec.chosen.kind == "cases" and not rec.chosen.meets_targets
+    assert "would close it: about 30 more known-good runs like these" in rec.chosen.shortfall
+    quoted = float(rec.chosen.shortfall.split("projected detection ")[1].split(" ")[0])
+    rows = path.read_text().splitlines()
+    again = tmp_path / "again.jsonl"
+    again.write_text(
+        "".join(
+            json.dumps({**json.loads(row), "run": f"{k}-{json.loads(row)['run']}"}) + "\n"
+            for k in range(4)
+            for row in rows
+        )
+    )
+    more = gatecal.recommend_gate(gatecal.read_runs([again]), regression=2)
+    assert more.runs == 40 and more.chosen.kind == "cases"
+    assert more.case_detection == pytest.approx(quoted, rel=5e-3)  # (quoted to 3 digits)
+    assert more.chosen.meets_targets
+
+
+def test_no_count_plan_is_offered_to_close_a_case_gate(tmp_path):
+    """More cases or judge calls do not make one stable case's failure weigh more: a case
+    gate's shortfall names runs (or the noisy cases), never the pooled-rate suite plans."""
+    rates = [0.005] * 10 + [0.1, 0.2, 0.3, 0.4, 0.5, 0.35] + [0.97] * 2
+    path = _write_runs(tmp_path / "base.jsonl", rates, 10)
+    rec = gatecal.recommend_gate(gatecal.read_runs([path]), regression=1)
+    assert rec.chosen.kind == "cases" and not rec.chosen.meets_targets
+    assert "more known-good runs alone would not close it" in rec.chosen.shortfall
+    assert (
+        "fix or quiet case-" in rec.chosen.shortfall and "judge calls" not in rec.chosen.shortfall
+    )

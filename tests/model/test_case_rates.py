@@ -1,0 +1,136 @@
+"""A suite whose cases differ: each case's flip rate from a spread and a share of
+systematic cases (gatecal/_model/suite.py: case_flip_rates, JudgeNoise.case_spread)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import gatecal
+from gatecal._common.lowdiscrepancy import spread_order
+from gatecal._common.validate import ParameterError
+from gatecal._model.suite import CASE_STRATA, case_flip_rates, systematic_count
+
+
+@pytest.mark.parametrize(
+    ("cases", "mean", "spread"),
+    [(5, 0.1, 0.3), (12, 0.05, 0.9), (7, 0.3, 0.05), (150, 0.08, 0.5), (9, 0.4, 0.6)],
+)
+def test_each_rate_is_its_strata_mean_by_quadrature(cases, mean, spread):
+    """Second method: the Beta's mean over each stratum by adaptive quadrature of
+    x f(x) between scipy.stats' quantiles, against the incomplete-beta identity."""
+    got = case_flip_rates(cases, mean, spread)
+    a, b = mean * (1 - spread) / spread, (1 - mean) * (1 - spread) / spread
+    strata = min(cases, CASE_STRATA)
+    sizes = np.full(strata, cases // strata)
+    sizes[: cases % strata] += 1
+    cuts = np.concatenate(([0], np.cumsum(sizes))) / cases
+    x = stats.beta.ppf(cuts, a, b)
+    want = []
+    for lo, hi, share, size in zip(x[:-1], x[1:], np.diff(cuts), sizes, strict=True):
+        part, _ = integrate.quad(lambda t: t * stats.beta.pdf(t, a, b), lo, hi, limit=200)
+        want += [part / share] * int(size)
+    ranked = np.sort(got)
+    assert np.allclose(ranked, want, rtol=1e-5, atol=1e-12)
+    # every case has one rate, placed so the first cases hold rates from across the spread
+    assert np.array_equal(got, np.sort(got)[spread_order(cases)])
+
+
+@pytest.mark.parametrize("spread", [0.0, 0.01, 0.5, 0.95])
+@pytest.mark.parametrize("mean", [0.0, 0.03, 0.5, 1.0])
+def test_the_rates_average_to_the_mean(mean, spread):
+    rates = case_flip_rates(40, mean, spread)
+    assert rates.mean() == pytest.approx(mean, rel=1e-12, abs=1e-15)
+    assert ((rates >= 0) & (rates <= 1)).all()
+
+
+def test_no_spread_is_one_rate_and_systematic_cases_are_the_last():
+    assert np.array_equal(case_flip_rates(6, 0.07, 0.0), np.full(6, 0.07))
+    rates = case_flip_rates(10, 0.07, 0.0, systematic=0.25)  # 2.5 rounds half up: 3
+    assert rates.tolist() == [0.07] * 7 + [1.0] * 3
+
+
+@pytest.mark.parametrize(
+    ("cases", "share", "stuck"),
+    [
+        (5, 0.3, 2),
+        (5, 0.1, 1),
+        (2, 0.25, 1),
+        (12, 0.25, 3),
+        (12, 0.04, 0),
+        (3, 1.0, 3),
+        (7, 0.0, 0),
+    ],
+)
+def test_systematic_cases_round_half_up_in_decimal(cases, share, stuck):
+    # 0.3 x 5 is 1.4999999999999998 in binary floating point: 1, where 1.5 rounds to 2
+    assert systematic_count(cases, share) == stuck
+
+
+def test_judge_noise_gives_each_case_its_rate_in_every_check():
+    suite = gatecal.Suite.uniform(cases=8, judge_checks=2, code_checks=1, failing=2)
+    noise = gatecal.JudgeNoise(fnr=0.1, fpr=0.1, case_spread=0.6, systematic=0.25)
+    fnr, fpr = noise.rates(suite)
+    own = case_flip_rates(8, 0.1, 0.6, 0.25)
+    assert np.array_equal(fnr, np.repeat(own[:, None], 2, axis=1))
+    assert np.array_equal(fpr[:6], fnr[:6])  # symmetric: false "yes" as false "no"
+    assert (fpr[6:] == 0).all()  # a systematic case says "no" whatever the truth
+    # a healthy build fails the systematic cases in every run
+    q = gatecal.exact_pass_counts(suite, "healthy", noise).pmf
+    assert np.asarray(q)[7:].sum() == 0.0
+
+
+def test_unchanged_without_a_spread():
+    suite = gatecal.Suite.uniform(cases=5)
+    plain = gatecal.JudgeNoise(fnr=0.04, fpr=0.02)
+    same = gatecal.JudgeNoise(fnr=0.04, fpr=0.02, case_spread=0.0, systematic=0.0)
+    for got, want in zip(same.rates(suite), plain.rates(suite), strict=True):
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"case_spread": 1.0}, "case_spread"),
+        ({"case_spread": -0.1}, "case_spread"),
+        ({"systematic": 1.5}, "systematic"),
+        ({"case_spread": 0.2, "icc": 0.1}, "icc"),
+        ({"systematic": 0.2, "per_case": {"case-1": (0.1, 0.1)}}, "systematic"),
+    ],
+)
+def test_bad_combinations_are_refused(kwargs, name):
+    with pytest.raises(ParameterError) as info:
+        gatecal.JudgeNoise(fnr=0.05, fpr=0.05, **kwargs)
+    assert info.value.name == name
+
+
+def test_simulation_agrees_with_the_exact_engine_when_cases_differ():
+    suite = gatecal.Suite.uniform(cases=12, failing=3)
+    noise = gatecal.JudgeNoise(fnr=0.08, fpr=0.08, case_spread=0.5, systematic=0.1)
+    report = gatecal.simulate_gates(
+        suite, flips=[0.08], noise=noise, gates="all,0.90,0.80,0.70", n_runs=4000, rng=7
+    )
+    for row in report.rows:  # within 4 standard errors of the exact probability
+        p = row.exact_failure_probability
+        se = max((p * (1 - p) / row.runs) ** 0.5, 1 / row.runs)
+        assert abs(row.simulated_failures / row.runs - p) <= 4 * se
+
+
+def test_a_majority_vote_helps_only_while_cases_are_alike():
+    """The point of the model: three judge calls per check cut the false alarm when each
+    call errs afresh (no spread) and not when each case's verdict is set (a spread near
+    1, as a judge at temperature 0); no policy saves a systematic case."""
+    suite = gatecal.Suite.uniform(cases=20, failing=2)
+
+    def false_alarm(policy: str, **kwargs: float) -> float:
+        noise = gatecal.JudgeNoise(fnr=0.05, fpr=0.05, **kwargs)
+        rates = gatecal.policy_rates(suite, noise, "all", gatecal.parse_policy(policy))
+        return rates.row("healthy", "all").failure_probability
+
+    alike = [false_alarm(p) for p in ("single", "majority-3", "rerun-failing-1")]
+    fixed = [false_alarm(p, case_spread=0.95) for p in ("single", "majority-3", "rerun-failing-1")]
+    assert alike[1] < alike[0] / 3 and alike[2] < alike[0] / 3  # 0.871 -> 0.253, 0.174
+    assert min(fixed[1:]) > 0.99 * fixed[0]  # 0.999 -> 1.000, 0.998: the same cases fail
+    for policy in ("single", "majority-5", "rerun-failing-3", "rerun-2"):
+        assert false_alarm(policy, systematic=0.05) == 1.0
