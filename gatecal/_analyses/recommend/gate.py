@@ -792,12 +792,28 @@ def _case_shortfall(
             f"{short}; would close it: about {more - runs} more known-good runs like these "
             f"(projected detection {got:.3g} at {more} runs)"
         )
-    noisy = () if spread is None else spread.systematic + spread.flaky
-    fix = f": fix or quiet {_names(noisy)}" if noisy else ""
+    fix = ""
+    if spread is not None and spread.mostly_systematic:
+        fix = f": fix {_names(spread.systematic)} (judged wrong every time)"
+    elif spread is not None and 2 * len(spread.systematic + spread.flaky) > spread.cases:
+        noisy = len(spread.systematic + spread.flaky)
+        fix = (
+            f": the judge errs on {noisy} of {spread.cases} cases; quiet it with repeated "
+            f"calls (gatecal policies prices them) or fix the flakiest "
+            f"({_names(_flakiest(spread))})"
+        )
+    elif spread is not None and (spread.systematic or spread.flaky):
+        fix = f": fix or quiet {_names(spread.systematic + spread.flaky)}"
     return (
         f"{short}; more known-good runs alone would not close it (projected detection "
         f"{got:.3g} at {more} runs){fix}"
     )
+
+
+def _flakiest(spread: CaseSpread) -> tuple[str, ...]:
+    """The flaky cases, most failures first."""
+    flaky = [r for r in spread.records if r.kind == "flaky"]
+    return tuple(r.case for r in sorted(flaky, key=lambda r: -r.failures / max(r.runs, 1)))
 
 
 def _names(cases: tuple[str, ...], most: int = 4) -> str:
