@@ -208,6 +208,40 @@ def _suite_pmfs(
     return pmf_h, ws @ pmf_r
 
 
+def plan_from_tails(
+    n: int,
+    f: int,
+    policy: Policy,
+    below_h: Floats,
+    below_r: Floats,
+    calls: float,
+    alpha: float,
+    power: float,
+) -> SuitePlan | None:
+    """The plan at `n` cases (`f` of them failing in the regression), or None: from one
+    attempt's P(fewer than k pass), k = 0..n, of the healthy and the regressed build, a CI
+    run failing only when all ``policy.rerun + 1`` attempts do; `calls` is one attempt's
+    expected judge calls of a healthy build."""
+    from gatecal._model.gates import strictest_within
+
+    single_h, single_r = np.minimum(below_h, 1.0), np.minimum(below_r, 1.0)
+    fa = single_h ** (policy.rerun + 1)
+    det = single_r ** (policy.rerun + 1)
+    k_best = strictest_within(fa, alpha)  # type: ignore[arg-type]  # an ndarray
+    if det[k_best] < power:
+        return None
+    attempts = sum(below_h[k_best] ** t for t in range(policy.rerun + 1))
+    return SuitePlan(
+        policy=policy,
+        cases=n,
+        k_min=k_best,
+        failing=f,
+        false_alarm=float(fa[k_best]),
+        detection=float(det[k_best]),
+        judge_calls=float(calls * attempts),
+    )
+
+
 def _largest_pmf(m: npt.NDArray[np.int64], q: float) -> Floats:
     """``max_k P(Bin(m, q) = k)`` for each m, q in (0, 1), from log-gamma (at the mode
     floor((m + 1) q) or the count below it)."""

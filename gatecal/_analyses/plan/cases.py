@@ -14,10 +14,9 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.plan._search import SuitePlan
+from gatecal._analyses.plan._search import SuitePlan, plan_from_tails
 from gatecal._analyses.policies.rules import Policy, _case_try
 from gatecal._engines.exact import grouped_pass_count_pmf
-from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite, case_flip_rates, systematic_count
 
@@ -90,22 +89,11 @@ def plan_cases_differ(
         healthy, regressed, calls = suite_pass_probabilities(
             noise, policy, n, f, judge_checks, code_checks
         )
-        single_h, single_r = (_below(q) for q in (healthy, regressed))
-        fa = single_h ** (policy.rerun + 1)
-        det = single_r ** (policy.rerun + 1)
-        k_best = strictest_within(fa, alpha)  # type: ignore[arg-type]  # an ndarray
-        if det[k_best] < power:
-            continue
-        attempts = sum(single_h[k_best] ** t for t in range(policy.rerun + 1))
-        return SuitePlan(
-            policy=policy,
-            cases=n,
-            k_min=k_best,
-            failing=f,
-            false_alarm=float(fa[k_best]),
-            detection=float(det[k_best]),
-            judge_calls=float(calls.sum() * attempts),
+        found = plan_from_tails(
+            n, f, policy, _below(healthy), _below(regressed), float(calls.sum()), alpha, power
         )
+        if found is not None:
+            return found
     return None
 
 
@@ -113,4 +101,4 @@ def _below(q: Floats) -> Floats:
     """P(fewer than k cases pass) for k = 0..n, the cases passing with probabilities `q`
     (binomials of the alike ones, convolved)."""
     pmf = grouped_pass_count_pmf(q, max_groups=q.size)
-    return np.minimum(np.concatenate(([0.0], np.cumsum(pmf)))[: q.size + 1], 1.0)
+    return np.concatenate(([0.0], np.cumsum(pmf)))[: q.size + 1]

@@ -16,6 +16,7 @@ from gatecal._analyses.plan._search import (
     _largest_pmf,
     _RulesBySize,
     _suite_pmfs,
+    plan_from_tails,
 )
 from gatecal._analyses.plan.cases import CASES_DIFFER_MAX_CASES, plan_cases_differ
 from gatecal._analyses.plan.sequential import (
@@ -26,7 +27,6 @@ from gatecal._analyses.plan.sequential import (
 from gatecal._analyses.policies.rules import Policy, _attempt
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
-from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
@@ -302,23 +302,10 @@ def _exact_plan(
     if f < 1 or f > n:
         return None
     pmf_h, pmf_r_mix = _suite_pmfs(n, f, q_pass, q_fail, ws)
-    single_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
-    single_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
-    fa = np.minimum(single_h, 1.0) ** (policy.rerun + 1)
-    det = np.minimum(single_r, 1.0) ** (policy.rerun + 1)
-    k_best = strictest_within(fa, targets.alpha)  # type: ignore[arg-type]  # an ndarray
-    if det[k_best] < targets.power:
-        return None
-    attempts = sum(single_h[k_best] ** t for t in range(policy.rerun + 1))
-    return SuitePlan(
-        policy=policy,
-        cases=n,
-        k_min=k_best,
-        failing=f,
-        false_alarm=float(fa[k_best]),
-        detection=float(det[k_best]),
-        judge_calls=float(n * (ws @ calls) * attempts),
-    )
+    below_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
+    below_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
+    calls_h = n * float(ws @ calls)
+    return plan_from_tails(n, f, policy, below_h, below_r, calls_h, targets.alpha, targets.power)
 
 
 def healthy_pass_pmf(plans: SuitePlans, policy: Policy, cases: int) -> Floats:
