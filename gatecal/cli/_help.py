@@ -28,6 +28,10 @@ Words:
   regression       what to catch: a number (3) or a share (10%) of the cases
                    failing
   flip rate        how often the judge gets one verdict wrong
+  case spread      how much cases differ: 0 when every case fails at one rate,
+                   near 1 when each case's verdict is the same every run (a
+                   judge at temperature 0); votes and reruns help less as it
+                   grows
   run-to-run correlation
                    how much a whole run's judge mood varies (icc: 0 when runs
                    are alike, higher when some runs fail many cases at once)
