@@ -505,7 +505,7 @@ def recommend_gate(
     >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
     >>> rec = gatecal.recommend_gate(nightly, regression=3)
     >>> rec
-    <gatecal.Recommendation: use the case-aware gate (false alarm 0.03..., detection 1); ...>
+    <gatecal.Recommendation: use the case-aware gate (false alarm 0.04..., detection 1); ...>
     >>> rec.chosen.kind, rec.chosen.meets_targets
     ('cases', True)
     """
