@@ -1,8 +1,8 @@
 """Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark].
 
-``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``), the recommend
-coverage study (about 20 minutes) and the compare size study (about 3 minutes): the
-benchmarks' reports carry this machine's timings.
+``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``) and the long studies
+(the recommend coverage study, about 20 minutes; the case-gate study at 40 runs, about 16;
+the compare size study, about 3): the benchmarks' reports carry this machine's timings.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ SCRIPTS = [
     "calibrate_coverage.py",
     "recommend_coverage.py",
     "case_gate_coverage.py",
+    "case_gate_coverage.py --runs 40 --reps 600 --out reports/case-gate-coverage-40-runs.md",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
     "many_gates_accuracy.py",
@@ -50,6 +51,7 @@ SCRIPTS = [
 STUDIES = (
     "recommend_coverage.py",
     "case_gate_coverage.py",
+    "case_gate_coverage.py --runs 40 --reps 600 --out reports/case-gate-coverage-40-runs.md",
     "compare_size.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
