@@ -195,6 +195,8 @@ class SimulationReport(Displayed):
             "fpr": self.noise.fpr if self.fixed_fpr else None,
             "unparseable": self.noise.unparseable,
             "icc": self.noise.icc,
+            "case_spread": self.noise.case_spread,
+            "systematic": self.noise.systematic,
             "noise_free_pass_rate": {b: self.noise_free_pass_rate(b) for b in BUILDS},
             "equivalent_gates": [
                 {"k_min": k, "gates": [g.text for g in gs]} for k, gs in self.equivalent_gates()

@@ -76,6 +76,8 @@ def render_plans(
             "fpr": plans.noise.fpr,
             "unparseable": plans.noise.unparseable,
             "icc": plans.noise.icc,
+            "case_spread": plans.noise.case_spread,
+            "systematic": plans.noise.systematic,
             "regression": plans.regression.text,
             "judge_checks": plans.judge_checks,
             "code_checks": plans.code_checks,

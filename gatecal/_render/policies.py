@@ -52,6 +52,8 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
             "fpr": report.noise.fpr,
             "unparseable": report.noise.unparseable,
             "icc": report.noise.icc,
+            "case_spread": report.noise.case_spread,
+            "systematic": report.noise.systematic,
             "confidence_level": report.confidence_level,
             "simulation": report.simulation,
             "rows": dicts,
