@@ -13,12 +13,9 @@ import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import GATE_LEVEL, NoiseBounds, noise_bounds
 from gatecal._analyses.noise.casegate import (
-    CASE_GATE_MAX_CASES,
     CaseGate,
-    case_gate,
-    measured_detection,
 )
-from gatecal._analyses.noise.cases import CaseSpread, case_spread
+from gatecal._analyses.noise.cases import CaseSpread
 from gatecal._analyses.noise.overdispersion import (
     ICC_MAX,
     Overdispersion,
@@ -27,6 +24,13 @@ from gatecal._analyses.noise.overdispersion import (
 from gatecal._analyses.noise.tails import _below
 from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.policies.rules import Policy
+from gatecal._analyses.recommend.choice import (
+    ChosenGate,
+    MoreRuns,
+    case_aware,
+    choose,
+    regressed_rates,
+)
 from gatecal._common.bulk import collector_paused
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.display import Displayed
@@ -47,8 +51,6 @@ __all__ = [
     "CaseGate",
     "CaseNoise",
     "CaseSpread",
-    "ChosenGate",
-    "MoreRuns",
     "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
@@ -134,63 +136,6 @@ def _case_noises(cases: list[str], rates: list[RateEstimate]) -> list[CaseNoise]
             rate(one, r)
             out.append(one)
     return out
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MoreRuns:
-    """What more known-good runs buy when no gate meets both targets.
-
-    At the measured estimate (the beta-binomial fit's rate and icc), `k_min` is the
-    strictest gate within the false-alarm budget, or None when at the estimate no gate
-    of this suite meets both targets (more runs alone cannot help). `runs` is how many
-    known-good runs in all, failing as the measured ones did (repeated in turn), would
-    let the bounds certify it for both targets (:func:`runs_for_gate`); None when not
-    even :data:`RUNS_FOR_GATE_MAX` would.
-    """
-
-    k_min: int | None
-    runs: int | None
-    measured_runs: int
-    false_alarm: float
-    detection: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "k_min": self.k_min,
-            "runs": self.runs,
-            "more": None if self.runs is None else self.runs - self.measured_runs,
-            "false_alarm_at_estimate": self.false_alarm,
-            "detection_at_estimate": self.detection,
-        }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ChosenGate:
-    """The gate recommend names and writes, always (the loop never dead-ends).
-
-    `kind` is ``cases`` (the case-aware gate, when the known-good runs show that cases
-    differ) or ``count`` (at least `k_min` of n pass). It is the strictest valid gate:
-    its false alarm is within the budget. `meets_targets` says whether its detection also
-    reaches the target; when it does not, `shortfall` says by how much and what would
-    close it. None of the kind's gate can fail a build only when `kind` is ``none``.
-    """
-
-    kind: str
-    k_min: int | None
-    false_alarm: float
-    detection: float
-    meets_targets: bool
-    shortfall: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "k_min": self.k_min,
-            "false_alarm": self.false_alarm,
-            "detection": self.detection,
-            "meets_targets": self.meets_targets,
-            "shortfall": self.shortfall,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -596,10 +541,10 @@ def _recommend(
             false_alarm=alpha,
             detection=power,
         )
-    spread, gate, case_det, projected = _case_aware(
+    spread, gate, case_det, projected = case_aware(
         data, cases, outcome, alpha, power, regressed_runs, failing_cases, gate_noise.low
     )
-    chosen = _choose(
+    chosen = choose(
         n=n,
         table=table,
         within_budget=within_budget,
@@ -651,174 +596,6 @@ def _recommend(
         plans=plans,
         more_runs=more_runs,
     ), case_rates
-
-
-#: A case-aware gate that falls short is projected over this many times the known-good
-#: runs (the same records repeated: "more runs like these") to say what would close it.
-PROJECTED_FACTORS = (2, 3, 4)
-
-
-def _case_aware(
-    data: RunsData,
-    cases: list[str],
-    outcome: npt.NDArray[np.int8],
-    alpha: float,
-    power: float,
-    regressed_runs: int,
-    failing_cases: float,
-    low_rate: float,
-) -> tuple[CaseSpread | None, CaseGate | None, float | None, tuple[int, float] | None]:
-    """Each case's record, the case-aware gate, its detection of the regression (the
-    measured regressed runs, or that many stable cases broken) and, when it would be
-    written but falls short, its projection over more known-good runs like these
-    (runs, detection: the first of :data:`PROJECTED_FACTORS` that meets the target, or
-    the last); Nones above :data:`CASE_GATE_MAX_CASES` cases."""
-    if len(cases) > CASE_GATE_MAX_CASES:
-        return None, None, None, None
-    spread = case_spread(cases, outcome)
-    k = max(1, round(failing_cases))
-    ks = {1, 2, 3} if regressed_runs else {1, 2, 3, k}
-    gate = case_gate(spread, false_alarm=alpha, stable_cases=sorted(ks))
-    rates = regressed_rates(data, cases, low_rate) if regressed_runs else None
-
-    def detection(g: CaseGate) -> float:
-        return measured_detection(g, rates) if rates is not None else (g.detection(k) or 0.0)
-
-    det = detection(gate)
-    projected = None
-    if det < power and spread.heterogeneous and gate.can_fail:
-        for factor in PROJECTED_FACTORS:
-            more = case_spread(cases, np.tile(outcome, (factor, 1)))
-            got = detection(case_gate(more, false_alarm=alpha, stable_cases=[k]))
-            projected = (factor * outcome.shape[0], got)
-            if got >= power:
-                break
-    return spread, gate, det, projected
-
-
-def _choose(
-    *,
-    n: int,
-    table: tuple[tuple[float, float], ...],
-    within_budget: int | None,
-    recommended: int | None,
-    spread: CaseSpread | None,
-    gate: CaseGate | None,
-    case_detection: float | None,
-    power: float,
-    plans: SuitePlans | None,
-    more_runs: MoreRuns | None,
-    runs: int,
-    projected: tuple[int, float] | None = None,
-) -> ChosenGate:
-    """The gate to write: the case-aware gate when cases differ and it can fail a build,
-    else the count gate (the strictest within budget), with its shortfall if any."""
-    use_cases = spread is not None and gate is not None and spread.heterogeneous and gate.can_fail
-    if use_cases and gate is not None:
-        det = 0.0 if case_detection is None else case_detection
-        kind, k, fa = "cases", None, gate.false_alarm
-    elif within_budget is not None:
-        kind, k, (fa, det) = "count", within_budget, table[within_budget]
-    else:
-        return ChosenGate(
-            kind="none",
-            k_min=None,
-            false_alarm=0.0,
-            detection=0.0,
-            meets_targets=False,
-            shortfall=(
-                "no gate keeps the false alarm within the budget: add cases or known-good runs"
-            ),
-        )
-    if (kind == "count" and recommended is not None) or (kind == "cases" and det >= power):
-        return ChosenGate(
-            kind=kind, k_min=k, false_alarm=fa, detection=det, meets_targets=True, shortfall=None
-        )
-    return ChosenGate(
-        kind=kind,
-        k_min=k,
-        false_alarm=fa,
-        detection=det,
-        meets_targets=False,
-        shortfall=(
-            _case_shortfall(det, power, runs, spread, projected)
-            if kind == "cases"
-            else _shortfall(det, power, plans, more_runs, runs, spread)
-        ),
-    )
-
-
-def _shortfall(
-    det: float,
-    power: float,
-    plans: SuitePlans | None,
-    more: MoreRuns | None,
-    runs: int,
-    spread: CaseSpread | None,
-) -> str:
-    """One line: how far the gate's detection falls short, and what would close it (no
-    majority vote when the noise is mostly systematic: the judge repeats itself)."""
-    closes = []
-    systematic = spread is not None and spread.mostly_systematic
-    if plans is not None:
-        for plan in plans.plans:
-            if plan is not None and not (systematic and plan.policy.majority > 1):
-                calls = plan.cases * plan.policy.majority
-                closes.append(
-                    f"{plan.cases} cases ({plan.policy.describe()}, {calls:g} judge calls a run)"
-                )
-    if more is not None and more.runs is not None and more.runs > runs:
-        closes.append(f"{more.runs - runs} more known-good runs")
-    what = "; would close it: " + " or ".join(closes) if closes else ""
-    return f"detection {det:.3g}, short of the target {power:g}{what}"
-
-
-def _case_shortfall(
-    det: float,
-    power: float,
-    runs: int,
-    spread: CaseSpread | None,
-    projected: tuple[int, float] | None,
-) -> str:
-    """One line for the case-aware gate: how far its detection falls short, and whether
-    more known-good runs like these would close it (a stable case's failure weighs more
-    the longer its record; more cases or judge calls do not change that)."""
-    short = f"detection {det:.3g}, short of the target {power:g}"
-    if projected is None:
-        return short
-    more, got = projected
-    if got >= power:
-        return (
-            f"{short}; would close it: about {more - runs} more known-good runs like these "
-            f"(projected detection {got:.3g} at {more} runs)"
-        )
-    fix = ""
-    if spread is not None and spread.mostly_systematic:
-        fix = f": fix {_names(spread.systematic)} (judged wrong every time)"
-    elif spread is not None and 2 * len(spread.systematic + spread.flaky) > spread.cases:
-        noisy = len(spread.systematic + spread.flaky)
-        fix = (
-            f": the judge errs on {noisy} of {spread.cases} cases; quiet it with repeated "
-            f"calls (gatecal policies prices them) or fix the flakiest "
-            f"({_names(_flakiest(spread))})"
-        )
-    elif spread is not None and (spread.systematic or spread.flaky):
-        fix = f": fix or quiet {_names(spread.systematic + spread.flaky)}"
-    return (
-        f"{short}; more known-good runs alone would not close it (projected detection "
-        f"{got:.3g} at {more} runs){fix}"
-    )
-
-
-def _flakiest(spread: CaseSpread) -> tuple[str, ...]:
-    """The flaky cases, most failures first."""
-    flaky = [r for r in spread.records if r.kind == "flaky"]
-    return tuple(r.case for r in sorted(flaky, key=lambda r: -r.failures / max(r.runs, 1)))
-
-
-def _names(cases: tuple[str, ...], most: int = 4) -> str:
-    shown = ", ".join(cases[:most])
-    return shown + (f" and {len(cases) - most} more" if len(cases) > most else "")
 
 
 def _more_runs(
@@ -910,22 +687,6 @@ def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _
     )
     text = f"measured: {regressed_runs} regressed runs"
     return detections, text, failing_cases, plan_regression
-
-
-def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats:
-    """Each case's failure rate in the measured regressed runs, in the order of `cases`
-    (short names); a case never observed there fails at `low_rate`."""
-    names = data.short_names()
-    _, reg_cases, reg_outcome = data.outcome_array("regressed")
-    column = {names[c]: j for j, c in enumerate(reg_cases)}
-    padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
-    reg_outcome = padded[:, [column.get(c, -1) for c in cases]]  # -1: never reported
-    reg_fail = (reg_outcome == 0).sum(axis=0)
-    reg_seen = (reg_outcome >= 0).sum(axis=0)
-    # each case at its observed failure rate in the regressed runs (cases that always
-    # failed never pass); the noise of the rest is what those runs showed; a case
-    # never observed there passes as often as the healthy build's lower bound allows
-    return np.asarray(np.where(reg_seen > 0, reg_fail / np.maximum(reg_seen, 1), low_rate))
 
 
 def _assumed_regression(

@@ -129,7 +129,7 @@ def test_the_case_gate_on_temperature_0_catches_two_stable_failures_not_the_syst
 
 
 def _regressed(data, gate):
-    from gatecal._analyses.recommend.gate import regressed_rates
+    from gatecal._analyses.recommend.choice import regressed_rates
 
     return regressed_rates(data, list(gate.cases), 0.0)
 
