@@ -68,7 +68,8 @@ def plan(
         int | None,
         whole(
             "--max-cases",
-            "Largest suite to try, at most 2000000.  [default: no cap; 5000 with --icc; "
+            "Largest suite to try, at most 2000000 (2000 with --case-spread or --systematic).  "
+            "[default: no cap; 5000 with --icc; "
             "1000 with --case-spread or --systematic]",
         ),
     ] = None,

@@ -18,7 +18,11 @@ from gatecal._analyses.plan._search import (
     _suite_pmfs,
     plan_from_tails,
 )
-from gatecal._analyses.plan.cases import CASES_DIFFER_MAX_CASES, plan_cases_differ
+from gatecal._analyses.plan.cases import (
+    CASES_DIFFER_LIMIT,
+    CASES_DIFFER_MAX_CASES,
+    plan_cases_differ,
+)
 from gatecal._analyses.plan.sequential import (
     SEQUENTIAL_MAX_CASES,
     SEQUENTIAL_MAX_CASES_LIMIT,
@@ -66,7 +70,8 @@ def plan_suite(
     Parameters
     ----------
     noise : JudgeNoise
-        The judge's error rates (symmetric or asymmetric, unparseable share, icc).
+        The judge's error rates (symmetric or asymmetric, unparseable share, icc, how
+        much cases differ).
     regression : Regression or str
         See :func:`parse_regression`.
     false_alarm, detection : float
@@ -89,8 +94,10 @@ def plan_suite(
         no larger size can (proved by :func:`_never_after`), with a safety stop at
         2,000,000 cases (then ``max_cases`` of the result says so); with run-level correlation
         (``noise.icc > 0``) noise does not average out as the suite grows, and the
-        search stops at :data:`ICC_MAX_CASES`. A regression of a number of cases starts
-        the search at that many (a smaller suite cannot hold it).
+        search stops at :data:`ICC_MAX_CASES`. When cases differ (``noise.case_spread``,
+        ``noise.systematic``) each size is its own exact Poisson-binomial: the search
+        stops at 1,000 cases, and `max_cases` may be at most 2,000. A regression of a
+        number of cases starts the search at that many (a smaller suite cannot hold it).
 
     Examples
     --------
@@ -111,6 +118,11 @@ def plan_suite(
     if max_cases is None:
         top = ICC_MAX_CASES if noise.run_correlated else None
         top = CASES_DIFFER_MAX_CASES if noise.cases_differ else top
+    elif noise.cases_differ:  # each size its own exact pmf: a search past this takes minutes
+        top = check_count("max_cases", max_cases, low=1)
+        if top > CASES_DIFFER_LIMIT:
+            rule = f"must be at most {CASES_DIFFER_LIMIT:,} when cases differ"
+            raise ParameterError("max_cases", rule, max_cases)
     else:  # (each size tried costs a pmf of that many cases: a typo must not run for days)
         top = check_count("max_cases", max_cases, low=1, high=_UNCAPPED_LIMIT)
     bottom = check_count("min_cases", min_cases, low=1, high=top or _UNCAPPED_LIMIT)

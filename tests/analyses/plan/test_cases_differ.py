@@ -88,3 +88,12 @@ def test_sequential_plans_and_icc_are_refused_when_cases_differ():
             noise=noise, regression="0.25", policies=[gatecal.parse_policy("sprt-5")]
         )
     assert info.value.name == "policies"
+
+
+def test_a_search_too_long_to_wait_for_is_refused():
+    """Each size is its own exact pmf: past 2,000 cases a search that finds none would
+    take many minutes."""
+    noise = gatecal.JudgeNoise(fnr=0.3, fpr=0.3, case_spread=0.3)
+    with pytest.raises(ParameterError) as info:
+        gatecal.plan_suite(noise=noise, regression="0.02", max_cases=5000)
+    assert info.value.name == "max_cases" and "2,000 when cases differ" in info.value.rule
