@@ -78,7 +78,7 @@ def test_judge_noise_gives_each_case_its_rate_in_every_check():
     assert (fpr[6:] == 0).all()  # a systematic case says "no" whatever the truth
     # a healthy build fails the systematic cases in every run
     q = gatecal.exact_pass_counts(suite, "healthy", noise).pmf
-    assert np.asarray(q)[7:].sum() == 0.0
+    assert np.asarray(q)[7:].sum() <= 1e-300  # (no mass: to rounding on any CPU)
 
 
 def test_unchanged_without_a_spread():
@@ -133,4 +133,4 @@ def test_a_majority_vote_helps_only_while_cases_are_alike():
     assert alike[1] < alike[0] / 3 and alike[2] < alike[0] / 3  # 0.871 -> 0.253, 0.174
     assert min(fixed[1:]) > 0.99 * fixed[0]  # 0.999 -> 1.000, 0.998: the same cases fail
     for policy in ("single", "majority-5", "rerun-failing-3", "rerun-2"):
-        assert false_alarm(policy, systematic=0.05) == 1.0
+        assert false_alarm(policy, systematic=0.05) == pytest.approx(1.0, abs=1e-12)

@@ -208,22 +208,24 @@ def _suite_pmfs(
     return pmf_h, ws @ pmf_r
 
 
-def plan_from_tails(
+def plan_from_pmfs(
     n: int,
     f: int,
     policy: Policy,
-    below_h: Floats,
-    below_r: Floats,
+    pmf_h: Floats,
+    pmf_r: Floats,
     calls: float,
     alpha: float,
     power: float,
 ) -> SuitePlan | None:
     """The plan at `n` cases (`f` of them failing in the regression), or None: from one
-    attempt's P(fewer than k pass), k = 0..n, of the healthy and the regressed build, a CI
-    run failing only when all ``policy.rerun + 1`` attempts do; `calls` is one attempt's
+    attempt's pass-count pmf (0..n) of the healthy and of the regressed build, a CI run
+    failing only when all ``policy.rerun + 1`` attempts do; `calls` is one attempt's
     expected judge calls of a healthy build."""
     from gatecal._model.gates import strictest_within
 
+    below_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
+    below_r = np.concatenate(([0.0], np.cumsum(pmf_r)))[: n + 1]
     single_h, single_r = np.minimum(below_h, 1.0), np.minimum(below_r, 1.0)
     fa = single_h ** (policy.rerun + 1)
     det = single_r ** (policy.rerun + 1)

@@ -14,7 +14,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.plan._search import SuitePlan, plan_from_tails
+from gatecal._analyses.plan._search import SuitePlan, plan_from_pmfs
 from gatecal._analyses.policies.rules import Policy, _case_try
 from gatecal._engines.exact import grouped_pass_count_pmf
 from gatecal._model.regression import Regression
@@ -98,16 +98,8 @@ def plan_cases_differ(
         healthy, regressed, calls = suite_pass_probabilities(
             noise, policy, n, f, judge_checks, code_checks
         )
-        found = plan_from_tails(
-            n, f, policy, _below(healthy), _below(regressed), float(calls.sum()), alpha, power
-        )
+        pmf_h, pmf_r = (grouped_pass_count_pmf(q, max_groups=q.size) for q in (healthy, regressed))
+        found = plan_from_pmfs(n, f, policy, pmf_h, pmf_r, float(calls.sum()), alpha, power)
         if found is not None:
             return found
     return None
-
-
-def _below(q: Floats) -> Floats:
-    """P(fewer than k cases pass) for k = 0..n, the cases passing with probabilities `q`
-    (binomials of the alike ones, convolved)."""
-    pmf = grouped_pass_count_pmf(q, max_groups=q.size)
-    return np.concatenate(([0.0], np.cumsum(pmf)))[: q.size + 1]

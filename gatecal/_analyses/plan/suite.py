@@ -16,7 +16,7 @@ from gatecal._analyses.plan._search import (
     _largest_pmf,
     _RulesBySize,
     _suite_pmfs,
-    plan_from_tails,
+    plan_from_pmfs,
 )
 from gatecal._analyses.plan.cases import (
     CASES_DIFFER_LIMIT,
@@ -313,11 +313,9 @@ def _exact_plan(
     f = reg.failing(n)
     if f < 1 or f > n:
         return None
-    pmf_h, pmf_r_mix = _suite_pmfs(n, f, q_pass, q_fail, ws)
-    below_h = np.concatenate(([0.0], np.cumsum(pmf_h)))[: n + 1]  # P(K < k), k=0..n
-    below_r = np.concatenate(([0.0], np.cumsum(pmf_r_mix)))[: n + 1]
+    pmf_h, pmf_r = _suite_pmfs(n, f, q_pass, q_fail, ws)
     calls_h = n * float(ws @ calls)
-    return plan_from_tails(n, f, policy, below_h, below_r, calls_h, targets.alpha, targets.power)
+    return plan_from_pmfs(n, f, policy, pmf_h, pmf_r, calls_h, targets.alpha, targets.power)
 
 
 def healthy_pass_pmf(plans: SuitePlans, policy: Policy, cases: int) -> Floats:
