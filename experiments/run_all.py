@@ -1,8 +1,8 @@
 """Regenerate everything in reports/: python experiments/run_all.py [--skip-benchmark].
 
 ``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``) and the long studies
-(the recommend coverage study, about 20 minutes; the case-gate study at 40 runs, about 16;
-the compare size study, about 3): the benchmarks' reports carry this machine's timings.
+(the recommend coverage study, about 20 minutes; the case-gate study, about 15; the compare
+size study, about 3): the benchmarks' reports carry this machine's timings.
 """
 
 from __future__ import annotations
