@@ -603,3 +603,90 @@ def test_a_list_typed_parquet_column_is_refused_not_read_as_text(tmp_path):
     pq.write_table(pa.table({"run": [["b0"], ["b1"]], "case": ["c", "c"],
                              "passed": [True, False]}), path)  # fmt: skip
     _one_error(["runs", path], "column run must hold text, numbers or booleans")
+
+
+# -- issue 47: names that would be commands, unbounded reads, duplicate columns -----------
+
+#: Names a pull request's own tests can carry into a CI log: a newline and a workflow
+#: command, a carriage return, a name that is a command itself, the older command form.
+COMMANDS = ["a\n::error::X", "b\r::add-mask::Y", "::warning::Z", "##[error]W", "ok"]
+
+
+def _hostile_runs(folder: Path) -> tuple[Path, Path]:
+    """30 known-good runs of the COMMANDS cases and 12 plain ones (case-00 flaky), and a
+    current run where every COMMANDS case fails (each one new)."""
+    plain = [f"case-{i:02d}" for i in range(12)]
+    rows = [
+        {"run": f"night-{r:02d}", "case": c, "passed": c != "case-00" or r % 3 != 0}
+        for r in range(30)
+        for c in [*COMMANDS, *plain]
+    ]
+    base = folder / "base.jsonl"
+    base.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    cur = folder / "cur.jsonl"
+    cur.write_text(
+        "".join(
+            json.dumps({"run": "ci", "case": c, "passed": c not in COMMANDS}) + "\n"
+            for c in [*COMMANDS, *plain]
+        )
+    )
+    return base, cur
+
+
+def _no_command_lines(text: str) -> None:
+    """No line a CI runner would read as a workflow command (it trims leading blanks)."""
+    for line in text.splitlines():
+        assert not line.lstrip().startswith(("::", "##[")), line
+    assert "\r" not in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_no_case_name_starts_a_line_of_text_whatever_stdout_is(tmp_path, fmt):
+    """check, recommend, runs and compare print names with their control characters as
+    escapes when stdout is a pipe (as in CI), and no name starts a line as a command."""
+    base, cur = _hostile_runs(tmp_path)
+    for args in (
+        ["check", cur, "--baseline", base],
+        ["check", cur, "--baseline", base, "--gate", "count"],
+        ["recommend", base],
+        ["runs", base],
+        ["compare", "--baseline", base, "--candidate", cur],
+    ):
+        code, out, err = run_cli(*args, "--format", fmt)
+        assert code in (0, 1), err
+        _no_command_lines(out)
+        _no_command_lines(err)
+        if fmt == "table" and args[0] != "recommend":  # recommend names its flakiest only
+            assert "a\\n::error::X" in out, (args, out)
+
+
+def test_a_case_name_cannot_break_out_of_the_reports_markdown(tmp_path):
+    """A name with a newline and a fence line (tilde or backtick) closed the report's block
+    of recommend's output, and raw HTML, a heading and a comment landed in index.md."""
+    from markdown_it import MarkdownIt
+
+    names = [
+        "x\n~~~~\n<img src=x onerror=alert(1)>",
+        "y\n```\n<script>alert(2)</script>\n# heading",
+        "z\n````\n<!-- comment",
+        "ok",
+    ]
+    rows = [
+        {"run": f"r{r}", "case": n, "passed": (7 * r + i) % 11 != 0}
+        for r in range(20)
+        for i, n in enumerate(names)
+    ]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    report = tmp_path / "report"
+    code, _, err = run_cli("report", "--out", report, "--runs-file", runs, "--regression", "1",
+                           "--runs", "20")  # fmt: skip
+    assert code == 0, err
+    index = (report / "index.md").read_text()
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(index)
+    html = [t for t in tokens if t.type == "html_block"]
+    html += [c for t in tokens for c in t.children or () if c.type == "html_inline"]
+    assert html == []
+    headings = [tokens[j + 1].content for j, t in enumerate(tokens) if t.type == "heading_open"]
+    assert "heading" not in headings
+    assert "<script>alert" not in (report / "index.html").read_text()
