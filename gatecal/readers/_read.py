@@ -9,6 +9,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from gatecal._common.files import INPUT_MAX_BYTES, InputFileError, check_regular
 from gatecal.readers import _progress
 from gatecal.readers._base import (
     ATTEMPTS,
@@ -19,6 +20,7 @@ from gatecal.readers._base import (
     Reader,
     ReadOptions,
     Source,
+    whole_bytes,
 )
 from gatecal.readers._columns import VerdictColumns
 from gatecal.readers._data import RunsData, duplicate_runs
@@ -148,6 +150,10 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
             files += regular
     seen: dict[Path, None] = {}
     for f in files:
+        try:  # a glob's or a folder's match too: no device, no FIFO, and within the limit
+            check_regular(f, INPUT_MAX_BYTES)
+        except InputFileError as exc:
+            raise RunsError(str(exc)) from None
         key = f.resolve()
         if key in seen:
             # the paths' own role ("known-good" was wrong for check's current run)
@@ -279,7 +285,7 @@ def read_runs(
             found = _by_signature(path, input_format) or _streamed(path, input_format)
             raw = None
             if found is None:
-                raw = path.read_bytes()
+                raw = whole_bytes(path)
                 found = reader(input_format or detect_format(path, raw))
             if found.GROUPED:  # read with the build's other files of its format, below
                 grouped.setdefault(found.FORMAT, (found, []))[1].append(Source(path, labels[path]))

@@ -690,3 +690,56 @@ def test_a_case_name_cannot_break_out_of_the_reports_markdown(tmp_path):
     headings = [tokens[j + 1].content for j, t in enumerate(tokens) if t.type == "heading_open"]
     assert "heading" not in headings
     assert "<script>alert" not in (report / "index.html").read_text()
+
+
+def _bounded_run(args, cwd):
+    """gatecal ARGS in a process of its own, limited to 1 GiB of memory and 60 s: an input
+    read without bound ran out of one (a MemoryError traceback) or blocked (a FIFO)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():  # pragma: no cover - in the child
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "gatecal", *map(str, args)],
+        cwd=cwd, capture_output=True, text=True, timeout=60, preexec_fn=limit,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["check", "cur.jsonl", "--baseline", "base.jsonl", "--gate-from", "{}"], "--gate-from"),
+        (["calibrate", "{}"], "LABELS"),
+        (["simulate", "--suite", "{}"], "--suite"),
+        (["check", "{}", "--baseline", "base.jsonl"], "CURRENT"),
+    ],
+)
+def test_an_input_that_is_not_a_regular_file_is_refused_not_read(tmp_path, device, args, option):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    _hostile_runs(tmp_path)
+    if device == "fifo":
+        os.mkfifo(tmp_path / "fifo")  # nobody writes it: a read blocks for ever
+    proc = _bounded_run([a.format(device) for a in args], tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-500:]
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"gatecal: error: {option}")
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_input_over_its_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from gatecal._common import files
+
+    gate = tmp_path / "gate.json"
+    gate.write_text(json.dumps({"format": "gatecal.recommend", "padding": "x" * 2000}))
+    monkeypatch.setattr(files, "GATE_FILE_MAX_BYTES", 1000)
+    with pytest.raises(
+        gatecal.ParameterError, match=r"holds 2,0[0-9]* bytes, over the 1,000 bytes"
+    ):
+        gatecal.load_recommended_gate(gate)
+    with pytest.raises(files.InputFileError, match="holds 2,0"):
+        files.read_limited(gate, 1000)
+    assert files.read_limited(gate, 5000) == gate.read_bytes()
