@@ -33,6 +33,11 @@ def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
         if suffix != ".csv":
             raise LabelsError(f"{path}: a label table must be .csv or .jsonl")
         reader = csv.DictReader(handle)
+        from gatecal.readers.table.cells import duplicate_columns
+
+        twice = duplicate_columns(reader.fieldnames or [])
+        if twice:
+            raise LabelsError(f"{path}: {twice}")
         missing = sorted({"item", "human", "judge"} - set(reader.fieldnames or []))
         if missing:
             raise LabelsError(
