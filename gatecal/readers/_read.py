@@ -6,7 +6,10 @@ import fnmatch
 import glob
 import os
 import stat
+import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from gatecal._common.files import INPUT_MAX_BYTES, InputFileError, check_regular
@@ -22,7 +25,7 @@ from gatecal.readers._base import (
     Source,
     whole_bytes,
 )
-from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._columns import VerdictColumns, nfc_cases
 from gatecal.readers._data import RunsData, duplicate_runs
 from gatecal.readers._registry import INPUT_FORMATS, listed, reader, readers
 from gatecal.readers._verdict import RunsError
@@ -345,11 +348,15 @@ def _streamed(path: Path, input_format: str | None) -> Reader | None:
     return found if found.STREAMS else None
 
 
+#: A case id in Unicode NFC: the one spelling every reader's ids are compared in.
+nfc = partial(unicodedata.normalize, "NFC")
+
+
 def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
     if not batch.verdicts and not batch.skips:
         names = ", ".join(f.path for f in batch.files) or "input"
         raise RunsError(f"{names}: no verdicts to read")
-    table = batch.verdicts.build()
+    table, spelled = nfc_cases(batch.verdicts.build())  # one spelling of an id is one case
     duplicate = _first_duplicate(table)
     if duplicate is not None:
         v = table[duplicate]
@@ -372,10 +379,16 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
             f"chance alone explains that {chance:.1g} times): a cached or copied run "
             "measures nothing"
         )
+    skips = [replace(s, case=nfc(s.case)) if not s.case.isascii() else s for s in batch.skips]
+    parts = [replace(v, case=nfc(v.case)) if not v.case.isascii() else v for v in batch.components]
+    for read in [s.case for s in batch.skips] + [v.case for v in batch.components]:
+        if not read.isascii() and nfc(read) != read:
+            spelled.setdefault(nfc(read), read)
     return RunsData(
         verdicts=table,
-        skips=tuple(batch.skips),
-        components=tuple(batch.components),
+        skips=tuple(skips),
+        components=tuple(parts),
+        spellings=tuple(spelled.items()),
         files=tuple(batch.files),
         reruns=batch.reruns,
         attempts_policy=options.attempts,

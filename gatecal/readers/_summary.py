@@ -34,6 +34,7 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
             "missing": int((outcome == -1).sum()),
         }
     skipped_cases = {s.case for s in data.skips} - set(data.cases())
+    read = dict(data.spellings)
     return {
         "runs": sum(b["runs"] for b in builds.values()),
         "cases": len(data.cases()),
@@ -50,7 +51,11 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "tokens": data.tokens,
         "builds": builds,
         "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
-        "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
+        # an id read in another Unicode form than NFC (every id is compared in NFC) says how
+        "case_list": [
+            {"case": c, "short": names[c], **({"read_as": read[c]} if c in read else {})}
+            for c in data.cases()
+        ],
         "never_observed": sorted(skipped_cases),
         # a check of several kinds (promptfoo's `threshold`, judge where a model-graded
         # assertion is under it): `kind` is the first, `kinds` all
@@ -160,6 +165,12 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         f"left out: {s['skipped']} skipped, {plural(s['errors'], 'error')}, "
         f"{s['unscored']} unscored (never passes, never failures)"
     )
+    if data.spellings:
+        first, spelled = data.spellings[0]
+        lines.append(
+            f"  {plural(len(data.spellings), 'case id')} read in another Unicode form than "
+            f"NFC, compared and named in NFC (e.g. {spelled!a} as {first!a})"
+        )
     if s["never_observed"]:
         shown = ", ".join(map(text_name, s["never_observed"][:5])) + (
             " ..." if len(s["never_observed"]) > 5 else ""

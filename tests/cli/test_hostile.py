@@ -743,3 +743,28 @@ def test_an_input_over_its_limit_is_refused_before_it_is_read(tmp_path, monkeypa
     with pytest.raises(files.InputFileError, match="holds 2,0"):
         files.read_limited(gate, 1000)
     assert files.read_limited(gate, 5000) == gate.read_bytes()
+
+
+def test_a_ci_run_spelling_an_id_in_nfd_is_not_missing_from_an_nfc_baseline(tmp_path):
+    """NFC and NFD spellings of one id were two cases, listed identically as missing and
+    as not in the baseline: the run was incomplete."""
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "réponse-naïve")
+    cases = [f"case-{i:02d}" for i in range(10)] + [nfc]
+    base = tmp_path / "base.jsonl"
+    base.write_text(
+        "".join(
+            json.dumps({"run": f"n{r}", "case": c, "passed": c != "case-00" or r % 3 != 0}) + "\n"
+            for r in range(30)
+            for c in cases
+        )
+    )
+    cur = tmp_path / "cur.jsonl"
+    spelled = [unicodedata.normalize("NFD", c) for c in cases]
+    cur.write_text(
+        "".join(json.dumps({"run": "ci", "case": c, "passed": True}) + "\n" for c in spelled)
+    )
+    code, out, err = run_cli("check", cur, "--baseline", base)
+    assert code == 0, out + err
+    assert "11 of 11 cases passed" in out and "not in the baseline" not in out

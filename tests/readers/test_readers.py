@@ -880,3 +880,29 @@ def test_a_label_table_with_two_columns_of_one_name_is_refused(tmp_path):
     )
     with pytest.raises(gatecal.LabelsError, match="columns named twice: 'judge' and 'JUDGE'"):
         gatecal.read_labels(path)
+
+
+# -- one Unicode spelling of a case id (issue 47) -----------------------------------------------
+
+
+def test_the_nfc_and_nfd_spellings_of_an_id_are_one_case_with_the_spelling_kept(tmp_path):
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "café-naïve")
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfc != nfd
+    path = tmp_path / "runs.jsonl"
+    rows = [{"run": "r1", "case": nfc, "passed": True}, {"run": "r2", "case": nfd, "passed": False}]
+    rows += [{"run": r, "case": "plain", "passed": True} for r in ("r1", "r2")]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = read_runs([path])
+    assert list(data.cases()) == [nfc, "plain"]
+    assert data.spellings == ((nfc, nfd),)
+    summary = runs_summary(data)
+    assert summary["case_list"][0] == {"case": nfc, "short": nfc, "read_as": nfd}
+    assert "read_as" not in summary["case_list"][1]
+    path.write_text(
+        "".join(json.dumps(row) + "\n" for row in [*rows[:1], {**rows[1], "run": "r1"}])
+    )
+    with pytest.raises(RunsError, match="duplicate verdict"):
+        read_runs([path])  # both spellings in one run: one case twice
