@@ -541,8 +541,8 @@ def _recommend(
             false_alarm=alpha,
             detection=power,
         )
-    spread, gate, case_det, projected = case_aware(
-        data, cases, outcome, alpha, power, regressed_runs, failing_cases, gate_noise.low
+    spread, gate, case_det = case_aware(
+        data, cases, outcome, alpha, power, regressed_runs, failing_cases, gate_noise.low, runs
     )
     chosen = choose(
         n=n,
@@ -556,7 +556,6 @@ def _recommend(
         plans=plans,
         more_runs=more_runs,
         runs=r,
-        projected=projected,
     )
     return Recommendation(
         case_spread=spread,
