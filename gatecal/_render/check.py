@@ -359,7 +359,7 @@ def _junit(res: GateCheck) -> str:
                 ET.SubElement(element, "failure", message=message)
         cases.append(element)
     gate = ET.SubElement(suite, "testcase", classname="gatecal", name=f"gate {res.gate}")
-    evidence = "\n".join([_verdict_sentence(res), *res.reasons, *res.warnings])
+    evidence = "\n".join([_verdict_sentence(res), *map(text_name, (*res.reasons, *res.warnings))])
     if res.decision != "pass":
         kind = "failure" if res.decision == "fail" else "error"
         node = ET.SubElement(gate, kind, message=f"{_WORD[res.decision]}: {_verdict_sentence(res)}")

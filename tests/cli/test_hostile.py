@@ -658,6 +658,9 @@ def test_no_case_name_starts_a_line_of_text_whatever_stdout_is(tmp_path, fmt):
         _no_command_lines(err)
         if fmt == "table" and args[0] != "recommend":  # recommend names its flakiest only
             assert "a\\n::error::X" in out, (args, out)
+    code, out, err = run_cli("check", cur, "--baseline", base, "--format", "junit")
+    assert code == 1, err
+    _no_command_lines(out)  # the XML a CI reporter reads, and a log shows
 
 
 def test_a_case_name_cannot_break_out_of_the_reports_markdown(tmp_path):
