@@ -32,7 +32,7 @@ __all__ = [
 RECOMMEND_FORMAT = "gatecal.recommend"
 RECOMMEND_VERSION = CONTRACTS["recommend"]
 #: What recommend wrote before its header took the common form (same fields).
-_EARLIER = {("gatecal recommend", 1)}
+_EARLIER = {("gatecal recommend", 1), (RECOMMEND_FORMAT, 2)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,8 +150,8 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     if (found, version) not in {(RECOMMEND_FORMAT, RECOMMEND_VERSION), *_EARLIER}:
         raise bad(
             f"is a recommend output of version {version!r}; this gatecal reads version "
-            f"{RECOMMEND_VERSION} (and the earlier 'gatecal recommend' version 1): rerun "
-            "recommend"
+            f"{RECOMMEND_VERSION} (and versions 2 and the earlier 'gatecal recommend' 1 for "
+            "count gates): rerun recommend"
         )
     rec = document.get("recommended")
     rules = document.get("policies")
@@ -226,6 +226,12 @@ def _chosen_gate(
             failures_per_run=gate.failures_per_run,
             source=source,
             shortfall=gap,
+        )
+    body = document.get("case_gate")
+    if isinstance(body, Mapping) and "tail" in body and "known_good_runs" not in body:
+        raise bad(
+            "holds the case-aware gate of an earlier gatecal (weights and a tail, before the "
+            "gate ranked the CI run among the known-good runs): rerun gatecal recommend"
         )
     try:
         gate = _read_case_gate(document, source, gap)

@@ -478,13 +478,20 @@ def _case_rule(
             raise ParameterError(
                 "policy", "must be single with the case-aware gate", _policy_text(chosen)
             )
-    elif gate is not None or case_gate is None or not single or rec.chosen.kind != "cases":
+    elif (
+        gate is not None
+        or case_gate is None
+        or not single
+        or rec.chosen is None
+        or rec.chosen.kind != "cases"
+    ):
         return None
     assert case_gate is not None
     source = (
         f"the case-aware gate, within {target:g} by the known-good runs' own ranks"
         if asked
-        else f"default: the case-aware gate (each case weighed by its own record), within {target:g}"
+        else "default: the case-aware gate (each case weighed by its own record), within "
+        f"{target:g}"
     )
     return _CaseRule(
         failing=case_gate.failing,
@@ -548,7 +555,9 @@ def check_gate(
     The decision is ``incomplete`` (never ``pass``) when a baseline case has no
     verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
     policy; else ``fail`` when the gate fails (fewer than ``k_min`` baseline cases pass;
-    or, for the case-aware gate, the failing cases' weights reach its threshold), a case
+    or, for the case-aware gate, fewer than ``floor(false_alarm (R + 1))`` of the R
+    known-good runs weigh as much as the run's failing cases, each run weighed against the
+    others: :mod:`gatecal._model.rankgate`), a case
     the baseline never saw fails, or `require_targets` and the gate falls short; else
     ``pass``.
 
@@ -570,7 +579,7 @@ def check_gate(
     >>> _ = (folder / "ci.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in ci))
     >>> result = gatecal.check_gate(gatecal.read_runs([folder / "ci.jsonl"]), nightly)
     >>> result
-    <gatecal.GateCheck: FAIL: 17 of 20 cases passed; the failing cases weigh 4.05, ...>
+    <gatecal.GateCheck: FAIL: 17 of 20 cases passed; the failing cases weigh 3.89, 0 of 30 ...>
     >>> result.exit_code
     1
     """
@@ -649,7 +658,6 @@ def check_gate(
     extra_failed = [extra[j] for j in np.flatnonzero(attempt == FAIL).tolist()]
     complete = not reasons
     ranked = rule.test(final <= ERROR, final == MISSING) if rule is not None else None
-    score = None if ranked is None else ranked.score
     if not complete:
         decision: Decision = "incomplete"
         reasons.insert(0, "incomplete evidence never passes")
@@ -747,7 +755,7 @@ def _rank_reason(ranked: RankTest, passed: int, n: int) -> str:
     r = ranked.runs
     weigh = f"the failing cases weigh {ranked.score / _UNITS:.2f}"
     if ranked.score == 0:
-        return f"{weigh}: no case failed that the known-good runs do not fail ({passed} of {n} cases passed)"
+        return f"{weigh}: no case failed ({passed} of {n} cases passed)"
     return (
         f"{weigh}; {ranked.at_least} of {r} known-good runs weigh as much or more "
         f"(each against the others), the gate fails the build when fewer than "
@@ -773,6 +781,7 @@ def _measured(
         confidence_level=confidence_level,
         method=method,
         significance=SIGNIFICANCE,
+        estimate_detection=False,  # check decides; it does not estimate what the gate can see
     )
     short = baseline.short_names()
     cases = baseline.cases()

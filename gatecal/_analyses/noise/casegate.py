@@ -296,4 +296,4 @@ def measured_detection(gate: CaseGate, outcome: npt.ArrayLike) -> float:
     for row in y:
         test = gate.test(np.flatnonzero(row == 0).tolist(), np.flatnonzero(row < 0).tolist())
         caught += test.fails
-    return caught / y.shape[0]
+    return caught / int(y.shape[0])

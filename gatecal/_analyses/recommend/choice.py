@@ -99,10 +99,13 @@ def case_aware(
     failing_cases: float,
     low_rate: float,
     run_names: list[str] | None = None,
+    *,
+    estimate_detection: bool = True,
 ) -> tuple[CaseSpread | None, CaseGate | None, float | None]:
     """Each case's record, the case-aware gate and its detection of the regression (the
     share of measured regressed runs it fails, or its estimated detection of that many
-    stable cases broken); Nones above :data:`CASE_GATE_MAX_CASES` cases."""
+    stable cases broken); Nones above :data:`CASE_GATE_MAX_CASES` cases. `estimate_detection`
+    False: no detection is estimated (check decides with the gate alone)."""
     del power, low_rate
     if len(cases) > CASE_GATE_MAX_CASES:
         return None, None, None
@@ -110,9 +113,15 @@ def case_aware(
     k = max(1, round(failing_cases))
     ks = {1, 2, 3} if regressed_runs else {1, 2, 3, k}
     gate = case_gate(
-        spread, outcome, run_names=run_names, false_alarm=alpha, stable_cases=sorted(ks)
+        spread,
+        outcome,
+        run_names=run_names,
+        false_alarm=alpha,
+        stable_cases=sorted(ks) if estimate_detection else (),
     )
-    if regressed_runs:
+    if not estimate_detection:
+        det = 0.0
+    elif regressed_runs:
         det = measured_detection(gate, regressed_outcome(data, cases))
     else:
         det = gate.detection(k) or 0.0

@@ -475,9 +475,11 @@ def test_the_baseline_cases_are_taken_in_recommends_order(tmp_path, unseen):
     assert ("case-zz" in data.cases()) == unseen and "case-zz" not in order
     assert len(order) == len(CASES)
     # recommend's own measure but for the sorted per-case records, whose intervals come
-    # in the cases' order instead
+    # in the cases' order instead, and the case-aware gate's detection estimates (check
+    # decides; it does not estimate what the gate can see)
     full = gatecal.recommend_gate(data, detection=0.0)
-    assert rec.per_case == () and rec == dataclasses.replace(full, per_case=())
+    gate = dataclasses.replace(full.case_gate, detections=())
+    assert rec.per_case == () and rec == dataclasses.replace(full, per_case=(), case_gate=gate)
     assert len({c.rate for c in full.per_case}) > 1  # the cases' rates differ
     by_name = {c.case: c.rate for c in full.per_case}
     assert [rates.rate(i) for i in range(len(order))] == [by_name[c] for c in rec.case_order]

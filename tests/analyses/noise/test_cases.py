@@ -1,6 +1,5 @@
 """Each case's own record (noise/cases.py) and the case-aware gate (noise/casegate.py)."""
 
-import itertools
 import json
 import math
 
