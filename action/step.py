@@ -2,8 +2,9 @@
 
 ``step.py install PYTHON``: read the inputs, pip-install gatecal with the extras they need,
 and set the output ``python``. ``step.py check``: run ``gatecal check`` on the inputs and
-set the outputs ``decision``, ``k_min``, ``passed``, ``p_value``, ``new_failures`` and
-``systematic`` (case ids, one a line); gatecal appends its
+set the outputs ``decision``, ``k_min`` (empty when the gate is not a count), ``passed``,
+``p_value``, ``new_failures`` and ``systematic`` (case ids, one a line, each escaped as
+gatecal writes a name in text); gatecal appends its
 markdown summary to ``$GITHUB_STEP_SUMMARY`` itself. On bad input both exit with 2, write
 one line on stderr naming the input, the rule and the value, set ``decision=error`` and
 put that line in the job summary too, so the run's page says why.
@@ -14,7 +15,7 @@ YAML block list works; a word in quotes may hold spaces; backslashes are kept as
 itself, never an option: a word starting with ``-`` is refused, and each path reaches
 gatecal as ``--current=WORD``, so no word can be read as an option of its own.
 
-Standard library only: it runs before gatecal is installed.
+Standard library only until gatecal is installed (``install`` runs before it is).
 """
 
 from __future__ import annotations
@@ -214,8 +215,23 @@ def check() -> int:
         if said:
             return refuse(said[-1], status or 2, said=True)
         return refuse(f"gatecal: error: gatecal check wrote no result (exit {status})", status or 2)
+    return _set_check_outputs(result, status)
+
+
+def _set_check_outputs(result: dict[str, object], status: int) -> int:
+    """The outputs from check's JSON: ``k_min`` empty unless the gate is a count (the
+    case-aware gate has none), and each listed case on its own line with gatecal's one rule
+    for a name in text (a newline or carriage return in a name is ``\\n`` or ``\\r``, so
+    a name is never two entries nor a line that a runner reads as a command)."""
+    # gatecal is installed by now: the step runs on the Python it was installed into
+    from gatecal._common.names import action_lines
+
     outputs = {key: "" if result.get(key) is None else str(result[key]) for key in OUTPUTS}
-    outputs |= {key: "\n".join(map(str, result.get(key) or ())) for key in CASE_OUTPUTS}
+    if result.get("gate_kind") not in (None, "count"):
+        outputs["k_min"] = ""
+    for key in CASE_OUTPUTS:
+        listed = result.get(key)
+        outputs[key] = action_lines(map(str, listed if isinstance(listed, list) else ()))
     set_outputs(outputs)
     return status
 

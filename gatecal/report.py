@@ -206,7 +206,11 @@ def _measured_sections(folder: Path, rec: Recommendation, files: list[str]) -> l
 
 def _fenced(text: str) -> str:
     """Text kept as it is, in a monospace block (its columns line up)."""
-    fence = "~~~~" if "```" in text else "```"
+    from gatecal._common.names import code_fence
+
+    # longer than any run of backticks in it: no line of it can close the block (its names
+    # are one line each, so none starts a line either)
+    fence = code_fence(text)
     return f"{fence}text\n{text.rstrip()}\n{fence}"
 
 

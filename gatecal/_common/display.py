@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gatecal._common.names import code_fence
 from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError
 
@@ -52,7 +53,8 @@ def notebook_markdown(text: str) -> str:
 
     def flush() -> None:
         if block:
-            out.extend(["```text", *block, "```"])
+            fence = code_fence("\n".join(block))  # no line of the block can close it
+            out.extend([f"{fence}text", *block, fence])
             block.clear()
 
     for line in text.splitlines():

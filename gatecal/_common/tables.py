@@ -8,6 +8,9 @@ import io
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+# the one rule for a user's text in any output, re-exported where the renderers look
+from gatecal._common.names import code_fence, md_text, safe_terminal
+
 if TYPE_CHECKING:
     from gatecal._model.suite import JudgeNoise
 
@@ -56,30 +59,6 @@ def percent(p: float) -> str:
     return f"{100 * p:.10g}%"
 
 
-#: Characters that end a line somewhere (markdown, a browser, a spreadsheet).
-_BREAKS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-
-
-def md_text(text: str) -> str:
-    """A user's text (a case name) inside markdown: no HTML, no table breaks, no emphasis,
-    no line break (a name cannot start a heading or a fake verdict of its own)."""
-    import html
-
-    flat = "".join(" " if ch in _BREAKS else ch for ch in text)
-    escaped = html.escape(flat, quote=False)
-    return "".join("\\" + ch if ch in "\\`*_[]|#!~<>" else ch for ch in escaped)
-
-
-def code_fence(text: str) -> str:
-    """A backtick fence longer than any run of backticks in `text`, so the text cannot
-    close the block it is shown in (CommonMark: a fence closes at as many backticks)."""
-    longest, run = 0, 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
-    return "`" * max(3, longest + 1)
-
-
 #: A cell starting with one of these is a formula to a spreadsheet (OWASP's CSV injection).
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -90,15 +69,6 @@ def csv_cell(value: object) -> object:
     if isinstance(value, str) and value.startswith((*FORMULA_START, "'")):
         return "'" + value
     return value
-
-
-def safe_terminal(text: str) -> str:
-    """`text` with control characters (other than newline and tab) shown as escapes, so a
-    case name cannot move the cursor, clear the screen or retitle a terminal."""
-    return "".join(
-        ch if ch in "\n\t" or (ch.isprintable() and not 0x80 <= ord(ch) < 0xA0) else ascii(ch)[1:-1]
-        for ch in text
-    )
 
 
 def few(items: Sequence[str], shown: int = 10) -> str:

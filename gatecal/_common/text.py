@@ -33,9 +33,17 @@ def decode_text(raw: bytes, where: str | Path) -> str:
         ) from None
 
 
-def read_text(path: str | Path) -> str:
-    """The text of a file (see :func:`decode_text`); OSError passes through."""
-    return decode_text(Path(path).read_bytes(), path)
+def read_text(path: str | Path, limit: int | None = None) -> str:
+    """The text of a regular file of at most `limit` bytes (default
+    :data:`gatecal._common.files.WHOLE_MAX_BYTES`; see :func:`decode_text`): TextError
+    when it is not one; OSError passes through."""
+    from gatecal._common.files import WHOLE_MAX_BYTES, InputFileError, read_limited
+
+    try:
+        raw = read_limited(path, WHOLE_MAX_BYTES if limit is None else limit)
+    except InputFileError as exc:
+        raise TextError(str(exc)) from None
+    return decode_text(raw, path)
 
 
 def joined(words: Sequence[str], last: str = "or") -> str:

@@ -462,8 +462,12 @@ def load_recommended_gate(path: str | Path) -> RecommendedGate:
         Named ``gate_from``: the file cannot be read, is not JSON, or is refused by
         :func:`recommended_gate_from`.
     """
+    from gatecal._common.files import GATE_FILE_MAX_BYTES, InputFileError, read_limited
+
     try:
-        document = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        document = json.loads(read_limited(path, GATE_FILE_MAX_BYTES).decode("utf-8-sig"))
+    except InputFileError as exc:
+        raise ParameterError("gate_from", exc.rule, str(path)) from None
     except OSError as exc:
         raise ParameterError(
             "gate_from", f"could not be read ({exc.strerror})", str(path)

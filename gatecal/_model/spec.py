@@ -237,10 +237,11 @@ def load_spec(path: str | Path) -> SuiteSpec:
         If the file cannot be read or parsed, or a field is malformed.
     """
     file = Path(path)
+    from gatecal._common.files import SPEC_MAX_BYTES
     from gatecal._common.text import TextError, read_text
 
     try:
-        text = read_text(file)
+        text = read_text(file, SPEC_MAX_BYTES)
     except OSError as exc:
         raise SpecError(f"{file}: cannot read the suite spec ({exc.strerror})") from None
     except TextError as exc:

@@ -6,6 +6,7 @@ from typing import Any
 
 from gatecal._analyses.calibrate.judge import Calibration, CheckCalibration, Estimate
 from gatecal._common.contracts import json_document
+from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
 from gatecal._common.validate import ParameterError
 
@@ -54,7 +55,9 @@ def _csv_rows(cal: Calibration) -> list[dict[str, Any]]:
 
 def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
     m = c.matrix
-    lines = [f"confusion matrix of {_name(c)} ({plural(c.judgements, 'judgement')}):"]
+    lines = [
+        f"confusion matrix of {shown_as(_name(c), fmt)} ({plural(c.judgements, 'judgement')}):"
+    ]
     lines += table_lines(
         ["human says", "judge pass", "judge fail", "unparseable"],
         [
@@ -90,22 +93,27 @@ def _check_lines(c: CheckCalibration, level: str, fmt: str) -> list[str]:
                 f"noise floor {s.noise_floor:.3f} per verdict",
             ]
         )
-    lines += ["", f"{_name(c)}: {c.pass_items} truly passing, {c.fail_items} truly failing items"]
+    lines += [
+        "",
+        f"{shown_as(_name(c), fmt)}: {c.pass_items} truly passing, {c.fail_items} truly "
+        "failing items",
+    ]
     lines += table_lines(["measure", f"estimate [{level} interval]", "method"], rows, fmt)
-    lines += _systematic_lines(c)
+    lines += _systematic_lines(c, fmt)
     return lines
 
 
-def _systematic_lines(c: CheckCalibration, shown: int = 8) -> list[str]:
+def _systematic_lines(c: CheckCalibration, fmt: str, shown: int = 8) -> list[str]:
     """The items the judge gets wrong (nearly) every time, named as errors to fix."""
     if not c.systematic:
         return []
     names = ", ".join(
-        f"{item} ({wrong} of {judged})" for item, wrong, judged in c.systematic[:shown]
+        f"{shown_as(item, fmt)} ({wrong} of {judged})"
+        for item, wrong, judged in c.systematic[:shown]
     )
     more = f" and {len(c.systematic) - shown} more" if len(c.systematic) > shown else ""
     share = f"{100 * c.systematic_share:.0f}%"
-    whose = f"{c.check}'s" if c.check else "the judge's"
+    whose = f"{shown_as(c.check, fmt)}'s" if c.check else "the judge's"
     return [
         f"wrong every time or nearly ({plural(len(c.systematic), 'item')}, {share} of "
         f"{whose} errors): {names}{more}",
@@ -150,14 +158,14 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     lines = [
         f"read: {plural(p.items, 'labelled item')}{checks} ({p.pass_items} truly pass, "
         f"{p.fail_items} truly fail), {plural(p.judgements, 'judgement')}"
-        + (f", from {cal.source}" if cal.source else ""),
+        + (f", from {shown_as(cal.source, fmt)}" if cal.source else ""),
         "",
     ]
     for c in cal.checks:
         lines += [*_check_lines(c, level, fmt), ""]
     if len(cal.checks) > 1:
         rows = [
-            [_name(c), str(c.items), _est(c.fnr), _est(c.fpr), _est(c.kappa)]
+            [shown_as(_name(c), fmt), str(c.items), _est(c.fnr), _est(c.fpr), _est(c.kappa)]
             for c in (*cal.checks, p)
         ]
         lines += ["per check:"]
@@ -165,8 +173,8 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
     if cal.observed is not None and cal.corrected is not None:
         k, n = cal.observed
         r = cal.corrected
-        source = f" ({cal.observed_source})" if cal.observed_source else ""
-        which = f" with the rates of {cal.corrected_check or 'the judge'}"
+        source = f" ({shown_as(cal.observed_source, fmt)})" if cal.observed_source else ""
+        which = f" with the rates of {shown_as(cal.corrected_check or 'the judge', fmt)}"
         lines += [
             f"observed: the judge passed {k:g} of {n:g} items{source}: {k / n:.3f}",
             f"corrected{which}: {r.verdict()}",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gatecal._analyses.check.gate import FailingCase, GateCheck
 from gatecal._common.contracts import json_document
+from gatecal._common.names import text_name
 from gatecal._common.tables import few, format_probability, md_text
 from gatecal._render import CHECK_FORMATS
 
@@ -28,6 +31,11 @@ def _more(count: int) -> str:
     return f"... and {count - LISTED} more (--format json lists every case)"
 
 
+def _few(names: Sequence[str], shown: int) -> str:
+    """The first `shown` names, each on its one line (:func:`text_name`), and how many more."""
+    return few([text_name(n) for n in names], shown)
+
+
 def _headline(res: GateCheck) -> str:
     return f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"
 
@@ -35,7 +43,9 @@ def _headline(res: GateCheck) -> str:
 def _verdict_sentence(res: GateCheck) -> str:
     """One sentence: what the result means."""
     if res.decision == "incomplete":
-        return "the evidence is incomplete, so the run does not pass: " + "; ".join(res.reasons[1:])
+        return "the evidence is incomplete, so the run does not pass: " + "; ".join(
+            map(text_name, res.reasons[1:])
+        )
     new = res.new_failures
     if res.decision == "pass":
         if not res.failing:
@@ -49,13 +59,13 @@ def _verdict_sentence(res: GateCheck) -> str:
     if res.passed >= res.k_min and not res.uncalibrated_failures:
         return "the gate falls short of its targets (--require-targets): " + (res.shortfall or "")
     if res.uncalibrated_failures and res.passed >= res.k_min:
-        return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
+        return "cases the baseline never saw failed: " + _few(res.uncalibrated_failures, NAMED)
     p = res.p_value if res.p_value is not None else 1.0
     if new:
         looks = "looks like a regression" if p < 0.05 else "may be noise"
         return (
             f"{looks}: a healthy build passes this few cases with probability "
-            f"{_p(p)} or less; new failures: {few(new, NAMED)}."
+            f"{_p(p)} or less; new failures: {_few(new, NAMED)}."
         )
     return (
         f"only known-flaky cases failed; a healthy build passes this few cases with "
@@ -69,11 +79,13 @@ def _case_verdict(res: GateCheck) -> str:
     caught = res.heavier_runs is not None and res.allowed is not None
     if not (caught and (res.heavier_runs or 0) < (res.allowed or 0)):
         if res.uncalibrated_failures:
-            return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
-        return "the gate falls short of its targets (--require-targets): " + (res.shortfall or "")
+            return "cases the baseline never saw failed: " + _few(res.uncalibrated_failures, NAMED)
+        return "the gate falls short of its targets (--require-targets): " + text_name(
+            res.shortfall or ""
+        )
     new = res.new_failures
     looks = "looks like a regression" if p < 0.05 else "may be noise"
-    named = f"; new failures: {few(new, NAMED)}" if new else ""
+    named = f"; new failures: {_few(new, NAMED)}" if new else ""
     return (
         f"{looks}: {_heavier(res)} known-good runs had failures this surprising "
         f"(rank p = {_p(p)}){named}."
@@ -117,7 +129,8 @@ _KIND_WORDS = {
 def _record_line(f: FailingCase, width: int) -> str:
     """One failing case: its record, how surprising its failure is, what it is."""
     b = f.baseline
-    text = f"  {f.case:<{width}}  failed {int(b.failures)} of {int(b.trials)} known-good runs"
+    name = text_name(f.case)
+    text = f"  {name:<{width}}  failed {int(b.failures)} of {int(b.trials)} known-good runs"
     if f.healthy_rate is not None:
         text += f"; healthy builds fail it {f.healthy_rate:.3g} of the time"
     if f.weight is not None:
@@ -129,8 +142,9 @@ def _record_line(f: FailingCase, width: int) -> str:
 def _case_line(f: FailingCase, width: int) -> str:
     b = f.baseline
     record = f"{int(b.failures)} of {int(b.trials)}"
-    text = f"  {f.case:<{width}}  {record:>8}  {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}]" + (
-        "  (error)" if f.status == "error" else ""
+    text = (
+        f"  {text_name(f.case):<{width}}  {record:>8}  {b.estimate:.4f} [{b.low:.4f}, {b.high:.4f}]"
+        + ("  (error)" if f.status == "error" else "")
     )
     if f.new:
         text += f"  healthy builds fail it with p <= {_p(f.probability)}"
@@ -148,17 +162,17 @@ def _table(res: GateCheck) -> str:
     noise = res.noise_for_gate
     lines = [
         _headline(res),
-        f"gate: {res.gate} ({res.gate_rule}); {res.gate_source}",
+        f"gate: {res.gate} ({res.gate_rule}); {text_name(res.gate_source)}",
     ]
     if res.policy != "single":
         lines.append(f"policy: {res.policy} over {len(res.current_runs)} current runs")
     if res.shortfall:
-        lines.append(f"shortfall: {res.shortfall}")
+        lines.append(f"shortfall: {text_name(res.shortfall)}")
     if res.gate_kind == "cases":
         lines += _case_table(res)
     else:
         lines += _count_table(res, level, noise.high)
-    lines += [f"warning: {w}" for w in res.warnings]
+    lines += [f"warning: {text_name(w)}" for w in res.warnings]
     lines.append(_verdict_sentence(res))
     return "\n".join(lines) + "\n"
 
@@ -178,16 +192,16 @@ def _case_table(res: GateCheck) -> list[str]:
     if res.failing:
         lines.append("failing cases, most surprising first:")
         ranked = sorted(res.failing, key=lambda f: -(f.weight or 0.0))
-        width = max([len(f.case) for f in ranked] + [4])
+        width = max([len(text_name(f.case)) for f in ranked] + [4])
         lines += [_record_line(f, width) for f in ranked[:LISTED]]
         if len(ranked) > LISTED:
             lines.append(f"  {_more(len(ranked))}")
     if res.uncalibrated_failures:
-        lines.append("failing, not in the baseline: " + few(res.uncalibrated_failures, LISTED))
+        lines.append("failing, not in the baseline: " + _few(res.uncalibrated_failures, LISTED))
     lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
     if res.decision == "incomplete":
         lines.append("incomplete evidence:")
-        lines += [f"  - {r}" for r in res.reasons[1:]]
+        lines += [f"  - {text_name(r)}" for r in res.reasons[1:]]
     return lines
 
 
@@ -205,7 +219,7 @@ def _count_table(res: GateCheck, level: str, high: float) -> list[str]:
             f"p-value: {_p(res.p_value)} (P(a healthy build passes {res.passed} cases "
             "or fewer), conservatively)"
         )
-    width = max([len(f.case) for f in res.failing] + [4])
+    width = max([len(text_name(f.case)) for f in res.failing] + [4])
     if any(f.healthy_rate is not None for f in res.failing):
         lines.append("failing cases, by their record:")
         lines += [_record_line(f, width) for f in res.failing[:LISTED]]
@@ -227,12 +241,12 @@ def _count_table(res: GateCheck, level: str, high: float) -> list[str]:
             if len(group) > LISTED:
                 lines.append(f"  {_more(len(group))}")
     if res.uncalibrated_failures:
-        names = few(res.uncalibrated_failures, LISTED)
+        names = _few(res.uncalibrated_failures, LISTED)
         lines.append("failing, not in the baseline: " + names)
     lines.append(f"errors: {len(res.error_cases)} (at most {res.max_errors} allowed)")
     if res.decision == "incomplete":
         lines.append("incomplete evidence:")
-        lines += [f"  - {r}" for r in res.reasons[1:]]
+        lines += [f"  - {text_name(r)}" for r in res.reasons[1:]]
     return lines
 
 
@@ -345,7 +359,7 @@ def _junit(res: GateCheck) -> str:
                 ET.SubElement(element, "failure", message=message)
         cases.append(element)
     gate = ET.SubElement(suite, "testcase", classname="gatecal", name=f"gate {res.gate}")
-    evidence = "\n".join([_verdict_sentence(res), *res.reasons, *res.warnings])
+    evidence = "\n".join([_verdict_sentence(res), *map(text_name, (*res.reasons, *res.warnings))])
     if res.decision != "pass":
         kind = "failure" if res.decision == "fail" else "error"
         node = ET.SubElement(gate, kind, message=f"{_WORD[res.decision]}: {_verdict_sentence(res)}")

@@ -5,13 +5,12 @@ from __future__ import annotations
 from gatecal._analyses.compare.builds import Comparison
 from gatecal._analyses.compare.oc import CompareDesign
 from gatecal._common.contracts import json_document
+from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
     format_probability,
-    md_text,
     plural,
-    safe_terminal,
     table_lines,
 )
 from gatecal._common.validate import ParameterError
@@ -63,7 +62,7 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
 
     def name(text: str) -> str:
-        return md_text(text) if fmt == "markdown" else safe_terminal(text)
+        return shown_as(text, fmt)
 
     r = result
     alt = "worse (one-sided)" if r.alternative == "worse" else "different (two-sided)"

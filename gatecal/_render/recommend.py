@@ -5,11 +5,11 @@ from __future__ import annotations
 from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
 from gatecal._common.contracts import json_document
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
+from gatecal._common.names import shown
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
     format_probability,
-    md_text,
     plural,
     table_lines,
 )
@@ -58,7 +58,7 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
     lines = [
         *_headline_lines(rec),
         "",
-        *_read_lines(rec),
+        *_read_lines(rec, fmt),
         *_noise_lines(rec, fmt, top),
         *_case_lines(rec, fmt),
         *_chosen_lines(rec, fmt),
@@ -168,7 +168,7 @@ def _sees_line(rec: Recommendation) -> str | None:
     return line
 
 
-def _read_lines(rec: Recommendation) -> list[str]:
+def _read_lines(rec: Recommendation, fmt: str) -> list[str]:
     """What was read, what was left out, and the reader's warnings."""
     builds = plural(rec.runs, "known-good run")
     if rec.regressed_runs:
@@ -199,7 +199,7 @@ def _read_lines(rec: Recommendation) -> list[str]:
             else "the last attempt counts"
         )
         lines.append(f"  {plural(rec.reruns, 'rerun attempt')} seen: {counted}")
-    lines += [f"  warning: {w}" for w in rec.warnings]
+    lines += [f"  warning: {shown(w, fmt)}" for w in rec.warnings]
     return lines
 
 
@@ -241,7 +241,7 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
         )
     lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
-        name = md_text(c.case) if fmt == "markdown" else c.case
+        name = shown(c.case, fmt)
         lines.append(f"  {name:<32} {c.rate.failures:>4g}  {_rate(c.rate)}")
     if len(rec.per_case) > top:
         lines.append(f"  ... {len(rec.per_case) - top} more")
@@ -260,14 +260,14 @@ def _case_lines(rec: Recommendation, fmt: str) -> list[str]:
         f"  how much whole runs differ: {spread.runs_differ()}",
     ]
     if spread.systematic:
-        names = ", ".join(md_text(c) if fmt == "markdown" else c for c in spread.systematic)
+        names = ", ".join(shown(c, fmt) for c in spread.systematic)
         lines.append(
             f"  systematic (a judge error or a broken test to fix, not flaky; no evidence "
             f"about a regression): {names}"
         )
     advice = spread.advice()
     if advice:
-        lines.append(f"  {md_text(advice) if fmt == 'markdown' else advice}")
+        lines.append(f"  {shown(advice, fmt)}")
     return lines
 
 

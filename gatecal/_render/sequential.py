@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gatecal._analyses.check.sequential import SequentialCheck
 from gatecal._common.contracts import json_document
+from gatecal._common.names import text_name
 from gatecal._common.tables import format_probability, md_text
 
 __all__ = ["render_sequential_check"]
@@ -81,6 +82,6 @@ def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
         raise ValueError(f"`fmt` must be one of table, markdown, json (got {fmt!r})")
     lines = [head, *_facts(res), "look  passing so far  fail at most  pass at least"]
     lines += [f"{a:>4}  {b:>14}  {c:>12}  {d:>13}" for a, b, c, d in _looks(res)]
-    lines += [f"  - {r}" for r in res.reasons]
-    lines += [f"warning: {w}" for w in res.warnings]
+    lines += [f"  - {text_name(r)}" for r in res.reasons]
+    lines += [f"warning: {text_name(w)}" for w in res.warnings]
     return "\n".join(lines) + "\n"

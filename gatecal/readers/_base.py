@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
+from gatecal._common.files import WHOLE_MAX_BYTES, InputFileError, read_limited
 from gatecal.readers._columns import VerdictBuilder
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
@@ -126,7 +127,15 @@ class Source:
     raw: bytes | None = None
 
     def read_bytes(self) -> bytes:
-        return self.raw if self.raw is not None else self.path.read_bytes()
+        return self.raw if self.raw is not None else whole_bytes(self.path)
+
+
+def whole_bytes(path: Path) -> bytes:
+    """A runs file read whole: a regular file of at most WHOLE_MAX_BYTES, else RunsError."""
+    try:
+        return read_limited(path, WHOLE_MAX_BYTES)
+    except InputFileError as exc:
+        raise RunsError(str(exc)) from None
 
 
 class Reader(Protocol):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["TEXT_COLUMNS", "OnDemand", "VerdictBuilder", "VerdictColumns"]
+__all__ = ["TEXT_COLUMNS", "OnDemand", "VerdictBuilder", "VerdictColumns", "nfc_cases"]
 
 T = TypeVar("T")
 
@@ -467,3 +467,31 @@ class VerdictColumns(OnDemand[Verdict]):
                 cost=cost[i] if has_cost[i] else None,
                 tokens=tokens[i] if has_tokens[i] else None,
             )
+
+
+def nfc_cases(table: VerdictColumns) -> tuple[VerdictColumns, dict[str, str]]:
+    """`table` with every case id in Unicode NFC, and the ids read in another spelling
+    (NFC id -> the spelling first read). One id typed on macOS (NFD) and on Linux (NFC)
+    is one case, not two listed identically; the codes of the two are merged, so a run
+    holding both is a duplicate verdict. A table whose ids are all NFC (any ASCII one) is
+    returned as it is."""
+    import unicodedata
+
+    import numpy as np
+
+    values = table.values("case")
+    normal = [v if v.isascii() else unicodedata.normalize("NFC", v) for v in values]
+    if normal == list(values):
+        return table, {}
+    merged: dict[str, int] = {}
+    spelled: dict[str, str] = {}
+    remap = np.empty(len(values), dtype=np.int32)
+    for code, (read, nfc) in enumerate(zip(values, normal, strict=True)):
+        remap[code] = merged.setdefault(nfc, len(merged))
+        if read != nfc:
+            spelled.setdefault(nfc, read)
+    columns = {name: table._columns[name] for name in table._columns}
+    columns["case"] = remap[np.asarray(table.codes("case"))]
+    texts = {name: tuple(table.values(name)) for name in TEXT_COLUMNS}
+    texts["case"] = tuple(merged)
+    return VerdictColumns(columns, texts), spelled

@@ -88,6 +88,9 @@ class RunsData:
     reruns: int = 0
     attempts_policy: str = "first"
     warnings: tuple[str, ...] = ()
+    #: (case id, the spelling read) of each case id read in another Unicode form than the
+    #: NFC every id is compared and named in (macOS writes file names in NFD)
+    spellings: tuple[tuple[str, str], ...] = ()
     _index: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

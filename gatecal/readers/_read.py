@@ -6,9 +6,13 @@ import fnmatch
 import glob
 import os
 import stat
+import unicodedata
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
+from gatecal._common.files import INPUT_MAX_BYTES, InputFileError, check_regular
 from gatecal.readers import _progress
 from gatecal.readers._base import (
     ATTEMPTS,
@@ -19,8 +23,9 @@ from gatecal.readers._base import (
     Reader,
     ReadOptions,
     Source,
+    whole_bytes,
 )
-from gatecal.readers._columns import VerdictColumns
+from gatecal.readers._columns import VerdictColumns, nfc_cases
 from gatecal.readers._data import RunsData, duplicate_runs
 from gatecal.readers._registry import INPUT_FORMATS, listed, reader, readers
 from gatecal.readers._verdict import RunsError
@@ -148,6 +153,10 @@ def _expand(paths: Sequence[str | Path], role: str) -> list[Path]:
             files += regular
     seen: dict[Path, None] = {}
     for f in files:
+        try:  # a glob's or a folder's match too: no device, no FIFO, and within the limit
+            check_regular(f, INPUT_MAX_BYTES)
+        except InputFileError as exc:
+            raise RunsError(str(exc)) from None
         key = f.resolve()
         if key in seen:
             # the paths' own role ("known-good" was wrong for check's current run)
@@ -279,7 +288,7 @@ def read_runs(
             found = _by_signature(path, input_format) or _streamed(path, input_format)
             raw = None
             if found is None:
-                raw = path.read_bytes()
+                raw = whole_bytes(path)
                 found = reader(input_format or detect_format(path, raw))
             if found.GROUPED:  # read with the build's other files of its format, below
                 grouped.setdefault(found.FORMAT, (found, []))[1].append(Source(path, labels[path]))
@@ -339,11 +348,15 @@ def _streamed(path: Path, input_format: str | None) -> Reader | None:
     return found if found.STREAMS else None
 
 
+#: A case id in Unicode NFC: the one spelling every reader's ids are compared in.
+nfc = partial(unicodedata.normalize, "NFC")
+
+
 def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
     if not batch.verdicts and not batch.skips:
         names = ", ".join(f.path for f in batch.files) or "input"
         raise RunsError(f"{names}: no verdicts to read")
-    table = batch.verdicts.build()
+    table, spelled = nfc_cases(batch.verdicts.build())  # one spelling of an id is one case
     duplicate = _first_duplicate(table)
     if duplicate is not None:
         v = table[duplicate]
@@ -366,10 +379,16 @@ def _assemble(batch: Batch, options: ReadOptions) -> RunsData:
             f"chance alone explains that {chance:.1g} times): a cached or copied run "
             "measures nothing"
         )
+    skips = [replace(s, case=nfc(s.case)) if not s.case.isascii() else s for s in batch.skips]
+    parts = [replace(v, case=nfc(v.case)) if not v.case.isascii() else v for v in batch.components]
+    for read in [s.case for s in batch.skips] + [v.case for v in batch.components]:
+        if not read.isascii() and nfc(read) != read:
+            spelled.setdefault(nfc(read), read)
     return RunsData(
         verdicts=table,
-        skips=tuple(batch.skips),
-        components=tuple(batch.components),
+        skips=tuple(skips),
+        components=tuple(parts),
+        spellings=tuple(spelled.items()),
         files=tuple(batch.files),
         reruns=batch.reruns,
         attempts_policy=options.attempts,

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from gatecal._common.contracts import json_document
+from gatecal._common.names import text_name
 from gatecal._common.tables import code_fence, csv_cell, md_text, plural, write_csv
 from gatecal._common.validate import ParameterError
 from gatecal.readers._data import RunsData
@@ -33,6 +34,7 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
             "missing": int((outcome == -1).sum()),
         }
     skipped_cases = {s.case for s in data.skips} - set(data.cases())
+    read = dict(data.spellings)
     return {
         "runs": sum(b["runs"] for b in builds.values()),
         "cases": len(data.cases()),
@@ -49,7 +51,11 @@ def runs_summary(data: RunsData) -> dict[str, Any]:
         "tokens": data.tokens,
         "builds": builds,
         "run_list": [{"build": b, "run": r} for b in data.builds() for r in data.runs(b)],
-        "case_list": [{"case": c, "short": names[c]} for c in data.cases()],
+        # an id read in another Unicode form than NFC (every id is compared in NFC) says how
+        "case_list": [
+            {"case": c, "short": names[c], **({"read_as": read[c]} if c in read else {})}
+            for c in data.cases()
+        ],
         "never_observed": sorted(skipped_cases),
         # a check of several kinds (promptfoo's `threshold`, judge where a model-graded
         # assertion is under it): `kind` is the first, `kinds` all
@@ -87,8 +93,10 @@ def _grid(data: RunsData, build: str) -> list[str]:
     symbol = {1: ".", 0: "x", -1: "-"}
     skipped = {(s.run, s.case) for s in data.skips if s.build == build}
     errored = {(v.run, v.case) for v in data.verdicts if v.build == build and v.status != "ok"}
-    width = min(max((len(names[c]) for c in cases), default=4), 40)
-    span = runs[0] if len(runs) == 1 else f"{runs[0]} ... {runs[-1]}"
+    shown = {c: text_name(names[c]) for c in cases}
+    width = min(max((len(shown[c]) for c in cases), default=4), 40)
+    first, last = text_name(runs[0]), text_name(runs[-1])
+    span = first if len(runs) == 1 else f"{first} ... {last}"
     lines = [
         f"{build} runs, one column each ({span}); "
         ". pass  x fail  E error/unscored  s skipped  - not reported"
@@ -100,7 +108,7 @@ def _grid(data: RunsData, build: str) -> list[str]:
             if cell == "-":
                 cell = "E" if (run, case) in errored else ("s" if (run, case) in skipped else "-")
             cells.append(cell)
-        lines.append(f"  {names[case][:width]:<{width}}  {''.join(cells)}")
+        lines.append(f"  {shown[case][:width]:<{width}}  {''.join(cells)}")
     return lines
 
 
@@ -130,17 +138,18 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
     s = runs_summary(data)
     fence = [_FENCE] if fmt == "markdown" else []
     lines = [f"read {plural(len(data.files), 'file')}:", *fence]
-    width = min(max((len(f.path) for f in data.files), default=4), 60)
-    for f in data.files:
+    paths = [text_name(f.path) for f in data.files]
+    width = min(max((len(p) for p in paths), default=4), 60)
+    for f, path in zip(data.files, paths, strict=True):
         what = f"{f.format} ({f.detail})" if f.detail else f.format
         lines.append(
-            f"  {f.path:<{width}}  {what:<22} {f.build:<9} {plural(len(f.runs), 'run'):>8}  "
+            f"  {path:<{width}}  {what:<22} {f.build:<9} {plural(len(f.runs), 'run'):>8}  "
             f"{plural(f.verdicts, 'verdict'):>13}"
             + (f", {f.skipped} skipped" if f.skipped else "")
             + (f", {plural(f.errors, 'error')}" if f.errors else "")
         )
     notes = list(dict.fromkeys(n for f in data.files for n in f.notes))
-    lines += [f"  how: {n}" for n in notes[:8]]
+    lines += [f"  how: {text_name(n)}" for n in notes[:8]]
     lines += [*fence, ""]
     for build, b in s["builds"].items():
         lines.append(
@@ -148,15 +157,22 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
             f"case results {b['passed']} passed, {b['failed']} failed, {b['missing']} missing"
         )
     checks = ", ".join(
-        f"{c['check']} ({' or '.join(c['kinds']) or 'kind unknown'})" for c in s["check_list"]
+        f"{text_name(c['check'])} ({' or '.join(c['kinds']) or 'kind unknown'})"
+        for c in s["check_list"]
     )
     lines.append(f"cases: {s['cases']}; checks: {checks or 'none named (one verdict per case)'}")
     lines.append(
         f"left out: {s['skipped']} skipped, {plural(s['errors'], 'error')}, "
         f"{s['unscored']} unscored (never passes, never failures)"
     )
+    if data.spellings:
+        first, spelled = data.spellings[0]
+        lines.append(
+            f"  {plural(len(data.spellings), 'case id')} read in another Unicode form than "
+            f"NFC, compared and named in NFC (e.g. {spelled!a} as {first!a})"
+        )
     if s["never_observed"]:
-        shown = ", ".join(s["never_observed"][:5]) + (
+        shown = ", ".join(map(text_name, s["never_observed"][:5])) + (
             " ..." if len(s["never_observed"]) > 5 else ""
         )
         lines.append(f"  skipped in every run, so not a case: {shown}")
@@ -172,7 +188,7 @@ def render_runs(data: RunsData, fmt: str = "table") -> str:
         cost = "" if s["cost"] is None else f"cost {s['cost']:.6g}"
         tokens = "" if s["tokens"] is None else f"{s['tokens']} tokens"
         lines.append(f"usage: {', '.join(t for t in (cost, tokens) if t)} (as the source reports)")
-    lines += [f"warning: {w}" for w in data.warnings]
+    lines += [f"warning: {text_name(w)}" for w in data.warnings]
     for build in data.builds():
         runs = data.runs(build)
         if 0 < len(runs) <= GRID_MAX_RUNS and len(data.cases()) <= GRID_MAX_CASES:

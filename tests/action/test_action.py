@@ -307,7 +307,8 @@ def test_a_passing_run_sets_the_outputs_and_the_summary(work):
     assert run.returncode == 0, run.stderr
     assert run.ran == ["python", "install", "check"]
     assert run.outputs["decision"] == "pass" and run.outputs["passed"] == "11"
-    assert int(run.outputs["k_min"]) <= 11 and 0 < float(run.outputs["p_value"]) <= 1
+    assert 0 < float(run.outputs["p_value"]) <= 1
+    assert run.outputs["k_min"] == ""  # the cases differ: the case-aware gate, not a count
     assert "gatecal check: PASS" in run.summary
     # gatecal installed once, from this action's own copy, into setup-python's python
     [(python, *args)] = run.pip
@@ -582,3 +583,38 @@ def test_extras_named_or_a_custom_install(work):
     assert "'inspekt'" in line and "inspect" in line
     both = run_action(work, current="ci.jsonl", baseline="nightly", extras="inspect", install="x")
     assert refused(both).startswith("gatecal: error: input 'extras' applies to this action's")
+
+
+# --- case names in the outputs ----------------------------------------------------------------
+
+
+def _renamed_runs(work, names):
+    """The work's runs with cases renamed (`names`: old id -> new id)."""
+    for path in [*work.joinpath("nightly").iterdir(), work / "ci.jsonl", work / "bad.jsonl"]:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            row["case"] = names.get(row["case"], row["case"])
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+
+
+def test_a_case_name_is_one_line_of_an_output_and_never_a_workflow_command(work):
+    """A name holding a newline and a workflow command is one entry, escaped: it neither
+    splits into two cases nor puts a command on a line of its own."""
+    hostile = {"case-02": "a\n::error::X", "case-03": "b\r\n::add-mask::Y", "case-04": "::c"}
+    _renamed_runs(work, hostile)
+    run = run_action(work, current="bad.jsonl", baseline="nightly")
+    assert run.returncode == 1 and run.outputs["decision"] == "fail", run.stderr
+    listed = run.outputs["new_failures"].split("\n")
+    assert listed[:3] == ["a\\n::error::X", "b\\r\\n::add-mask::Y", "\\x3a:c"]
+    assert len(listed) == 7
+    for line in [*listed, *run.stdout.splitlines(), *run.stderr.splitlines()]:
+        assert not line.lstrip().startswith("::"), line
+
+
+def test_k_min_is_empty_when_the_gate_is_not_a_count(work):
+    """The case-aware gate has no count of passing cases: k_min is empty, not 0."""
+    run = run_action(work, current="bad.jsonl", baseline="nightly", gate="cases")
+    assert run.returncode == 1 and run.outputs["decision"] == "fail", run.stderr
+    assert run.outputs["k_min"] == "" and run.outputs["passed"] == "5"
+    count = run_action(work, current="bad.jsonl", baseline="nightly", gate="fails<=2")
+    assert count.outputs["k_min"] == "10"

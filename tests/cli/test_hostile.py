@@ -603,3 +603,171 @@ def test_a_list_typed_parquet_column_is_refused_not_read_as_text(tmp_path):
     pq.write_table(pa.table({"run": [["b0"], ["b1"]], "case": ["c", "c"],
                              "passed": [True, False]}), path)  # fmt: skip
     _one_error(["runs", path], "column run must hold text, numbers or booleans")
+
+
+# -- issue 47: names that would be commands, unbounded reads, duplicate columns -----------
+
+#: Names a pull request's own tests can carry into a CI log: a newline and a workflow
+#: command, a carriage return, a name that is a command itself, the older command form.
+COMMANDS = ["a\n::error::X", "b\r::add-mask::Y", "::warning::Z", "##[error]W", "ok"]
+
+
+def _hostile_runs(folder: Path) -> tuple[Path, Path]:
+    """30 known-good runs of the COMMANDS cases and 12 plain ones (case-00 flaky), and a
+    current run where every COMMANDS case fails (each one new)."""
+    plain = [f"case-{i:02d}" for i in range(12)]
+    rows = [
+        {"run": f"night-{r:02d}", "case": c, "passed": c != "case-00" or r % 3 != 0}
+        for r in range(30)
+        for c in [*COMMANDS, *plain]
+    ]
+    base = folder / "base.jsonl"
+    base.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    cur = folder / "cur.jsonl"
+    cur.write_text(
+        "".join(
+            json.dumps({"run": "ci", "case": c, "passed": c not in COMMANDS}) + "\n"
+            for c in [*COMMANDS, *plain]
+        )
+    )
+    return base, cur
+
+
+def _no_command_lines(text: str) -> None:
+    """No line a CI runner would read as a workflow command (it trims leading blanks)."""
+    for line in text.splitlines():
+        assert not line.lstrip().startswith(("::", "##[")), line
+    assert "\r" not in text
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_no_case_name_starts_a_line_of_text_whatever_stdout_is(tmp_path, fmt):
+    """check, recommend, runs and compare print names with their control characters as
+    escapes when stdout is a pipe (as in CI), and no name starts a line as a command."""
+    base, cur = _hostile_runs(tmp_path)
+    for args in (
+        ["check", cur, "--baseline", base],
+        ["check", cur, "--baseline", base, "--gate", "count"],
+        ["recommend", base],
+        ["runs", base],
+        ["compare", "--baseline", base, "--candidate", cur],
+    ):
+        code, out, err = run_cli(*args, "--format", fmt)
+        assert code in (0, 1), err
+        _no_command_lines(out)
+        _no_command_lines(err)
+        if fmt == "table" and args[0] != "recommend":  # recommend names its flakiest only
+            assert "a\\n::error::X" in out, (args, out)
+    code, out, err = run_cli("check", cur, "--baseline", base, "--format", "junit")
+    assert code == 1, err
+    _no_command_lines(out)  # the XML a CI reporter reads, and a log shows
+
+
+def test_a_case_name_cannot_break_out_of_the_reports_markdown(tmp_path):
+    """A name with a newline and a fence line (tilde or backtick) closed the report's block
+    of recommend's output, and raw HTML, a heading and a comment landed in index.md."""
+    from markdown_it import MarkdownIt
+
+    names = [
+        "x\n~~~~\n<img src=x onerror=alert(1)>",
+        "y\n```\n<script>alert(2)</script>\n# heading",
+        "z\n````\n<!-- comment",
+        "ok",
+    ]
+    rows = [
+        {"run": f"r{r}", "case": n, "passed": (7 * r + i) % 11 != 0}
+        for r in range(20)
+        for i, n in enumerate(names)
+    ]
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(x) + "\n" for x in rows))
+    report = tmp_path / "report"
+    code, _, err = run_cli("report", "--out", report, "--runs-file", runs, "--regression", "1",
+                           "--runs", "20")  # fmt: skip
+    assert code == 0, err
+    index = (report / "index.md").read_text()
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(index)
+    html = [t for t in tokens if t.type == "html_block"]
+    html += [c for t in tokens for c in t.children or () if c.type == "html_inline"]
+    assert html == []
+    headings = [tokens[j + 1].content for j, t in enumerate(tokens) if t.type == "heading_open"]
+    assert "heading" not in headings
+    assert "<script>alert" not in (report / "index.html").read_text()
+
+
+def _bounded_run(args, cwd):
+    """gatecal ARGS in a process of its own, limited to 1 GiB of memory and 60 s: an input
+    read without bound ran out of one (a MemoryError traceback) or blocked (a FIFO)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():  # pragma: no cover - in the child
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "gatecal", *map(str, args)],
+        cwd=cwd, capture_output=True, text=True, timeout=60, preexec_fn=limit,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "fifo"])
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["check", "cur.jsonl", "--baseline", "base.jsonl", "--gate-from", "{}"], "--gate-from"),
+        (["calibrate", "{}"], "LABELS"),
+        (["simulate", "--suite", "{}"], "--suite"),
+        (["check", "{}", "--baseline", "base.jsonl"], "CURRENT"),
+    ],
+)
+def test_an_input_that_is_not_a_regular_file_is_refused_not_read(tmp_path, device, args, option):
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero here")
+    _hostile_runs(tmp_path)
+    if device == "fifo":
+        os.mkfifo(tmp_path / "fifo")  # nobody writes it: a read blocks for ever
+    proc = _bounded_run([a.format(device) for a in args], tmp_path)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr[-500:]
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"gatecal: error: {option}")
+    assert "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_input_over_its_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from gatecal._common import files
+
+    gate = tmp_path / "gate.json"
+    gate.write_text(json.dumps({"format": "gatecal.recommend", "padding": "x" * 2000}))
+    monkeypatch.setattr(files, "GATE_FILE_MAX_BYTES", 1000)
+    with pytest.raises(
+        gatecal.ParameterError, match=r"holds 2,0[0-9]* bytes, over the 1,000 bytes"
+    ):
+        gatecal.load_recommended_gate(gate)
+    with pytest.raises(files.InputFileError, match="holds 2,0"):
+        files.read_limited(gate, 1000)
+    assert files.read_limited(gate, 5000) == gate.read_bytes()
+
+
+def test_a_ci_run_spelling_an_id_in_nfd_is_not_missing_from_an_nfc_baseline(tmp_path):
+    """NFC and NFD spellings of one id were two cases, listed identically as missing and
+    as not in the baseline: the run was incomplete."""
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "réponse-naïve")
+    cases = [f"case-{i:02d}" for i in range(10)] + [nfc]
+    base = tmp_path / "base.jsonl"
+    base.write_text(
+        "".join(
+            json.dumps({"run": f"n{r}", "case": c, "passed": c != "case-00" or r % 3 != 0}) + "\n"
+            for r in range(30)
+            for c in cases
+        )
+    )
+    cur = tmp_path / "cur.jsonl"
+    spelled = [unicodedata.normalize("NFD", c) for c in cases]
+    cur.write_text(
+        "".join(json.dumps({"run": "ci", "case": c, "passed": True}) + "\n" for c in spelled)
+    )
+    code, out, err = run_cli("check", cur, "--baseline", base)
+    assert code == 0, out + err
+    assert "11 of 11 cases passed" in out and "not in the baseline" not in out

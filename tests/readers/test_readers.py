@@ -802,3 +802,107 @@ def test_to_frame_keeps_cost_tokens_and_scores_where_given():
 def test_to_frame_of_junit_runs():
     frame = _frame_matches(read_runs([JUNIT / "artefacts"]))
     assert frame["passed"].dtype == "boolean"
+
+
+# -- two columns of one name (issue 47) --------------------------------------------------------
+
+
+def _twice_csv(path, header, rows):
+    """A CSV whose header names `header`; each row a failing verdict then a passing one."""
+    lines = [header] + [f"r{r},c{c},false,true" for r in range(rows) for c in range(20)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _twice_jsonl(path, second, rows):
+    lines = [
+        f'{{"run": "r{r}", "case": "c{c}", "passed": false, "{second}": true}}'
+        for r in range(rows)
+        for c in range(20)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("rows", [5, 3000], ids=["row-reader", "block-reader"])
+@pytest.mark.parametrize(
+    ("make", "named"),
+    [
+        (
+            lambda p, n: _twice_csv(p / "t.csv", "run,case,passed,passed", n),
+            "'passed' and 'passed'",
+        ),
+        (
+            lambda p, n: _twice_csv(p / "t.csv", "run,case,passed,PASSED", n),
+            "'passed' and 'PASSED'",
+        ),
+        (lambda p, n: _twice_csv(p / "t.csv", "case,run,case,passed", n), "'case' and 'case'"),
+        (lambda p, n: _twice_jsonl(p / "t.jsonl", "PASSED", n), "'passed' and 'PASSED'"),
+    ],
+    ids=["csv-twice", "csv-case", "csv-case-column", "jsonl-case"],
+)
+def test_two_columns_of_one_name_are_refused_naming_them(tmp_path, make, named, rows):
+    """The last of two columns of one name won, so a failing verdict read as a pass."""
+    path = make(tmp_path, rows)
+    assert rows < 100 or path.stat().st_size > 2**20  # the block reader's size
+    with pytest.raises(RunsError, match=f"columns named twice: {named}") as caught:
+        read_runs([path])
+    assert "\n" not in str(caught.value)
+
+
+def test_a_json_line_with_one_key_twice_is_refused_and_a_nested_one_is_not(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"run": "r", "case": "c", "passed": false, "passed": true}\n')
+    with pytest.raises(RunsError, match=r"t.jsonl:1: columns named twice: 'passed' and 'passed'"):
+        read_runs([path])
+    path.write_text('{"run": "r", "case": "c", "passed": false, "meta": {"a": 1, "A": 2}}\n')
+    assert list(read_runs([path]).verdicts.values("case")) == ["c"]
+
+
+def test_a_parquet_table_with_two_columns_of_one_name_is_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.Table.from_arrays(
+        [pa.array(["r"]), pa.array(["c"]), pa.array([False]), pa.array([True])],
+        names=["run", "case", "passed", "Passed"],
+    )
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(RunsError, match="columns named twice: 'passed' and 'Passed'"):
+        read_runs([tmp_path / "t.parquet"])
+
+
+def test_a_label_table_with_two_columns_of_one_name_is_refused(tmp_path):
+    import gatecal
+
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "item,human,judge,JUDGE\n" + "".join(f"i{i},pass,fail,pass\n" for i in range(9))
+    )
+    with pytest.raises(gatecal.LabelsError, match="columns named twice: 'judge' and 'JUDGE'"):
+        gatecal.read_labels(path)
+
+
+# -- one Unicode spelling of a case id (issue 47) -----------------------------------------------
+
+
+def test_the_nfc_and_nfd_spellings_of_an_id_are_one_case_with_the_spelling_kept(tmp_path):
+    import unicodedata
+
+    nfc = unicodedata.normalize("NFC", "café-naïve")
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfc != nfd
+    path = tmp_path / "runs.jsonl"
+    rows = [{"run": "r1", "case": nfc, "passed": True}, {"run": "r2", "case": nfd, "passed": False}]
+    rows += [{"run": r, "case": "plain", "passed": True} for r in ("r1", "r2")]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = read_runs([path])
+    assert list(data.cases()) == [nfc, "plain"]
+    assert data.spellings == ((nfc, nfd),)
+    summary = runs_summary(data)
+    assert summary["case_list"][0] == {"case": nfc, "short": nfc, "read_as": nfd}
+    assert "read_as" not in summary["case_list"][1]
+    path.write_text(
+        "".join(json.dumps(row) + "\n" for row in [*rows[:1], {**rows[1], "run": "r1"}])
+    )
+    with pytest.raises(RunsError, match="duplicate verdict"):
+        read_runs([path])  # both spellings in one run: one case twice

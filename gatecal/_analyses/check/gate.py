@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from gatecal._analyses.check.gatefile import refuse_other_baseline
 from gatecal._analyses.check.runs import (
     _NAMES,
     ERROR,
@@ -598,6 +599,8 @@ def check_gate(
     rec, short, order, rates = _measured(baseline, target, confidence_level, method)
     n = rec.cases
     rule = _case_rule(gate, rec, chosen, target)
+    if rule is not None and isinstance(gate, RecommendedGate):  # a gate file, by content
+        refuse_other_baseline(gate, rec)
     count_gate = None if isinstance(gate, str) and gate.strip().lower() == "count" else gate
     if rule is None:
         fas = _false_alarms(rec, chosen, baseline)

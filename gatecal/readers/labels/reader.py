@@ -33,6 +33,11 @@ def _label_rows(path: Path) -> Iterable[tuple[str, Mapping[str, object]]]:
         if suffix != ".csv":
             raise LabelsError(f"{path}: a label table must be .csv or .jsonl")
         reader = csv.DictReader(handle)
+        from gatecal.readers.table.cells import duplicate_columns
+
+        twice = duplicate_columns(reader.fieldnames or [])
+        if twice:
+            raise LabelsError(f"{path}: {twice}")
         missing = sorted({"item", "human", "judge"} - set(reader.fieldnames or []))
         if missing:
             raise LabelsError(
@@ -71,9 +76,16 @@ def read_labels(path: str | Path) -> LabelColumns:
         whose human label differs between rows, a repeated (check, item, repeat), or no
         rows at all.
     """
+    from gatecal._common.files import INPUT_MAX_BYTES, InputFileError, check_regular
     from gatecal.readers import _progress
 
     file = Path(path)
+    try:  # no device or FIFO, and within the limit, before any byte is read
+        check_regular(file, INPUT_MAX_BYTES)
+    except InputFileError as exc:
+        raise LabelsError(str(exc)) from None
+    except OSError:
+        pass  # the reader says why, as it always did
     _progress.expect([file])
     if _big(file):
         from gatecal.readers.labels.blocks import read_label_blocks

@@ -429,6 +429,7 @@ def _jsonl_blocks(
     """Blocks of a JSONL table: ({key: one value per row}, rows) for the `keys` any row of
     the block has."""
     from gatecal.readers._progress import advance
+    from gatecal.readers.table.cells import unique_keys
 
     with open(path, "rb") as handle:
         first = True
@@ -446,10 +447,11 @@ def _jsonl_blocks(
             if _SURROGATE.search(joined):
                 raise SlowPath  # json.loads passes an encoded surrogate; UTF-8 does not
             try:  # one parse for the block; each line must have held one object
-                rows = json.loads(joined)
+                rows = json.loads(joined, object_pairs_hook=unique_keys)
             except (ValueError, RecursionError):
                 raise SlowPath from None  # the row reader names the line
             del joined
+            # (a row with two keys of one name is a TwiceKeys: the row reader refuses it)
             if len(rows) != len(lines) or not all(type(r) is dict for r in rows):
                 raise SlowPath
             found: set[str] = set()
@@ -545,6 +547,8 @@ def _arrow_columns(table: Any, keys: Sequence[str]) -> dict[str, Any]:
     import numpy as np
     import pyarrow as pa
 
+    if len({n.casefold() for n in table.column_names}) < table.num_columns:
+        raise SlowPath  # two keys of one name but for case: the row reader refuses them
     columns: dict[str, Any] = {}
     for name in keys:
         if name not in table.column_names:
@@ -595,7 +599,8 @@ def _csv_blocks(
         delimiter = max(",;\t", key=header_line.split("\n", 1)[0].count)
     fields = next(csv.reader(io.StringIO(header_line), delimiter=delimiter), [])
     names = list(fields) if exact_names else [f.strip().lower() for f in fields]
-    if len(set(names)) < len(names) or not set(required) <= set(names):
+    twice = len({f.strip().casefold() for f in fields}) < len(fields)  # the row reader refuses
+    if twice or len(set(names)) < len(names) or not set(required) <= set(names):
         raise SlowPath  # the row reader says what is wrong with the header
     if _has_pyarrow():
         yield from _arrow_csv_blocks(path, fields, names, keys, delimiter)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from gatecal.readers._base import Batch
 from gatecal.readers._data import FileRead
@@ -13,18 +14,52 @@ from gatecal.readers._verdict import COMPONENT, RunsError
 __all__ = [
     "REQUIRED",
     "STATUSES",
+    "TwiceKeys",
+    "duplicate_columns",
     "from_cell",
     "long_table_read",
     "passed",
     "score",
     "text",
     "tokens",
+    "unique_keys",
 ]
 
 _TRUE = {"true", "1", "pass", "passed", "yes"}
 _FALSE = {"false", "0", "fail", "failed", "no"}
 STATUSES = ("ok", "error", "unscored", "skipped", COMPONENT)
 REQUIRED = ("run", "case", "passed")
+
+
+def duplicate_columns(names: Iterable[str]) -> str | None:
+    """The words of a refusal when two columns share a name, exactly or but for case or
+    the spaces around it (``passed,PASSED``: one of them would silently win), else None.
+    Every reader of a table asks it: CSV (both paths), JSON Lines, Parquet, labels."""
+    seen: dict[str, str] = {}
+    for name in names:
+        key = name.strip().casefold()
+        if key in seen:
+            return f"columns named twice: {seen[key]!r} and {name!r} (keep one)"
+        seen[key] = name
+    return None
+
+
+class TwiceKeys(dict[str, Any]):
+    """A JSON object read with two keys of one name (but for case): its keys as written."""
+
+    keys_read: list[str]
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook: the object, marked (:class:`TwiceKeys`) when two of its keys
+    share a name; a row so marked is refused (a nested object, such as metadata, may hold
+    what it likes)."""
+    row = dict(pairs)
+    if len(row) == len(pairs) and len({k.casefold() for k in row}) == len(row):
+        return row
+    marked = TwiceKeys(row)
+    marked.keys_read = [k for k, _ in pairs]
+    return marked
 
 
 def passed(value: object, where: str) -> bool | None:

@@ -48,6 +48,9 @@ def read_parquet(path: Path, build: str) -> Batch:
         fields = [f.strip().lower() for f in handle.schema_arrow.names]
     except Exception as exc:  # pyarrow's own errors: not a Parquet file, truncated, ...
         raise RunsError(f"{path}: not a readable Parquet file ({exc})") from None
+    twice = cells.duplicate_columns(handle.schema_arrow.names)
+    if twice:
+        raise RunsError(f"{path}: {twice}")
     missing = [k for k in ("run", "case", "passed") if k not in fields]
     if missing:
         raise RunsError(

@@ -50,7 +50,7 @@ def jsonl_rows(
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=cells.unique_keys)
         except json.JSONDecodeError as exc:
             raise error(f"{path}:{number}: not a JSON object ({exc.msg})") from None
         except RecursionError:
@@ -59,6 +59,8 @@ def jsonl_rows(
             ) from None
         if not isinstance(row, dict):
             raise error(f"{path}:{number}: not a JSON object (got {row!r})")
+        if isinstance(row, cells.TwiceKeys):
+            raise error(f"{path}:{number}: {cells.duplicate_columns(row.keys_read)}")
         yield f"{path}:{number}", row
 
 
@@ -67,6 +69,9 @@ def _csv_rows(text: str, path: Path) -> Iterator[tuple[str, dict[str, object]]]:
     # Excel writes ';' where ',' is the decimal mark, and tabs for "Unicode text"
     delimiter = max(",;\t", key=header.count)
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    twice = cells.duplicate_columns(reader.fieldnames or [])
+    if twice:
+        raise RunsError(f"{path}: {twice}")
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     reader.fieldnames = fields
     missing = [k for k in cells.REQUIRED if k not in fields]
