@@ -84,7 +84,7 @@ _DRAW_NODES = 10
 CASE_GATE_MAX_CASES = 300
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class CaseGate:
     """The case-aware gate: fail the build when the failing cases' weights reach `threshold`.
 
@@ -129,6 +129,14 @@ class CaseGate:
     false_alarm: float
     false_alarm_target: float
     detections: tuple[tuple[int, float], ...]
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        return (
+            f"<gatecal.CaseGate: {len(self.cases)} cases, fails at weight "
+            f"{self.threshold * self.unit:.4g}, false alarm {self.false_alarm:.4g} "
+            f"(target {self.false_alarm_target:.4g})>"
+        )
 
     @property
     def can_fail(self) -> bool:
