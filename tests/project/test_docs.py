@@ -159,3 +159,15 @@ def test_every_path_the_pages_name_exists():
     for page in docs_blocks.pages():
         for path in pattern.findall(page.read_text()):
             assert (ROOT / path).exists(), f"{page.relative_to(ROOT)} names {path}"
+
+
+def test_every_yaml_block_of_the_docs_parses():
+    """A workflow or config a reader copies must load: an unquoted `run: echo "...: ..."`
+    is not YAML (the Action page's first example was not)."""
+    yaml = pytest.importorskip("yaml")  # PyYAML, mkdocs' own dependency
+    for page in docs_blocks.pages():
+        for block in re.findall(r"^```yaml\n(.*?)^```", page.read_text(), re.S | re.M):
+            try:
+                yaml.safe_load(block)
+            except yaml.YAMLError as exc:
+                pytest.fail(f"{page.relative_to(ROOT)}: {exc}\n{block}")
