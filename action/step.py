@@ -43,7 +43,7 @@ VALUES = {
     "max-errors": ("GATECAL_MAX_ERRORS", "--max-errors"),
 }
 #: The file suffixes whose readers need one of gatecal's extras.
-SUFFIX_EXTRAS = {".eval": "inspect", ".parquet": "parquet"}
+SUFFIX_EXTRAS = {".eval": "frameworks", ".parquet": "parquet"}
 #: The outputs the check step sets from gatecal check's JSON.
 OUTPUTS = ("decision", "k_min", "passed", "p_value")
 #: Outputs that list cases, one a line: check's JSON keys of the same names.

@@ -135,7 +135,7 @@ def _product_pmf(
     return pmf
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class PassCountDistribution:
     """Exact distribution of the passing-case count K of one build in one CI run.
 
@@ -149,6 +149,13 @@ class PassCountDistribution:
 
     case_pass_probabilities: tuple[float, ...]
     pmf: tuple[float, ...]
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        return (
+            f"<gatecal.PassCountDistribution: exact, {self.n_cases} cases, "
+            f"mean pass rate {self.mean_pass_rate:.4g}>"
+        )
 
     @property
     def n_cases(self) -> int:

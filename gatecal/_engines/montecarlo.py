@@ -32,7 +32,7 @@ IntArray: TypeAlias = npt.NDArray[np.int64]
 CHUNK_VERDICTS = 1 << 20
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class PassCountSample:
     """Simulated passing-case counts of one build over many CI runs.
 
@@ -46,6 +46,13 @@ class PassCountSample:
 
     n_runs: int
     counts: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of runs."""
+        return (
+            f"<gatecal.PassCountSample: {self.n_runs} simulated runs of {self.n_cases} cases, "
+            f"mean pass rate {self.mean_pass_rate:.4g}>"
+        )
 
     @property
     def n_cases(self) -> int:

@@ -35,7 +35,7 @@ RECOMMEND_VERSION = CONTRACTS["recommend"]
 _EARLIER = {("gatecal recommend", 1), (RECOMMEND_FORMAT, 2)}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class RecommendedGate:
     """The gate a ``gatecal recommend --format json`` output recommends.
 
@@ -77,6 +77,14 @@ class RecommendedGate:
     rates: tuple[float, ...] = ()
     kinds: tuple[str, ...] = ()
     records: tuple[tuple[int, int], ...] = ()
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        short = "" if self.shortfall is None else "; falls short of its targets"
+        return (
+            f"<gatecal.RecommendedGate: {self.text} for {self.cases} cases, false alarm "
+            f"{self.false_alarm:.4g}, policy {self.policy}, from {self.source}{short}>"
+        )
 
     @property
     def text(self) -> str:

@@ -315,7 +315,7 @@ class JudgeNoise:
         return JudgeNoise(fnr=x, fpr=x, unparseable=self.unparseable)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Suite:
     """A golden-dataset suite: cases, the checks each case runs, and each build's truth.
 
@@ -335,6 +335,12 @@ class Suite:
     cases: tuple[str, ...]
     checks: tuple[Check, ...]
     truth: Mapping[str, tuple[tuple[bool, ...], ...]] = field(compare=True)
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        kinds = f"{self.judge_checks} judge and {self.code_checks} code check(s) each"
+        builds = ", ".join(f"{b}: {self.failing(b)} failing" for b in self.truth)
+        return f"<gatecal.Suite: {self.n_cases} cases, {kinds}; {builds}>"
 
     def __post_init__(self) -> None:
         cases = tuple(self.cases)

@@ -50,10 +50,15 @@ def _verdict_sentence(res: GateCheck) -> str:
     if res.decision == "pass":
         if not res.failing:
             return "every baseline case passed."
-        return (
-            f"{len(res.failing)} failing case(s) are within what known-good runs do "
-            f"(p = {_p(res.p_value or 1.0)})."
+        tolerated = (
+            f"the gate tolerates {len(res.failing)} failing case(s) (p = {_p(res.p_value or 1.0)})"
         )
+        if new:  # a pass, but not a failure the known-good runs explain
+            return (
+                f"{tolerated}, but {len(new)} of them never or almost never failed in the "
+                f"known-good runs: look at {few(new, NAMED)}."
+            )
+        return f"{tolerated}; each also failed in known-good runs."
     if res.gate_kind == "cases":
         return _case_verdict(res)
     if res.passed >= res.k_min and not res.uncalibrated_failures:
@@ -67,9 +72,10 @@ def _verdict_sentence(res: GateCheck) -> str:
             f"{looks}: a healthy build passes this few cases with probability "
             f"{_p(p)} or less; new failures: {_few(new, NAMED)}."
         )
+    looks = "looks like a regression" if p < 0.05 else "may be noise"
     return (
-        f"only known-flaky cases failed; a healthy build passes this few cases with "
-        f"probability {_p(p)} or less."
+        f"{looks}: a healthy build passes this few cases with probability {_p(p)} or less; "
+        f"each failing case also failed in known-good runs, so none is new."
     )
 
 

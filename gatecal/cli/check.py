@@ -183,11 +183,6 @@ def check(
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
-    With a sequential --policy (SEQUENTIAL_GATES) the current files are
-    the runs of one build so far, and exit 3 means continue: run it again. --detection
-    (default 0.8) and --regression (default 1 case) are that gate's target and need
-    such a policy.
-
     Reads the current run and known-good baseline runs, applies the gate, and gives the
     evidence: the gate's false alarm under the baseline's noise, the p-value of today's
     result, and each failing case with its record ("failed 0 of 30 known-good runs"), how
@@ -200,6 +195,11 @@ def check(
     exit 2.
 
     Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
+
+    With a sequential --policy (SEQUENTIAL_GATES) the current files are
+    the runs of one build so far, and exit 3 means continue: run it again. --detection
+    (default 0.8) and --regression (default 1 case) are that gate's target and need
+    such a policy.
     """
     from gatecal._render.check import render_check
 

@@ -54,7 +54,7 @@ def golden(
             "--judge",
             "JUDGE",
             "rule-based (word overlap, free) or openai (a real model; needs "
-            "OPENAI_API_KEY and pip install 'gatecal[live]').",
+            "OPENAI_API_KEY and pip install openai, gatecal's extra 'live').",
             ("rule-based", "openai"),
         ),
     ] = "rule-based",

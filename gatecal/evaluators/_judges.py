@@ -203,8 +203,8 @@ class OpenAIJudge:
     """A real judge: one chat-completions call per prompt, with the official ``openai`` client.
 
     Works with any OpenAI-compatible endpoint through `base_url` (a local server,
-    a gateway, another provider). Needs the optional extra: ``pip install
-    'gatecal[live]'``. The prompt is sent as the one user message, after an
+    a gateway, another provider). Needs ``openai`` (``pip install openai``,
+    gatecal's extra ``live``). The prompt is sent as the one user message, after an
     optional system message; the reply is the first choice's text.
 
     Sampling: `temperature` (0 by default), `max_tokens` (None: the endpoint's default)
@@ -249,7 +249,7 @@ class OpenAIJudge:
         try:
             from openai import OpenAI
         except ImportError as exc:  # pragma: no cover - depends on the environment
-            msg = "OpenAIJudge needs the 'openai' package: pip install 'gatecal[live]'"
+            msg = "OpenAIJudge needs the 'openai' package: pip install openai (the extra 'live')"
             raise ImportError(msg) from exc
         _check_number("temperature", temperature, 0.0, 2.0)
         _check_number("timeout", timeout, 0.0, 3600.0, open_low=True)

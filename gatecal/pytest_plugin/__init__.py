@@ -32,6 +32,13 @@ CI's JUnit reporters count no failure for a build the gate accepted;
 ``--gatecal-keep-failures`` (ini ``gatecal_keep_failures``) keeps them as failures. See
 :mod:`gatecal.pytest_plugin.junit`.
 
+Needs pytest only: pytest-xdist's hook is optional. A case is the marker's ``case=``, else
+the test's id with its path taken from pytest's rootdir when a configuration file (or
+``--rootdir``) fixes it, else from the project's top directory (the nearest holding
+``.git``, ``pyproject.toml``, ``setup.py``, ...), so the same test has the same case
+wherever pytest is started and a baseline measured from one directory fits a CI run
+started from another.
+
 Every verdict also travels in ``item.user_properties`` as ``gatecal.case``,
 ``gatecal.repeat`` and ``gatecal.verdicts`` (a JSON list), so ``--junitxml`` carries it
 and gatecal's JUnit reader prefers it over test names. A test rerun by
@@ -379,13 +386,48 @@ class _Decision:
     exitstatus: int | None = None
 
 
+# Files that mark a project's top directory, when pytest found no configuration file
+_PROJECT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg", "tox.ini")
+
+
+def _case_root(config: pytest.Config, path: Path) -> Path:
+    """The directory case ids are relative to: the same wherever pytest is started from.
+
+    pytest's rootdir when it comes from a configuration file (or ``--rootdir``); without
+    one, pytest takes the common ancestor of its arguments and of the directory it was
+    started in, so ``pytest tests/golden`` and ``cd tests/golden && pytest`` would name
+    the same test differently. Then the nearest directory above the test file holding a
+    project marker (``.git``, ``pyproject.toml``, ``setup.py``, ...), else the directory
+    its package starts in (the first without ``__init__.py``).
+    """
+    if config.inipath is not None or config.getoption("rootdir", None):
+        return config.rootpath
+    for parent in path.parents:
+        if any((parent / name).exists() for name in _PROJECT_MARKERS):
+            return parent
+    parent = path.parent
+    while (parent / "__init__.py").is_file() and parent.parent != parent:
+        parent = parent.parent
+    return parent
+
+
 def _case_id(item: pytest.Item) -> str:
     """The case: the marker's ``case=``, else the test id as pytest's JUnit XML writes it
-    (``classname.name``, what gatecal's JUnit reader calls the case), without the repeat."""
+    (``classname.name``, what gatecal's JUnit reader calls the case), without the repeat,
+    its path taken from :func:`_case_root` so that it never depends on where pytest was
+    started."""
     marker = item.get_closest_marker(MARKER)
     if marker is not None and marker.kwargs.get("case"):
         return str(marker.kwargs["case"])
     nodeid = item.nodeid
+    file = Path(item.path)
+    head, sep, tail = nodeid.partition("::")
+    if sep and file.suffix == ".py":
+        try:
+            relative = file.relative_to(_case_root(item.config, file)).as_posix()
+        except ValueError:  # outside the root: pytest's own id
+            relative = head
+        nodeid = relative + sep + tail
     repeat = _repeat_of(item)
     if repeat:
         token = f"gatecal-r{repeat}"
@@ -526,6 +568,8 @@ class _Session:
             items[:] = sorted(items, key=_repeat_of)
 
     # -- the controller (or this process) ---------------------------------------------------
+    # pytest-xdist's hook: optional, so that pytest alone (no xdist) accepts the plugin
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         info = getattr(node, "workeroutput", {}).get("gatecal")
         if info and not self.collected:

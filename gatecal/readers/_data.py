@@ -66,7 +66,7 @@ class FileRead:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class RunsData:
     """Every verdict read, what was skipped, and how each file was read.
 
@@ -92,6 +92,15 @@ class RunsData:
     #: NFC every id is compared and named in (macOS writes file names in NFD)
     spellings: tuple[tuple[str, str], ...] = ()
     _index: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        """One line (the dataclass's own repr ran to thousands of characters)."""
+        runs = ", ".join(f"{len(self.runs(b))} {b}" for b in self.builds())
+        extra = f", {len(self.skips)} skipped" if self.skips else ""
+        return (
+            f"<gatecal.RunsData: {len(self.verdicts)} verdicts of {len(self.cases())} cases; "
+            f"runs: {runs or 'none'}{extra}; {len(self.files)} file(s)>"
+        )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdicts", VerdictColumns.of(self.verdicts))

@@ -18,7 +18,7 @@ Values
 ``.eval``
     Current releases compress the members with Zstandard (zip method 93), which
     Python's zipfile cannot read: the optional ``zstandard`` package does
-    (``pip install 'gatecal[frameworks]'``); inspect_ai itself is not needed.
+    (``pip install zstandard``, gatecal's extra ``frameworks``); inspect_ai itself is not needed.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _member(
     except ImportError:
         raise RunsError(
             f"{path}: this inspect_ai .eval log is Zstandard-compressed; install the optional "
-            "reader with pip install 'gatecal[frameworks]' (or pip install zstandard)"
+            "reader: pip install zstandard (gatecal's extra 'frameworks')"
         ) from None
     # local file header: signature, 22 bytes of fields, name and extra lengths at 26
     offset = info.header_offset

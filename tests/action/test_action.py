@@ -545,11 +545,11 @@ def _pip_spec(run):
     return args[-1]
 
 
-def test_inspect_logs_install_the_inspect_extra_and_are_read(work):
+def test_inspect_logs_install_the_frameworks_extra_and_are_read(work):
     loop = FIXTURES / "inspect_ai" / "loop"
     run = run_action(work, current=str(loop / "ci.eval"), baseline=str(loop / "baseline.eval"))
-    assert _pip_spec(run) == f"{ROOT}[inspect]"
-    assert "installing the extras inspect" in run.stdout
+    assert _pip_spec(run) == f"{ROOT}[frameworks]"
+    assert "installing the extras frameworks" in run.stdout
     # the logs were read (the fixture's run is incomplete evidence, not a reader's error)
     assert run.returncode == 1 and run.outputs["decision"] == "incomplete", run.stderr
 
@@ -563,7 +563,7 @@ def test_the_extras_come_from_folders_and_globs_too(work):
     subprocess.run([sys.executable, "-m", "gatecal", "runs", str(work / "nightly"), "--format",
                     "parquet", "--out", str(table)], check=True, capture_output=True)  # fmt: skip
     run = run_action(work, current="ci.jsonl", baseline="logs\ntables/*.parquet", extras="auto")
-    assert _pip_spec(run) == f"{ROOT}[inspect,parquet]"
+    assert _pip_spec(run) == f"{ROOT}[frameworks,parquet]"
     assert _pip_spec(run_action(work, current="ci.jsonl", baseline="tables/**/*.parquet")) == (
         f"{ROOT}[parquet]"
     )
@@ -572,16 +572,23 @@ def test_the_extras_come_from_folders_and_globs_too(work):
 
 
 def test_extras_named_or_a_custom_install(work):
-    named = run_action(work, current="ci.jsonl", baseline="nightly", extras="parquet, inspect")
-    assert _pip_spec(named) == f"{ROOT}[inspect,parquet]" and named.returncode == 0
+    named = run_action(work, current="ci.jsonl", baseline="nightly", extras="parquet, frameworks")
+    assert _pip_spec(named) == f"{ROOT}[frameworks,parquet]" and named.returncode == 0
     custom = run_action(
-        work, current="x.eval", baseline="nightly", install="gatecal[inspect]==0.1.0"
+        work,
+        current="x.eval",
+        baseline="nightly",
+        install="gatecal[frameworks] @ file:///srv/gatecal",
     )
-    assert _pip_spec(custom) == "gatecal[inspect]==0.1.0"  # as given, extras and all
+    assert (
+        _pip_spec(custom) == "gatecal[frameworks] @ file:///srv/gatecal"
+    )  # as given, extras and all
     line = refused(run_action(work, current="ci.jsonl", baseline="nightly", extras="inspekt"))
     assert line.startswith("gatecal: error: input 'extras' must be 'auto', 'none' or extras")
-    assert "'inspekt'" in line and "inspect" in line
-    both = run_action(work, current="ci.jsonl", baseline="nightly", extras="inspect", install="x")
+    assert "'inspekt'" in line and "frameworks" in line
+    both = run_action(
+        work, current="ci.jsonl", baseline="nightly", extras="frameworks", install="x"
+    )
     assert refused(both).startswith("gatecal: error: input 'extras' applies to this action's")
 
 

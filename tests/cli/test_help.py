@@ -89,3 +89,22 @@ def test_compare_calls_missing_cases_allow_missing_and_partial_still_works(capsy
     assert "inspect_ai 'P'" in " ".join(
         _help(capsys, "recommend").split("--partial")[1].split()[:8]
     )
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_each_help_opens_with_what_the_command_normally_does(capsys, monkeypatch, name):
+    """The paragraph after the summary is the common use; variants (sequential policies,
+    options that change the command's shape) come after it. check's help opened on
+    sequential policies, which few CI runs use."""
+    monkeypatch.setenv("COLUMNS", "100")
+    text = _help(capsys, name)
+    body = text.split("\n\n")
+    second = " ".join(body[2].split())  # usage, summary, then the first paragraph
+    assert not re.match(r"(With|For) (a|the)? ?sequential|With --", second), second
+
+
+def test_check_help_says_the_usual_decision_before_the_sequential_policies(capsys):
+    text = " ".join(_help(capsys, "check").split())
+    assert text.index("Reads the current run and known-good baseline runs") < text.index(
+        "With a sequential --policy"
+    )

@@ -284,3 +284,38 @@ def test_a_wrong_type_is_a_parameter_error(files, call, message):
     with pytest.raises(ParameterError) as info:
         call(data)
     assert str(info.value).startswith(message), str(info.value)
+
+
+def test_what_users_hold_beside_results_has_a_short_repr(tmp_path):
+    """The data, the suite, the distributions and the gate a user keeps in a notebook: one
+    line each, however big the suite (RunsData's dataclass repr ran to 10,146 characters)."""
+    cases = [f"case-{i:03d}" for i in range(300)]
+    rows = [{"run": f"night-{r:02d}", "case": c, "passed": not (i < 30 and (r + i) % 7 == 0)}
+            for r in range(30) for i, c in enumerate(cases)]  # fmt: skip
+    runs = tmp_path / "baseline.jsonl"
+    runs.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    data = gatecal.read_runs([runs])
+    rec = gatecal.recommend_gate(data)
+    gate_file = tmp_path / "gate.json"
+    gate_file.write_text(gatecal.render(rec, "json"))
+    suite = gatecal.Suite.uniform(cases=300, judge_checks=2, code_checks=1, failing=3)
+    noise = gatecal.JudgeNoise.flip(0.03)
+    held = {
+        "RunsData": data,
+        "Suite": suite,
+        "PassCountDistribution": gatecal.exact_pass_counts(suite, "healthy", noise),
+        "PassCountSample": gatecal.simulate_pass_counts(
+            suite, "healthy", noise, n_runs=2000, rng=1
+        ),
+        "RecommendedGate": gatecal.load_recommended_gate(gate_file),
+        "CaseGate": rec.case_gate,
+        "CaseSpread": rec.case_spread,
+    }
+    for name, value in held.items():
+        text = repr(value)
+        assert text.startswith(f"<gatecal.{name}: ") and "\n" not in text, text
+        assert len(text) < 200, text
+    assert repr(data) == ("<gatecal.RunsData: 9000 verdicts of 300 cases; runs: 30 healthy; "
+                          "1 file(s)>")  # fmt: skip
+    assert repr(suite) == ("<gatecal.Suite: 300 cases, 2 judge and 1 code check(s) each; "
+                           "healthy: 0 failing, regressed: 3 failing>")  # fmt: skip

@@ -60,8 +60,18 @@ def test_every_public_name_is_in_the_api_reference():
     names = {
         a.asname or a.name for n in stub.body if isinstance(n, ast.ImportFrom) for a in n.names
     }
-    documented = set(re.findall(r"^::: gatecal\.(\w+)$", docs_blocks.API_PAGE.read_text(), re.M))
-    assert names and names == documented
+    listed = re.findall(r"^::: gatecal\.(\w+)$", docs_blocks.API_PAGE.read_text(), re.M)
+    assert names and names == set(listed) and len(listed) == len(set(listed))  # each once
+
+
+def test_the_api_reference_starts_with_the_calls_a_team_uses_first():
+    """Grouped by task, opening on read_runs, recommend_gate and check_gate (it opened on
+    CORRECTION_METHODS, the first name of the alphabetically first module)."""
+    page = docs_blocks.API_PAGE.read_text()
+    sections = re.findall(r"^## (.+)$", page, re.M)
+    assert sections[0] == "Start here" and "Decide a CI run" in sections
+    first = re.findall(r"^::: gatecal\.(\w+)$", page, re.M)[:6]
+    assert first[0] == "read_runs" and {"recommend_gate", "check_gate"} <= set(first)
 
 
 def test_every_command_and_option_is_in_the_cli_reference():
@@ -149,3 +159,15 @@ def test_every_path_the_pages_name_exists():
     for page in docs_blocks.pages():
         for path in pattern.findall(page.read_text()):
             assert (ROOT / path).exists(), f"{page.relative_to(ROOT)} names {path}"
+
+
+def test_every_yaml_block_of_the_docs_parses():
+    """A workflow or config a reader copies must load: an unquoted `run: echo "...: ..."`
+    is not YAML (the Action page's first example was not)."""
+    yaml = pytest.importorskip("yaml")  # PyYAML, mkdocs' own dependency
+    for page in docs_blocks.pages():
+        for block in re.findall(r"^```yaml\n(.*?)^```", page.read_text(), re.S | re.M):
+            try:
+                yaml.safe_load(block)
+            except yaml.YAMLError as exc:
+                pytest.fail(f"{page.relative_to(ROOT)}: {exc}\n{block}")

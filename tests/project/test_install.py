@@ -1,6 +1,7 @@
 """Installing to try: the core install runs simulate; extras are named by use; CI builds the
 wheel and the sdist and runs the wheel in a fresh venv (.ci/run)."""
 
+import re
 import subprocess
 import sys
 import tomllib
@@ -21,7 +22,7 @@ def test_extras_are_named_by_use():
     assert _names(EXTRAS["frameworks"]) == {"zstandard"}  # inspect_ai's .eval logs
     assert _names(EXTRAS["parquet"]) == {"pyarrow"}
     assert "xllamacpp" in _names(EXTRAS["local"])
-    assert EXTRAS["inspect"] == ["gatecal[frameworks]"]  # the old name still installs it
+    assert "inspect" not in EXTRAS  # one name per extra: `frameworks` (0.1.0 had both)
 
 
 def test_the_core_install_pulls_no_test_package():
@@ -47,9 +48,21 @@ def test_simulate_runs_without_any_extra():
     assert out.stdout.startswith("suite: 12 cases")
 
 
-def test_a_missing_extra_names_the_extra_by_its_use():
+def test_nothing_says_pip_install_gatecal_from_an_index():
+    """gatecal is on no package index: no page, message or help may tell a user to
+    ``pip install 'gatecal[...]'`` or ``pip install gatecal`` as if it were."""
+    wrong = re.compile(r"pip install ['\"]?gatecal(\[|\b(?![-_/.@]))")
+    files = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "action.yml",
+             *(ROOT / "docs").rglob("*.md"), *(ROOT / "gatecal").rglob("*.py"),
+             *(ROOT / "action").rglob("*.py")]  # fmt: skip
+    found = [f"{f.relative_to(ROOT)}: {m.group(0)}" for f in files
+             for m in wrong.finditer(f.read_text())]  # fmt: skip
+    assert not found, found
+
+
+def test_a_missing_extra_names_the_package_and_the_extra():
     text = (ROOT / "gatecal" / "readers" / "inspect.py").read_text()
-    assert "pip install 'gatecal[frameworks]'" in text and "gatecal[inspect]" not in text
+    assert "pip install zstandard (gatecal's extra 'frameworks')" in text
 
 
 def test_ci_builds_and_runs_the_wheel_in_a_fresh_venv():

@@ -179,7 +179,7 @@ def test_rerunfailures_setup_error_is_an_error(version):
 
 
 def test_inspect_log_with_every_sample_errored_says_so():
-    pytest.importorskip("zstandard", reason="the [inspect] extra; .ci/run installs it")
+    pytest.importorskip("zstandard", reason="the frameworks extra; .ci/run installs it")
     # inspect 0.3.285 wrote status "success" with 15 samples (5 x 3 epochs), each with an
     # `error` (APIConnectionError: the model endpoint was a closed port) and no scores
     code, out, err = run_cli("runs", str(INSPECT / "all-errored.eval"))

@@ -216,7 +216,7 @@ def _verdict_keys(data):
 
 
 def test_inspect_json_and_eval_logs_read_the_same():
-    pytest.importorskip("zstandard", reason="the [inspect] extra; .ci/run installs it")
+    pytest.importorskip("zstandard", reason="the frameworks extra; .ci/run installs it")
     a = read_runs([INSPECT / "main.json"])
     b = read_runs([INSPECT / "main.eval"])
     assert _verdict_keys(a) == _verdict_keys(b)
@@ -300,7 +300,10 @@ def test_the_same_eval_twice_is_refused(tmp_path):
 
 def test_eval_without_zstandard_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "zstandard", None)
-    with pytest.raises(RunsError, match=r"pip install 'gatecal\[frameworks\]'"):
+    with pytest.raises(
+        RunsError,
+        match=r"install the optional reader: pip install zstandard \(gatecal's extra 'frameworks'\)",
+    ):
         read_runs([INSPECT / "main.eval"])
 
 

@@ -58,7 +58,7 @@ __all__ = [
 CASE_GATE_MAX_CASES = 2000
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class CaseGate:
     """The case-aware gate: the CI run fails when its failing cases are more surprising
     than all but a few known-good runs' (the rank rule of :mod:`gatecal._model.rankgate`).
@@ -99,6 +99,14 @@ class CaseGate:
     false_alarm: float
     false_alarm_target: float
     detections: tuple[tuple[int, float], ...]
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        return (
+            f"<gatecal.CaseGate: {len(self.cases)} cases, fails at weight "
+            f"{self.threshold * self.unit:.4g}, false alarm {self.false_alarm:.4g} "
+            f"(target {self.false_alarm_target:.4g})>"
+        )
 
     @property
     def known_good_runs(self) -> int:

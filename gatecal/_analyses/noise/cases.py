@@ -111,7 +111,7 @@ class CaseRecord:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class CaseSpread:
     """How much a suite's cases differ, and how much whole runs differ given that.
 
@@ -156,6 +156,13 @@ class CaseSpread:
     fit_mean: float = 0.0
     fit_spread: float = 0.0
     floor: float = 0.0
+
+    def __repr__(self) -> str:
+        """One line, whatever the number of cases."""
+        return (
+            f"<gatecal.CaseSpread: {len(self.records)} cases over {self.runs} runs, mean "
+            f"failure rate {self.mean:.4g}, spread {self.spread:.4g}, run icc {self.run_icc:.4g}>"
+        )
 
     @property
     def cases(self) -> int:

@@ -6,7 +6,7 @@ long table's (``gatecal runs --format csv`` writes the same ones); ``passed`` an
 Reading goes a batch of rows at a time (bounded memory however long the file), each
 column's distinct values checked once, as for a big CSV; a batch the block path does not
 decide for sure is read row by row with the long table's own rules, an error naming the
-row. Needs ``pyarrow`` (``pip install 'gatecal[parquet]'``).
+row. Needs ``pyarrow`` (``pip install pyarrow``, gatecal's extra ``parquet``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gatecal.readers._verdict import LONG_COLUMNS, RunsError
 __all__ = ["MAGIC", "Parquet", "read_parquet", "write_parquet"]
 
 MAGIC = b"PAR1"
-_INSTALL = "pip install 'gatecal[parquet]'"
+_INSTALL = "pip install pyarrow (gatecal's extra 'parquet')"
 
 
 def _pyarrow(what: str) -> Any:

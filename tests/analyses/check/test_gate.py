@@ -483,3 +483,24 @@ def test_the_baseline_cases_are_taken_in_recommends_order(tmp_path, unseen):
     assert len({c.rate for c in full.per_case}) > 1  # the cases' rates differ
     by_name = {c.case: c.rate for c in full.per_case}
     assert [rates.rate(i) for i in range(len(order))] == [by_name[c] for c in rec.case_order]
+
+
+def test_the_verdict_sentence_never_calls_a_new_failure_known(tmp_path, baseline):
+    """A run the gate passes although a case that never failed before fails, and a run it
+    fails where every failing case failed before: neither is "what known-good runs do"."""
+    res = decide(tmp_path, baseline, failing=["case-00", "case-05"], gate="fails<=2")
+    assert res.decision == "pass" and res.new_failures == ["case-05"]
+    last = gatecal.render_check(res).strip().splitlines()[-1]
+    assert "within what known-good runs do" not in last  # said so before
+    assert last.startswith("the gate tolerates 2 failing case(s) (p = ")
+    assert last.endswith(", but 1 of them never or almost never failed in the known-good "
+                         "runs: look at case-05.")  # fmt: skip
+    res = decide(tmp_path, baseline, failing=["case-00", "case-01"], gate="fails<=2")
+    assert res.decision == "pass" and res.new_failures == []
+    assert gatecal.render_check(res).strip().endswith("; each also failed in known-good runs.")
+    res = decide(tmp_path, baseline, failing=["case-00", "case-01"], gate="all")
+    assert res.decision == "fail" and res.new_failures == []
+    last = gatecal.render_check(res).strip().splitlines()[-1]
+    assert "only known-flaky" not in last  # said so before, of a failed gate
+    assert last.startswith(("looks like a regression: ", "may be noise: "))
+    assert last.endswith("each failing case also failed in known-good runs, so none is new.")
