@@ -42,12 +42,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.junit.cases import Case, JUnitFile
+
+if TYPE_CHECKING:
+    from gatecal.readers.junit.invocations import Invocations
 
 __all__ = ["JUnit", "read_junit"]
 
@@ -242,8 +245,25 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
         _progress.done(p)
     batch = Batch()
     for unit, group, note in _units(files):
+        found_invocations = _invocations(group, options.junit_repeats)
         for f in group:
             notes = [note]
+            if not f.cases:  # a console launcher file of an engine that ran nothing
+                why = f"no tests: the JUnit Platform engine {f.cases.engine} ran none"  # type: ignore[attr-defined]
+                batch.files.append(
+                    FileRead(
+                        path=str(f.path),
+                        format="junit",
+                        detail=f.detail,
+                        build=build,
+                        runs=(),
+                        verdicts=0,
+                        skipped=0,
+                        errors=0,
+                        notes=(note, why),
+                    )
+                )
+                continue
             if f.detail == "promptfoo":
                 f, split_pf = _promptfoo(f, options.target)
                 repeats = max(i for _, i in split_pf.values())
@@ -253,7 +273,12 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
             else:
                 split_pf = None
                 split = _repeat_split(f, options.junit_repeats)
-            if split is not None:
+            found = found_invocations.get(id(f))
+            if split is None and found is not None:
+                _rename(f, found.names)
+                split = found.repeats or None
+                notes += found.notes
+            elif split is not None:
                 repeats = max(i for _, i in split.values())
                 how = "promptfoo test numbers" if split_pf else options.junit_repeats
                 notes.append(f"{repeats} repeats of each test in one session ({how})")
@@ -278,7 +303,7 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     )
                     continue
             # attempts of the same (run, case) in document order: reruns
-            found: dict[tuple[str, str], list[Case]] = {}
+            attempts_of: dict[tuple[str, str], list[Case]] = {}
             for index, case in enumerate(f.cases):
                 base, run = case.full, unit
                 if "gatecal.case" in case.props:
@@ -290,10 +315,10 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     run = f"{unit}#{i}"
                 elif split_pf is not None:
                     base = split_pf[index][0]
-                found.setdefault((run, base), []).append(case)
+                attempts_of.setdefault((run, base), []).append(case)
             n_verdicts = n_skipped = n_errors = 0
             runs: dict[str, None] = {}
-            for (run, base), attempts in found.items():
+            for (run, base), attempts in attempts_of.items():
                 runs[run] = None
                 # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
                 # last carries its outcome (earlier ones look like passes, but a test is
@@ -363,6 +388,43 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 )
             )
     return batch
+
+
+def _invocations(group: Sequence[JUnitFile], mode: str) -> dict[int, Invocations]:
+    """Each file's repetitions and display names (by ``id`` of the file), unless ``mode`` is
+    ``none``. When one file of a run has repetitions, every file's cases go to run ``#1``:
+    one invocation stays one set of runs."""
+    from gatecal.readers.junit.invocations import Invocations, invocations
+
+    if mode == "none":
+        return {}
+    found = {id(f): invocations(f) for f in group if f.cases and f.detail != "promptfoo"}
+    if any(i.repeats for i in found.values()):
+        for f in group:
+            i = found.get(id(f))
+            if i is not None and not i.repeats:
+                every = {
+                    index: (i.names.get(index, full), 1) for index, full in enumerate(_fulls(f))
+                }
+                found[id(f)] = Invocations(names=i.names, repeats=every, notes=i.notes)
+    return found
+
+
+def _rename(f: JUnitFile, names: dict[int, str]) -> None:
+    """Give testcases their new names (same class, so the class part keeps its length)."""
+    from gatecal.readers.junit.stream import CaseList
+
+    if not names:
+        return
+    if isinstance(f.cases, CaseList):
+        for index, name in names.items():
+            cut = f.cases.cut[index]
+            f.cases.full[index] = f.cases.full[index][:cut] + name
+        return
+    for index, name in names.items():
+        case = f.cases[index]
+        case.full = case.full[: len(case.full) - len(case.name)] + name
+        case.name = name
 
 
 def _verdict(
