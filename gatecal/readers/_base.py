@@ -25,6 +25,7 @@ __all__ = [
     "Reader",
     "Source",
     "decode",
+    "is_open_test_reporting",
     "load_json",
     "split_repeats",
 ]
@@ -232,3 +233,15 @@ def split_repeats(names: Sequence[str], mode: str = "auto") -> list[tuple[str, i
     if mode == "auto" and len(totals) != 1:
         return None
     return out
+
+
+_OTR_ROOT = re.compile(r"<(?:[\w.-]+:)?(?:events|execution)[\s>]")
+
+
+def is_open_test_reporting(text: str) -> bool:
+    """Whether XML text opens with an Open Test Reporting root element (``<e:events>``,
+    ``<h:execution>`` in its namespaces): the JUnit reader leaves such files to that reader."""
+    head = text[:4096]
+    if not text.startswith("<") or "https://schemas.opentest4j.org/reporting/" not in head:
+        return False
+    return _OTR_ROOT.search(head) is not None

@@ -44,7 +44,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
+from gatecal.readers._base import (
+    Batch,
+    Head,
+    ReadOptions,
+    Source,
+    is_open_test_reporting,
+    load_json,
+    split_repeats,
+)
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.junit.cases import Case, JUnitFile
@@ -150,7 +158,8 @@ class JUnit:
 
     @staticmethod
     def sniff(head: Head) -> bool:
-        return head.text.startswith("<")  # the reader parses safely and names what is wrong
+        # the reader parses safely and names what is wrong; Open Test Reporting has its own
+        return head.text.startswith("<") and not is_open_test_reporting(head.text)
 
     @staticmethod
     def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
