@@ -214,7 +214,7 @@ def read_open_test_reporting(path: Path, build: str, label: str = "") -> Batch:
     seen: set[tuple[str, str]] = set()
     runs: dict[str, None] = {}
     n_verdicts = n_skipped = n_errors = 0
-    for key in tests:
+    for key in sorted(tests, key=lambda k: ids[k][1]):  # repetitions in order
         case, i = ids[key]
         run = f"{session}#{max(i, 1)}" if repeated else session
         if (run, case) in seen:

@@ -327,7 +327,9 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 attempts_of.setdefault((run, base), []).append(case)
             n_verdicts = n_skipped = n_errors = 0
             runs: dict[str, None] = {}
-            for (run, base), attempts in attempts_of.items():
+            # repeats in order (#1, #2, ...) whatever order the file lists them in
+            ordered = sorted(attempts_of.items(), key=lambda item: _repeat_of(item[0][0], unit))
+            for (run, base), attempts in ordered:
                 runs[run] = None
                 # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
                 # last carries its outcome (earlier ones look like passes, but a test is
@@ -397,6 +399,11 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 )
             )
     return batch
+
+
+def _repeat_of(run: str, unit: str) -> int:
+    """The repeat i of run ``<unit>#i`` (0 for the unit itself)."""
+    return int(run[len(unit) + 1 :]) if run != unit and run[len(unit) + 1 :].isdigit() else 0
 
 
 def _invocations(group: Sequence[JUnitFile], mode: str) -> dict[int, Invocations]:

@@ -388,6 +388,11 @@ def fold_file(
         )
     keep = np.flatnonzero(~skipped)
     every = len(keep) == n
+    if split is not None:  # repeats in order (#1, #2, ...) whatever order the file lists them
+        repeat = np.fromiter((split[i][1] for i in range(n)), dtype=np.int64, count=n)
+        order = keep[np.argsort(repeat[keep], kind="stable")]
+        every = every and bool((order == keep).all())
+        keep = order
     builder = batch.verdicts
     kept = len(keep)
     block: dict[str, Any] = {}
