@@ -153,7 +153,22 @@ def _parse(path: Path) -> tuple[str, dict[str, _Node], list[str]]:
             if parent not in nodes:
                 raise RunsError(f"{path}: node {key!r} names parent {parent!r}, never started")
             nodes[parent].children.append(key)
+    _refuse_cycles(path, nodes)
     return shape, nodes, order
+
+
+def _refuse_cycles(path: Path, nodes: dict[str, _Node]) -> None:
+    """One error when a node is its own ancestor (parentId going round)."""
+    done: set[str] = set()
+    for key in nodes:
+        trail: list[str] = []
+        at: str | None = key
+        while at is not None and at not in done:
+            if at in trail:
+                raise RunsError(f"{path}: node {at!r} is its own ancestor (parentId goes round)")
+            trail.append(at)
+            at = nodes[at].parent
+        done.update(trail)
 
 
 def _tests(nodes: dict[str, _Node], order: list[str]) -> list[str]:

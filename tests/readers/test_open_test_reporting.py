@@ -73,6 +73,7 @@ def test_events_and_hierarchy_of_one_execution_agree():
         ('<result status="FAILED">', '<result status="BROKEN">', "unknown result status 'BROKEN'"),
         ('<e:finished id="10"', '<e:finished id="99"', "<finished id='99'> was never started"),
         ('parentId="3"', 'parentId="77"', "names parent '77', never started"),
+        ('parentId="2"', 'parentId="4"', "is its own ancestor"),  # class 3 under its test 4
     ],
 )
 def test_broken_files_are_refused_in_one_line(tmp_path, old, new, message):
