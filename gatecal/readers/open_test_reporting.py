@@ -90,59 +90,66 @@ def _parse(path: Path) -> tuple[str, dict[str, _Node], list[str]]:
     stack: list[str] = []  # hierarchy: the ids of the nodes open
     current: str | None = None  # the node whose metadata, sources or result are being read
     try:
-        for event, element in iterparse(str(path), events=("start", "end")):
-            family, local = _local(element.tag)
-            if not shape:
-                if (family, local) not in (("events", "events"), ("hierarchy", "execution")):
-                    raise RunsError(f"{path}: not Open Test Reporting XML (root element <{local}>)")
-                shape = family
-                continue
-            if event == "start":
-                if family == "events" and local == "started":
-                    key = element.get("id", "")
-                    if not key or key in nodes:
-                        raise RunsError(f"{path}: a <started> with no id or a repeated id {key!r}")
-                    nodes[key] = _Node(name=element.get("name", ""), parent=element.get("parentId"))
-                    order.append(key)
-                    current = key
-                elif family == "events" and local == "finished":
-                    current = element.get("id", "")
-                    if current not in nodes:
-                        raise RunsError(f"{path}: <finished id={current!r}> was never started")
-                elif family == "hierarchy" and local in ("root", "child"):
-                    key = str(len(order))
-                    parent = stack[-1] if stack else None
-                    nodes[key] = _Node(name=element.get("name", ""), parent=parent)
-                    order.append(key)
-                    stack.append(key)
-                    current = key
-                continue
-            # end events: the element's text and attributes are complete
-            if family == "hierarchy" and local in ("root", "child"):
-                stack.pop()
-                current = stack[-1] if stack else None
-            elif current is not None and family == "junit":
-                node = nodes[current]
-                text = (element.text or "").strip()
-                if local == "uniqueId":
-                    node.unique_id = text
-                elif local == "legacyReportingName":
-                    node.legacy = text
-                elif local == "type":
-                    node.kind = text
-            elif current is not None and family == "java" and local.endswith("Source"):
-                nodes[current].class_name = nodes[current].class_name or element.get(
-                    "className", ""
-                )
-            elif current is not None and family == "core" and local == "result":
-                status = element.get("status", "")
-                if status not in _STATUS:
-                    raise RunsError(f"{path}: unknown result status {status!r}")
-                nodes[current].status = status
-            elif family == "events" and local in ("started", "finished", "reported"):
-                current = None
-            if local in ("started", "finished", "reported", "root", "child"):
-                element.clear()
+        with open(path, "rb") as handle:  # closed however the parse ends
+            for event, element in iterparse(handle, events=("start", "end")):
+                family, local = _local(element.tag)
+                if not shape:
+                    if (family, local) not in (("events", "events"), ("hierarchy", "execution")):
+                        raise RunsError(
+                            f"{path}: not Open Test Reporting XML (root element <{local}>)"
+                        )
+                    shape = family
+                    continue
+                if event == "start":
+                    if family == "events" and local == "started":
+                        key = element.get("id", "")
+                        if not key or key in nodes:
+                            raise RunsError(
+                                f"{path}: a <started> with no id or a repeated id {key!r}"
+                            )
+                        nodes[key] = _Node(
+                            name=element.get("name", ""), parent=element.get("parentId")
+                        )
+                        order.append(key)
+                        current = key
+                    elif family == "events" and local == "finished":
+                        current = element.get("id", "")
+                        if current not in nodes:
+                            raise RunsError(f"{path}: <finished id={current!r}> was never started")
+                    elif family == "hierarchy" and local in ("root", "child"):
+                        key = str(len(order))
+                        parent = stack[-1] if stack else None
+                        nodes[key] = _Node(name=element.get("name", ""), parent=parent)
+                        order.append(key)
+                        stack.append(key)
+                        current = key
+                    continue
+                # end events: the element's text and attributes are complete
+                if family == "hierarchy" and local in ("root", "child"):
+                    stack.pop()
+                    current = stack[-1] if stack else None
+                elif current is not None and family == "junit":
+                    node = nodes[current]
+                    text = (element.text or "").strip()
+                    if local == "uniqueId":
+                        node.unique_id = text
+                    elif local == "legacyReportingName":
+                        node.legacy = text
+                    elif local == "type":
+                        node.kind = text
+                elif current is not None and family == "java" and local.endswith("Source"):
+                    nodes[current].class_name = nodes[current].class_name or element.get(
+                        "className", ""
+                    )
+                elif current is not None and family == "core" and local == "result":
+                    status = element.get("status", "")
+                    if status not in _STATUS:
+                        raise RunsError(f"{path}: unknown result status {status!r}")
+                    nodes[current].status = status
+                elif family == "events" and local in ("started", "finished", "reported"):
+                    current = None
+                if local in ("started", "finished", "reported", "root", "child"):
+                    element.clear()
     except ParseError as exc:
         raise RunsError(f"{path}: not well-formed XML ({exc})") from None
     except DefusedXmlException as exc:
