@@ -91,3 +91,8 @@ def test_an_aborted_test_is_missing_data(tmp_path):
     path.write_text(text.replace('<result status="FAILED">', '<result status="ABORTED">'), "utf-8")
     data = read_runs([path])
     assert data.skipped == 2 and not [v for v in data.verdicts if v.passed is False]
+
+
+def test_read_as_junit_it_says_which_format_it_is():
+    with pytest.raises(RunsError, match="Open Test Reporting XML, not JUnit XML"):
+        read_runs([JUNIT_FILE], input_format="junit")
