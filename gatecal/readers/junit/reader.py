@@ -12,8 +12,12 @@ Repeats
     suffix, with one N, the copies become runs ``<run>#i`` of one session.
     pytest-flakefinder copies only when asked (``junit_repeats="flakefinder"``).
     ``gatecal.*`` properties written by gatecal's pytest plugin beat any name parsing.
+    A JUnit 5 ``@RepeatedTest``'s repetitions are repeats of one case, and parameterized
+    invocations take the display name the file carries (``invocations``: Surefire's
+    testcases of one name, ``repetition i of n``, the console launcher's ``<system-out>``).
 Reruns
-    pytest-rerunfailures repeats a testcase element; Surefire adds ``flakyFailure`` /
+    pytest-rerunfailures (and Gradle's test-retry) repeat a testcase element; Surefire never
+    does (a repeated name there is a repetition) but adds ``flakyFailure`` /
     ``flakyError`` (failed, then passed) or ``rerunFailure`` / ``rerunError`` children.
     Each is an attempt; ``attempts="first"`` keeps the first attempt's outcome.
 Outcomes
