@@ -47,8 +47,10 @@ class ReadOptions:
         outcome.
     junit_repeats : str
         ``auto``: pytest-repeat / ``deepeval -r`` suffixes ``[...-i-N]`` become runs
-        when every testcase of a file carries them; ``flakefinder``: pytest-flakefinder
-        copies become runs; ``none``: names are taken as they are.
+        when every testcase of a file carries them, and a JUnit 5 ``@RepeatedTest``'s
+        repetitions are repeats of one case (``gatecal.readers.junit.invocations``);
+        ``flakefinder``: pytest-flakefinder copies become runs; ``none``: names are
+        taken as they are.
     target : str or None
         For a promptfoo file with several prompts x providers: the one to read.
     thresholds : mapping of str to float
