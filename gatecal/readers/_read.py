@@ -196,10 +196,11 @@ def read_runs(
 
     Each file's format is detected from its content (`input_format` overrides it):
     JUnit XML, gatecal's long CSV/JSONL table, promptfoo results, inspect_ai logs, a
-    DeepEval test run or JUnit's Open Test Reporting XML; see the reader modules for how each maps to runs, cases and
-    checks. Files in `regressed` are runs of the regressed build. Skipped tests are
-    missing data (counted in ``skips``); errors and unscored verdicts are neither
-    passes nor failures (``status``); rerun attempts count per `attempts`.
+    DeepEval test run or JUnit's Open Test Reporting XML; see the reader modules for how
+    each maps to runs, cases and checks. Files in `regressed` are runs of the regressed
+    build. Skipped tests are missing data (counted in ``skips``); errors and unscored
+    verdicts are neither passes nor failures (``status``); rerun attempts count per
+    `attempts`.
 
     Parameters
     ----------
