@@ -15,10 +15,11 @@ Case
     A test is a node JUnit marks ``TEST`` (or ``CONTAINER_AND_TEST``) in its metadata; in a
     file without JUnit's metadata, a node without children. Its id is its class and its
     legacy reporting name (``example.JudgeTest.consistency()``), as the console launcher's
-    legacy XML names it; an invocation of a ``@ParameterizedTest`` takes its display name
-    (``example.JudgeTest.relevancy(String) answer-broken``), unless two invocations share
-    one (then the index stays: ``relevancy(String)[2]``). Without JUnit's metadata the id is
-    the path of names below the root (``fn-analyze-string/analyzeString-001``).
+    legacy XML names it; an invocation of a ``@ParameterizedTest`` takes its display name in
+    place of its index (``example.JudgeTest.relevancy(String)[answer-broken]``), unless two
+    invocations share one (then the index stays: ``relevancy(String)[2]``). Without JUnit's
+    metadata the id is the path of names below the root
+    (``fn-analyze-string/analyzeString-001``).
 Repetitions
     An invocation whose display name is ``repetition i of n`` (``@RepeatedTest``) is
     repetition i of its test: run ``<run>#i``; the file's other tests are in ``<run>#1``.
@@ -211,7 +212,7 @@ def _case_ids(nodes: dict[str, _Node], tests: list[str]) -> dict[str, tuple[str,
             if match and int(match.group("i")) <= int(match.group("n")):
                 name, repeat = parent.legacy or parent.name, int(match.group("i"))
             elif node.name and displays.count(node.name) == 1:
-                name = f"{parent.legacy or parent.name} {node.name}"
+                name = f"{parent.legacy or parent.name}[{node.name}]"
         out[key] = (f"{node.class_name}.{name}" if node.class_name else name, repeat)
     return out
 

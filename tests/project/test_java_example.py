@@ -20,7 +20,7 @@ from gatecal import read_runs
 from tests.paths import ROOT
 
 EXAMPLE = ROOT / "examples" / "java"
-CLASS = "example.GoldenDatasetTest.answers(GoldenCase) "
+CLASS = "example.GoldenDatasetTest.answers(GoldenCase)"
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def _golden_ids() -> list[str]:
 
 def test_each_golden_row_is_one_case_named_after_it(reports):
     data = read_runs([reports])
-    assert data.cases() == [CLASS + case for case in _golden_ids()]
+    assert data.cases() == [f"{CLASS}[{case}]" for case in _golden_ids()]
     assert len(data.runs("healthy")) == 1 and len(data.verdicts) == 12
 
 

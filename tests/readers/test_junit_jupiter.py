@@ -64,8 +64,8 @@ def test_surefire_phrased_reporter_keeps_the_parameter_and_repeats_repetitions()
     grid = _grid(data)
     # "factChecking() repetition 1 of 3" .. "3 of 3": repetitions of one case
     assert grid[CLASS + "factChecking()"] == "..."
-    assert grid[CLASS + "relevancy(String) answer-broken"] == "x--"
-    assert grid[CLASS + "relevancy(String) answer-ok"] == ".--"
+    assert grid[CLASS + "relevancy(String)[answer-broken]"] == "x--"
+    assert grid[CLASS + "relevancy(String)[answer-ok]"] == ".--"
     assert not [c for c in data.cases() if "repetition" in c]
 
 
@@ -76,7 +76,7 @@ def test_console_launcher_uses_unique_ids_and_display_names():
     data = read_runs([JUNIT / "console-launcher"])
     grid = _grid(data)
     assert grid[CLASS + "factChecking()"] == "..."
-    assert grid[CLASS + "relevancy(String) answer-broken"] == "x--"
+    assert grid[CLASS + "relevancy(String)[answer-broken]"] == "x--"
     assert grid[CLASS + "consistency()"] == "x--"
     assert len(data.cases()) == 5
     empty = [f for f in data.files if f.verdicts == 0]
@@ -95,3 +95,16 @@ def test_pytest_rerunfailures_repeated_elements_stay_reruns():
     data = read_runs([JUNIT / "rerunfailures" / "v16.7"])
     assert len(data.runs("healthy")) == 1
     assert data.reruns == 5
+
+
+def test_phrased_names_without_repetitions_keep_the_display_name(tmp_path):
+    # the phrased file without its @RepeatedTest: no repeats, one run, the same case ids
+    text = (JUNIT / "surefire3" / "phrased" / "TEST-example.JudgeTest.xml").read_text("utf-8")
+    kept = "\n".join(line for line in text.splitlines() if "repetition" not in line)
+    (tmp_path / "TEST-example.JudgeTest.xml").write_text(kept, encoding="utf-8")
+    data = read_runs([tmp_path])
+    assert data.runs("healthy") == ["TEST-example.JudgeTest"[5:]]
+    assert sorted(data.cases()) == sorted(
+        [CLASS + f"relevancy(String)[answer-{a}]" for a in ("ok", "broken", "terse")]
+        + [CLASS + "consistency"]
+    )

@@ -31,7 +31,7 @@ def test_junit_file_reads_repetitions_and_display_names():
     run = "junit-platform-events"
     assert [cells[(f"{run}#{i}", "example.JudgeTest.factChecking()")] for i in (1, 2, 3)] == [
         True, True, True]  # fmt: skip
-    assert cells[(f"{run}#1", "example.JudgeTest.relevancy(String) answer-broken")] is False
+    assert cells[(f"{run}#1", "example.JudgeTest.relevancy(String)[answer-broken]")] is False
     assert cells[(f"{run}#1", "example.JudgeTest.consistency()")] is False
     assert len(data.cases()) == 5 and data.reruns == 0
 

@@ -12,14 +12,19 @@ Maven Surefire 3, default reporter
     ``rerun*`` children of one testcase, never as testcases of their own, so the k-th
     testcase of a name is repetition k.
 Surefire's phrased reporter (``usePhrasedTestCaseMethodName``), Gradle
-    ``factChecking() repetition 1 of 3``: repetition 1 of ``factChecking()``; parameterized
-    invocations carry their display name (``relevancy(String) answer-broken``), kept as written.
+    ``factChecking() repetition 1 of 3``: repetition 1 of ``factChecking()``; a parameterized
+    invocation carries its display name after the method (``relevancy(String)
+    answer-broken``): its case is ``relevancy(String)[answer-broken]``.
 JUnit Platform console launcher (``--reports-dir``)
     Every invocation is numbered (``factChecking()[1]``, ``relevancy(String)[2]``) and its
     ``<system-out>`` holds its unique id and display name: an invocation whose display name
-    is ``repetition i of n`` is repetition i; any other takes its display name, as the phrased
-    reporter writes it (``relevancy(String) answer-broken``), unless two invocations of the
-    test share one (then the index stays).
+    is ``repetition i of n`` is repetition i; any other takes its display name in place of
+    its index (``relevancy(String)[answer-broken]``), unless two invocations of the test share
+    one (then the index stays).
+
+So a parameterized case is ``method(Types)[what]``, where ``what`` is the display name when
+the file has it, else the invocation's index, in every format (pytest's ids look the same:
+``test_x[refund-annual]``).
 
 Repetition i of a case is run ``<run>#i`` (one session, as pytest-repeat's copies are); the
 other cases of that invocation are in run ``<run>#1``. pytest-rerunfailures and Gradle's
@@ -40,6 +45,8 @@ __all__ = ["Invocations", "invocations"]
 _REPETITION = re.compile(r"^(?P<base>.*?)\s*repetition (?P<i>\d+) of (?P<n>\d+)$")
 _INVOCATION = re.compile(r"\[test-template-invocation:#(?P<k>\d+)\]$")
 _INDEXED = re.compile(r"^(?P<base>.*)\[(?P<k>\d+)\]$")
+#: the phrased reporter's parameterized invocation: ``method(Types) display name``
+_PHRASED = re.compile(r"^(?P<method>[^\s()\[\]]+\([^()]*\)) (?P<display>\S.*)$", re.S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +56,8 @@ class Invocations:
     Attributes
     ----------
     names : dict of int to str
-        Testcases whose name becomes another (a parameterized invocation's display name).
+        Testcases whose id becomes another (a parameterized invocation's display name in
+        place of its index): the new full id, its class part unchanged.
     repeats : dict of int to (str, int)
         Every testcase's (case id, repetition i from 1) when the file has repetitions; empty
         when it has none.
@@ -79,10 +87,12 @@ def invocations(f: JUnitFile) -> Invocations:
     found: dict[int, tuple[str, int, int]] = {}  # index -> (case, i, n)
     if platform:
         names, found = _console(fulls, cuts, platform)
+    elif f.detail == "surefire":
+        names = _phrased(fulls, cuts)
     for index, full in enumerate(fulls):
         if index in found:
             continue
-        match = _REPETITION.match(full[cuts[index] :])
+        match = _REPETITION.match(full[cuts[index] :])  # before any rename
         if match and match.group("base"):
             i, n = int(match.group("i")), int(match.group("n"))
             if 1 <= i <= n:
@@ -99,10 +109,7 @@ def invocations(f: JUnitFile) -> Invocations:
                 so_far[full] = so_far.get(full, 0) + 1
                 repeats[index] = (full, so_far[full])
     if names:
-        notes.append(
-            f"{len(names)} parameterized invocation(s) named by their display name "
-            "(the console launcher's <system-out>)"
-        )
+        notes.append(f"{len(names)} parameterized invocation(s) named method(Types)[display name]")
     if not repeats:
         return Invocations(names=names, repeats={}, notes=tuple(notes))
     tests = len({case for case, _ in repeats.values()})
@@ -148,10 +155,25 @@ def _console(
         if len(set(displays)) < len(displays):
             continue  # two invocations share a display name: the index tells them apart
         for index, base, display in members:
-            name = f"{base} {display}"
+            name = f"{base}[{display}]"
             if name not in taken:
                 names[index] = name
     return names, found
+
+
+def _phrased(fulls: Sequence[str], cuts: Sequence[int]) -> dict[int, str]:
+    """``method(Types) display`` (Surefire's phrased reporter) as ``method(Types)[display]``,
+    where every new id is distinct and none is a repetition."""
+    names: dict[int, str] = {}
+    for index, full in enumerate(fulls):
+        name = full[cuts[index] :]
+        match = _PHRASED.match(name)
+        if match and not _REPETITION.match(name):
+            names[index] = (
+                full[: cuts[index]] + f"{match.group('method')}[{match.group('display')}]"
+            )
+    renamed = [names.get(i, full) for i, full in enumerate(fulls)]
+    return names if len(set(renamed)) == len(renamed) else {}
 
 
 def _consistent(found: dict[int, tuple[str, int, int]]) -> dict[int, tuple[str, int]]:

@@ -431,20 +431,19 @@ def _invocations(group: Sequence[JUnitFile], mode: str) -> dict[int, Invocations
 
 
 def _rename(f: JUnitFile, names: dict[int, str]) -> None:
-    """Give testcases their new names (same class, so the class part keeps its length)."""
+    """Give testcases their new full ids (same class, so the class part keeps its length)."""
     from gatecal.readers.junit.stream import CaseList
 
     if not names:
         return
     if isinstance(f.cases, CaseList):
-        for index, name in names.items():
-            cut = f.cases.cut[index]
-            f.cases.full[index] = f.cases.full[index][:cut] + name
+        for index, full in names.items():
+            f.cases.full[index] = full
         return
-    for index, name in names.items():
+    for index, full in names.items():
         case = f.cases[index]
-        case.full = case.full[: len(case.full) - len(case.name)] + name
-        case.name = name
+        case.name = full[len(case.full) - len(case.name) :]
+        case.full = full
 
 
 def _verdict(

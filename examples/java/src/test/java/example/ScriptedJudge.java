@@ -33,7 +33,7 @@ final class ScriptedJudge implements Judge {
 
     static ScriptedJudge fromSystemProperties() {
         return new ScriptedJudge(
-                System.getProperty("judge.seed", "1"),
+                System.getProperty("judge.seed", "0"),
                 Double.parseDouble(System.getProperty("judge.flip", "0.05")));
     }
 
