@@ -62,6 +62,8 @@ def test_a_rerun_flake_counts_its_first_attempt(reports):
     assert len(flaky) == 1
     data = read_runs([reports])
     last = read_runs([reports], attempts="last")
-    (verdict,) = [v for v in data.verdicts if v.case == "example.GoldenDatasetTest." + flaky[0]]
+    # Surefire's phrased name "answers(GoldenCase) sso-plan" is case answers(GoldenCase)[sso-plan]
+    name = flaky[0].removeprefix("answers(GoldenCase) ")
+    (verdict,) = [v for v in data.verdicts if v.case == f"{CLASS}[{name}]"]
     assert verdict.passed is False and verdict.attempts == 2 and data.reruns == 1
     assert all(v.passed for v in last.verdicts)
