@@ -16,8 +16,10 @@ temporary folder and built offline (``mvn -o``); then, as a team would:
 Every shell command runs as the transcript shows it (bash, in the project folder, gatecal
 from this interpreter's environment). Maven's own output is dropped (``> /dev/null``) except
 Surefire's summary line, kept without its timing. Everything lands in
-reports/java-example/: transcript.txt (each command and its real output, quoted by
-docs/tutorials/java-maven.md through ``python experiments/docs_blocks.py``) and gate.json.
+reports/java-example/: transcript.txt (each command and its real output) and gate.json; then
+the blocks of docs/tutorials/java-maven.md that quote the transcript are refreshed (as
+``python experiments/docs_blocks.py`` does), so this one command regenerates the tutorial's
+outputs.
 The judge's noise is seeded, so the transcript regenerates byte for byte.
 
 Needs ``mvn`` with JUnit Jupiter 5.14.4, Surefire 3.2.5, compiler 3.13.0 and resources 3.3.1
@@ -38,6 +40,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script, too
+from experiments import docs_blocks  # noqa: E402
+
+TUTORIAL = ROOT / "docs" / "tutorials" / "java-maven.md"
 EXAMPLE = ROOT / "examples" / "java"
 OUT = ROOT / "reports" / "java-example"
 NIGHTS = 30
@@ -132,6 +138,7 @@ def main() -> None:
     if shutil.which("mvn") is None:
         raise SystemExit("mvn is not on PATH: the Java example needs Maven")
     print(run(args.nights), end="")
+    print(f"{TUTORIAL.relative_to(ROOT)}: {docs_blocks.fill(TUTORIAL)} blocks refreshed")
 
 
 if __name__ == "__main__":
