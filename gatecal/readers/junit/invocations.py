@@ -72,13 +72,13 @@ class Invocations:
 
 def invocations(f: JUnitFile) -> Invocations:
     """The repetitions and renamed invocations of one JUnit file (see the module docstring)."""
-    from gatecal.readers.junit.stream import CaseList
+    from gatecal.readers.junit.stream import CaseList, distinct
 
     cases = f.cases
+    fulls: Sequence[str]
+    cuts: Sequence[int]
     if isinstance(cases, CaseList):
-        fulls = list(cases.full)
-        cuts = list(cases.cut)
-        platform = cases.platform
+        fulls, cuts, platform = cases.full, cases.cut, cases.platform
     else:
         fulls = [c.full for c in cases]
         cuts = [len(c.full) - len(c.name) for c in cases]
@@ -87,9 +87,11 @@ def invocations(f: JUnitFile) -> Invocations:
     found: dict[int, tuple[str, int, int]] = {}  # index -> (case, i, n)
     if platform:
         names, found = _console(fulls, cuts, platform)
-    elif f.detail == "surefire":
+    elif f.detail == "surefire" and any(" " in full for full in fulls):
         names = _phrased(fulls, cuts)
-    for index, full in enumerate(fulls):
+    # (a big file without the word is not looked at name by name)
+    named = "repetition" in "\n".join(fulls)
+    for index, full in enumerate(fulls if named else ()):
         if index in found:
             continue
         match = _REPETITION.match(full[cuts[index] :])  # before any rename
@@ -99,7 +101,7 @@ def invocations(f: JUnitFile) -> Invocations:
                 found[index] = (full[: cuts[index]] + match.group("base"), i, n)
     repeats = _consistent(found)
     notes: list[str] = []
-    if f.detail == "surefire":
+    if f.detail == "surefire" and not distinct(fulls):
         times: dict[str, int] = {}
         for full in fulls:
             times[full] = times.get(full, 0) + 1

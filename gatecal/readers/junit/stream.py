@@ -27,7 +27,7 @@ from gatecal.readers.junit.cases import (
     writer,
 )
 
-__all__ = ["CaseList", "fold_file", "parse_file"]
+__all__ = ["CaseList", "distinct", "fold_file", "parse_file"]
 
 OUTCOMES = ("passed", "failed", "error", "skipped")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -363,7 +363,7 @@ def fold_file(
     from gatecal.readers._data import Skip
 
     n = len(cases)
-    if cases.props or not _distinct(cases.full):
+    if cases.props or not distinct(cases.full):
         return None
     if split is None:
         bases: Sequence[str] = cases.full
@@ -433,7 +433,7 @@ def fold_file(
     return runs, kept, int(skipped.sum()), int(error.sum())
 
 
-def _distinct(items: Sequence[Any]) -> bool:
+def distinct(items: Sequence[Any]) -> bool:
     """No two items equal: their hashes all differ (8 bytes an item), or, where two
     hashes meet, a set says."""
     import numpy as np
