@@ -290,8 +290,9 @@ JunitRepeatsOpt = Annotated[
         "--junit-repeats",
         "MODE",
         "JUnit repeats: 'auto' reads pytest-repeat / deepeval -r suffixes [..-i-N] as "
-        "runs when every testcase of a file has one; 'flakefinder' reads "
-        "pytest-flakefinder copies as runs; 'none' keeps names as they are.",
+        "runs when every testcase of a file has one, and a JUnit 5 @RepeatedTest's "
+        "repetitions as repeats of one case; 'flakefinder' reads pytest-flakefinder "
+        "copies as runs; 'none' keeps names as they are.",
         ("auto", "flakefinder", "none"),
     ),
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "Reader",
     "Source",
     "decode",
+    "is_open_test_reporting",
     "load_json",
     "split_repeats",
 ]
@@ -47,8 +48,10 @@ class ReadOptions:
         outcome.
     junit_repeats : str
         ``auto``: pytest-repeat / ``deepeval -r`` suffixes ``[...-i-N]`` become runs
-        when every testcase of a file carries them; ``flakefinder``: pytest-flakefinder
-        copies become runs; ``none``: names are taken as they are.
+        when every testcase of a file carries them, and a JUnit 5 ``@RepeatedTest``'s
+        repetitions are repeats of one case (``gatecal.readers.junit.invocations``);
+        ``flakefinder``: pytest-flakefinder copies become runs; ``none``: names are
+        taken as they are.
     target : str or None
         For a promptfoo file with several prompts x providers: the one to read.
     thresholds : mapping of str to float
@@ -241,3 +244,15 @@ def split_repeats(names: Sequence[str], mode: str = "auto") -> list[tuple[str, i
     if mode == "auto" and len(totals) != 1:
         return None
     return out
+
+
+_OTR_ROOT = re.compile(r"<(?:[\w.-]+:)?(?:events|execution)[\s>]")
+
+
+def is_open_test_reporting(text: str) -> bool:
+    """Whether XML text opens with an Open Test Reporting root element (``<e:events>``,
+    ``<h:execution>`` in its namespaces): the JUnit reader leaves such files to that reader."""
+    head = text[:4096]
+    if not text.startswith("<") or "https://schemas.opentest4j.org/reporting/" not in head:
+        return False
+    return _OTR_ROOT.search(head) is not None

@@ -204,11 +204,12 @@ def read_runs(
     """Read measured runs from files, directories (searched recursively) or glob patterns.
 
     Each file's format is detected from its content (`input_format` overrides it):
-    JUnit XML, gatecal's long CSV/JSONL table, promptfoo results, inspect_ai logs or a
-    DeepEval test run; see the reader modules for how each maps to runs, cases and
-    checks. Files in `regressed` are runs of the regressed build. Skipped tests are
-    missing data (counted in ``skips``); errors and unscored verdicts are neither
-    passes nor failures (``status``); rerun attempts count per `attempts`.
+    JUnit XML, gatecal's long CSV/JSONL table, promptfoo results, inspect_ai logs, a
+    DeepEval test run or JUnit's Open Test Reporting XML; see the reader modules for how
+    each maps to runs, cases and checks. Files in `regressed` are runs of the regressed
+    build. Skipped tests are missing data (counted in ``skips``); errors and unscored
+    verdicts are neither passes nor failures (``status``); rerun attempts count per
+    `attempts`.
 
     Parameters
     ----------
@@ -225,7 +226,8 @@ def read_runs(
         failure: reruns hide the judge's noise) or its last.
     junit_repeats : {'auto', 'flakefinder', 'none'}, default 'auto'
         How repeats inside one JUnit file become runs: pytest-repeat / ``deepeval -r``
-        suffixes when every testcase carries them, pytest-flakefinder copies, or none.
+        suffixes when every testcase carries them (and a JUnit 5 ``@RepeatedTest``'s
+        repetitions), pytest-flakefinder copies, or none.
     target : str, optional
         For a promptfoo file with several prompts x providers: the one to read.
     thresholds : mapping of str to float, optional

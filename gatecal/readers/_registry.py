@@ -28,6 +28,7 @@ FORMATS = (
     ("promptfoo", "gatecal.readers.promptfoo:Promptfoo"),
     ("inspect", "gatecal.readers.inspect:Inspect"),
     ("deepeval", "gatecal.readers.deepeval:DeepEval"),
+    ("open-test-reporting", "gatecal.readers.open_test_reporting:OpenTestReporting"),
 )
 #: the formats' names, in that order
 INPUT_FORMATS = tuple(name for name, _ in FORMATS)

@@ -37,6 +37,11 @@ def check_root(path: Path, tag: str) -> None:
             f"{path}: promptfoo's XML dump (-o results.xml) is not read; write "
             "promptfoo eval -o results.json and read that"
         )
+    if tag.startswith("{https://schemas.opentest4j.org/reporting/"):
+        raise RunsError(
+            f"{path}: Open Test Reporting XML, not JUnit XML: read it with --input-format "
+            "open-test-reporting (or leave the format to detection)"
+        )
     if tag not in ("testsuites", "testsuite"):
         raise RunsError(f"{path}: not JUnit XML (root element <{tag}>)")
 

@@ -12,8 +12,12 @@ Repeats
     suffix, with one N, the copies become runs ``<run>#i`` of one session.
     pytest-flakefinder copies only when asked (``junit_repeats="flakefinder"``).
     ``gatecal.*`` properties written by gatecal's pytest plugin beat any name parsing.
+    A JUnit 5 ``@RepeatedTest``'s repetitions are repeats of one case, and parameterized
+    invocations take the display name the file carries (``invocations``: Surefire's
+    testcases of one name, ``repetition i of n``, the console launcher's ``<system-out>``).
 Reruns
-    pytest-rerunfailures repeats a testcase element; Surefire adds ``flakyFailure`` /
+    pytest-rerunfailures (and Gradle's test-retry) repeat a testcase element; Surefire never
+    does (a repeated name there is a repetition) but adds ``flakyFailure`` /
     ``flakyError`` (failed, then passed) or ``rerunFailure`` / ``rerunError`` children.
     Each is an attempt; ``attempts="first"`` keeps the first attempt's outcome.
 Outcomes
@@ -42,12 +46,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source, load_json, split_repeats
+from gatecal.readers._base import (
+    Batch,
+    Head,
+    ReadOptions,
+    Source,
+    is_open_test_reporting,
+    load_json,
+    split_repeats,
+)
 from gatecal.readers._data import FileRead, Skip
 from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.junit.cases import Case, JUnitFile
+
+if TYPE_CHECKING:
+    from gatecal.readers.junit.invocations import Invocations
 
 __all__ = ["JUnit", "read_junit"]
 
@@ -147,7 +162,8 @@ class JUnit:
 
     @staticmethod
     def sniff(head: Head) -> bool:
-        return head.text.startswith("<")  # the reader parses safely and names what is wrong
+        # the reader parses safely and names what is wrong; Open Test Reporting has its own
+        return head.text.startswith("<") and not is_open_test_reporting(head.text)
 
     @staticmethod
     def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
@@ -242,8 +258,25 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
         _progress.done(p)
     batch = Batch()
     for unit, group, note in _units(files):
+        found_invocations = _invocations(group, options.junit_repeats)
         for f in group:
             notes = [note]
+            if not f.cases:  # a console launcher file of an engine that ran nothing
+                why = f"no tests: the JUnit Platform engine {f.cases.engine} ran none"  # type: ignore[attr-defined]
+                batch.files.append(
+                    FileRead(
+                        path=str(f.path),
+                        format="junit",
+                        detail=f.detail,
+                        build=build,
+                        runs=(),
+                        verdicts=0,
+                        skipped=0,
+                        errors=0,
+                        notes=(note, why),
+                    )
+                )
+                continue
             if f.detail == "promptfoo":
                 f, split_pf = _promptfoo(f, options.target)
                 repeats = max(i for _, i in split_pf.values())
@@ -253,7 +286,12 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
             else:
                 split_pf = None
                 split = _repeat_split(f, options.junit_repeats)
-            if split is not None:
+            found = found_invocations.get(id(f))
+            if split is None and found is not None:
+                _rename(f, found.names)
+                split = found.repeats or None
+                notes += found.notes
+            elif split is not None:
                 repeats = max(i for _, i in split.values())
                 how = "promptfoo test numbers" if split_pf else options.junit_repeats
                 notes.append(f"{repeats} repeats of each test in one session ({how})")
@@ -278,7 +316,7 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     )
                     continue
             # attempts of the same (run, case) in document order: reruns
-            found: dict[tuple[str, str], list[Case]] = {}
+            attempts_of: dict[tuple[str, str], list[Case]] = {}
             for index, case in enumerate(f.cases):
                 base, run = case.full, unit
                 if "gatecal.case" in case.props:
@@ -290,10 +328,12 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                     run = f"{unit}#{i}"
                 elif split_pf is not None:
                     base = split_pf[index][0]
-                found.setdefault((run, base), []).append(case)
+                attempts_of.setdefault((run, base), []).append(case)
             n_verdicts = n_skipped = n_errors = 0
             runs: dict[str, None] = {}
-            for (run, base), attempts in found.items():
+            # repeats in order (#1, #2, ...) whatever order the file lists them in
+            ordered = sorted(attempts_of.items(), key=lambda item: _repeat_of(item[0][0], unit))
+            for (run, base), attempts in ordered:
                 runs[run] = None
                 # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
                 # last carries its outcome (earlier ones look like passes, but a test is
@@ -363,6 +403,47 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 )
             )
     return batch
+
+
+def _repeat_of(run: str, unit: str) -> int:
+    """The repeat i of run ``<unit>#i`` (0 for the unit itself)."""
+    return int(run[len(unit) + 1 :]) if run != unit and run[len(unit) + 1 :].isdigit() else 0
+
+
+def _invocations(group: Sequence[JUnitFile], mode: str) -> dict[int, Invocations]:
+    """Each file's repetitions and display names (by ``id`` of the file), unless ``mode`` is
+    ``none``. When one file of a run has repetitions, every file's cases go to run ``#1``:
+    one invocation stays one set of runs."""
+    from gatecal.readers.junit.invocations import Invocations, invocations
+
+    if mode == "none":
+        return {}
+    found = {id(f): invocations(f) for f in group if f.cases and f.detail != "promptfoo"}
+    if any(i.repeats for i in found.values()):
+        for f in group:
+            i = found.get(id(f))
+            if i is not None and not i.repeats:
+                every = {
+                    index: (i.names.get(index, full), 1) for index, full in enumerate(_fulls(f))
+                }
+                found[id(f)] = Invocations(names=i.names, repeats=every, notes=i.notes)
+    return found
+
+
+def _rename(f: JUnitFile, names: dict[int, str]) -> None:
+    """Give testcases their new full ids (same class, so the class part keeps its length)."""
+    from gatecal.readers.junit.stream import CaseList
+
+    if not names:
+        return
+    if isinstance(f.cases, CaseList):
+        for index, full in names.items():
+            f.cases.full[index] = full
+        return
+    for index, full in names.items():
+        case = f.cases[index]
+        case.name = full[len(case.full) - len(case.name) :]
+        case.full = full
 
 
 def _verdict(

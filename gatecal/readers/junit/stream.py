@@ -27,7 +27,7 @@ from gatecal.readers.junit.cases import (
     writer,
 )
 
-__all__ = ["CaseList", "fold_file", "parse_file"]
+__all__ = ["CaseList", "distinct", "fold_file", "parse_file"]
 
 OUTCOMES = ("passed", "failed", "error", "skipped")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
@@ -37,7 +37,17 @@ _FAILED_CODE = {tag: _CODE[outcome] for tag, outcome in _FAILED.items()}
 class CaseList(Sequence[Case]):
     """The testcases of one streamed file, as columns; a sequence of ``Case``."""
 
-    __slots__ = ("attempts", "cut", "full", "outcome", "props", "suite", "suites")
+    __slots__ = (
+        "attempts",
+        "cut",
+        "engine",
+        "full",
+        "outcome",
+        "platform",
+        "props",
+        "suite",
+        "suites",
+    )
 
     def __init__(self) -> None:
         self.full: list[str] = []  # classname.name (or name)
@@ -47,6 +57,11 @@ class CaseList(Sequence[Case]):
         self.props: dict[int, dict[str, str]] = {}  # testcases with gatecal.* properties
         self.suites: list[str] = []
         self.suite = array("i")
+        #: the JUnit Platform console launcher's (unique id, display name) of a testcase,
+        #: from its <system-out>
+        self.platform: dict[int, tuple[str, str]] = {}
+        #: the engine's unique id a console launcher file names in its own <system-out>
+        self.engine = ""
 
     def __len__(self) -> int:
         return len(self.full)
@@ -138,6 +153,9 @@ def parse_file(path: Path) -> JUnitFile:
     enclosing: list[tuple[int, int]] = []
     earlier: dict[int, list[str]] = {}
     later: dict[int, list[str]] = {}
+    # the text of a <system-out> being read, and which testcase it belongs to (-1: the suite)
+    out_text: list[str] = []
+    out_of: list[int] = []
     # a big file is refused at its first element when that is not JUnit's; a small one
     # is parsed first, so that XML that is not well-formed says so
     early = path.stat().st_size >= STREAM_MIN_BYTES
@@ -188,12 +206,16 @@ def parse_file(path: Path) -> JUnitFile:
                     earlier.setdefault(index, []).append(_EARLIER[tag])
                 elif tag in _LATER:
                     later.setdefault(index, []).append(_LATER[tag])
+            if tag == "system-out" and depth == at + 1:
+                _listen(index)
             if tag == "property":
                 key = attrs.get("name", "")
                 if key.startswith("gatecal."):
                     value = attrs.get("value", "")
                     for i in (index, *(i for _, i in enclosing)):  # every enclosing one's
                         cases.props.setdefault(i, {})[key] = value
+        elif tag == "system-out" and depth == 2 and root[0] == "testsuite":
+            _listen(-1)
         if tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
             name = attrs.get("name", "")
             open_suites.append(suite)
@@ -203,8 +225,17 @@ def parse_file(path: Path) -> JUnitFile:
             if not first_suite:
                 first_suite.append(attrs)
 
+    def _listen(owner: int) -> None:
+        out_text.clear()
+        out_of[:] = [owner]
+        parser.CharacterDataHandler = out_text.append
+
     def end(tag: str) -> None:
         nonlocal depth, suite, at, index
+        if out_of and tag == "system-out":
+            parser.CharacterDataHandler = None
+            _platform_output(cases, out_of.pop(), "".join(out_text))
+            out_text.clear()
         if depth == at:
             at, index = enclosing.pop() if enclosing else (0, index)
         elif tag == "testsuite" and (depth == 1 or root[0] != "testsuite"):
@@ -239,13 +270,32 @@ def parse_file(path: Path) -> JUnitFile:
         final = OUTCOMES[outcome[i]]
         cases.attempts[i] = [*earlier.get(i, ()), final, *later.get(i, ())]
     _drop_gate_records(cases)
-    if not cases.full:
+    if not cases.full and not cases.engine:
         raise RunsError(f"{path}: JUnit XML with no <testcase>")
     root_tag, root_attrib = root
     first = dict(first_suite[0]) if first_suite else None
     schema = " ".join(root_attrib.values()) + " ".join((first or {}).values())
     detail = writer(path, root_tag, root_attrib.get("name"), names, schema, first)
+    if cases.platform or cases.engine:
+        detail = "junit-platform"  # the JUnit Platform console launcher's --reports-dir
     return JUnitFile(path=path, detail=detail, cases=cases)  # type: ignore[arg-type]
+
+
+def _platform_output(cases: CaseList, owner: int, text: str) -> None:
+    """Keep what the JUnit Platform console launcher writes in a <system-out>: the unique id
+    and the display name (``unique-id: [engine:...]/...`` and ``display-name: ...`` lines)."""
+    unique_id = display = None
+    for line in text.splitlines():
+        if line.startswith("unique-id: [engine:") and unique_id is None:
+            unique_id = line.removeprefix("unique-id: ").strip()
+        elif line.startswith("display-name: ") and display is None:
+            display = line.removeprefix("display-name: ").strip()
+    if unique_id is None:
+        return
+    if owner < 0:
+        cases.engine = unique_id
+    else:
+        cases.platform[owner] = (unique_id, display or "")
 
 
 def _suites_of(cases: CaseList, changes: list[tuple[int, int]]) -> None:
@@ -275,6 +325,7 @@ def _drop_gate_records(cases: CaseList) -> None:
     cases.suite = array("i", [cases.suite[i] for i in keep])
     cases.props = {renumber[i]: p for i, p in cases.props.items() if i in renumber}
     cases.attempts = {renumber[i]: a for i, a in cases.attempts.items() if i in renumber}
+    cases.platform = {renumber[i]: p for i, p in cases.platform.items() if i in renumber}
 
 
 def _refuse_entity(name: str, *_: Any) -> None:
@@ -312,7 +363,7 @@ def fold_file(
     from gatecal.readers._data import Skip
 
     n = len(cases)
-    if cases.props or not _distinct(cases.full):
+    if cases.props or not distinct(cases.full):
         return None
     if split is None:
         bases: Sequence[str] = cases.full
@@ -337,6 +388,11 @@ def fold_file(
         )
     keep = np.flatnonzero(~skipped)
     every = len(keep) == n
+    if split is not None:  # repeats in order (#1, #2, ...) whatever order the file lists them
+        repeat = np.fromiter((split[i][1] for i in range(n)), dtype=np.int64, count=n)
+        order = keep[np.argsort(repeat[keep], kind="stable")]
+        every = every and bool((order == keep).all())
+        keep = order
     builder = batch.verdicts
     kept = len(keep)
     block: dict[str, Any] = {}
@@ -377,7 +433,7 @@ def fold_file(
     return runs, kept, int(skipped.sum()), int(error.sum())
 
 
-def _distinct(items: Sequence[Any]) -> bool:
+def distinct(items: Sequence[Any]) -> bool:
     """No two items equal: their hashes all differ (8 bytes an item), or, where two
     hashes meet, a set says."""
     import numpy as np
