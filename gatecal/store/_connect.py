@@ -61,6 +61,7 @@ def _scrub(text: str, location: str) -> str:
     except ValueError:
         secrets = []
     secrets += re.findall(r"(?i)password=([^&\s]+)", location)
+    secrets += re.findall(r"://[^:/@]*:([^@]*)@", location)  # even in a URL that won't parse
     for secret in secrets:
         if secret:
             line = line.replace(secret, "***").replace(unquote(secret), "***")
@@ -287,11 +288,24 @@ def _migrate(conn: Connection, *, create: bool) -> None:
     _check_version(conn, version, create)
     if version == SCHEMA_VERSION:
         return
+    if conn.dialect == "postgresql":
+        # writers migrate one at a time: a session lock taken before the transaction
+        # begins, so the transaction sees the tables another writer has just made
+        with conn.errors("lock the store"):
+            conn.execute("SELECT pg_advisory_lock(?)", (_MIGRATION_LOCK,))
+    try:
+        _apply(conn, create)
+    finally:
+        if conn.dialect == "postgresql":
+            with conn.errors("unlock the store"):
+                conn.execute("SELECT pg_advisory_unlock(?)", (_MIGRATION_LOCK,))
+
+
+def _apply(conn: Connection, create: bool) -> None:
+    """The pending migration steps, in one transaction."""
     from datetime import UTC, datetime
 
     with conn.transaction():
-        if conn.dialect == "postgresql":
-            conn.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
         version = _versions(conn)  # again, under the lock: another writer may have done it
         _check_version(conn, version, create)
         if version is None:
