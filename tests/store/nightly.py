@@ -15,8 +15,7 @@ RATES = {CASES[3]: 0.2, CASES[7]: 0.15, CASES[11]: 0.25, CASES[19]: 1.0}
 def write_run(path: Path, run: str, rates: dict[str, float], rng: random.Random) -> Path:
     """One run as gatecal's JSONL long table: a verdict per case."""
     rows = [
-        {"run": run, "case": case, "passed": rng.random() >= rates.get(case, 0.0)}
-        for case in CASES
+        {"run": run, "case": case, "passed": rng.random() >= rates.get(case, 0.0)} for case in CASES
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path

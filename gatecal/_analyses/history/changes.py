@@ -1,7 +1,8 @@
 """Which cases' failure rates changed between judges, or between time windows.
 
-Each case is tested on its own, exactly: Fisher's exact test (two-sided) of its
-failures before against after, given its failures in all (the margins). A case whose
+Each case is tested on its own, exactly: Fisher's exact test of its failures before
+against after, given its failures in all (the margins), two-sided as twice the smaller
+one-sided tail (as ``gatecal compare``'s per-case tests). A case whose
 margins cannot reach the level whatever the split (one that never fails, or always
 does) is no evidence either way and is not tested: that choice depends on the margins
 only, so the error rate of those tested holds given them (Tarone 1990). Among those
