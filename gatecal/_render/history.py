@@ -7,7 +7,6 @@ from gatecal._analyses.history.record import History
 from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
     FORMATS,
-    code_fence,
     csv_text,
     md_text,
     plural,
@@ -145,10 +144,5 @@ def render_history(result: History, fmt: str = "table") -> str:
     ]
     for shift in (*result.judges, *result.shifts_within()):
         lines += ["", *_shift_lines(shift, fmt)]
-    grid = _grid(result)
-    if fmt == "markdown":
-        fence = code_fence("\n".join(grid))
-        lines += ["", fence, *grid, fence]
-    else:
-        lines += ["", *grid]
+    lines += ["", *_grid(result)]  # aligned lines: a notebook fences them (monospace)
     return "\n".join(lines) + "\n"
