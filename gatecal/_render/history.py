@@ -127,14 +127,22 @@ def render_history(result: History, fmt: str = "table") -> str:
     if fmt not in FORMATS:
         raise ParameterError("fmt", f"must be one of {', '.join(FORMATS)}", fmt)
     latest = result.runs[-1].judge
+    parts = []
+    for shift in result.judges:
+        moved = [c.case for c in shift.changed]
+        names = ", ".join(moved[:10]) + (f" and {len(moved) - 10} more" if len(moved) > 10 else "")
+        parts.append(
+            f"The judge changed ({shift.before} -> {shift.after}, {shift.at}): "
+            + (f"{plural(len(moved), 'case')} moved: {names}." if moved else "no case moved.")
+        )
     if result.describes_today:
-        head = f"The latest judge's runs ({latest}) still describe it: no case changed within them."
+        parts.append(
+            f"The latest judge's runs ({latest}) still describe it: no case changed within "
+            f"them; {result.advice}."
+        )
     else:
-        head = f"The record of judge {latest} changed within its runs: {result.advice}."
-    if result.changed:
-        names = ", ".join(result.changed[:10])
-        more = f" and {len(result.changed) - 10} more" if len(result.changed) > 10 else ""
-        head += f" Changed: {names}{more}."
+        parts.append(f"Judge {latest}'s record changed within its runs: {result.advice}.")
+    head = " ".join(parts)
     lines = [
         head if fmt == "table" else md_text(head),
         "",

@@ -130,7 +130,11 @@ def history(
         raise from_library(exc, {"split": "--split"}) from None
     outputs.put("--out", render_history(result, fmt))
     if export is not None:
+        from gatecal.readers._verdict import RunsError
         from gatecal.store._export import export_parquet
 
-        outputs.put("--export", export_parquet(stored))
+        try:
+            outputs.put("--export", export_parquet(stored))
+        except RunsError as exc:  # no pyarrow: the line says which extra brings it
+            raise CliError(f"--export {exc}") from None
     outputs.commit()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,7 +21,6 @@ def export_parquet(stored: StoredRuns) -> bytes:
     and ``recorded_at`` (a UTC timestamp). DuckDB, pandas or any warehouse reads it:
     ``SELECT judge, "case", avg(NOT passed) FROM 'history.parquet' GROUP BY ALL``."""
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from gatecal.readers.table.parquet import write_parquet
@@ -34,9 +34,9 @@ def export_parquet(stored: StoredRuns) -> bytes:
         "branch": pa.array([r.branch for r in records], type=pa.string()),
         "judge": pa.array([r.judge for r in records], type=pa.string()),
         "known_good": pa.array([r.known_good for r in records], type=pa.bool_()),
-        "recorded_at": pc.cast(
-            pa.array([r.recorded_at.rstrip("Z") for r in records], type=pa.string()),
-            pa.timestamp("us", tz="UTC"),
+        "recorded_at": pa.array(
+            [datetime.fromisoformat(r.recorded_at.replace("Z", "+00:00")) for r in records],
+            type=pa.timestamp("us", tz="UTC"),
         ),
     }
     for name in HISTORY_COLUMNS:

@@ -174,7 +174,7 @@ def case_history(
             f"(--since {window.at})"
         )
     elif len(set(judges)) > 1:
-        advice = f"take judge {latest}'s runs as the baseline (--judge {latest})"
+        advice = f"take its runs as the baseline (--judge {latest})"
     else:
         advice = "the baseline can be taken as it is"
     symbol = {1: ".", 0: "x", -1: "-"}
