@@ -8,7 +8,8 @@ store with ``gatecal record --known-good`` (times given with ``--at``, twelve ho
 apart, so the transcript is the same on every machine); then a retried recording adds
 nothing, ``gatecal history`` names the three cases, ``check --store`` warns that its
 baseline spans the change and decides from the new judge's runs once told to, and the
-history is exported to Parquet and queried with DuckDB.
+history is exported to Parquet and queried with DuckDB; last, an unreachable and a
+mistyped store are each one line.
 
 Everything lands in reports/history-example/: the runs (``nightly/``, ``ci.jsonl``) and
 transcript.txt (each command and its real output). docs/how-to/history.md quotes it.
@@ -122,6 +123,10 @@ def main() -> None:
         transcript.append(
             f'$ python -c "import duckdb; duckdb.sql({query!r}).show()"\n{shown.rstrip()}\n'
         )
+        # a store that is not there: one line, exit 2, the password masked
+        shell(["gatecal", "check", "ci.jsonl", "--store",
+               "postgresql://ci:s3cret@127.0.0.1:1/evals"])  # fmt: skip
+        shell(["gatecal", "check", "ci.jsonl", "--store", "histroy.db"])
         for path, _ in runs:
             shutil.copy(path, out / "nightly" / path.name)
         shutil.copy(ci, out / "ci.jsonl")
