@@ -99,6 +99,52 @@ class Recorded:
         }
 
 
+def _column_rows(table: Any, where: Any) -> list[tuple[Any, ...]]:
+    """The rows `where` selects of a VerdictColumns table, as the store's verdict columns
+    after run_id and source_id (run first): made from the columns, not from objects."""
+    import numpy as np
+
+    def text(name: str) -> list[str]:
+        values = table.values(name)
+        return [values[c] for c in table.codes(name)[where].tolist()]
+
+    def maybe(name: str, has: str, kind: type) -> list[Any]:
+        present = (table.array(has)[where] == 1).tolist()
+        numbers = table.array(name)[where].tolist()
+        return [kind(x) if p else None for x, p in zip(numbers, present, strict=True)]
+
+    passed = [None if x < 0 else x for x in table.array("passed")[where].tolist()]
+    attempts = np.asarray(table.array("attempts")[where], dtype=np.int64).tolist()
+    cached = np.asarray(table.array("cached")[where], dtype=np.int64).tolist()
+    return list(
+        zip(
+            text("run"), text("case"), text("check"), text("kind"), passed, text("status"),
+            maybe("score", "has_score", float), text("session"), attempts, cached,
+            maybe("cost", "has_cost", float), maybe("tokens", "has_tokens", int), strict=True,
+        )
+    )  # fmt: skip
+
+
+def _rows(data: RunsData, sources: set[str]) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows to append from each of `sources` (verdicts, components, skips), in order."""
+    from gatecal.readers._columns import VerdictColumns
+
+    out: dict[str, list[tuple[Any, ...]]] = {path: [] for path in sources}
+    for table in (data.verdicts, VerdictColumns.of(data.components)):
+        if not len(table):
+            continue
+        paths = table.values("source")
+        codes = table.codes("source")
+        for code, path in enumerate(paths):
+            if path in sources:
+                out[path] += _column_rows(table, codes == code)
+    for s in data.skips:
+        if s.source in sources:
+            row = (s.run, s.case, "", "", None, "skipped", None, s.session, 1, 0, None, None)
+            out[s.source].append(row)
+    return out
+
+
 def timestamp(moment: datetime | None = None) -> str:
     """`moment` (default now) as the store writes times: ISO 8601 in UTC, microseconds,
     a trailing Z (text that sorts as time does)."""
@@ -177,30 +223,7 @@ def record_runs(
     when = timestamp(recorded_at)
     from gatecal import __version__
 
-    # what each file contributed, and the keys, before the store is touched
-    table = data.verdicts
-    rows_by_source: dict[str, list[tuple[Any, ...]]] = {f.path: [] for f in data.files}
-    for v in (*table, *data.components):
-        rows_by_source.setdefault(v.source, []).append(
-            (
-                v.run,
-                v.case,
-                v.check,
-                v.kind,
-                None if v.passed is None else int(v.passed),
-                v.status,
-                v.score,
-                v.session,
-                v.attempts,
-                int(v.cached),
-                v.cost,
-                v.tokens,
-            )
-        )
-    for s in data.skips:
-        rows_by_source.setdefault(s.source, []).append(
-            (s.run, s.case, "", "", None, "skipped", None, s.session, 1, 0, None, None)
-        )
+    # the keys first: a file recorded before costs its hash, never its rows
     keys = {}
     for f in data.files:
         try:
@@ -229,6 +252,7 @@ def record_runs(
         run_ids: dict[str, int] = {}
         out: list[tuple[Any, ...]] = []
         seq = 0
+        rows_by_source = _rows(data, set(new_sources))
         for path, source_id in new_sources.items():
             for row in rows_by_source.get(path, []):
                 run = row[0]

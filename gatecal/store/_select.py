@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gatecal.store._connect import StoreError, open_store
 
 if TYPE_CHECKING:
+    from gatecal.readers._columns import VerdictBuilder
     from gatecal.readers._data import RunsData
 
 __all__ = [
@@ -234,6 +235,45 @@ def _run_names(picked: list[tuple[Any, ...]]) -> dict[int, str]:
     return {row[0]: row[2] if count[row[2]] == 1 else f"{row[1]}/{row[2]}" for row in picked}
 
 
+def _plain(rows: list[tuple[Any, ...]], names: dict[int, str], counts: Any) -> VerdictBuilder:
+    """The verdicts of `rows` (status ok, error or unscored) as one block of columns, and
+    each file's runs, verdicts and errors counted into `counts(path)`."""
+    import numpy as np
+
+    from gatecal.readers._columns import VerdictBuilder
+
+    builder = VerdictBuilder()
+    if not rows:
+        return builder
+    cols = list(zip(*rows, strict=True))
+    runs = [names[i] for i in cols[0]]
+    n = len(rows)
+    block: dict[str, Any] = {"build": np.full(n, builder.code("build", "healthy"), dtype=np.int32)}
+    texts = {"run": runs, "case": cols[1], "check": cols[2], "kind": cols[3],
+             "status": cols[5], "session": cols[7], "source": cols[12]}  # fmt: skip
+    for name, values in texts.items():
+        block[name] = np.asarray(builder.column_codes(name, list(values)), dtype=np.int32)
+
+    def maybe(column: tuple[Any, ...], dtype: Any) -> tuple[Any, Any]:
+        present = np.array([x is not None for x in column], dtype=np.int8)
+        return np.array([0 if x is None else x for x in column], dtype=dtype), present
+
+    block["passed"] = np.array([-1 if x is None else x for x in cols[4]], dtype=np.int8)
+    block["score"], block["has_score"] = maybe(cols[6], np.float64)
+    block["attempts"] = np.asarray(cols[8], dtype=np.int64)
+    block["cached"] = np.asarray(cols[9], dtype=np.int8)
+    block["cost"], block["has_cost"] = maybe(cols[10], np.float64)
+    block["tokens"], block["has_tokens"] = maybe(cols[11], np.int64)
+    builder.add_block(block)
+    for path, run in dict.fromkeys(zip(cols[12], runs, strict=True)):
+        counts(path)["runs"][run] = None
+    for path, status in zip(cols[12], cols[5], strict=True):
+        found = counts(path)
+        found["verdicts"] += 1
+        found["errors"] += status == "error"
+    return builder
+
+
 def _runs_data(
     rows: list[tuple[Any, ...]],
     ids: list[int],
@@ -241,53 +281,35 @@ def _runs_data(
     files: list[tuple[Any, ...]],
 ) -> RunsData:
     """The RunsData of the stored rows, runs in `ids` order, each in the order recorded."""
-    from gatecal.readers._columns import VerdictBuilder
     from gatecal.readers._data import FileRead, RunsData, Skip
     from gatecal.readers._duplicates import first_duplicate
     from gatecal.readers._verdict import Verdict
 
     order = {run_id: i for i, run_id in enumerate(ids)}
     rows.sort(key=lambda r: order[r[0]])  # stable: each run's rows keep their seq order
-    builder = VerdictBuilder()
     skips: list[Skip] = []
     components: list[Verdict] = []
     per_file: dict[str, dict[str, Any]] = {}
-    for (
-        run_id,
-        case,
-        check,
-        kind,
-        passed,
-        status,
-        score,
-        session,
-        attempts,
-        cached,
-        cost,
-        tokens,
-        path,
-    ) in rows:
+
+    def counts(path: str) -> dict[str, Any]:
+        return per_file.setdefault(path, {"runs": {}, "verdicts": 0, "skipped": 0, "errors": 0})
+
+    plain = [r for r in rows if r[5] not in ("skipped", "component")]
+    for run_id, case, check, kind, passed, status, score, session, attempts, cached, cost, \
+            tokens, path in (r for r in rows if r[5] in ("skipped", "component")):  # fmt: skip
         run = names[run_id]
-        counts = per_file.setdefault(path, {"runs": {}, "verdicts": 0, "skipped": 0, "errors": 0})
-        counts["runs"][run] = None
-        flag = None if passed is None else bool(passed)
+        counts(path)["runs"][run] = None
         if status == "skipped":
             skips.append(Skip(build="healthy", run=run, case=case, source=path, session=session))
-            counts["skipped"] += 1
-        elif status == "component":
+            counts(path)["skipped"] += 1
+        else:
             components.append(
                 Verdict(build="healthy", run=run, case=case, check=check, kind=kind,
-                        passed=flag, status=status, score=score, session=session,
-                        attempts=attempts, cached=bool(cached), source=path, cost=cost,
-                        tokens=tokens)
+                        passed=None if passed is None else bool(passed), status=status,
+                        score=score, session=session, attempts=attempts, cached=bool(cached),
+                        source=path, cost=cost, tokens=tokens)
             )  # fmt: skip
-        else:
-            builder.add(
-                "healthy", run, case, check, kind, flag, status, score, session, attempts,
-                bool(cached), path, cost, tokens,
-            )  # fmt: skip
-            counts["verdicts"] += 1
-            counts["errors"] += status == "error"
+    builder = _plain(plain, names, counts)
     table = builder.build()
     duplicate = first_duplicate(table)
     if duplicate is not None:
