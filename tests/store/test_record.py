@@ -151,3 +151,21 @@ def test_selection_options_need_a_store(tmp_path, capsys):
     code = main(["check", str(current), "--baseline", *map(str, files), "--judge", "j"])
     assert code == 2
     assert "--judge needs --store" in _error(capsys)
+
+
+def test_check_record_appends_the_current_run_after_deciding(tmp_path, capsys):
+    store = tmp_path / "h.db"
+    files = nightly(tmp_path / "n", count=10)
+    assert _record(str(store), *files) == 0
+    current = current_runs(tmp_path / "ci")["new-one"]
+    args = ["check", str(current), "--store", str(store), "--record", "--build", "pr-7"]
+    capsys.readouterr()
+    assert main([*args, "--judge", "j"]) in (0, 1)  # decided (pass or fail), then recorded
+    assert "recorded 1 run(s)" in capsys.readouterr().err
+    assert _verdicts(store) == 11 * len(CASES)
+    # not as known-good: the baseline is the nightly runs still
+    with sqlite3.connect(store) as conn:
+        (known,) = conn.execute("SELECT known_good FROM recordings WHERE build = 'pr-7'")
+    assert known == (0,)
+    assert main(["check", str(current), "--store", str(store), "--record"]) == 2
+    assert "--record needs --build" in _error(capsys)
