@@ -77,8 +77,8 @@ class Selection:
     until: str | None = None
     known_good: bool = True
 
-    def describe(self) -> str:
-        """The selection in words (for messages)."""
+    def describe(self, *, latest: bool = True) -> str:
+        """The selection in words (for messages); without the latest N if not `latest`."""
         parts = ["known-good runs" if self.known_good else "runs"]
         if self.judge is not None:
             parts.append(f"of judge {self.judge!r}")
@@ -88,7 +88,7 @@ class Selection:
             parts.append(f"since {self.since}")
         if self.until is not None:
             parts.append(f"before {self.until}")
-        if self.latest is not None:
+        if latest and self.latest is not None:
             parts.insert(0, f"the latest {self.latest}")
         return " ".join(parts)
 
@@ -186,7 +186,10 @@ def stored_runs(
             params,
         )
         if not picked:
-            raise StoreError(f"{conn.where}: no {selection.describe()} in the store")
+            raise StoreError(
+                f"{conn.where}: no {selection.describe(latest=False)} in the store "
+                "(record some with gatecal record --known-good)"
+            )
         picked.reverse()  # oldest first
         ids = [row[0] for row in picked]
         rows: list[tuple[Any, ...]] = []
