@@ -167,6 +167,19 @@ def stored_runs(
     names qualified by their build, ``build/run``, only where two builds share one), so
     check and recommend decide the same from either.
 
+    Parameters
+    ----------
+    store : str
+        A SQLite file or a ``postgresql://`` URL.
+    selection : Selection, optional
+        Which runs (default: the latest 30 known-good runs of every judge).
+    wait : float, default 60
+        Seconds to wait for the server.
+
+    Returns
+    -------
+    StoredRuns
+
     Raises
     ------
     StoreError
