@@ -134,6 +134,18 @@ class StoreChoice:
                 return option
         return None
 
+    def check_source(self, option: str, files: Sequence[str] | None) -> None:
+        """The known-good runs come from `files` (named `option`) or the store: exactly one,
+        and the selection's options only with a store."""
+        self.selection()
+        if self.store is None and not files:
+            raise CliError(
+                f"{option} is missing: give the known-good runs (files, folders or glob "
+                "patterns, or --store STORE)"
+            )
+        if self.store is not None and files:
+            raise CliError(f"{option} can't be combined with --store (got {files[0]!r})")
+
     def selection(self, *, latest: int | None = None) -> Selection:
         from gatecal.store import DEFAULT_LATEST, Selection, StoreError, parse_time
 
@@ -179,15 +191,10 @@ def baseline_runs(
     may not describe today's judge). Exactly one of the two must be given."""
     from gatecal.cli._inputs import read_runs
 
+    choice.check_source(option, files)
     selection = choice.selection()
     if choice.store is None:
-        if not files:
-            raise CliError(
-                f"{option} is missing: give the known-good runs ({option} RUNS... or --store STORE)"
-            )
-        return read_runs(option, files, **reading), None
-    if files:
-        raise CliError(f"{option} can't be combined with --store (got {files[0]!r})")
+        return read_runs(option, files or [], **reading), None
     from gatecal._analyses.history.record import baseline_warnings
     from gatecal.store import latest_run, stored_runs
 

@@ -250,7 +250,7 @@ def check(
     if not paths:
         raise CliError("CURRENT is missing: give the CI run to decide (or --current RUNS...)")
     choice = StoreChoice(store, judge, branch, latest, since, until, wait)
-    choice.selection()  # the selection's options checked before any run is read
+    choice.check_source("--baseline", baseline)  # files or a store, checked before reading
     if record:
         record_target(choice, build, judge)
     if gate is not None and gate_from is not None:

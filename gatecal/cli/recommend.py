@@ -140,7 +140,7 @@ def recommend(
     if store is not None and regressed:
         raise CliError(f"--regressed can't be combined with --store (got {regressed[0]!r})")
     choice = StoreChoice(store, judge, branch, latest, since, until, wait)
-    choice.selection()  # the selection's options checked before any run is read
+    choice.check_source("RUNS", paths)  # files or a store, checked before reading
     if store is None and paths:  # files, as always (with any --regressed runs)
         data = read_runs("RUNS", paths, regressed or (), **reading)
     else:
