@@ -7,6 +7,7 @@ same RunsData either way, so what they decide does not depend on where the runs 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -205,7 +206,13 @@ def baseline_runs(
         f"gatecal: note: baseline: {len(runs)} known-good runs from {stored.store} "
         f"({', '.join(stored.judges())}; {runs[0].recorded_at} to {runs[-1].recorded_at})\n"
     )
-    for warning in baseline_warnings(stored, latest if choice.judge is not None else None):
+    recent = None
+    if choice.judge is not None and selection.latest and len(runs) < selection.latest:
+        # fewer runs of this judge than asked: did it take over from another recently?
+        wider = dataclasses.replace(selection, judge=None, latest=selection.latest + len(runs))
+        recent = store_call(stored_runs, choice.store, wider, wait=choice.wait)
+    known = latest if choice.judge is not None else None
+    for warning in baseline_warnings(stored, known, recent=recent):
         sys.stderr.write(f"gatecal: warning: {warning}\n")
     return stored.data, stored
 

@@ -195,13 +195,29 @@ def case_history(
 
 
 def baseline_warnings(
-    stored: StoredRuns, latest: RunRecord | None = None, *, alpha: float = 0.05
+    stored: StoredRuns,
+    latest: RunRecord | None = None,
+    *,
+    recent: StoredRuns | None = None,
+    alpha: float = 0.05,
 ) -> list[str]:
     """What check says when its baseline may not describe today's judge: the baseline
     spans a change of judge (by name, or cases whose rate moved within one judge's
-    runs), or the store's latest known-good run is another judge's."""
+    runs), or the store's latest known-good run is another judge's; and, given `recent`
+    (the store's latest runs of every judge) for a baseline shorter than asked, that
+    its judge took over recently and which cases moved then."""
     history = case_history(stored, alpha=alpha)
     out = []
+    judge = stored.runs[-1].judge
+    if recent is not None and len(set(stored.judges())) == 1:
+        for shift in case_history(recent, alpha=alpha).judges:
+            if shift.after == judge:
+                names = ", ".join(c.case for c in shift.changed[:5]) or "none significantly"
+                out.append(
+                    f"the judge changed recently ({shift.before} -> {judge} at {shift.at}; "
+                    f"cases that moved: {names}): the baseline holds only "
+                    f"{len(stored.runs)} runs of {judge}"
+                )
     for shift in history.judges:
         names = ", ".join(c.case for c in shift.changed[:5]) or "no case significantly"
         out.append(

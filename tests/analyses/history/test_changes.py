@@ -61,7 +61,13 @@ def test_a_judge_change_names_the_three_cases_it_moved(tmp_path, capsys):
     assert all(m in spans for m in MOVED)
     old_judge = _warnings(capsys, current, "--store", store, "--judge", "judge-a")
     assert "latest known-good run is judge judge-b's" in old_judge
-    assert "warning" not in _warnings(capsys, current, "--store", store, "--judge", "judge-b")
+    # the new judge's own runs: no change within them, but fewer than asked, and why
+    new_judge = _warnings(capsys, current, "--store", store, "--judge", "judge-b")
+    assert "spans" not in new_judge and "latest known-good run" not in new_judge
+    assert "the judge changed recently (judge-a -> judge-b" in new_judge
+    assert "only 15 runs of judge-b" in new_judge and all(m in new_judge for m in MOVED)
+    full = _warnings(capsys, current, "--store", store, "--judge", "judge-b", "--latest", "15")
+    assert "warning" not in full
 
 
 def test_a_change_under_one_name_is_found_in_time(tmp_path, capsys):
