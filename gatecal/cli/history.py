@@ -89,6 +89,14 @@ def history(
             show_default=False,
         ),
     ] = None,
+    chart: Annotated[
+        Path | None,
+        typer.Option(
+            "--chart",
+            metavar="FILE",
+            help="Also draw each case's record over time, the judge changes marked (.png/.svg).",
+        ),
+    ] = None,
     wait: WaitOpt = 60.0,
 ) -> None:
     """Show each case's record over time, and name the cases whose failure rate changed.
@@ -112,6 +120,7 @@ def history(
     outputs = Outputs(
         ("--out", out),
         ("--export", export),
+        ("--chart", chart),
         inputs=[store] if "://" not in store else [],
     )
     picked = StoreChoice(store, judge, branch, None, since, until, wait).selection()
@@ -129,6 +138,7 @@ def history(
     except ParameterError as exc:
         raise from_library(exc, {"split": "--split"}) from None
     outputs.put("--out", render_history(result, fmt))
+    outputs.chart(lambda charts: charts.plot_history(result))
     if export is not None:
         from gatecal.readers._verdict import RunsError
         from gatecal.store._export import export_parquet
