@@ -28,6 +28,8 @@ from gatecal.store._schema import SCHEMA_VERSION, migration
 __all__ = ["Connection", "StoreError", "masked", "open_store"]
 
 _URL_SCHEMES = ("postgresql", "postgres")
+#: Seconds to wait for a PostgreSQL server to answer (at most; --wait may be shorter).
+CONNECT_TIMEOUT = 15
 #: The lock PostgreSQL writers take while migrating (any number, the same everywhere).
 _MIGRATION_LOCK = 0x6761_7465  # "gate"
 
@@ -177,7 +179,8 @@ def open_store(location: str, *, create: bool = False, wait: float = 60.0) -> Co
         A writer's open: make the file (or the tables) if absent and apply any pending
         migration. A reader's open refuses a missing file and an empty database.
     wait : float, default 60
-        Seconds a writer waits for another writer's lock (or a server's connection).
+        Seconds a writer waits for another writer's lock (and for a server to answer, at
+        most 15).
 
     Raises
     ------
@@ -243,7 +246,9 @@ def _open_postgres(location: str, wait: float) -> Connection:
             f"{where}: a PostgreSQL store needs psycopg: pip install 'gatecal[store]'"
         ) from None
     try:
-        raw = psycopg.connect(location, connect_timeout=max(1, int(wait)), autocommit=True)
+        # a server that does not answer is given at most CONNECT_TIMEOUT seconds
+        timeout = max(1, int(min(wait, CONNECT_TIMEOUT)))
+        raw = psycopg.connect(location, connect_timeout=timeout, autocommit=True)
     except psycopg.Error as exc:
         raise StoreError(f"{where}: could not connect ({_scrub(str(exc), location)})") from None
     except Exception as exc:  # a malformed URL (psycopg's own parser)
