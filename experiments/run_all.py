@@ -34,7 +34,6 @@ SCRIPTS = [
     "calibrate_coverage.py",
     "recommend_coverage.py",
     "case_gate_coverage.py",
-    "case_gate_coverage.py --runs 40 --reps 600 --out reports/case-gate-coverage-40-runs.md",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
     "many_gates_accuracy.py",
@@ -51,7 +50,6 @@ SCRIPTS = [
 STUDIES = (
     "recommend_coverage.py",
     "case_gate_coverage.py",
-    "case_gate_coverage.py --runs 40 --reps 600 --out reports/case-gate-coverage-40-runs.md",
     "compare_size.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",

@@ -21,7 +21,9 @@ CONTRACTS: dict[str, int] = {
     "plan.compare": 1,
     "policies": 1,
     # 2: "format" became "gatecal.recommend" (was "gatecal recommend"), "gatecal_version" added
-    "recommend": 2,
+    # 3: "case_gate" is the rank gate: each known-good run's failing cases ("known_good_runs"),
+    # "allowed" and "method": "rank" (was units, a threshold and a tail)
+    "recommend": 3,
     # 2: "format" became "gatecal.check" (was "gatecal check"), "gatecal_version" added
     "check": 2,
     "check.sequential": 1,

@@ -91,10 +91,11 @@ def summary(result: Any) -> str:
             head = "no gate keeps the false alarm within the budget"
         return f"{head}; from {r.runs} known-good runs"
     if name == "GateCheck":
-        if r.gate_kind == "cases" and r.score is not None and r.threshold is not None:
+        if r.gate_kind == "cases" and r.score is not None and r.heavier_runs is not None:
             return (
                 f"{r.decision.upper()}: {r.passed} of {r.cases} cases passed; the failing "
-                f"cases weigh {r.score:.2f}, the case-aware gate fails at {r.threshold:.2f}"
+                f"cases weigh {r.score:.2f}, {r.heavier_runs} of {r.baseline_runs} known-good "
+                "runs as much or more"
             )
         return (
             f"{r.decision.upper()}: {r.passed} of {r.cases} cases passed, the gate needs "

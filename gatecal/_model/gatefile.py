@@ -32,7 +32,7 @@ __all__ = [
 RECOMMEND_FORMAT = "gatecal.recommend"
 RECOMMEND_VERSION = CONTRACTS["recommend"]
 #: What recommend wrote before its header took the common form (same fields).
-_EARLIER = {("gatecal recommend", 1)}
+_EARLIER = {("gatecal recommend", 1), (RECOMMEND_FORMAT, 2)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,10 +70,10 @@ class RecommendedGate:
     policy: str = "single"
     kind: str = "count"
     shortfall: str | None = None
-    units: tuple[int, ...] = ()
-    threshold: int = 0
-    unit: float = 0.0
-    tail: tuple[float, ...] = ()
+    failing: tuple[tuple[int, ...], ...] = ()
+    missing: tuple[tuple[int, ...], ...] = ()
+    false_alarm_target: float = 0.0
+    allowed: int = 0
     rates: tuple[float, ...] = ()
     kinds: tuple[str, ...] = ()
     records: tuple[tuple[int, int], ...] = ()
@@ -150,8 +150,8 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
     if (found, version) not in {(RECOMMEND_FORMAT, RECOMMEND_VERSION), *_EARLIER}:
         raise bad(
             f"is a recommend output of version {version!r}; this gatecal reads version "
-            f"{RECOMMEND_VERSION} (and the earlier 'gatecal recommend' version 1): rerun "
-            "recommend"
+            f"{RECOMMEND_VERSION} (and versions 2 and the earlier 'gatecal recommend' 1 for "
+            "count gates): rerun recommend"
         )
     rec = document.get("recommended")
     rules = document.get("policies")
@@ -227,11 +227,18 @@ def _chosen_gate(
             source=source,
             shortfall=gap,
         )
+    body = document.get("case_gate")
+    if isinstance(body, Mapping) and "tail" in body and "known_good_runs" not in body:
+        raise bad(
+            "holds the case-aware gate of an earlier gatecal (weights and a tail, before the "
+            "gate ranked the CI run among the known-good runs): rerun gatecal recommend"
+        )
     try:
         gate = _read_case_gate(document, source, gap)
     except (TypeError, KeyError, ValueError, ParameterError):
         raise bad(
-            f"{_WHAT} (case_gate: cases with units, threshold, unit and tail; case_order, "
+            f"{_WHAT} (case_gate: cases, known_good_runs, allowed and false_alarm_target; "
+            "case_order, "
             "failures_per_run, targets)"
         ) from None
     problem = _case_inconsistency(document, gate)
@@ -249,8 +256,8 @@ def _read_case_gate(
         raise TypeError
     if not isinstance(fails, list):
         raise TypeError
-    rows, tail = body["cases"], body["tail"]
-    if not isinstance(rows, list) or not isinstance(tail, list):
+    rows, known = body["cases"], body["known_good_runs"]
+    if not isinstance(rows, list) or not isinstance(known, list) or body.get("method") != "rank":
         raise TypeError
     n = len(rows)
     if n < 1 or len(names) != n:
@@ -262,38 +269,48 @@ def _read_case_gate(
         by_name[row["case"]] = row
     if sorted(by_name) != sorted(names):
         raise ValueError
+    position = {str(r["case"]): i for i, r in enumerate(rows)}
     ordered = [by_name[c] for c in names]
-    units = tuple(check_count("units", r["units"], low=0) for r in ordered)
     rates = tuple(check_probability("rate", r["rate"]) for r in ordered)
     kinds = tuple(str(r["kind"]) for r in ordered)
     records = tuple(
         (check_count("failures", r["failures"], low=0), check_count("runs", r["runs"], low=1))
         for r in ordered
     )
-    threshold = check_count("threshold", body["threshold"], low=1)
-    unit = body["unit"]
-    if isinstance(unit, bool) or not isinstance(unit, int | float) or not unit > 0:
-        raise ValueError
-    probs = tuple(check_probability("tail", t) for t in tail)
-    if len(probs) != sum(units) + 2:
-        raise ValueError
+    # the known-good runs' cases are indices into case_gate.cases: renumber to case_order
+    to_order = {position[c]: i for i, c in enumerate(names)}
+
+    def cases_of(value: object) -> tuple[int, ...]:
+        if not isinstance(value, list):
+            raise TypeError
+        got = [to_order[check_count("known_good_runs", i, low=0, high=n - 1)] for i in value]
+        if len(set(got)) != len(got):
+            raise ValueError
+        return tuple(sorted(got))
+
+    failing, missing = [], []
+    for run in known:
+        if not isinstance(run, Mapping):
+            raise TypeError
+        failing.append(cases_of(run["failing"]))
+        missing.append(cases_of(run["missing"]))
+    target = check_probability("false_alarm_target", body["false_alarm_target"])
+    allowed = check_count("allowed", body["allowed"], low=0)
     per_run = tuple(check_count("failures_per_run", f, low=0, high=n) for f in fails)
-    if threshold >= len(probs):
-        raise ValueError
     return RecommendedGate(
         k_min=0,
         cases=n,
-        false_alarm=probs[threshold],
+        false_alarm=check_probability("false_alarm", body["false_alarm"]),
         false_alarms=(),
         case_names=tuple(str(c) for c in names),
         failures_per_run=per_run,
         source=source,
         kind="cases",
         shortfall=shortfall,
-        units=units,
-        threshold=threshold,
-        unit=float(unit),
-        tail=probs,
+        failing=tuple(failing),
+        missing=tuple(missing),
+        false_alarm_target=target,
+        allowed=allowed,
         rates=rates,
         kinds=kinds,
         records=records,
@@ -301,19 +318,36 @@ def _read_case_gate(
 
 
 def _case_inconsistency(document: Mapping[str, object], gate: RecommendedGate) -> str | None:
-    """Why the case-aware gate disagrees with itself, or None."""
-    tail = gate.tail
-    if tail[0] != 1.0 or any(b > a for a, b in itertools.pairwise(tail)) or tail[-1] != 0.0:
-        return "its tail does not start at 1, fall, and end at 0"
+    """Why the case-aware gate disagrees with itself, or None: its cases' records must be
+    its known-good runs' counts, its runs the failures per run, its rank rule its budget's."""
+    from gatecal._model.rankgate import allowed_rank
+
+    r = len(gate.failing)
+    fails = [0] * gate.cases
+    seen = [r] * gate.cases
+    for run in gate.failing:
+        for c in run:
+            fails[c] += 1
+    for run in gate.missing:
+        for c in run:
+            seen[c] -= 1
+    for i, (f, m) in enumerate(gate.records):
+        if (f, m) != (fails[i], seen[i]):
+            return (
+                f"case {gate.case_names[i]!r} records {f} failures in {m} runs, but its "
+                f"known-good runs hold {fails[i]} in {seen[i]}"
+            )
+    if sorted(len(run) for run in gate.failing) != sorted(gate.failures_per_run):
+        return "its failures per run are not its known-good runs'"
     targets = document.get("targets")
     budget = targets.get("false_alarm") if isinstance(targets, Mapping) else None
-    if isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 <= budget <= 1:
-        return "it has no false-alarm target"
-    first = next(c for c in range(1, len(tail)) if tail[c] <= budget)
-    if gate.threshold != first:
+    if budget != gate.false_alarm_target:
+        return "its false-alarm target is not the recommendation's"
+    allowed = allowed_rank(gate.false_alarm_target, r)
+    if gate.allowed != allowed or abs(gate.false_alarm - allowed / (r + 1)) > 1e-12:
         return (
-            f"its threshold is {gate.threshold} units, but the smallest within its own "
-            f"budget {budget:g} is {first}"
+            f"it allows rank {gate.allowed} (false alarm {gate.false_alarm:g}), but "
+            f"{r} known-good runs at the budget {gate.false_alarm_target:g} allow {allowed}"
         )
     return None
 

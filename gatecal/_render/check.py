@@ -46,6 +46,8 @@ def _verdict_sentence(res: GateCheck) -> str:
         )
     if res.gate_kind == "cases":
         return _case_verdict(res)
+    if res.passed >= res.k_min and not res.uncalibrated_failures:
+        return "the gate falls short of its targets (--require-targets): " + (res.shortfall or "")
     if res.uncalibrated_failures and res.passed >= res.k_min:
         return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
     p = res.p_value if res.p_value is not None else 1.0
@@ -64,7 +66,8 @@ def _verdict_sentence(res: GateCheck) -> str:
 def _case_verdict(res: GateCheck) -> str:
     """The failing sentence of the case-aware gate."""
     p = res.p_value if res.p_value is not None else 1.0
-    if res.score is not None and res.threshold is not None and res.score < res.threshold:
+    caught = res.heavier_runs is not None and res.allowed is not None
+    if not (caught and (res.heavier_runs or 0) < (res.allowed or 0)):
         if res.uncalibrated_failures:
             return "cases the baseline never saw failed: " + few(res.uncalibrated_failures, NAMED)
         return "the gate falls short of its targets (--require-targets): " + (res.shortfall or "")
@@ -72,9 +75,36 @@ def _case_verdict(res: GateCheck) -> str:
     looks = "looks like a regression" if p < 0.05 else "may be noise"
     named = f"; new failures: {few(new, NAMED)}" if new else ""
     return (
-        f"{looks}: a healthy build's failing cases weigh this much with probability "
-        f"{_p(p)} or less{named}."
+        f"{looks}: {_heavier(res)} known-good runs had failures this surprising "
+        f"(rank p = {_p(p)}){named}."
     )
+
+
+def _heavier(res: GateCheck) -> str:
+    n = res.heavier_runs or 0
+    return "none of the" if n == 0 else f"only {n} of the"
+
+
+def _rank_lines(res: GateCheck) -> tuple[str, str]:
+    """The case-aware gate's score against the known-good runs, and its false alarm."""
+    score = res.score if res.score is not None else 0.0
+    r = res.baseline_runs
+    allowed = res.allowed or 0
+    if allowed < 1:
+        rule = f"{r} known-good runs are too few to fail any run within {res.false_alarm_target:g}"
+    else:
+        rule = f"the gate fails the build when fewer than {allowed} do"
+    first = (
+        f"failing cases weigh {score:.2f}; {res.heavier_runs or 0} of {r} known-good runs "
+        f"weigh as much or more (each against the others); {rule} "
+        f"({res.passed} of {res.cases} cases passed)"
+    )
+    second = (
+        f"false alarm of this gate: {_p(res.false_alarm)} (at most {allowed} in {r + 1}: "
+        f"exact when healthy runs are alike in distribution, however much cases and whole "
+        "runs differ)"
+    )
+    return first, second
 
 
 _KIND_WORDS = {
@@ -135,21 +165,15 @@ def _table(res: GateCheck) -> str:
 
 def _case_table(res: GateCheck) -> list[str]:
     """The case-aware gate's evidence: its score, each failing case's record."""
-    lines = [
-        f"failing cases weigh {res.score if res.score is not None else 0:.2f}; the gate "
-        f"fails the build at {res.threshold or 0:.2f} ({res.passed} of {res.cases} cases passed)",
-        f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, its "
-        f"one-sided {_gate_level()} bound from {res.baseline_runs} known-good runs, each "
-        "case at its own record's rate)",
-    ]
+    lines = list(_rank_lines(res))
     if res.cases_differ:
         lines.append(f"how much cases differ: {res.cases_differ}")
     if res.runs_differ:
         lines.append(f"how much whole runs differ: {res.runs_differ}")
     if res.p_value is not None:
         lines.append(
-            f"p-value: {_p(res.p_value)} (P(a healthy build's failing cases weigh this much "
-            "or more), conservatively)"
+            f"p-value: {_p(res.p_value)} (the run's rank among the known-good runs: "
+            "1 + the runs weighing as much or more, over all runs)"
         )
     if res.failing:
         lines.append("failing cases, most surprising first:")
@@ -231,8 +255,7 @@ def _markdown(res: GateCheck) -> str:
         lines.append(f"| shortfall | {md_text(res.shortfall)} |")
     if res.gate_kind == "cases":
         lines += [
-            f"| failing cases weigh | {res.score or 0:.2f}; the gate fails the build at "
-            f"{res.threshold or 0:.2f} ({res.passed} of {res.cases} cases passed) |",
+            f"| failing cases weigh | {md_text(_rank_lines(res)[0].split('weigh ', 1)[1])} |",
             f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
             f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
             f"| baseline | {res.baseline_runs} known-good runs, each case at its own "

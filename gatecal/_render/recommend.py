@@ -129,11 +129,43 @@ def _headline_lines(rec: Recommendation) -> list[str]:
         else f"gatecal recommend: use {what}, the best valid gate: it {figures}, short of "
         f"the {rec.detection_target:g} target (what would close it: below)"
     )
+    lines = [head]
+    sees = _sees_line(rec)
+    if sees:
+        lines.append(sees)
     return [
-        head,
+        *lines,
         "next: write it with --format json --out gate.json, then decide each CI run with "
         "gatecal check CURRENT --baseline RUNS --gate-from gate.json",
     ]
+
+
+def _sees_line(rec: Recommendation) -> str | None:
+    """What the written gate can see: one, two and three broken stable cases, in words."""
+    gate, chosen = rec.case_gate, rec.chosen
+    if gate is None or chosen is None or chosen.kind != "cases":
+        return None
+    if not gate.can_fail:
+        return (
+            f"it can see nothing yet: {gate.runs_needed} known-good runs are needed to fail "
+            f"any run within {rec.false_alarm_target:g}; it has {gate.known_good_runs}"
+        )
+    dets = [(k, d) for k, d in gate.detections if k in (1, 2, 3)]
+    if not dets:
+        return None
+    ks = " / ".join(str(k) for k, _ in dets)
+    ps = " / ".join(format_probability(d) for _, d in dets)
+    line = (
+        f"it catches a regression that breaks {ks} stable cases with probability {ps} "
+        "(each known-good run in turn playing the CI run)"
+    )
+    one = dict(dets).get(1)
+    if one is not None and one < 0.5:
+        line += (
+            "; one broken case is often missed: known-good runs with one-off failures of "
+            "their own look as surprising"
+        )
+    return line
 
 
 def _read_lines(rec: Recommendation) -> list[str]:
@@ -246,22 +278,26 @@ def _chosen_lines(rec: Recommendation, fmt: str) -> list[str]:
     if gate is not None and not gate.can_fail:
         lines += [
             "",
-            "case-aware gate: none within the false-alarm budget (even every case failing "
-            "stays within what the known-good runs allow)",
+            f"case-aware gate: none within the false-alarm budget ({gate.runs_needed} "
+            f"known-good runs are needed to fail any run; there are {gate.known_good_runs})",
         ]
     elif gate is not None:
         lines += ["", f"case-aware gate: {gate.describe()}"]
         if gate.can_fail:
             lines.append(
-                f"  false alarm {format_probability(gate.false_alarm)} (its one-sided bound "
-                "over the cases' spread and the run correlation)"
+                f"  false alarm {format_probability(gate.false_alarm)} (at most "
+                f"{gate.allowed} in {gate.known_good_runs + 1}: the CI run ranked among the "
+                "known-good runs, exact when healthy runs are alike in distribution)"
             )
             need = gate.stable_needed()
             if need is not None:
                 fails = "fails" if need == 1 else "fail"
                 lines.append(f"  {plural(need, 'stable case')} failing alone {fails} the build")
             dets = ", ".join(f"{k}: {format_probability(d)}" for k, d in gate.detections)
-            lines.append(f"  detection of a regression of k stable cases (k: detection): {dets}")
+            lines.append(
+                f"  detection of a regression of k stable cases (k: detection, each "
+                f"known-good run in turn playing the CI run): {dets}"
+            )
             if rec.case_detection is not None:
                 lines.append(
                     f"  detection of the regression to catch ({rec.regression}): "
@@ -272,7 +308,7 @@ def _chosen_lines(rec: Recommendation, fmt: str) -> list[str]:
     if chosen is None:
         return lines
     if chosen.kind == "cases":
-        what = "the case-aware gate (cases differ)"
+        what = "the case-aware gate"
     elif chosen.kind == "count":
         what = f"at least {chosen.k_min} of {rec.cases} cases pass"
     else:

@@ -770,13 +770,15 @@ def _case_decision(
     failed: Any,
     gated: dict[str, str],
 ) -> _Decision:
-    """The case-aware gate of a gate file on this session: the failing cases' weights
-    (matched by the names recommend gave the cases) against its threshold."""
+    """The case-aware gate of a gate file on this session: the session's failing cases
+    (matched by the names recommend gave the cases) ranked against the file's known-good
+    runs (:mod:`gatecal._model.rankgate`, standard library only)."""
+    from gatecal._model.rankgate import UNITS, rank_test
     from gatecal.readers._data import short_names
 
     short = short_names(cases)
-    units: dict[str, int] = dict(zip(gate.case_names, gate.units, strict=True))
-    unknown = [c for c in cases if c not in units and short[c] not in units]
+    index: dict[str, int] = {c: i for i, c in enumerate(gate.case_names)}
+    unknown = [c for c in cases if c not in index and short[c] not in index]
     if gate.cases != len(cases) or unknown:
         reasons.append(
             f"{gate.source} calibrates a case-aware gate for {gate.cases} cases and this "
@@ -796,15 +798,25 @@ def _case_decision(
             1,
         )
     failing = [c for c in cases if outcome.get(c) is False]
-    score = sum(int(units.get(c, units.get(short[c], 0))) for c in failing)
-    p = 1.0 if score <= 0 else gate.tail[min(score, len(gate.tail) - 1)]
+    at = [index[c] if c in index else index[short[c]] for c in failing]
+    ranked = rank_test(
+        gate.failing,
+        gate.missing,
+        at,
+        (),
+        cases=gate.cases,
+        false_alarm=gate.false_alarm_target,
+    )
+    r = ranked.runs
     rule = (
-        f"case-aware: fail when the failing cases weigh {gate.threshold * gate.unit:.2f}; "
-        f"they weigh {score * gate.unit:.2f}, p = {p:.4g} under the baseline's records"
+        f"case-aware: fail when the failing cases are more surprising than in "
+        f"{r - ranked.allowed + 1} of {r} known-good runs; they weigh "
+        f"{ranked.score / UNITS:.2f}, {ranked.at_least} known-good runs as much or more, "
+        f"p = {ranked.p_value:.4g}"
     )
     shown = f"; failing: {_names(failing, short=True)}" if failing else ""
     short_of = f"; shortfall: {gate.shortfall}" if gate.shortfall else ""
-    if score < gate.threshold:
+    if not ranked.fails:
         status = 1 if unmarked else 0
         return _Decision(
             "pass",

@@ -18,8 +18,10 @@ def test_recommend_leads_with_the_gate_and_what_to_do_next(capsys):
     assert code == 0
     assert lines[0].startswith("gatecal recommend: use the case-aware gate")
     assert "fails healthy builds with probability" in lines[0] and "short of" not in lines[0]
-    assert lines[1].startswith("next: write it with --format json --out gate.json")
-    assert lines[3].startswith("read: 30 known-good runs")  # the statistics follow
+    # what it can see: one, two and three broken stable cases
+    assert lines[1].startswith("it catches a regression that breaks 1 / 2 / 3 stable cases")
+    assert lines[2].startswith("next: write it with --format json --out gate.json")
+    assert lines[4].startswith("read: 30 known-good runs")  # the statistics follow
 
 
 def test_recommend_says_when_its_gate_misses_a_target(capsys):

@@ -183,24 +183,30 @@ def test_gate_from_a_recommendation_quotes_the_p_value(suite, tmp_path):
     assert "calibrates a gate for 5 cases and this session gates 6" in gate_line(result)
 
 
-def test_gate_from_a_case_aware_gate_weighs_each_failing_case(suite, tmp_path):
-    # a..d never failed in the known-good runs (50 units each), e and f always (1 unit)
-    units = {"a": 50, "b": 50, "c": 50, "d": 50, "e": 1, "f": 1}
-    tail = [1.0] * 3 + [0.2] * 47 + [0.01] * 153 + [0.0]  # P(S >= c), c = 0..203
-    rows = [{"case": c, "failures": 30 if u == 1 else 0, "runs": 30, "rate": 0.5,
-             "kind": "systematic" if u == 1 else "stable", "units": u}
-            for c, u in units.items()]  # fmt: skip
+def test_gate_from_a_case_aware_gate_ranks_the_session_among_the_known_good_runs(suite, tmp_path):
+    # 20 known-good runs: a..d never failed, e and f failed every time (systematic)
+    cases = ["a", "b", "c", "d", "e", "f"]
+    rows = [{"case": c, "failures": 20 if c in "ef" else 0, "runs": 20, "rate": 0.5,
+             "kind": "systematic" if c in "ef" else "stable"} for c in cases]  # fmt: skip
+    known = [{"run": f"night-{j}", "failing": [4, 5], "missing": []} for j in range(20)]
     rec = {"format": "gatecal recommend", "version": 1, "cases": 6,
-           "case_order": list(units), "failures_per_run": [2, 2, 2],
+           "case_order": cases, "failures_per_run": [2] * 20,
            "targets": {"false_alarm": 0.05, "detection": 0.95}, "recommended": None,
            "gate": {"kind": "cases", "meets_targets": True, "shortfall": None},
-           "case_gate": {"cases": rows, "tail": tail, "threshold": 50, "unit": 0.05}}  # fmt: skip
+           "case_gate": {"method": "rank", "cases": rows, "known_good_runs": known,
+                         "allowed": 1, "false_alarm": 1 / 21,
+                         "false_alarm_target": 0.05}}  # fmt: skip
     path = tmp_path / "rec.json"
     path.write_text(json.dumps(rec))
     result = run(suite, "--gatecal-gate-from", str(path), fail="e,f")
     assert result.ret == 0 and gate_line(result).startswith("gatecal: gate PASSED (case-aware")
+    assert "20 known-good runs as much or more, p = 1" in gate_line(result)
+    result = run(suite, "--gatecal-gate-from", str(path), fail="a,e,f")
+    assert result.ret == 1 and "0 known-good runs as much or more, p = 0.04762" in gate_line(result)
+    rec["case_gate"]["allowed"] = 2  # edited by hand: refused
+    path.write_text(json.dumps(rec))
     result = run(suite, "--gatecal-gate-from", str(path), fail="a")
-    assert result.ret == 1 and "they weigh 2.50, p = 0.01" in gate_line(result)
+    assert result.ret == 4 and "it allows rank 2" in result.stderr.str()
 
 
 def test_ini_option(suite):

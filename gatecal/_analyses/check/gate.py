@@ -39,6 +39,7 @@ from gatecal._common.validate import (
 )
 from gatecal._model.gatefile import RecommendedGate
 from gatecal._model.gates import Gate, GateLike, parse_gate, strictest_within
+from gatecal._model.rankgate import UNITS as _UNITS, RankTest
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
@@ -221,6 +222,8 @@ class GateCheck(Displayed):
     shortfall: str | None = None
     cases_differ: str | None = None
     runs_differ: str | None = None
+    heavier_runs: int | None = None
+    allowed: int | None = None
 
     @property
     def exit_code(self) -> int:
@@ -290,6 +293,8 @@ class GateCheck(Displayed):
             "shortfall": self.shortfall,
             "cases_differ": self.cases_differ,
             "runs_differ": self.runs_differ,
+            "heavier_runs": self.heavier_runs,
+            "allowed": self.allowed,
         }
 
 
@@ -373,35 +378,58 @@ def _policy_text(policy: Policy) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _CaseRule:
-    """The case-aware gate as check applies it: units per baseline case in recommend's
-    order, the threshold (fail at or above), the tail of the healthy statistic."""
+    """The case-aware gate as check applies it: each known-good run's failing and missing
+    cases (indices in recommend's order), the budget, and the rank rule
+    (:mod:`gatecal._model.rankgate`)."""
 
-    units: tuple[int, ...]
-    unit: float
-    threshold: int
-    tail: tuple[float, ...]
+    failing: tuple[tuple[int, ...], ...]
+    missing: tuple[tuple[int, ...], ...]
+    cases: int
+    target: float
     text: str
     source: str
     shortfall: str | None = None
 
-    def score(self, failed: Any) -> int:
-        import numpy as np
+    @property
+    def allowed(self) -> int:
+        from gatecal._model.rankgate import allowed_rank
 
-        return int(np.asarray(self.units, dtype=np.int64)[np.asarray(failed, dtype=bool)].sum())
+        return allowed_rank(self.target, len(self.failing))
 
-    def p_value(self, score: int) -> float:
-        return 1.0 if score <= 0 else self.tail[min(score, len(self.tail) - 1)]
+    @property
+    def false_alarm(self) -> float:
+        return self.allowed / (len(self.failing) + 1)
 
     @property
     def can_fail(self) -> bool:
-        return self.threshold < len(self.tail) - 1
+        return self.allowed >= 1
+
+    def test(self, failed: Any, missing: Any) -> RankTest:
+        import numpy as np
+
+        from gatecal._model.rankgate import rank_test
+
+        return rank_test(
+            self.failing,
+            self.missing,
+            np.flatnonzero(np.asarray(failed, dtype=bool)).tolist(),
+            np.flatnonzero(np.asarray(missing, dtype=bool)).tolist(),
+            cases=self.cases,
+            false_alarm=self.target,
+        )
+
+    def weight(self, failures: int, runs: int) -> float:
+        """A failure's weight for a case with this record in the known-good runs."""
+        from gatecal._model.rankgate import UNITS, weight_units
+
+        return weight_units(failures, runs, self.cases) / UNITS
 
 
 def _case_rule(
     gate: object, rec: Recommendation, chosen: Policy, target: float
 ) -> _CaseRule | None:
     """The case-aware gate to apply, or None for a count gate: a gate file's, the one asked
-    for by ``cases``, or by default the baseline's when its cases differ (one run only)."""
+    for by ``cases``, or by default the one recommend chooses (one run only)."""
     single = chosen == _single()
     if isinstance(gate, RecommendedGate):
         if gate.kind != "cases":
@@ -419,12 +447,16 @@ def _case_rule(
             raise ParameterError(
                 "policy", "must be single with a case-aware gate file", _policy_text(chosen)
             )
-        at = dict(zip(gate.case_names, gate.units, strict=True))
+        at = {c: i for i, c in enumerate(rec.case_order)}
         return _CaseRule(
-            units=tuple(at[c] for c in rec.case_order),
-            unit=gate.unit,
-            threshold=gate.threshold,
-            tail=gate.tail,
+            failing=tuple(
+                tuple(sorted(at[gate.case_names[c]] for c in run)) for run in gate.failing
+            ),
+            missing=tuple(
+                tuple(sorted(at[gate.case_names[c]] for c in run)) for run in gate.missing
+            ),
+            cases=rec.cases,
+            target=gate.false_alarm_target,
             text="cases",
             source=f"recommended in {gate.source}",
             shortfall=gate.shortfall,
@@ -449,22 +481,22 @@ def _case_rule(
         gate is not None
         or case_gate is None
         or not single
-        or rec.case_spread is None
-        or not rec.case_spread.heterogeneous
-        or not case_gate.can_fail
+        or rec.chosen is None
+        or rec.chosen.kind != "cases"
     ):
         return None
     assert case_gate is not None
     source = (
-        f"the case-aware gate, within {target:g} at the baseline's per-case records"
+        f"the case-aware gate, within {target:g} by the known-good runs' own ranks"
         if asked
-        else f"default: the case-aware gate (the baseline's cases differ), within {target:g}"
+        else "default: the case-aware gate (each case weighed by its own record), within "
+        f"{target:g}"
     )
     return _CaseRule(
-        units=case_gate.units,
-        unit=case_gate.unit,
-        threshold=case_gate.threshold,
-        tail=case_gate.tail,
+        failing=case_gate.failing,
+        missing=case_gate.missing,
+        cases=rec.cases,
+        target=target,
         text="cases",
         source=source,
     )
@@ -522,7 +554,9 @@ def check_gate(
     The decision is ``incomplete`` (never ``pass``) when a baseline case has no
     verdict, errors exceed `max_errors`, the run is empty, or the runs do not fit the
     policy; else ``fail`` when the gate fails (fewer than ``k_min`` baseline cases pass;
-    or, for the case-aware gate, the failing cases' weights reach its threshold), a case
+    or, for the case-aware gate, fewer than ``floor(false_alarm (R + 1))`` of the R
+    known-good runs weigh as much as the run's failing cases, each run weighed against the
+    others: :mod:`gatecal._model.rankgate`), a case
     the baseline never saw fails, or `require_targets` and the gate falls short; else
     ``pass``.
 
@@ -544,7 +578,7 @@ def check_gate(
     >>> _ = (folder / "ci.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in ci))
     >>> result = gatecal.check_gate(gatecal.read_runs([folder / "ci.jsonl"]), nightly)
     >>> result
-    <gatecal.GateCheck: FAIL: 17 of 20 cases passed; the failing cases weigh 4.05, ...>
+    <gatecal.GateCheck: FAIL: 17 of 20 cases passed; the failing cases weigh 3.89, 0 of 30 ...>
     >>> result.exit_code
     1
     """
@@ -573,8 +607,12 @@ def check_gate(
     else:
         fas = []
         k_min, gate_text, source = 0, rule.text, rule.source
+        r = len(rule.failing)
         words = (
-            f"fail when the failing cases' weights sum to {rule.threshold * rule.unit:.2f} or more"
+            f"fail when the failing cases are more surprising than in {r - rule.allowed + 1} "
+            f"of the {r} known-good runs"
+            if rule.can_fail
+            else f"rank the run among {r} known-good runs (too few to fail it)"
         )
         shortfall = rule.shortfall
 
@@ -616,7 +654,7 @@ def check_gate(
     failing = _failing(rates, final, order, short, flaky, rec, rule)
     extra_failed = [extra[j] for j in np.flatnonzero(attempt == FAIL).tolist()]
     complete = not reasons
-    score = rule.score(final <= ERROR) if rule is not None else None
+    ranked = rule.test(final <= ERROR, final == MISSING) if rule is not None else None
     if not complete:
         decision: Decision = "incomplete"
         reasons.insert(0, "incomplete evidence never passes")
@@ -625,12 +663,9 @@ def check_gate(
             reasons.append(f"{passed} of {n} cases passed; the gate needs {k_min}")
             gate_failed = passed < k_min
         else:
-            assert score is not None
-            reasons.append(
-                f"the failing cases weigh {score * rule.unit:.2f}; the gate fails the build "
-                f"at {rule.threshold * rule.unit:.2f} ({passed} of {n} cases passed)"
-            )
-            gate_failed = score >= rule.threshold
+            assert ranked is not None
+            reasons.append(_rank_reason(ranked, passed, n))
+            gate_failed = ranked.fails
         if extra_failed:
             reasons.append(
                 f"{len(extra_failed)} failing case(s) are not in the baseline, so "
@@ -642,8 +677,8 @@ def check_gate(
         decision = "pass" if not gate_failed and not extra_failed and not short_fail else "fail"
     if not complete:
         p_value = None
-    elif rule is not None:
-        p_value = rule.p_value(score or 0)
+    elif ranked is not None:
+        p_value = ranked.p_value
     else:
         p_value = 1.0 if passed >= n else fas[passed + 1]
     quiet = [c for c in extra if c not in extra_failed and c not in errors]
@@ -663,7 +698,7 @@ def check_gate(
         cases=n,
         case_names=tuple(short[c] for c in order),
         passed=passed,
-        false_alarm=fas[k_min] if rule is None else rule.tail[rule.threshold],
+        false_alarm=fas[k_min] if rule is None else rule.false_alarm,
         false_alarm_target=target,
         p_value=p_value,
         failing=tuple(failing),
@@ -685,11 +720,13 @@ def check_gate(
         confidence_level=rec.confidence_level,
         warnings=tuple(warnings),
         gate_kind="count" if rule is None else "cases",
-        score=None if rule is None or score is None else score * rule.unit,
-        threshold=None if rule is None else rule.threshold * rule.unit,
+        score=None if ranked is None else ranked.score / _UNITS,
+        threshold=None if ranked is None or ranked.threshold is None else ranked.threshold / _UNITS,
         shortfall=shortfall,
         cases_differ=spread.cases_differ() if spread else None,
         runs_differ=spread.runs_differ() if spread else None,
+        heavier_runs=None if ranked is None else ranked.at_least,
+        allowed=None if ranked is None else ranked.allowed,
     )
 
 
@@ -701,9 +738,25 @@ FLAKY_RATE = 0.02
 def _vacuous_case(rule: _CaseRule, rec: Recommendation, target: float) -> str | None:
     if rule.can_fail:
         return None
+    from gatecal._model.rankgate import runs_needed
+
     return (
-        f"the case-aware gate cannot fail a build: {rec.runs} known-good runs allow no "
-        f"threshold within the false-alarm budget {target:g}; add known-good runs or cases"
+        f"the case-aware gate cannot fail a build: it ranks the run among {len(rule.failing)} "
+        f"known-good runs, and {runs_needed(target)} are needed to fail any within the "
+        f"false-alarm budget {target:g}; add known-good runs"
+    )
+
+
+def _rank_reason(ranked: RankTest, passed: int, n: int) -> str:
+    """The rank rule's verdict in words."""
+    r = ranked.runs
+    weigh = f"the failing cases weigh {ranked.score / _UNITS:.2f}"
+    if ranked.score == 0:
+        return f"{weigh}: no case failed ({passed} of {n} cases passed)"
+    return (
+        f"{weigh}; {ranked.at_least} of {r} known-good runs weigh as much or more "
+        f"(each against the others), the gate fails the build when fewer than "
+        f"{ranked.allowed} do ({passed} of {n} cases passed)"
     )
 
 
@@ -725,6 +778,7 @@ def _measured(
         confidence_level=confidence_level,
         method=method,
         significance=SIGNIFICANCE,
+        estimate_detection=False,  # check decides; it does not estimate what the gate can see
     )
     short = baseline.short_names()
     cases = baseline.cases()
@@ -792,7 +846,9 @@ def _failing(
                 new=kind == "new",
                 kind=kind,
                 healthy_rate=healthy,
-                weight=None if rule is None else rule.units[i] * rule.unit,
+                weight=None
+                if rule is None or records is None
+                else rule.weight(records[i].failures, records[i].runs),
             )
         )
     rank = {"new": 0, "flaky": 1, "systematic": 2}

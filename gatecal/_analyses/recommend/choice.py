@@ -17,14 +17,15 @@ from gatecal._analyses.noise.casegate import (
 )
 from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.plan._search import SuitePlans
+from gatecal._model.rankgate import allowed_rank
 from gatecal.readers._data import RunsData
 
 __all__ = [
-    "PROJECTED_FACTORS",
     "ChosenGate",
     "MoreRuns",
     "case_aware",
     "choose",
+    "regressed_outcome",
     "regressed_rates",
 ]
 
@@ -88,11 +89,6 @@ class ChosenGate:
         }
 
 
-#: A case-aware gate that falls short is projected over this many times the known-good
-#: runs (the same records repeated: "more runs like these") to say what would close it.
-PROJECTED_FACTORS = (2, 3, 4)
-
-
 def case_aware(
     data: RunsData,
     cases: list[str],
@@ -102,33 +98,34 @@ def case_aware(
     regressed_runs: int,
     failing_cases: float,
     low_rate: float,
-) -> tuple[CaseSpread | None, CaseGate | None, float | None, tuple[int, float] | None]:
-    """Each case's record, the case-aware gate, its detection of the regression (the
-    measured regressed runs, or that many stable cases broken) and, when it would be
-    written but falls short, its projection over more known-good runs like these
-    (runs, detection: the first of :data:`PROJECTED_FACTORS` that meets the target, or
-    the last); Nones above :data:`CASE_GATE_MAX_CASES` cases."""
+    run_names: list[str] | None = None,
+    *,
+    estimate_detection: bool = True,
+) -> tuple[CaseSpread | None, CaseGate | None, float | None]:
+    """Each case's record, the case-aware gate and its detection of the regression (the
+    share of measured regressed runs it fails, or its estimated detection of that many
+    stable cases broken); Nones above :data:`CASE_GATE_MAX_CASES` cases. `estimate_detection`
+    False: no detection is estimated (check decides with the gate alone)."""
+    del power, low_rate
     if len(cases) > CASE_GATE_MAX_CASES:
-        return None, None, None, None
+        return None, None, None
     spread = case_spread(cases, outcome)
     k = max(1, round(failing_cases))
     ks = {1, 2, 3} if regressed_runs else {1, 2, 3, k}
-    gate = case_gate(spread, false_alarm=alpha, stable_cases=sorted(ks))
-    rates = regressed_rates(data, cases, low_rate) if regressed_runs else None
-
-    def detection(g: CaseGate) -> float:
-        return measured_detection(g, rates) if rates is not None else (g.detection(k) or 0.0)
-
-    det = detection(gate)
-    projected = None
-    if det < power and spread.heterogeneous and gate.can_fail:
-        for factor in PROJECTED_FACTORS:
-            more = case_spread(cases, np.tile(outcome, (factor, 1)))
-            got = detection(case_gate(more, false_alarm=alpha, stable_cases=[k]))
-            projected = (factor * outcome.shape[0], got)
-            if got >= power:
-                break
-    return spread, gate, det, projected
+    gate = case_gate(
+        spread,
+        outcome,
+        run_names=run_names,
+        false_alarm=alpha,
+        stable_cases=sorted(ks) if estimate_detection else (),
+    )
+    if not estimate_detection:
+        det = 0.0
+    elif regressed_runs:
+        det = measured_detection(gate, regressed_outcome(data, cases))
+    else:
+        det = gate.detection(k) or 0.0
+    return spread, gate, det
 
 
 def choose(
@@ -144,11 +141,17 @@ def choose(
     plans: SuitePlans | None,
     more_runs: MoreRuns | None,
     runs: int,
-    projected: tuple[int, float] | None = None,
 ) -> ChosenGate:
     """The gate to write: the case-aware gate when cases differ and it can fail a build,
     else the count gate (the strictest within budget), with its shortfall if any."""
-    use_cases = spread is not None and gate is not None and spread.heterogeneous and gate.can_fail
+    # the case-aware gate when cases differ, or when no count gate can be certified within
+    # the budget (a clean deterministic suite: the rank gate needs no model of the noise)
+    use_cases = (
+        spread is not None
+        and gate is not None
+        and gate.can_fail
+        and (spread.heterogeneous or within_budget is None)
+    )
     if use_cases and gate is not None:
         det = 0.0 if case_detection is None else case_detection
         kind, k, fa = "cases", None, gate.false_alarm
@@ -176,7 +179,7 @@ def choose(
         detection=det,
         meets_targets=False,
         shortfall=(
-            _case_shortfall(det, power, runs, spread, projected)
+            _case_shortfall(det, power, runs, spread, gate)
             if kind == "cases"
             else _shortfall(det, power, plans, more_runs, runs, spread)
         ),
@@ -213,36 +216,46 @@ def _case_shortfall(
     power: float,
     runs: int,
     spread: CaseSpread | None,
-    projected: tuple[int, float] | None,
+    gate: CaseGate | None,
 ) -> str:
-    """One line for the case-aware gate: how far its detection falls short, and whether
-    more known-good runs like these would close it (a stable case's failure weighs more
-    the longer its record; more cases or judge calls do not change that)."""
+    """One line for the case-aware gate: how far its detection falls short, and what would
+    close it. The rank gate fails a CI run only when it is more surprising than all but a
+    few known-good runs, so what holds it back is known-good runs with surprising failures
+    of their own: flaky cases failing once (fix or quiet them), and at few runs the rank's
+    resolution (more runs let the gate tolerate one more such run)."""
     short = f"detection {det:.3g}, short of the target {power:g}"
-    if projected is None:
-        return short
-    more, got = projected
-    if got >= power:
-        return (
-            f"{short}; would close it: about {more - runs} more known-good runs like these "
-            f"(projected detection {got:.3g} at {more} runs)"
-        )
-    fix = ""
+    closes = []
     if spread is not None and spread.mostly_systematic:
-        fix = f": fix {_names(spread.systematic)} (judged wrong every time)"
+        closes.append(f"fix {_names(spread.systematic)} (judged wrong every time)")
     elif spread is not None and 2 * len(spread.systematic + spread.flaky) > spread.cases:
         noisy = len(spread.systematic + spread.flaky)
-        fix = (
-            f": the judge errs on {noisy} of {spread.cases} cases; quiet it with repeated "
+        closes.append(
+            f"the judge errs on {noisy} of {spread.cases} cases: quiet it with repeated "
             f"calls (gatecal policies prices them) or fix the flakiest "
             f"({_names(_flakiest(spread))})"
         )
-    elif spread is not None and (spread.systematic or spread.flaky):
-        fix = f": fix or quiet {_names(spread.systematic + spread.flaky)}"
-    return (
-        f"{short}; more known-good runs alone would not close it (projected detection "
-        f"{got:.3g} at {more} runs){fix}"
-    )
+    elif spread is not None and spread.flaky:
+        closes.append(f"fix or quiet the flaky cases ({_names(_flakiest(spread))})")
+    more = runs if gate is None else next_allowed_runs(gate.false_alarm_target, runs)
+    if more > runs:
+        closes.append(
+            f"{more - runs} more known-good runs (at {more} the gate tolerates one more "
+            "known-good run as surprising as the CI run)"
+        )
+    what = "; would close it: " + " or ".join(closes) if closes else ""
+    return short + what
+
+
+def next_allowed_runs(false_alarm: float, runs: int) -> int:
+    """The fewest known-good runs above `runs` at which the rank gate allows one more
+    known-good run to score as high as the CI run."""
+    if false_alarm <= 0:
+        return runs  # no number of runs allows one
+    now = allowed_rank(false_alarm, runs)
+    more = runs + 1
+    while allowed_rank(false_alarm, more) <= now:
+        more += 1
+    return more
 
 
 def _flakiest(spread: CaseSpread) -> tuple[str, ...]:
@@ -254,6 +267,16 @@ def _flakiest(spread: CaseSpread) -> tuple[str, ...]:
 def _names(cases: tuple[str, ...], most: int = 4) -> str:
     shown = ", ".join(cases[:most])
     return shown + (f" and {len(cases) - most} more" if len(cases) > most else "")
+
+
+def regressed_outcome(data: RunsData, cases: list[str]) -> npt.NDArray[np.int8]:
+    """The measured regressed runs' outcomes (runs x `cases`, short names; 1 pass, 0 fail,
+    -1 not observed there)."""
+    names = data.short_names()
+    _, reg_cases, reg_outcome = data.outcome_array("regressed")
+    column = {names[c]: j for j, c in enumerate(reg_cases)}
+    padded = np.concatenate((reg_outcome, np.full((reg_outcome.shape[0], 1), -1, np.int8)), 1)
+    return np.asarray(padded[:, [column.get(c, -1) for c in cases]], dtype=np.int8)
 
 
 def regressed_rates(data: RunsData, cases: list[str], low_rate: float) -> Floats:

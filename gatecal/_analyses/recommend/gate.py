@@ -450,7 +450,7 @@ def recommend_gate(
     >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
     >>> rec = gatecal.recommend_gate(nightly, regression=3)
     >>> rec
-    <gatecal.Recommendation: use the case-aware gate (false alarm 0.04..., detection 1); ...>
+    <gatecal.Recommendation: use the case-aware gate (false alarm 0.03226, detection 1); ...>
     >>> rec.chosen.kind, rec.chosen.meets_targets
     ('cases', True)
     """
@@ -475,6 +475,7 @@ def _recommend(
     confidence_level: float,
     method: str,
     significance: float,
+    estimate_detection: bool = True,
 ) -> tuple[Recommendation, _CaseRates]:
     """:func:`recommend_gate`'s recommendation but for its per-case records (``per_case``
     empty), and each case's interval in the order of ``case_order``: a check reads its
@@ -541,8 +542,17 @@ def _recommend(
             false_alarm=alpha,
             detection=power,
         )
-    spread, gate, case_det, projected = case_aware(
-        data, cases, outcome, alpha, power, regressed_runs, failing_cases, gate_noise.low
+    spread, gate, case_det = case_aware(
+        data,
+        cases,
+        outcome,
+        alpha,
+        power,
+        regressed_runs,
+        failing_cases,
+        gate_noise.low,
+        runs,
+        estimate_detection=estimate_detection,
     )
     chosen = choose(
         n=n,
@@ -556,7 +566,6 @@ def _recommend(
         plans=plans,
         more_runs=more_runs,
         runs=r,
-        projected=projected,
     )
     return Recommendation(
         case_spread=spread,

@@ -244,7 +244,10 @@ def test_step_summary_pointing_at_an_input_is_refused(tmp_path, capsys, monkeypa
 def test_a_pass_summary_says_its_failures_are_within_the_gate(tmp_path, capsys):
     base = write_runs(tmp_path / "base.jsonl", baseline_runs(30))
     ci = current(tmp_path, failing=["case-07"])
-    code, out, _ = run_cli("check", ci, "--baseline", base, "--format", "markdown")
+    # the count gate: one new failure is within it (the case-aware gate fails it)
+    code, out, _ = run_cli(
+        "check", ci, "--baseline", base, "--format", "markdown", "--gate", "count"
+    )
     assert code == 0
     assert "**new failure**" not in out and "new, within the gate" in out
     assert "k_min: the gate passes the build when at least k_min" in out

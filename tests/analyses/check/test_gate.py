@@ -120,8 +120,8 @@ def test_default_gate_is_the_case_aware_one_when_cases_differ(tmp_path, baseline
     assert rec.case_spread is not None and rec.case_spread.heterogeneous
     res = decide(tmp_path, baseline)
     assert res.gate_kind == "cases" and res.gate == "cases"
-    assert res.false_alarm == rec.case_gate.false_alarm <= 0.05
-    assert res.threshold == pytest.approx(rec.case_gate.threshold * rec.case_gate.unit)
+    assert res.false_alarm == rec.case_gate.false_alarm == pytest.approx(1 / 31)
+    assert res.allowed == rec.case_gate.allowed == 1
 
 
 def test_count_gate_is_recommends_strictest_within_budget(tmp_path, baseline):
@@ -195,9 +195,12 @@ def test_incomplete_evidence_never_passes(tmp_path, baseline, kwargs, reason):
 
 
 def test_errors_within_max_errors_count_as_failures(tmp_path, baseline):
-    res = decide(tmp_path, baseline, errors=["case-04"], max_errors=1)
+    res = decide(tmp_path, baseline, errors=["case-04"], max_errors=1, gate="count")
     assert res.decision == "pass" and res.passed == 11 and res.error_cases == ("case-04",)
     assert [(f.case, f.status) for f in res.failing] == [("case-04", "error")]
+    # the case-aware gate counts it as a failure too: of a case that never failed, so new
+    res = decide(tmp_path, baseline, errors=["case-04"], max_errors=1)
+    assert res.decision == "fail" and res.new_failures == ["case-04"]
 
 
 def test_a_failing_case_the_baseline_never_saw_fails_the_run(tmp_path, baseline):
@@ -216,7 +219,7 @@ def test_gate_rule_and_recommended_gate(tmp_path, baseline, capsys):
     rec = json.loads(rec_file.read_text())
     cases_gate = gatecal.load_recommended_gate(rec_file)  # cases differ: the case-aware gate
     assert cases_gate.kind == rec["gate"]["kind"] == "cases"
-    assert cases_gate.threshold == rec["case_gate"]["threshold"]
+    assert cases_gate.allowed == rec["case_gate"]["allowed"] == 1
     res = decide(tmp_path, baseline, gate=cases_gate)
     assert res.gate_kind == "cases" and res.false_alarm == rec["case_gate"]["false_alarm"]
     rec.pop("gate")  # a file without the written gate: its recommended count gate
@@ -310,10 +313,11 @@ def test_the_gate_passes_exactly_when_the_p_value_reaches_its_false_alarm(failin
         assert res.p_value >= res.false_alarm
     else:  # equal when one case short of k_min
         assert res.p_value <= res.false_alarm
-    # the case-aware gate: fails exactly when the failing cases' weights reach the threshold,
-    # and then the p-value (P(weights this high)) is within the gate's false alarm
-    assert (case.decision == "fail") == (case.score >= case.threshold - 1e-9)
-    assert (case.decision == "fail") == (case.p_value <= case.false_alarm)
+    # the case-aware gate: fails exactly when fewer than `allowed` known-good runs weigh as
+    # much, and then its rank p-value is within the gate's false alarm
+    if case.gate_kind == "cases":  # at 0.01, 30 known-good runs are too few for it
+        assert (case.decision == "fail") == (case.heavier_runs < case.allowed)
+        assert (case.decision == "fail") == (case.p_value <= case.false_alarm)
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -396,19 +400,21 @@ def test_cli_gate_from_a_file_that_recommends_nothing(tmp_path, baseline, capsys
     capsys.readouterr()
     code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", legacy)  # fmt: skip
     assert code == 2 and "--gate-from recommends no gate" in err and "strictest" not in err
-    # the written gate is the case-aware one: some stable cases failing together are rarer
-    # than 1e-12, so it can still fail a build, and check decides with it
-    assert document["gate"]["kind"] == "cases"
+    # nor can the case-aware gate: ranking a run among 30 known-good ones cannot go below
+    # 1/31, so no gate is written, and check says so
+    assert document["gate"]["kind"] == "none"
     code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec)  # fmt: skip
-    assert code == 0 and err == ""
-    # one broken case is too small a regression to catch here: the budget's gate is named
+    assert code == 2 and "--gate-from recommends no gate" in err
+    # one broken case: too small a regression for the count gate, not for the case-aware one
     assert main(["recommend", str(baseline), "--regression", "1", "--format", "json",
                  "--out", str(rec)]) == 0  # fmt: skip
     document = json.loads(rec.read_text())
-    within = document["within_budget"]
-    assert document["recommended"] is None and within is not None
-    capsys.readouterr()
-    code, _, err = run_cli("check", current(tmp_path), "--baseline", baseline, "--gate-from", rec)  # fmt: skip
+    assert document["recommended"] is None and document["within_budget"] is not None
+    assert document["gate"]["kind"] == "cases" and document["gate"]["meets_targets"] is True
+    # a target it misses (detection 1 of a regression it sees 0.9 of the time at most)
+    assert main(["recommend", str(baseline), "--regression", "1", "--false-alarm", "0.02",
+                 "--format", "json", "--out", str(rec)]) == 0  # fmt: skip
+    document = json.loads(rec.read_text())
     assert document["gate"]["meets_targets"] is False and document["gate"]["shortfall"]
     # the loop does not dead-end: check decides with the best valid gate, states the shortfall
     capsys.readouterr()
@@ -469,9 +475,11 @@ def test_the_baseline_cases_are_taken_in_recommends_order(tmp_path, unseen):
     assert ("case-zz" in data.cases()) == unseen and "case-zz" not in order
     assert len(order) == len(CASES)
     # recommend's own measure but for the sorted per-case records, whose intervals come
-    # in the cases' order instead
+    # in the cases' order instead, and the case-aware gate's detection estimates (check
+    # decides; it does not estimate what the gate can see)
     full = gatecal.recommend_gate(data, detection=0.0)
-    assert rec.per_case == () and rec == dataclasses.replace(full, per_case=())
+    gate = dataclasses.replace(full.case_gate, detections=())
+    assert rec.per_case == () and rec == dataclasses.replace(full, per_case=(), case_gate=gate)
     assert len({c.rate for c in full.per_case}) > 1  # the cases' rates differ
     by_name = {c.case: c.rate for c in full.per_case}
     assert [rates.rate(i) for i in range(len(order))] == [by_name[c] for c in rec.case_order]
