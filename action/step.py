@@ -5,7 +5,11 @@ and set the output ``python``. ``step.py check``: run ``gatecal check`` on the i
 set the outputs ``decision``, ``k_min`` (empty when the gate is not a count), ``passed``,
 ``p_value``, ``new_failures`` and ``systematic`` (case ids, one a line, each escaped as
 gatecal writes a name in text); gatecal appends its
-markdown summary to ``$GITHUB_STEP_SUMMARY`` itself. On bad input both exit with 2, write
+markdown summary to ``$GITHUB_STEP_SUMMARY`` itself; with ``store`` the baseline comes
+from the run history (and ``record: 'true'`` appends the current run after deciding).
+``step.py nightly``: ``gatecal record`` the ``runs`` into ``store`` as known-good, then
+``gatecal recommend --store`` writes the gate to ``gate-file``; outputs ``decision``
+(``recorded``) and ``gate-file``. On bad input both exit with 2, write
 one line on stderr naming the input, the rule and the value, set ``decision=error`` and
 put that line in the job summary too, so the run's page says why.
 
@@ -33,7 +37,9 @@ import uuid
 from pathlib import Path
 
 #: The list inputs and their environment variables (action.yml maps each input to one).
-LISTS = {"current": "GATECAL_CURRENT", "baseline": "GATECAL_BASELINE"}
+LISTS = {"current": "GATECAL_CURRENT", "baseline": "GATECAL_BASELINE", "runs": "GATECAL_RUNS"}
+#: What the action does: decide a CI run, or record the nightly runs and recommend.
+MODES = ("check", "nightly")
 #: The single-value inputs of the check step and the option each becomes.
 VALUES = {
     "gate-from": ("GATECAL_GATE_FROM", "--gate-from"),
@@ -41,6 +47,9 @@ VALUES = {
     "false-alarm": ("GATECAL_FALSE_ALARM", "--false-alarm"),
     "policy": ("GATECAL_POLICY", "--policy"),
     "max-errors": ("GATECAL_MAX_ERRORS", "--max-errors"),
+    "store": ("GATECAL_STORE", "--store"),
+    "judge": ("GATECAL_JUDGE", "--judge"),
+    "branch": ("GATECAL_BRANCH", "--branch"),
 }
 #: The file suffixes whose readers need one of gatecal's extras.
 SUFFIX_EXTRAS = {".eval": "frameworks", ".parquet": "parquet"}
@@ -88,8 +97,31 @@ def value(name: str, variable: str) -> str:
     return os.environ.get(variable, "").strip()
 
 
+def mode() -> str:
+    text = value("mode", "GATECAL_MODE") or "check"
+    if text not in MODES:
+        raise InputError(f"input 'mode' must be one of {', '.join(MODES)} (got {text!r})")
+    return text
+
+
 def list_inputs() -> dict[str, list[str]]:
-    return {name: words(name, os.environ.get(variable, "")) for name, variable in LISTS.items()}
+    """The list inputs the mode reads: check's current and baseline (none with a store),
+    nightly's runs."""
+    store = value("store", "GATECAL_STORE")
+    if mode() == "nightly":
+        if not store:
+            raise InputError("input 'store' is empty: the nightly mode records into a store")
+        wanted = ["runs"]
+    elif store:
+        if value("baseline", LISTS["baseline"]):
+            raise InputError(
+                "input 'baseline' can't be combined with 'store': the baseline comes from "
+                f"the store (got {os.environ.get(LISTS['baseline'], '')!r})"
+            )
+        wanted = ["current"]
+    else:
+        wanted = ["current", "baseline"]
+    return {name: words(name, os.environ.get(LISTS[name], "")) for name in wanted}
 
 
 def set_outputs(outputs: dict[str, str]) -> None:
@@ -139,6 +171,8 @@ def extras(spec: str, lists: dict[str, list[str]], custom_install: bool) -> list
             for file in files_of(word)
             if Path(file).suffix.lower() in SUFFIX_EXTRAS
         }
+        if value("store", "GATECAL_STORE").lower().startswith(("postgresql:", "postgres:")):
+            needed.add("store")  # psycopg, for a PostgreSQL run history
         return sorted(needed)
     if spec == "none":
         return []
@@ -196,6 +230,11 @@ def check() -> int:
         text = value(name, variable)
         if text:  # '' is the input left out: gatecal's own default
             args.append(f"{option}={text}")
+    record = value("record", "GATECAL_RECORD").lower()
+    if record not in ("", "true", "false"):
+        raise InputError(f"input 'record' must be 'true' or 'false' (got {record!r})")
+    if record == "true":
+        args += ["--record", f"--build={build_id()}"]
     with tempfile.TemporaryDirectory(dir=os.environ.get("RUNNER_TEMP")) as scratch:
         report = Path(scratch, "check.json")
         proc = subprocess.run(
@@ -236,15 +275,72 @@ def _set_check_outputs(result: dict[str, object], status: int) -> int:
     return status
 
 
+def build_id() -> str:
+    """The build the runs are recorded under: the input, else the workflow run's id."""
+    found = value("build", "GATECAL_BUILD") or os.environ.get("GITHUB_RUN_ID", "")
+    if not found:
+        raise InputError("input 'build' is empty and GITHUB_RUN_ID is not set (got '')")
+    return found
+
+
+def repeat() -> int:
+    """Nightly: run the input 'repeat' (the command that repeats the suite) with bash."""
+    command = value("repeat", "GATECAL_REPEAT")
+    status = subprocess.call(["bash", "-c", command])
+    if status != 0:
+        return refuse(f"gatecal: error: input 'repeat' exited with {status} (got {command!r})", 2)
+    return 0
+
+
+def nightly() -> int:
+    """Record the runs as known-good, then write the gate the store's runs recommend."""
+    runs = list_inputs()["runs"]
+    store, judge = value("store", "GATECAL_STORE"), value("judge", "GATECAL_JUDGE")
+    if not judge:
+        raise InputError("input 'judge' is empty: name the judge the runs were judged by")
+    branch = value("branch", "GATECAL_BRANCH")
+    gate_file = value("gate-file", "GATECAL_GATE_FILE") or "gate.json"
+    gatecal = [sys.executable, "-m", "gatecal"]
+    where = [f"--store={store}", f"--judge={judge}"]
+    steps = [
+        [*gatecal, "record", *where, f"--build={build_id()}", f"--branch={branch}",
+         "--known-good", "--", *runs],
+        [*gatecal, "recommend", *where, "--format", "json", f"--out={gate_file}"],
+    ]  # fmt: skip
+    said = []
+    for args in steps:
+        proc = subprocess.run(args, capture_output=True, text=True, errors="replace")
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        if proc.returncode != 0:
+            errors = [x for x in proc.stderr.splitlines() if x.startswith("gatecal: error:")]
+            if errors:
+                return refuse(errors[-1], proc.returncode, said=True)
+            return refuse(f"gatecal: error: {args[3]} failed (exit {proc.returncode})", 2)
+        said += proc.stdout.splitlines()[:1]
+    set_outputs({"decision": "recorded", "gate-file": gate_file})
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if path:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write("### gatecal nightly\n\n" + "".join(f"- {x}\n" for x in said))
+            summary.write(f"- gate written to {gate_file}\n")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     try:
         if argv[:1] == ["install"] and len(argv) == 2:
             return install(argv[1])
         if argv == ["check"]:
             return check()
+        if argv == ["nightly"]:
+            return nightly()
+        if argv == ["repeat"]:
+            return repeat()
     except InputError as error:
         return refuse(f"gatecal: error: {error}")
-    print(f"usage: step.py install PYTHON | step.py check (got {argv!r})", file=sys.stderr)
+    usage = "step.py install PYTHON | step.py check | step.py repeat | step.py nightly"
+    print(f"usage: {usage} (got {argv!r})", file=sys.stderr)
     return 2
 
 

@@ -39,6 +39,14 @@ from ._analyses.compare.oc import (
     compare_oc as compare_oc,
     plan_compare as plan_compare,
 )
+from ._analyses.history.changes import (
+    CaseShift as CaseShift,
+    Shift as Shift,
+)
+from ._analyses.history.record import (
+    History as History,
+    case_history as case_history,
+)
 from ._analyses.noise.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,
@@ -204,6 +212,7 @@ from ._render.compare import (
 from ._render.dispatch import (
     render as render,
 )
+from ._render.history import render_history as render_history
 from ._render.plans import (
     render_plans as render_plans,
 )
@@ -233,5 +242,14 @@ from .readers.labels.columns import (
     LabelsError as LabelsError,
 )
 from .readers.labels.reader import read_labels as read_labels
+from .store import (
+    Recorded as Recorded,
+    RunRecord as RunRecord,
+    Selection as Selection,
+    StoredRuns as StoredRuns,
+    StoreError as StoreError,
+    record_runs as record_runs,
+    stored_runs as stored_runs,
+)
 
 __version__: str

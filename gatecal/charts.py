@@ -21,6 +21,7 @@ from matplotlib.figure import Figure
 
 from gatecal._analyses.calibrate.judge import Calibration
 from gatecal._analyses.compare.builds import Comparison
+from gatecal._analyses.history.record import History
 from gatecal._analyses.plan._search import SuitePlan
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.simulate import SimulationReport
@@ -35,6 +36,7 @@ __all__ = [
     "plot_false_alarm_heatmap",
     "plot_flakiness",
     "plot_gate_chart",
+    "plot_history",
     "plot_operating_curves",
     "plot_pass_counts",
     "plot_run_distribution",
@@ -355,6 +357,41 @@ def plot_compare(result: Comparison, *, top: int = 30, ax: Axes | None = None) -
         ax.set_title(f"Pass share per case (* changed: {control} at {result.alpha:g}); "
                      f"{result.decision}, p = {result.p_value:.3g}")  # fmt: skip
         ax.legend(loc="lower left", fontsize=8)
+    return ax
+
+
+def plot_history(result: History, *, top: int = 40, ax: Axes | None = None) -> Axes:
+    """Each case's record over time: one column per run (oldest left), a failure dark, no
+    verdict light; a line where the judge's name changes; the changed cases first, marked
+    with *, then the cases that ever failed."""
+    changed = set(result.changed)
+    order = sorted(
+        range(len(result.cases)),
+        key=lambda j: (result.cases[j] not in changed, "x" not in result.grid[j], j),
+    )[:top]
+    value = {".": 0.0, "x": 1.0, "-": 0.35}
+    grid = np.array([[value[ch] for ch in result.grid[j]] for j in order])
+    runs = result.runs
+    with mpl.rc_context({**_STYLE, "axes.grid": False}):
+        ax = _axes(ax, size=(7.5, max(2.5, 0.24 * len(order) + 1.6)))
+        ax.imshow(grid, aspect="auto", cmap="Greys", vmin=0, vmax=1, interpolation="nearest")
+        ax.grid(False)
+        for i in range(1, len(runs)):
+            if runs[i].judge != runs[i - 1].judge:
+                ax.axvline(i - 0.5, color=COLORS["regressed"], linewidth=1.5)
+                ax.annotate(f" {runs[i].judge}", (i - 0.5, len(order) - 0.5), fontsize=8,
+                            color=COLORS["regressed"], va="bottom")  # fmt: skip
+        labels = [("* " if result.cases[j] in changed else "") + result.short[j] for j in order]
+        ax.set_yticks(range(len(order)), labels=labels, fontsize=8)
+        ax.set_xlabel(
+            f"runs, oldest first ({runs[0].recorded_at[:10]} to {runs[-1].recorded_at[:10]})"
+        )
+        verdict = "still describe" if result.describes_today else "no longer describe"
+        ax.set_title(
+            f"Each case's record (dark: failed; * changed); the latest runs {verdict} "
+            f"judge {runs[-1].judge}",
+            fontsize=9,
+        )
     return ax
 
 

@@ -32,6 +32,8 @@ CONTRACTS: dict[str, int] = {
     "calibrate": 1,
     "runs": 1,
     "golden": 1,
+    "history": 1,
+    "record": 1,
 }
 
 HEADER_KEYS = ("format", "version", "gatecal_version")

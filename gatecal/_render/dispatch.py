@@ -26,6 +26,7 @@ RESULT_TYPES = (
     "SuitePlans",
     "PolicyReport",
     "Calibration",
+    "History",
 )
 
 
@@ -35,6 +36,7 @@ def _renderer(result: Any) -> Callable[..., str]:
     from gatecal._analyses.check.sequential import SequentialCheck
     from gatecal._analyses.compare.builds import Comparison
     from gatecal._analyses.compare.oc import CompareDesign
+    from gatecal._analyses.history.record import History
     from gatecal._analyses.plan._search import SuitePlans
     from gatecal._analyses.policies.rules import PolicyReport
     from gatecal._analyses.recommend.gate import Recommendation
@@ -43,6 +45,7 @@ def _renderer(result: Any) -> Callable[..., str]:
     from gatecal._render.calibrate import render_calibration
     from gatecal._render.check import render_check
     from gatecal._render.compare import render_compare_design, render_comparison
+    from gatecal._render.history import render_history
     from gatecal._render.plans import render_plans
     from gatecal._render.policies import render_policies
     from gatecal._render.recommend import render_recommendation
@@ -64,6 +67,7 @@ def _renderer(result: Any) -> Callable[..., str]:
         (SuitePlans, render_plans),
         (PolicyReport, render_policies),
         (Calibration, render_calibration),
+        (History, render_history),
     ]
     if isinstance(result, tuple) and len(result) == 2:
         rec, rules = result

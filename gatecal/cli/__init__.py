@@ -20,9 +20,11 @@ from gatecal.cli import (
     check,
     compare,
     golden,
+    history,
     plan,
     policies,
     recommend,
+    record,
     report,
     runs,
     simulate,
@@ -76,6 +78,8 @@ app.command("runs", cls=HelpCommand)(runs.runs)
 app.command("calibrate", cls=HelpCommand)(calibrate.calibrate)
 app.command("check", cls=spread_command(check.PATH_LISTS))(check.check)
 app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
+app.command("record", cls=HelpCommand)(record.record)
+app.command("history", cls=HelpCommand)(history.history)
 
 #: Options renamed because one word meant two things; the old spelling still works.
 RENAMED = {

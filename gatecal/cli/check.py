@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -36,6 +36,19 @@ from gatecal.cli._options import (
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
+from gatecal.cli._store import (
+    BranchOpt,
+    JudgeOpt,
+    LatestOpt,
+    SinceOpt,
+    StoreChoice,
+    StoreOpt,
+    UntilOpt,
+    WaitOpt,
+    baseline_runs,
+    record_current,
+    record_target,
+)
 
 #: Options that take every path up to the next option (an unquoted glob works).
 PATH_LISTS = ("--baseline", "--current")
@@ -180,6 +193,31 @@ def check(
     ] = None,
     regression: RegressionOpt = None,
     runs_share: RunsShareOpt = None,
+    # -- the run history (gatecal/cli/_store.py): the baseline from a store --
+    store: StoreOpt = None,
+    judge: JudgeOpt = None,
+    branch: BranchOpt = None,
+    latest: LatestOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="After deciding, append the current run to --store (not as known-good), "
+            "under --build and --judge.",
+        ),
+    ] = False,
+    build: Annotated[
+        str | None,
+        typer.Option(
+            "--build",
+            metavar="ID",
+            help="With --record: the CI build id (default: GITHUB_RUN_ID).",
+            show_default=False,
+        ),
+    ] = None,
+    wait: WaitOpt = 60.0,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
@@ -194,6 +232,11 @@ def check(
     naming what is missing. Several current runs need --policy; bad or ambiguous input is
     exit 2.
 
+    With --store instead of --baseline, the baseline is the latest known-good runs
+    recorded there ('gatecal record'), selected by --judge, --branch, --latest, --since
+    and --until: the same decision as --baseline on the same files, and a warning when
+    the baseline spans a judge change.
+
     Example: gatecal check ci-run.xml --baseline nightly/ --gate-from recommended.json
 
     With a sequential --policy (SEQUENTIAL_GATES) the current files are
@@ -206,11 +249,15 @@ def check(
     paths = [*(paths or ()), *(current_option or ())]
     if not paths:
         raise CliError("CURRENT is missing: give the CI run to decide (or --current RUNS...)")
-    if not baseline:
-        raise CliError("--baseline is missing: give the known-good runs (--baseline RUNS...)")
+    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
+    choice.check_source("--baseline", baseline)  # files or a store, checked before reading
+    if record:
+        record_target(choice, build, judge)
     if gate is not None and gate_from is not None:
         raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
-    inputs: list[str | Path] = [*paths, *baseline, *([gate_from] if gate_from else [])]
+    inputs: list[str | Path] = [*paths, *(baseline or ()), *([gate_from] if gate_from else [])]
+    if store is not None and "://" not in store:
+        inputs.append(store)  # an output never replaces the store
     outputs = Outputs(("--out", out), ("--summary", summary), inputs=inputs)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     # appended to, never replaced, but never one of the inputs either
@@ -234,19 +281,18 @@ def check(
             else ("--runs-share-rate" if runs_share else "--runs-independent")
         )
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
-    base, current = (
-        read_runs(
-            option,
-            files,
-            input_format=input_format,
-            attempts=attempts,
-            junit_repeats=junit_repeats,
-            target=target,
-            threshold=threshold,
-            partial=partial,
-        )
-        for option, files in (("--baseline", baseline), ("CURRENT", paths))
-    )
+    reading: dict[str, Any] = {
+        "input_format": input_format,
+        "attempts": attempts,
+        "junit_repeats": junit_repeats,
+        "target": target,
+        "threshold": threshold,
+        "partial": partial,
+    }
+    if record and sequential is not None:
+        raise CliError(f"--record is for a single decision, not a sequential --policy ({policy})")
+    base, _ = baseline_runs("--baseline", baseline, choice, **reading)
+    current = read_runs("CURRENT", paths, **reading)
     outputs.refuse_inputs([*base.sources, *current.sources])
     if appended is not None:
         appended.refuse_inputs([*base.sources, *current.sources])
@@ -282,6 +328,8 @@ def check(
             )
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
+    if record:  # after deciding; a failure to record is exit 2, with nothing written
+        record_current(current, choice, build, judge)
     _deliver(outputs, lambda f: render_check(result, f), fmt, result.exit_code)
 
 

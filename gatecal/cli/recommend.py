@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -29,21 +29,32 @@ from gatecal.cli._options import (
     TargetOpt,
 )
 from gatecal.cli._outputs import Outputs, busy
+from gatecal.cli._store import (
+    BranchOpt,
+    JudgeOpt,
+    LatestOpt,
+    SinceOpt,
+    StoreChoice,
+    StoreOpt,
+    UntilOpt,
+    WaitOpt,
+    baseline_runs,
+)
 
 RunsArgument = Annotated[
-    list[str],
+    list[str] | None,
     typer.Argument(
         metavar="RUNS...",
         help="Known-good runs: JUnit XML, promptfoo results, inspect_ai logs, DeepEval "
         "test runs or a long CSV/JSONL table; files, folders (searched recursively) or "
-        "glob patterns. 'gatecal runs' shows how they are read.",
+        "glob patterns. 'gatecal runs' shows how they are read. Or --store instead.",
         show_default=False,
     ),
 ]
 
 
 def recommend(
-    paths: RunsArgument,
+    paths: RunsArgument = None,
     regressed: RegressedOpt = None,
     regression: RegressionOpt = None,
     false_alarm: FalseAlarmOpt = 0.05,
@@ -83,6 +94,14 @@ def recommend(
             "calls, and the cheapest rule meeting both targets (written to the gate file).",
         ),
     ] = None,
+    # -- the run history (gatecal/cli/_store.py): the known-good runs from a store --
+    store: StoreOpt = None,
+    judge: JudgeOpt = None,
+    branch: BranchOpt = None,
+    latest: LatestOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    wait: WaitOpt = 60.0,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -92,6 +111,9 @@ def recommend(
     still catches the target regression: measured known-bad runs (--regressed), or
     --regression cases failing (default: a quarter of the cases).
 
+    With --store instead of RUNS, the known-good runs are the latest recorded there
+    ('gatecal record'), selected by --judge, --branch, --latest, --since and --until.
+
     Example: gatecal recommend nightly/*.xml --false-alarm 0.05 --detection 0.95
     """
     rules = _rules(policy_list)
@@ -99,21 +121,30 @@ def recommend(
         ("--out", out),
         ("--chart", chart),
         ("--export-suite", export_suite),
-        inputs=[*paths, *(regressed or ())],
+        inputs=[
+            *(paths or ()),
+            *(regressed or ()),
+            *([store] if store and "://" not in store else ()),
+        ],
     )
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
-    data = read_runs(
-        "RUNS",
-        paths,
-        regressed or (),
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=partial,
-    )
+    reading: dict[str, Any] = {
+        "input_format": input_format,
+        "attempts": attempts,
+        "junit_repeats": junit_repeats,
+        "target": target,
+        "threshold": threshold,
+        "partial": partial,
+    }
+    if store is not None and regressed:
+        raise CliError(f"--regressed can't be combined with --store (got {regressed[0]!r})")
+    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
+    choice.check_source("RUNS", paths)  # files or a store, checked before reading
+    if store is None and paths:  # files, as always (with any --regressed runs)
+        data = read_runs("RUNS", paths, regressed or (), **reading)
+    else:
+        data, _ = baseline_runs("RUNS", paths, choice, **reading)
     outputs.refuse_inputs(data.sources)
     try:
         with busy("measuring the noise"):
@@ -153,6 +184,11 @@ def recommend(
         ),
     )
     outputs.commit()
+
+
+def _store_file(store: str | None) -> list[str]:
+    """The store as an input no output may replace (a file; a URL is no path)."""
+    return [store] if store and "://" not in store else []
 
 
 def _rules(text: str | None) -> list[str] | None:

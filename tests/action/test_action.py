@@ -298,7 +298,7 @@ def test_the_steps_read_only_declared_inputs_and_set_the_outputs():
     for step in STEPS:
         assert "$GITHUB_ACTION_PATH/action/" in step.get("run", "$GITHUB_ACTION_PATH/action/")
     assert set(ACTION["outputs"]) == {
-        "decision", "k_min", "passed", "p_value", "new_failures", "systematic",
+        "decision", "k_min", "passed", "p_value", "new_failures", "systematic", "gate-file",
     }  # fmt: skip
 
 
@@ -625,3 +625,40 @@ def test_k_min_is_empty_when_the_gate_is_not_a_count(work):
     assert run.outputs["k_min"] == "" and run.outputs["passed"] == "5"
     count = run_action(work, current="bad.jsonl", baseline="nightly", gate="fails<=2")
     assert count.outputs["k_min"] == "10"
+# --- the nightly half: repeat, record, recommend, keep the gate --------------------------------
+
+
+def test_the_nightly_mode_records_recommends_and_check_decides_from_the_store(work):
+    store = "history.db"  # a file here; a postgresql:// URL from a secret in a real workflow
+    run = run_action(
+        work,
+        mode="nightly",
+        repeat="cp nightly/night-2.jsonl repeated.jsonl",  # stands in for the suite's repeats
+        runs="nightly/night-0.jsonl nightly/night-1.jsonl repeated.jsonl",
+        store=store,
+        judge="judge-1",
+        build="nightly-7",
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.ran == ["python", "install", "repeat", "nightly"]
+    assert run.outputs["decision"] == "recorded" and run.outputs["gate-file"] == "gate.json"
+    gate = json.loads((work / "gate.json").read_text())
+    assert gate["format"] == "gatecal.recommend"
+    assert "recorded 30 known-good run(s)" in run.summary
+    again = run_action(work, mode="nightly", runs="nightly", store=store, judge="judge-1",
+                       build="nightly-8")  # fmt: skip
+    assert again.returncode == 0 and "nothing new" in again.summary  # a retried job adds nothing
+    decided = run_action(work, current="ci.jsonl", store=store, judge="judge-1",
+                         gate_from="gate.json", record="true", build="ci-9")  # fmt: skip
+    assert decided.returncode == 0, decided.stderr
+    assert decided.outputs["decision"] == "pass"
+    assert "baseline: 30 known-good runs" in decided.stderr
+    assert "recorded 1 run(s)" in decided.stderr  # check --record, not as known-good
+
+
+def test_the_nightly_mode_needs_a_store_and_a_judge(work):
+    assert "input 'store' is empty" in refused(run_action(work, mode="nightly", runs="nightly"))
+    no_judge = run_action(work, mode="nightly", runs="nightly", store="h.db", build="1")
+    assert "input 'judge' is empty" in refused(no_judge)
+    both = run_action(work, current="ci.jsonl", baseline="nightly", store="h.db")
+    assert "can't be combined with 'store'" in refused(both)

@@ -41,6 +41,15 @@ def files(tmp_path_factory):
     }
 
 
+def _history(files):
+    """A History from the baseline's runs recorded into a store (as `gatecal record`)."""
+    store = str(files["baseline"].with_name("history.db"))
+    gatecal.record_runs(
+        gatecal.read_runs([files["baseline"]]), store, build="b1", judge="j", known_good=True
+    )
+    return gatecal.case_history(gatecal.stored_runs(store))
+
+
 @pytest.fixture(scope="module")
 def results(files):
     """One of every result type, computed small."""
@@ -72,6 +81,7 @@ def results(files):
             suite, gatecal.JudgeNoise.flip(0.08), "0.80", [gatecal.Policy()], n_runs=200
         ),
         "Calibration": gatecal.calibrate_judge(labels),
+        "History": _history(files),
     }
     assert sorted(out) == sorted(RESULT_TYPES)
     return out

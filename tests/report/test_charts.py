@@ -256,3 +256,24 @@ def test_committed_report_regenerates(tmp_path, monkeypatch):
     for name in names:
         if name.endswith((".md", ".csv", ".json", ".svg")):
             assert_same((out / name).read_text(), (committed / name).read_text(), name)
+
+
+def test_history_chart_draws_each_record_and_the_judge_change(tmp_path):
+    """The image is each shown case's record (1 failed, 0 passed), the changed cases
+    first and marked, a line where the judge's name changes."""
+    from tests.analyses.history.test_changes import MOVED, _fill
+
+    store = str(tmp_path / "h.db")
+    with contextlib.redirect_stdout(io.StringIO()):
+        _fill(tmp_path, store, ("judge-a", "judge-b"), before=6, after=6)
+    result = gatecal.case_history(gatecal.stored_runs(store, gatecal.Selection(latest=None)))
+    ax = charts.plot_history(result)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    short = dict(zip(result.cases, result.short, strict=True))
+    assert sorted(labels[:3]) == sorted(f"* {short[m]}" for m in MOVED)
+    image = np.asarray(ax.images[0].get_array())
+    for row, label in enumerate(labels):
+        case = next(c for c, s in short.items() if label.removeprefix("* ") == s)
+        record = result.grid[result.cases.index(case)]
+        np.testing.assert_array_equal(image[row], [ch == "x" for ch in record])
+    assert [line.get_xdata()[0] for line in ax.lines] == [5.5]

@@ -103,8 +103,8 @@ class CaseGate:
     def __repr__(self) -> str:
         """One line, whatever the number of cases."""
         return (
-            f"<gatecal.CaseGate: {len(self.cases)} cases, fails at weight "
-            f"{self.threshold * self.unit:.4g}, false alarm {self.false_alarm:.4g} "
+            f"<gatecal.CaseGate: {len(self.cases)} cases ranked among "
+            f"{self.known_good_runs} known-good runs, false alarm {self.false_alarm:.4g} "
             f"(target {self.false_alarm_target:.4g})>"
         )
 
