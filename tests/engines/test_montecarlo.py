@@ -506,3 +506,18 @@ def test_a_band_that_falls_short_is_drawn_again_band_by_band(monkeypatch):
     _without_banded_path(monkeypatch)
     slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
     assert fast == slow
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 12, 24, 25, 1000, 4095, (1 << 20) + 1])
+def test_floor_division_by_multiplication_is_exact(d):
+    from gatecal._engines.skipping import _floor_divide
+
+    bound = 1 << 31
+    edges = np.array([0, 1, d - 1, d, d + 1, bound - 1, bound - d, bound - d - 1])
+    near = (np.arange(1, 2000, dtype=np.int64) * (bound // 2000) // d) * d
+    values = np.concatenate(
+        [edges[(edges >= 0) & (edges < bound)], near - 1, near, near + 1, np.arange(100_000)]
+    ).astype(np.int64)
+    values = values[(values >= 0) & (values < bound)]
+    got = _floor_divide(values, d, bound, np.empty_like(values))
+    assert np.array_equal(got, values // d)
