@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gatecal._common.seeds import chunk_generator
 from gatecal._common.validate import ParameterError
 from gatecal._engines.skipping import IntArray, _Buffers, _dense_chunk, _Plan, _skip_chunk
 
@@ -55,7 +54,7 @@ def _chunk_block(
     done = 0
     for i in range(first, stop):
         runs = min(per_chunk, runs_total - i * per_chunk)
-        gen = chunk_generator(root, i)
+        gen = buffers.generator(root, i)
         if method == "dense":
             hist += _dense_chunk(gen, plan, runs)
         else:

@@ -16,6 +16,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.seeds import ChunkSeeder
 from gatecal._model.suite import JudgeNoise, Suite
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
@@ -187,6 +188,14 @@ class _Buffers:
     def __init__(self) -> None:
         self._store: dict[str, npt.NDArray[Any]] = {}
         self._layout: tuple[_Plan, int, _BandLayout] | None = None
+        self._seeder: ChunkSeeder | None = None
+
+    def generator(self, root: np.random.SeedSequence, i: int) -> np.random.Generator:
+        """The stream of chunk i of `root` (``chunk_generator(root, i)``), from one
+        :class:`ChunkSeeder` kept while the root stays the same: valid until the next call."""
+        if self._seeder is None or self._seeder.root is not root:
+            self._seeder = ChunkSeeder(root)
+        return self._seeder(i)
 
     def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
         buf = self._store.get(name)
