@@ -193,12 +193,17 @@ def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
     assert other != one
 
 
+@pytest.mark.parametrize("helper_threads", [0, 1])
 @pytest.mark.parametrize("caller_works", [True, False])
-def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works, monkeypatch):
+def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
+    caller_works, helper_threads, monkeypatch
+):
     """The calling process takes blocks too while its workers start; with it idle, the
-    workers compute every block. Either way the histogram is that of one process, and a
-    progress callback sees every run once."""
+    workers (a helper thread, or a worker process) compute every block. Either way the
+    histogram is that of one process, and a progress callback sees every run once."""
     from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "_HELPER_THREADS", helper_threads)
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
@@ -213,7 +218,8 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works,
     assert got == one and sum(seen) == n_runs and len(seen) == 41
 
 
-def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatch):
     from gatecal._engines import pool as _engine
 
     monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
@@ -224,7 +230,13 @@ def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
 
     with pytest.raises(KeyError, match="stop"):
         simulate_pass_counts(
-            suite, "healthy", JudgeNoise.flip(0.05), n_runs=10**6, rng=5, workers=2, progress=stop
+            suite,
+            "healthy",
+            JudgeNoise.flip(0.05),
+            n_runs=10**6,
+            rng=5,
+            workers=workers,
+            progress=stop,
         )
 
 
@@ -356,9 +368,9 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
 
 
 def test_command_line_workers_give_the_same_bytes():
-    """`python -m gatecal` with worker processes (forkserver: the workers import
-    gatecal.__main__, which must not run the command again) prints what one process
-    prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
+    """`python -m gatecal` with a helper thread and a worker process (forkserver: the
+    workers import gatecal.__main__, which must not run the command again) prints what one
+    process prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
     import subprocess
     import sys
 
@@ -374,7 +386,7 @@ def test_command_line_workers_give_the_same_bytes():
             text=True,
             check=True,
         ).stdout
-        for w in ("1", "2")
+        for w in ("1", "3")
     ]
     assert outs[0] == outs[1] and '"runs": 30000' in outs[0]
 
