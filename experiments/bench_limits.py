@@ -10,7 +10,8 @@ system, of the process and its children) say how much of that the machine gave.
 2. The Monte Carlo engine against plain numpy (one uniform per verdict, the same chunks) on
    the headline's model, 2e7 runs, one process each (target: plain numpy takes at least 25x):
    a. the engine's call alone, the healthy build at flip rate 0.03 (the model of
-      ``bench_montecarlo.py``), in a fresh process: imports and start included;
+      ``bench_montecarlo.py``), in a fresh process: imports and start included; with one
+      worker (plain numpy's one core), and with two (a helper thread);
    b. the whole command, ``gatecal simulate --cases 12 --flip 0.03,0.08 --runs 20000000
       --workers 1`` (both builds at both flip rates, the exact engine, the intervals, the
       table), against plain numpy simulating the same four.
@@ -181,6 +182,7 @@ def montecarlo(n: int, long_n: int) -> list[str]:
     runs = 20_000_000
     before = load()
     call = pairs(engine(runs, 1), plain(runs, "0.03", "healthy"), n)
+    call_two = pairs(engine(runs, 2), plain(runs, "0.03", "healthy"), n)
     whole = [*_gatecal(), "simulate", "--cases", "12", "--flip", "0.03,0.08"]
     whole += ["--runs", str(runs), "--workers", "1"]
     command = pairs(whole, plain(runs, "0.03,0.08", "healthy,regressed"), long_n, warmup=False)
@@ -198,6 +200,7 @@ def montecarlo(n: int, long_n: int) -> list[str]:
                     call,
                     True,
                 ),
+                (f"the same call with 2 workers ({n} pairs)", call_two, True),
                 (
                     "the whole command `--runs 20000000 --workers 1`, both builds at 0.03 and "
                     f"0.08 ({long_n} pairs, no warm-up)",
