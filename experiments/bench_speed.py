@@ -321,11 +321,10 @@ def workers(sizes: list[int], repeat: int = 3) -> list[str]:
         f"included), the worker counts in turn, best of {repeat}; load average before: "
         f"{before}, after: {load()}. A single process got "
         f"{min(shares):.0%}-{max(shares):.0%} of a core (CPU / wall), so other processes held "
-        "the rest. With `workers = w`, the calling process computes blocks of chunks itself, "
-        "a thread of it is the second worker (it starts at once), and w - 2 worker processes "
-        "take blocks as well, fed from a thread; a first pool waits about 0.3 s for its "
-        "forkserver to import numpy, and the caller works meanwhile. (Timed inside one "
-        "long-lived benchmark process instead, one worker ran "
+        "the rest. With `workers = w`, the calling process computes blocks of chunks itself "
+        "and w - 1 worker processes take blocks as well, fed from a thread; a first pool "
+        "waits about 0.3 s for its forkserver to import numpy, and the caller works "
+        "meanwhile. (Timed inside one long-lived benchmark process instead, one worker ran "
         "slower per chunk than fresh processes do, and 2 workers showed above 2x: not a "
         "measure of what users get.)",
         "",

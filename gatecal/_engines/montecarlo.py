@@ -98,13 +98,12 @@ def simulate_pass_counts(
         ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW` or the
         runs are correlated (``noise.icc > 0``: each run draws its own rate).
     workers : int or None
-        Workers for large simulations (at least :data:`PROCESS_MIN_CHUNKS` chunks;
-        smaller ones run in this process), this process included: it computes blocks of
-        chunks, the second worker is a thread of it (it starts at once; numpy releases the
-        GIL in each array operation), and ``workers - 2`` worker processes are started;
-        None: the cores available (:func:`default_workers`). The result does not depend on
-        it. Worker processes start by forkserver (spawn where there is none), so a script
-        that asks for more than two needs the ``if __name__ == "__main__":`` guard, as
+        Processes for large simulations (at least :data:`PROCESS_MIN_CHUNKS` chunks;
+        smaller ones run in this process), this one included: ``workers - 1`` worker
+        processes are started and this process computes blocks of chunks as well; None:
+        the cores available (:func:`default_workers`). The result does not depend on it.
+        Workers start by forkserver (spawn where there is none), so a script that asks
+        for more than one needs the ``if __name__ == "__main__":`` guard, as
         multiprocessing does.
     progress : callable, optional
         Called with the number of runs just finished, after each chunk or block of

@@ -1,5 +1,4 @@
-"""Workers for large simulations: blocks of chunks, the caller computing too, helped by a
-thread of its own and then by worker processes.
+"""Workers for large simulations: blocks of chunks, the caller computing too.
 
 The result is the same for any number of workers: chunk i always draws from stream i.
 """
@@ -152,9 +151,11 @@ def _feed_pool(
 
 
 #: Helpers that are threads of this process rather than processes: at most this many of
-#: the ``workers - 1``. A thread starts at once and numpy releases the GIL in each array
-#: operation of a chunk, while a first process waits for the forkserver to import numpy.
-_HELPER_THREADS = 1
+#: the ``workers - 1``. A thread starts at once (numpy releases the GIL in each array
+#: operation), where a first process waits for the forkserver to import numpy; measured
+#: at 10^8 runs on 2 cores, a helper thread was 8-16% faster than a worker process on a
+#: loaded machine and 10% slower on a quiet one (the GIL's hand-offs), so none by default.
+_HELPER_THREADS = 0
 
 
 def _compute_blocks(
@@ -176,12 +177,11 @@ def _in_blocks(
     task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int
 ) -> Iterator[tuple[int, IntArray]]:
     """Chunk histograms, summed per block of chunks: in this process, or by `workers` that
-    take blocks in turn: this process, a helper thread of it (:data:`_HELPER_THREADS`),
-    and ``workers - 2`` processes started for the simulation, at most two blocks in flight
-    per process (memory stays flat for any run count). This process computes blocks from
-    the start; the thread starts at once (numpy releases the GIL in each array operation,
-    so the two share the cores), while a first pool of processes waits about 0.3 s for the
-    forkserver to import numpy. Integer histograms add up to the same total in any
+    take blocks in turn: this process, up to :data:`_HELPER_THREADS` helper threads of it,
+    and the rest processes started for the simulation, at most two blocks in flight per
+    process (memory stays flat for any run count). This process computes blocks from the
+    start, while a first pool of processes waits about 0.3 s for the forkserver to import
+    numpy. Integer histograms add up to the same total in any
     grouping and order, so the result never depends on `workers` or on who computed what."""
     if workers == 1 or n_chunks < PROCESS_MIN_CHUNKS:
         buffers = _Buffers()

@@ -368,9 +368,9 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
 
 
 def test_command_line_workers_give_the_same_bytes():
-    """`python -m gatecal` with a helper thread and a worker process (forkserver: the
-    workers import gatecal.__main__, which must not run the command again) prints what one
-    process prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
+    """`python -m gatecal` with worker processes (forkserver: the workers import
+    gatecal.__main__, which must not run the command again) prints what one process
+    prints. 30,000 runs of 5,000 cases are 289 chunks: enough for processes."""
     import subprocess
     import sys
 
