@@ -40,6 +40,7 @@ SCRIPTS = [
     "bench_readers.py",
     "bench_montecarlo.py",
     "bench_speed.py",
+    "bench_limits.py",
     "bench_policies_scale.py",
     "bench_scale.py",
     "bench_labels_scale.py",

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import signal
 import stat
 import threading
@@ -193,7 +192,7 @@ def check_outputs(
 
 def _temp_beside(target: Path) -> tuple[int, Path]:
     for _ in range(100):
-        temp = target.parent / f".gatecal-{secrets.token_hex(6)}.tmp"
+        temp = target.parent / f".gatecal-{os.urandom(6).hex()}.tmp"
         try:
             return os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), temp
         except FileExistsError:
@@ -298,7 +297,7 @@ def _move(
     for out, temp in temps:
         backup = None
         if os.path.lexists(out.target):
-            backup = out.target.parent / f".gatecal-{secrets.token_hex(6)}.bak"
+            backup = out.target.parent / f".gatecal-{os.urandom(6).hex()}.bak"
             try:
                 os.link(out.target, backup)
             except OSError:  # no hard links here: the move is still atomic, not undoable

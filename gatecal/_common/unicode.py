@@ -14,14 +14,25 @@ Two kinds of string break writers:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
 __all__ = ["has_surrogates", "scrub", "surrogate_note", "xml_safe"]
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# what XML 1.0 allows: tab, newline, return, U+0020..U+D7FF, U+E000..U+FFFD, U+10000..
-_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+# Compiled on first use (a few ms each): every command's output asks has_surrogates, and
+# an ASCII text (most outputs) is answered without either pattern.
+@functools.cache
+def _surrogate() -> re.Pattern[str]:
+    return re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _not_xml() -> re.Pattern[str]:
+    # what XML 1.0 allows: tab, newline, return, U+0020..U+D7FF, U+E000..U+FFFD, U+10000..
+    return re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
 
 #: What a lone surrogate is written as.
 REPLACEMENT = "\ufffd"
@@ -29,18 +40,18 @@ REPLACEMENT = "\ufffd"
 
 def has_surrogates(text: str) -> bool:
     """Whether `text` holds a lone surrogate (no UTF-8 encoder takes one)."""
-    return _SURROGATE.search(text) is not None
+    return not text.isascii() and _surrogate().search(text) is not None
 
 
 def scrub(text: str) -> str:
     """`text` with each lone surrogate replaced by U+FFFD: encodable as UTF-8."""
-    return _SURROGATE.sub(REPLACEMENT, text) if has_surrogates(text) else text
+    return _surrogate().sub(REPLACEMENT, text) if has_surrogates(text) else text
 
 
 def xml_safe(text: str) -> str:
     """`text` with each character XML 1.0 does not allow written as its escape
     (``\\x00``, ``\\ufffe``, ``\\ud800``): the XML parses, and the name stays visible."""
-    return _NOT_XML.sub(lambda m: ascii(m.group())[1:-1], text)
+    return _not_xml().sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def surrogate_note(values: Iterable[str]) -> str | None:

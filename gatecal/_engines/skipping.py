@@ -16,6 +16,7 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.seeds import ChunkSeeder
 from gatecal._model.suite import JudgeNoise, Suite
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
@@ -35,6 +36,7 @@ class _Group:
     case_slots: int = 0  # slots of each of the group's cases, when all have as many, else 0
     simple: bool = False  # its cases pass iff none of their verdicts flips, or never (`dead`)
     dead: npt.NDArray[np.bool_] | None = None  # per case of the group: a code check fails
+    alive: npt.NDArray[np.bool_] | None = None  # ~dead
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +99,7 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
                 case_slots=int(per[0]) if np.all(per == per[0]) else 0,
                 simple=bool(np.all(need[members][alive] == 0)),
                 dead=None if alive.all() else ~alive,
+                alive=None if alive.all() else alive,
             )
         )
     kept = tuple(g for g in groups if g.rate > 0.0)
@@ -185,6 +188,14 @@ class _Buffers:
     def __init__(self) -> None:
         self._store: dict[str, npt.NDArray[Any]] = {}
         self._layout: tuple[_Plan, int, _BandLayout] | None = None
+        self._seeder: ChunkSeeder | None = None
+
+    def generator(self, root: np.random.SeedSequence, i: int) -> np.random.Generator:
+        """The stream of chunk i of `root` (``chunk_generator(root, i)``), from one
+        :class:`ChunkSeeder` kept while the root stays the same: valid until the next call."""
+        if self._seeder is None or self._seeder.root is not root:
+            self._seeder = ChunkSeeder(root)
+        return self._seeder(i)
 
     def __call__(self, name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
         buf = self._store.get(name)
@@ -256,17 +267,26 @@ def _skips(
     last = -1
     while True:
         gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
-        gaps *= scale
-        np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
         steps = buffers(f"positions{len(pieces)}", draw, np.int64)
-        np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
+        # Uncapped, a gap's floor and the cumulative sums stay below 2^62 (as in
+        # _BandLayout); capping at the chunk's length then changes only gaps that end
+        # past the chunk, which count for nothing. Without fractions the product is
+        # truncated (= floored: gaps are >= 0) straight into the integer steps.
+        capped = scale * _EXPONENTIAL_MAX * draw + draw + length >= 2.0**62
+        if fractions or capped:
+            gaps *= scale
+            if capped:
+                np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
+            np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
+        else:
+            np.multiply(gaps, scale, out=steps, casting="unsafe")
         if fractions:
             parts.append(
                 np.subtract(gaps, steps, out=buffers(f"fraction{len(parts)}", draw, np.float64))
             )
         steps += 1
+        steps[0] += last  # the positions: the sums of (skip + 1) from the last one on
         positions = np.cumsum(steps, out=steps)
-        positions += last
         pieces.append(positions)
         if positions[-1] >= length:
             break
@@ -372,6 +392,24 @@ def _kept(
     return kept
 
 
+def _floor_divide(values: IntArray, d: int, bound: int, out: IntArray) -> IntArray:
+    """``values // d`` into `out`, for values in ``[0, bound)``.
+
+    Up to ``bound = 2^31`` it multiplies by ``m = ceil(2^s / d)`` and shifts right by
+    ``s = 31 + ceil(log2 d)`` (Granlund and Montgomery, "Division by invariant integers
+    using multiplication", PLDI 1994): exact there, since ``m d - 2^s < d <= 2^(s - 31)``,
+    and the product stays below 2^63. Two cheap passes instead of numpy's integer
+    division, the slowest step of a chunk's count; a power of two is one shift.
+    """
+    if d & (d - 1) == 0:
+        return np.right_shift(values, d.bit_length() - 1, out=out)
+    if bound > 1 << 31:
+        return np.floor_divide(values, d, out=out)
+    shift = 31 + (d - 1).bit_length()
+    np.multiply(values, -(-(1 << shift) // d), out=out)
+    return np.right_shift(out, shift, out=out)
+
+
 def _skip_chunk_by_groups(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
 ) -> IntArray:
@@ -414,11 +452,12 @@ def _skip_chunk_by_groups(
             idx[0] = key[0]
             idx[1:] = later
         cases = size // per
-        run = np.floor_divide(idx, cases, out=buffers(f"hit{g}", idx.size, np.int64))
-        if group.dead is not None and run.size:  # hits of cases that never pass count for none
+        run = _floor_divide(idx, cases, runs * cases, buffers(f"hit{g}", idx.size, np.int64))
+        if group.alive is not None and run.size:  # hits of cases that never pass count for none
             case = np.multiply(run, cases, out=buffers("case", run.size, np.int64))
             np.subtract(idx, case, out=case)  # idx = run * cases + the case's index in the group
-            run = run[~group.dead[case]]  # (still sorted)
+            alive = np.take(group.alive, case, out=buffers("alive", run.size, np.bool_))
+            run = np.compress(alive, run)  # (still sorted)
         hit_runs.append(run)
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
     if dense:  # runs of several groups: count hits per run densely

@@ -6,6 +6,8 @@ stay public; their keyword options pass through, e.g. ``top=`` for a recommendat
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,68 +16,66 @@ from gatecal._common.validate import ParameterError
 
 __all__ = ["RESULT_TYPES", "render"]
 
-#: The result types :func:`render` knows, by class name (their modules load lazily).
-RESULT_TYPES = (
-    "SimulationReport",
-    "Recommendation",
-    "PolicyRecommendation",
-    "GateCheck",
-    "SequentialCheck",
-    "Comparison",
-    "CompareDesign",
-    "SuitePlans",
-    "PolicyReport",
-    "Calibration",
-    "History",
+#: Each result type's defining module and class, and its renderer's module and function.
+_TABLE = (
+    ("gatecal._analyses.simulate", "SimulationReport", "simulate", "render_simulation"),
+    ("gatecal._analyses.recommend.gate", "Recommendation", "recommend", "render_recommendation"),
+    (
+        "gatecal._analyses.recommend.policy",
+        "PolicyRecommendation",
+        "recommend_policy",
+        "render_policy_recommendation",
+    ),
+    ("gatecal._analyses.check.gate", "GateCheck", "check", "render_check"),
+    (
+        "gatecal._analyses.check.sequential",
+        "SequentialCheck",
+        "sequential",
+        "render_sequential_check",
+    ),
+    ("gatecal._analyses.compare.builds", "Comparison", "compare", "render_comparison"),
+    ("gatecal._analyses.compare.oc", "CompareDesign", "compare", "render_compare_design"),
+    ("gatecal._analyses.plan._search", "SuitePlans", "plans", "render_plans"),
+    ("gatecal._analyses.policies.rules", "PolicyReport", "policies", "render_policies"),
+    ("gatecal._analyses.calibrate.judge", "Calibration", "calibrate", "render_calibration"),
+    ("gatecal._analyses.history.record", "History", "history", "render_history"),
 )
+
+#: The result types :func:`render` knows, by class name (their modules load lazily).
+RESULT_TYPES = tuple(name for _, name, _, _ in _TABLE)
+
+
+def _loaded(module: str, name: str) -> type | None:
+    """Class `name` of `module` if that module is loaded, else None: an object of a class
+    exists only once its module ran, so a module not loaded cannot be the result's, and
+    rendering one result loads its own renderer and no other analysis."""
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None)
+    return kind if isinstance(kind, type) else None
+
+
+def _function(renderer: str, function: str) -> Callable[..., str]:
+    found: Callable[..., str] = getattr(
+        importlib.import_module(f"gatecal._render.{renderer}"), function
+    )
+    return found
 
 
 def _renderer(result: Any) -> Callable[..., str]:
-    from gatecal._analyses.calibrate.judge import Calibration
-    from gatecal._analyses.check.gate import GateCheck
-    from gatecal._analyses.check.sequential import SequentialCheck
-    from gatecal._analyses.compare.builds import Comparison
-    from gatecal._analyses.compare.oc import CompareDesign
-    from gatecal._analyses.history.record import History
-    from gatecal._analyses.plan._search import SuitePlans
-    from gatecal._analyses.policies.rules import PolicyReport
-    from gatecal._analyses.recommend.gate import Recommendation
-    from gatecal._analyses.recommend.policy import PolicyRecommendation
-    from gatecal._analyses.simulate import SimulationReport
-    from gatecal._render.calibrate import render_calibration
-    from gatecal._render.check import render_check
-    from gatecal._render.compare import render_compare_design, render_comparison
-    from gatecal._render.history import render_history
-    from gatecal._render.plans import render_plans
-    from gatecal._render.policies import render_policies
-    from gatecal._render.recommend import render_recommendation
-    from gatecal._render.recommend_policy import render_policy_recommendation
-    from gatecal._render.sequential import render_sequential_check
-    from gatecal._render.simulate import render_simulation
-
-    table: list[tuple[type, Callable[..., str]]] = [
-        (SimulationReport, render_simulation),
-        (Recommendation, render_recommendation),
-        (
-            PolicyRecommendation,
-            lambda rules, fmt, **kw: render_policy_recommendation(None, rules, fmt, **kw),
-        ),
-        (GateCheck, render_check),
-        (SequentialCheck, render_sequential_check),
-        (Comparison, render_comparison),
-        (CompareDesign, render_compare_design),
-        (SuitePlans, render_plans),
-        (PolicyReport, render_policies),
-        (Calibration, render_calibration),
-        (History, render_history),
-    ]
-    if isinstance(result, tuple) and len(result) == 2:
+    policy = _loaded("gatecal._analyses.recommend.policy", "PolicyRecommendation")
+    if isinstance(result, tuple) and len(result) == 2 and policy is not None:
         rec, rules = result
-        if isinstance(rec, Recommendation) and isinstance(rules, PolicyRecommendation):
-            return lambda _, fmt, **kw: render_policy_recommendation(rec, rules, fmt, **kw)
-    for kind, function in table:
-        if isinstance(result, kind):
-            return function
+        recommendation = _loaded("gatecal._analyses.recommend.gate", "Recommendation")
+        if recommendation and isinstance(rec, recommendation) and isinstance(rules, policy):
+            pair = _function("recommend_policy", "render_policy_recommendation")
+            return lambda _, fmt, **kw: pair(rec, rules, fmt, **kw)
+    for module, name, renderer, function in _TABLE:
+        kind = _loaded(module, name)
+        if kind is not None and isinstance(result, kind):
+            found = _function(renderer, function)
+            if kind is policy:  # alone, without the recommendation it may come with
+                return lambda rules, fmt, **kw: found(None, rules, fmt, **kw)
+            return found
     rule = f"must be a gatecal result ({', '.join(RESULT_TYPES)})"
     raise ParameterError("result", rule, type(result).__name__)
 

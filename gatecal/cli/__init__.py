@@ -15,28 +15,16 @@ from typing import Annotated
 import typer
 
 import gatecal
-from gatecal.cli import (
-    calibrate,
-    check,
-    compare,
-    golden,
-    history,
-    plan,
-    policies,
-    recommend,
-    record,
-    report,
-    runs,
-    simulate,
-)
 from gatecal.cli._errors import CliError
 from gatecal.cli._fast import fast_arguments, fast_call
-from gatecal.cli._help import GLOSSARY, HelpCommand
-from gatecal.cli._spread import spread_command
+from gatecal.cli._help import GLOSSARY
 
 __all__ = ["CliError", "app", "main"]
 
-app = typer.Typer(
+#: The command line (``app``): its commands register on first use, see `_registered`.
+app: typer.Typer
+
+_app = typer.Typer(
     name="gatecal",
     help="Calibrate the CI gates of LLM-judge test suites.",
     no_args_is_help=True,
@@ -53,7 +41,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -68,18 +56,50 @@ def _root(
     """
 
 
-app.command("simulate", cls=HelpCommand)(simulate.simulate)
-app.command("golden", cls=HelpCommand)(golden.golden)
-app.command("plan", cls=HelpCommand)(plan.plan)
-app.command("policies", cls=HelpCommand)(policies.policies)
-app.command("recommend", cls=HelpCommand)(recommend.recommend)
-app.command("report", cls=HelpCommand)(report.report)
-app.command("runs", cls=HelpCommand)(runs.runs)
-app.command("calibrate", cls=HelpCommand)(calibrate.calibrate)
-app.command("check", cls=spread_command(check.PATH_LISTS))(check.check)
-app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
-app.command("record", cls=HelpCommand)(record.record)
-app.command("history", cls=HelpCommand)(history.history)
+def _registered() -> typer.Typer:
+    """The command line with every command registered, one line each. The command modules
+    load here, when typer first builds the command line, not on ``import gatecal.cli``: the
+    headline's direct call (`fast_call`) loads its own command's module and no other."""
+    if _app.registered_commands:
+        return _app
+    from gatecal.cli import (
+        calibrate,
+        check,
+        compare,
+        golden,
+        history,
+        plan,
+        policies,
+        recommend,
+        record,
+        report,
+        runs,
+        simulate,
+    )
+    from gatecal.cli._help import HelpCommand
+    from gatecal.cli._spread import spread_command
+
+    app = _app
+    app.command("simulate", cls=HelpCommand)(simulate.simulate)
+    app.command("golden", cls=HelpCommand)(golden.golden)
+    app.command("plan", cls=HelpCommand)(plan.plan)
+    app.command("policies", cls=HelpCommand)(policies.policies)
+    app.command("recommend", cls=HelpCommand)(recommend.recommend)
+    app.command("report", cls=HelpCommand)(report.report)
+    app.command("runs", cls=HelpCommand)(runs.runs)
+    app.command("calibrate", cls=HelpCommand)(calibrate.calibrate)
+    app.command("check", cls=spread_command(check.PATH_LISTS))(check.check)
+    app.command("compare", cls=spread_command(compare.PATH_LISTS))(compare.compare)
+    app.command("record", cls=HelpCommand)(record.record)
+    app.command("history", cls=HelpCommand)(history.history)
+    return app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        return _registered()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Options renamed because one word meant two things; the old spelling still works.
 RENAMED = {
@@ -119,7 +139,7 @@ def _run(args: list[str]) -> int:
         if direct is not None:
             result = fast_call(args[0], direct)
         else:
-            result = typer.main.get_command(app).main(
+            result = typer.main.get_command(_registered()).main(
                 args=args, prog_name="gatecal", standalone_mode=False
             )
     except typer.Exit as exc:

@@ -625,6 +625,8 @@ def test_k_min_is_empty_when_the_gate_is_not_a_count(work):
     assert run.outputs["k_min"] == "" and run.outputs["passed"] == "5"
     count = run_action(work, current="bad.jsonl", baseline="nightly", gate="fails<=2")
     assert count.outputs["k_min"] == "10"
+
+
 # --- the nightly half: repeat, record, recommend, keep the gate --------------------------------
 
 

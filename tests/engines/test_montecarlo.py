@@ -193,12 +193,17 @@ def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
     assert other != one
 
 
+@pytest.mark.parametrize("helper_threads", [0, 1])
 @pytest.mark.parametrize("caller_works", [True, False])
-def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works, monkeypatch):
+def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
+    caller_works, helper_threads, monkeypatch
+):
     """The calling process takes blocks too while its workers start; with it idle, the
-    workers compute every block. Either way the histogram is that of one process, and a
-    progress callback sees every run once."""
+    workers (a helper thread, or a worker process) compute every block. Either way the
+    histogram is that of one process, and a progress callback sees every run once."""
     from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "_HELPER_THREADS", helper_threads)
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
@@ -213,7 +218,8 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(caller_works,
     assert got == one and sum(seen) == n_runs and len(seen) == 41
 
 
-def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
+@pytest.mark.parametrize("workers", [2, 3])
+def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatch):
     from gatecal._engines import pool as _engine
 
     monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
@@ -224,7 +230,13 @@ def test_an_error_in_the_progress_callback_stops_the_workers(monkeypatch):
 
     with pytest.raises(KeyError, match="stop"):
         simulate_pass_counts(
-            suite, "healthy", JudgeNoise.flip(0.05), n_runs=10**6, rng=5, workers=2, progress=stop
+            suite,
+            "healthy",
+            JudgeNoise.flip(0.05),
+            n_runs=10**6,
+            rng=5,
+            workers=workers,
+            progress=stop,
         )
 
 
@@ -374,7 +386,7 @@ def test_command_line_workers_give_the_same_bytes():
             text=True,
             check=True,
         ).stdout
-        for w in ("1", "2")
+        for w in ("1", "3")
     ]
     assert outs[0] == outs[1] and '"runs": 30000' in outs[0]
 
@@ -506,3 +518,18 @@ def test_a_band_that_falls_short_is_drawn_again_band_by_band(monkeypatch):
     _without_banded_path(monkeypatch)
     slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
     assert fast == slow
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 7, 12, 24, 25, 1000, 4095, (1 << 20) + 1])
+def test_floor_division_by_multiplication_is_exact(d):
+    from gatecal._engines.skipping import _floor_divide
+
+    bound = 1 << 31
+    edges = np.array([0, 1, d - 1, d, d + 1, bound - 1, bound - d, bound - d - 1])
+    near = (np.arange(1, 2000, dtype=np.int64) * (bound // 2000) // d) * d
+    values = np.concatenate(
+        [edges[(edges >= 0) & (edges < bound)], near - 1, near, near + 1, np.arange(100_000)]
+    ).astype(np.int64)
+    values = values[(values >= 0) & (values < bound)]
+    got = _floor_divide(values, d, bound, np.empty_like(values))
+    assert np.array_equal(got, values // d)
