@@ -22,7 +22,8 @@ GLOSSARY = """\b
 Words:
   gate             the rule a CI run must meet: at least k of n cases pass,
                    or (case-aware) the failing cases, each weighed by how
-                   rarely it failed in known-good runs, stay below a limit
+                   rarely it failed in known-good runs, are no more surprising
+                   than in a few of the known-good runs themselves
   false alarm      how often a gate fails a build that is fine
   detection        how often a gate fails a build with the regression
   regression       what to catch: a number (3) or a share (10%) of the cases
