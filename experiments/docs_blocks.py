@@ -203,6 +203,7 @@ TASKS = (
     ("Compare two builds", ("compare",)),
     ("Size a suite", ("plan",)),
     ("Measure the judge against labels", ("calibrate",)),
+    ("Keep the run history and see the judge change", ("store", "history")),
     ("Render results", ("render", "tables")),
     ("Errors", ("validate",)),
 )
