@@ -243,7 +243,8 @@ def _open_postgres(location: str, wait: float) -> Connection:
         import psycopg
     except ImportError:
         raise StoreError(
-            f"{where}: a PostgreSQL store needs psycopg: pip install 'gatecal[store]'"
+            f"{where}: a PostgreSQL store needs psycopg: pip install 'psycopg[binary]' "
+            "(gatecal's extra 'store')"
         ) from None
     try:
         # a server that does not answer is given at most CONNECT_TIMEOUT seconds

@@ -261,7 +261,7 @@ def work(tmp_path):
     for i in range(3):
         chunk = list(runs)[10 * i : 10 * i + 10]
         write_runs(work / "nightly" / f"night-{i}.jsonl", {r: runs[r] for r in chunk})
-    current(work, failing=["case-07"])
+    current(work, failing=["case-01"])  # flaky: failed 6 of 30 known-good runs
     current(work, failing=[f"case-{i:02d}" for i in range(2, 9)], name="bad.jsonl")
     return work
 
@@ -550,8 +550,10 @@ def test_inspect_logs_install_the_frameworks_extra_and_are_read(work):
     run = run_action(work, current=str(loop / "ci.eval"), baseline=str(loop / "baseline.eval"))
     assert _pip_spec(run) == f"{ROOT}[frameworks]"
     assert "installing the extras frameworks" in run.stdout
-    # the logs were read (the fixture's run is incomplete evidence, not a reader's error)
-    assert run.returncode == 1 and run.outputs["decision"] == "incomplete", run.stderr
+    # the logs were read and decided: 20 known-good runs are enough for the case-aware gate
+    # (its two failing cases failed in 15 of them: the run passes)
+    assert run.returncode == 0 and run.outputs["decision"] == "pass", run.stderr
+    assert run.outputs["passed"] == "2"
 
 
 def test_the_extras_come_from_folders_and_globs_too(work):
