@@ -42,7 +42,7 @@ import numpy as np
 
 from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._model.gates import strictest_within
-from gatecal._model.rankgate import PRIOR, UNITS, allowed_rank, rank_test
+from gatecal._model.rankgate import allowed_rank, rank_test, weight_units
 
 BUDGET = 0.05
 CURRENT = 200  # fresh healthy CI runs per data set: its own false alarm
@@ -115,12 +115,9 @@ def draw(
 
 
 def weight_table(runs: int, n: int) -> np.ndarray:
-    """Units of a failure of a case that failed f of `runs` other runs, f = 0..runs."""
-    eps = min(0.5, 1.0 / n)
-    a, b = PRIOR
-    f = np.arange(runs + 1)
-    w = np.log1p(eps / (1 - eps) / ((f + a) / (runs + a + b))) * UNITS
-    return np.array([round(x) for x in w.tolist()], dtype=np.int64)  # as the library rounds
+    """Units of a failure of a case that failed f of `runs` other runs, f = 0..runs: the
+    library's own weights, so the vectorised scores are the gate's."""
+    return np.array([weight_units(f, runs, n) for f in range(runs + 1)], dtype=np.int64)
 
 
 def rank_fails(

@@ -103,8 +103,8 @@ def _heavier(res: GateCheck) -> str:
     return "none of the" if n == 0 else f"only {n} of the"
 
 
-def _rank_lines(res: GateCheck) -> tuple[str, str]:
-    """The case-aware gate's score against the known-good runs, and its false alarm."""
+def _rank_weight(res: GateCheck) -> str:
+    """What the failing cases weigh against the known-good runs, and the rank rule."""
     score = res.score if res.score is not None else 0.0
     r = res.baseline_runs
     allowed = res.allowed or 0
@@ -112,11 +112,17 @@ def _rank_lines(res: GateCheck) -> tuple[str, str]:
         rule = f"{r} known-good runs are too few to fail any run within {res.false_alarm_target:g}"
     else:
         rule = f"the gate fails the build when fewer than {allowed} do"
-    first = (
-        f"failing cases weigh {score:.2f}; {res.heavier_runs or 0} of {r} known-good runs "
-        f"weigh as much or more (each against the others); {rule} "
-        f"({res.passed} of {res.cases} cases passed)"
+    return (
+        f"{score:.2f}; {res.heavier_runs or 0} of {r} known-good runs weigh as much or more "
+        f"(each against the others); {rule} ({res.passed} of {res.cases} cases passed)"
     )
+
+
+def _rank_lines(res: GateCheck) -> tuple[str, str]:
+    """The case-aware gate's score against the known-good runs, and its false alarm."""
+    r = res.baseline_runs
+    allowed = res.allowed or 0
+    first = f"failing cases weigh {_rank_weight(res)}"
     second = (
         f"false alarm of this gate: {_p(res.false_alarm)} (at most {allowed} in {r + 1}: "
         f"exact when healthy runs are alike in distribution, however much cases and whole "
@@ -275,7 +281,7 @@ def _markdown(res: GateCheck) -> str:
         lines.append(f"| shortfall | {md_text(res.shortfall)} |")
     if res.gate_kind == "cases":
         lines += [
-            f"| failing cases weigh | {md_text(_rank_lines(res)[0].split('weigh ', 1)[1])} |",
+            f"| failing cases weigh | {md_text(_rank_weight(res))} |",
             f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
             f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
             f"| baseline | {res.baseline_runs} known-good runs, each case at its own "

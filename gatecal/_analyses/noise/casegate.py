@@ -27,7 +27,7 @@ low estimate).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -246,13 +246,7 @@ def case_gate(
         detections=(),
     )
     dets = tuple((k, d) for k in stable_cases if (d := _jackknife(gate, k)) is not None)
-    return _with(gate, detections=dets)
-
-
-def _with(gate: CaseGate, **changes: Any) -> CaseGate:
-    from dataclasses import replace
-
-    return replace(gate, **changes)
+    return replace(gate, detections=dets)
 
 
 def stable_order(gate: CaseGate) -> list[int]:
