@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,7 +104,10 @@ def simulate_pass_counts(
         flips (geometric skipping); ``'dense'`` draws one uniform per verdict.
         Both flip every verdict independently with its exact probability.
         ``'auto'`` skips unless the mean flip rate exceeds :data:`SKIP_BELOW` or the
-        runs are correlated (``noise.icc > 0``: each run draws its own rate).
+        runs are correlated (``noise.icc > 0``: each run draws its own rate). When cases
+        spread (``noise.case_spread > 0``) every run is a suite drawn afresh, each case
+        drawing its own rate, densely: the sample estimates the average over suites that
+        :func:`exact_pass_counts` computes.
     workers : int or None
         Processes for large simulations (at least :data:`PROCESS_MIN_CHUNKS` chunks;
         smaller ones run in this process), this one included: ``workers - 1`` worker
@@ -128,7 +132,15 @@ def simulate_pass_counts(
     if method not in ("auto", "skip", "dense"):
         raise ParameterError("method", "must be 'auto', 'skip' or 'dense'", method)
     root = root_seed(rng)
-    plan = _plan(suite, build, noise)
+    if noise.case_spread > 0:  # each run draws its suite: one uniform per verdict
+        if method == "skip":
+            rule = "'skip' needs fixed rates per case; use 'dense' or 'auto' with a case spread"
+            raise ParameterError("method", rule, method)
+        shape = _plan(suite, build, noise.at_case_rate(suite, noise.fnr))  # (its rates unused)
+        plan = dataclasses.replace(shape, noise=noise)
+        method = "dense"
+    else:
+        plan = _plan(suite, build, noise)
     if method == "auto":
         mean_rate = float(plan.rates.mean()) if plan.rates.size else 0.0
         method = "skip" if mean_rate <= SKIP_BELOW and not noise.run_correlated else "dense"

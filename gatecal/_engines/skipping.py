@@ -49,7 +49,9 @@ class _Plan:
     groups: tuple[_Group, ...]
     truth: npt.NDArray[np.bool_]  # (cases, judge checks), for the dense method
     rates: npt.NDArray[np.float64]  # (cases, judge checks), for the dense method
-    noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0)
+    noise: JudgeNoise  # for a run-level Beta flip rate (icc > 0) or a case spread
+    suite: Suite  # for a case spread: each run draws its cases' rates
+    build: str
     closed: bool = False  # every case's flipping verdicts lie in one group
     banded: bool = False  # closed, several groups below rate 1, one slot per case each
 
@@ -116,6 +118,8 @@ def _plan(suite: Suite, build: str, noise: JudgeNoise) -> _Plan:
         )
     )
     return _Plan(
+        suite=suite,
+        build=build,
         n_cases=n,
         code_ok=code_ok,
         need=need,
@@ -693,7 +697,10 @@ def _dense_chunk(gen: np.random.Generator, plan: _Plan, runs: int) -> IntArray:
     """Pass-count histogram of `runs` runs: one uniform per judge verdict (reference)."""
     n, j = plan.truth.shape
     rates: npt.NDArray[np.float64] = plan.rates
-    if plan.noise.run_correlated:  # each run draws its own flip rate x, then every verdict uses it
+    if plan.noise.case_spread > 0:  # each run is a suite drawn afresh: every case its own rate
+        report_pass = plan.noise.drawn_report_pass(gen, plan.suite, plan.build, runs)
+        rates = np.where(plan.truth, 1.0 - report_pass, report_pass)
+    elif plan.noise.run_correlated:  # each run draws its own flip rate x, every verdict uses it
         x = gen.beta(*plan.noise.beta_parameters(), size=(runs, 1, 1))
         keep = 1.0 - plan.noise.unparseable
         rates = np.where(plan.truth, 1.0 - keep * (1.0 - x), keep * x)

@@ -274,8 +274,86 @@ class JudgeNoise:
         a, b = beta_shape(self.fnr, self.icc)
         return float(a), float(b)
 
+    def case_rate_nodes(
+        self, degree: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Nodes and weights of a Gauss rule over one case's own flip rate.
+
+        When cases spread (``case_spread > 0``) each case of a suite drawn from the spread
+        has its own rate X ~ Beta with mean `fnr` and ``1 / (a + b + 1) = case_spread``,
+        drawn independently of the other cases. A case's probability of passing one run
+        (or one try of a policy: votes, reruns of the case and repeats all ask at the same
+        rate) is a polynomial in X of degree at most `degree`, so its average over suites
+        is ``sum(w * f(x))`` over these nodes, exactly. Without a spread (or with a mean of
+        0 or 1, where the Beta is a point) the rule is one node at `fnr`.
+        """
+        if self.case_spread <= 0 or not 0.0 < self.fnr < 1.0:
+            return np.array([self.fnr]), np.array([1.0])
+        from gatecal._common.quadrature import beta_nodes
+
+        a, b = beta_shape(self.fnr, self.case_spread)
+        return beta_nodes(float(a), float(b), degree)
+
+    def case_rate_quantile(self, share: float) -> float:
+        """The flip rate below which `share` of the (not systematic) cases of suites drawn
+        from the spread fall: the Beta's quantile (`fnr` itself without a spread)."""
+        if self.case_spread <= 0 or not 0.0 < self.fnr < 1.0:
+            return self.fnr
+        from scipy import special  # deferred: `import gatecal` stays light
+
+        a, b = beta_shape(self.fnr, self.case_spread)
+        return float(special.betaincinv(a, b, share))
+
+    def at_case_rate(self, suite: Suite, x: float) -> JudgeNoise:
+        """The noise of a suite whose cases (the systematic ones apart) all have flip rate
+        `x`: a false "yes" at `x` too when ``fnr == fpr``, else at `fpr`; the systematic
+        cases (the last ``round(systematic x cases)``) a false "no" every time."""
+        stuck = systematic_count(suite.n_cases, self.systematic)
+        pinned = {case: (1.0, 0.0) for case in suite.cases[suite.n_cases - stuck :]}
+        return JudgeNoise(
+            fnr=x,
+            fpr=x if self.fnr == self.fpr else self.fpr,
+            unparseable=self.unparseable,
+            per_case=pinned,
+        )
+
+    def over_cases(self, suite: Suite, degree: int) -> list[tuple[float, JudgeNoise]]:
+        """``(weight, noise)`` pairs whose weighted sum of any per-case probability of
+        degree at most `degree` in the case's rate is its average over suites drawn from
+        the spread (:meth:`case_rate_nodes`, :meth:`at_case_rate`); one pair, this noise,
+        when cases do not spread."""
+        if self.case_spread <= 0:
+            return [(1.0, self)]
+        xs, ws = self.case_rate_nodes(degree)
+        return [(float(w), self.at_case_rate(suite, float(x))) for x, w in zip(xs, ws, strict=True)]
+
+    def drawn_report_pass(
+        self, gen: np.random.Generator, suite: Suite, build: str, runs: int
+    ) -> npt.NDArray[np.float64]:
+        """P(a judge call reports pass), shape (runs, cases, judge checks), for `runs` suites
+        drawn from the spread: each case (the systematic ones apart: "no" every time) draws
+        its own rate X ~ Beta (:meth:`case_rate_nodes`), and every call of the case errs at X."""
+        truth = suite.truth_matrix(build)[:, suite.judge_mask()]
+        n = suite.n_cases
+        stuck = systematic_count(n, self.systematic)
+        x = np.full((runs, n, 1), self.fnr)
+        if self.case_spread > 0 and 0.0 < self.fnr < 1.0:
+            a, b = beta_shape(self.fnr, self.case_spread)
+            x[:, : n - stuck, 0] = gen.beta(a, b, size=(runs, n - stuck))
+        false_yes = x if self.fnr == self.fpr else np.full_like(x, self.fpr)
+        s = (1.0 - self.unparseable) * np.where(truth, 1.0 - x, false_yes)
+        s[:, n - stuck :, :] = 0.0
+        return np.asarray(s)
+
     def rates(self, suite: Suite) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-        """The (fnr, fpr) of every judge verdict: two (cases, judge checks) arrays."""
+        """The (fnr, fpr) of every judge verdict: two (cases, judge checks) arrays.
+
+        A suite drawn from a spread (``case_spread > 0``) has no fixed rates: averages over
+        such suites go through :meth:`over_cases`, simulations draw each case's rate.
+        """
+        if self.case_spread > 0:
+            rule = "has no fixed rate per case: average over :meth:`over_cases` or draw each rate"
+            raise ParameterError("case_spread", rule, self.case_spread)
         names = [c.name for c in suite.checks if c.kind == "judge"]
         unknown = sorted(set(self.per_check) - {c.name for c in suite.checks})
         if unknown:
@@ -491,6 +569,10 @@ def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
     ParameterError
         If `build` is not a build of the suite.
     """
+    if noise.case_spread > 0:  # averaged over suites drawn from the spread
+        degree = int(suite.judge_mask().sum())
+        nodes = noise.over_cases(suite, degree)
+        return np.asarray(sum(w * case_pass_probabilities(suite, build, nz) for w, nz in nodes))
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
     code_ok = truth[:, ~judge].all(axis=1)
@@ -523,6 +605,10 @@ def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
     ParameterError
         If `build` is not a build of the suite.
     """
+    if noise.case_spread > 0:  # averaged over suites drawn from the spread
+        degree = int(suite.judge_mask().sum())
+        nodes = noise.over_cases(suite, degree)
+        return np.asarray(sum(w * case_fail_probabilities(suite, build, nz) for w, nz in nodes))
     truth = suite.truth_matrix(build)
     judge = suite.judge_mask()
     code_ok = truth[:, ~judge].all(axis=1)

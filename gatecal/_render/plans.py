@@ -91,6 +91,7 @@ def render_plans(
             data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
         return json_document("plan", data)
     if fmt == "csv":
+        rows = [_spread_columns(r) for r in rows]
         return csv_text(
             _flat(
                 [
@@ -144,6 +145,7 @@ def render_plans(
             ]
         )
     lines = head + table_lines(header, table, fmt)
+    lines += _spread_lines(plans)
     lines += _sequential_lines(plans)
     if baseline is not None:
         lines += _baseline_lines(baseline)
@@ -172,6 +174,41 @@ def render_plans(
             )
         )
     return "\n".join(lines) + "\n"
+
+
+def _spread_columns(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A CSV row: the nested suite spread as ``suite_spread_*`` columns."""
+    if row is None or "suite_spread" not in row:
+        return row
+    flat = {k: v for k, v in row.items() if k != "suite_spread"}
+    flat.update({f"suite_spread_{k}": v for k, v in row["suite_spread"].items()})
+    return flat
+
+
+def _spread_lines(plans: SuitePlans) -> list[str]:
+    """Below the table, when cases spread: the figures above are averages over suites
+    drawn from the spread; how far one suite may be from them."""
+    spread = [p for p in plans.plans if p is not None and getattr(p, "spread", None)]
+    if not spread:
+        return []
+    first = spread[0].spread
+    assert first is not None
+    out = [
+        "",
+        "false alarm and detection are averages over suites drawn from this spread; your suite "
+        f"is one of them. Of {first.suites:,} suites drawn (seed {first.seed}):",
+    ]
+    for plan in spread:
+        s = plan.spread
+        assert s is not None
+        out.append(
+            f"  {plan.policy.describe()}: {s.false_alarm_over:.0%} of suites have a false alarm "
+            f"above {plans.false_alarm_target:g} (9 in 10 at most "
+            f"{format_probability(s.false_alarm_high)}); {s.detection_under:.0%} detect less "
+            f"than {plans.detection_target:g} (9 in 10 at least "
+            f"{format_probability(s.detection_low)})"
+        )
+    return out
 
 
 def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -64,22 +64,27 @@ def _suite_lines(report: SimulationReport) -> list[str]:
 
 def _cases_differ(report: SimulationReport) -> str:
     """The case spread and the systematic cases in words, with the first flip rate's
-    range of case rates."""
-    from gatecal._model.suite import case_flip_rates, systematic_count
+    middle and upper case rates."""
+    from dataclasses import replace
+
+    from gatecal._model.suite import systematic_count
 
     nz, n = report.noise, report.suite.n_cases
     stuck = systematic_count(n, nz.systematic)
     parts = []
     if nz.case_spread and stuck < n:
-        rates = case_flip_rates(n, report.flips[0], nz.case_spread)
+        flip = report.flips[0]
+        at = replace(nz, fnr=flip, fpr=nz.fpr if report.fixed_fpr else flip)
 
         def rate(x: float) -> str:
-            return "under 0.0001" if x < 1e-4 else f"{x:.4f}"
+            return "0.0001" if x < 1e-4 else f"{x:.4f}"
 
         parts.append(
-            f"each case keeps its own flip rate (case spread {nz.case_spread:g}; at "
-            f"{percent(report.flips[0])} on average they run from {rate(float(rates.min()))} "
-            f"to {rate(float(rates.max()))})"
+            f"each case draws its own flip rate, kept in every run (case spread "
+            f"{nz.case_spread:g}; at {percent(report.flips[0])} on average, half the cases "
+            f"below {rate(at.case_rate_quantile(0.5))}, one in ten above "
+            f"{rate(at.case_rate_quantile(0.9))}); P is the average over suites drawn "
+            "from the spread, and each simulated run draws its suite afresh"
         )
     if stuck:
         last = "the last case" if stuck == 1 else f"the last {stuck}"

@@ -46,6 +46,12 @@ BASELINE_SETS = 50
 PLAN_FALSE_ALARM_FLOOR = 1e-12
 
 
+#: The policies plan compares by default; with --case-spread a rerun of failing cases takes
+#: the suite rerun's place (a rerun of the whole suite asks the same drawn cases again).
+PLAN_POLICIES = "single,majority-3,rerun-1"
+PLAN_POLICIES_SPREAD = "single,majority-3,rerun-failing-1"
+
+
 @sequential_named
 def plan(
     flip: FlipOpt = 0.08,
@@ -61,7 +67,7 @@ def plan(
     systematic: SystematicOpt = None,
     policies: Annotated[
         str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = "single,majority-3,rerun-1",
+    ] = PLAN_POLICIES,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     max_cases: Annotated[
@@ -145,6 +151,8 @@ def plan(
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
     baseline = None
+    if case_spread and policies == PLAN_POLICIES:  # a rerun of the suite reruns the same cases
+        policies = PLAN_POLICIES_SPREAD
     chosen = parse_policies(policies, tie, call_icc, false_alarm=false_alarm, detection=detection)
     if runs_share is not None:
         if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):

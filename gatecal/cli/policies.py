@@ -50,6 +50,12 @@ POLICIES_MAX_RUNS = 1_000_000
 POLICIES_MAX_ICC_CASES = 2_000
 
 
+#: The policies compared by default; with --case-spread without the rerun of the whole
+#: suite (it asks the same drawn cases again: its rates depend on the suite drawn).
+POLICIES_DEFAULT = "single,majority-3,majority-5,rerun-failing-1,rerun-1"
+POLICIES_DEFAULT_SPREAD = "single,majority-3,majority-5,rerun-failing-1"
+
+
 @sequential_named
 def policies(
     flip: FlipOpt = 0.08,
@@ -75,7 +81,7 @@ def policies(
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
     policy_list: Annotated[
         str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = "single,majority-3,majority-5,rerun-failing-1,rerun-1",
+    ] = POLICIES_DEFAULT,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     retry_rate: RetryRateOpt = "shared",
@@ -123,6 +129,8 @@ def policies(
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
     Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
+    if case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
+        policy_list = POLICIES_DEFAULT_SPREAD
     chosen = parse_policies(
         policy_list,
         tie,

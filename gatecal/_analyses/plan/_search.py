@@ -13,13 +13,18 @@ import numpy.typing as npt
 
 from gatecal._analyses.policies.rules import Policy, _attempt
 from gatecal._common.display import Displayed
-from gatecal._engines.exact import beta_rule
+from gatecal._common.quadrature import beta_rule
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite
 
 Floats = npt.NDArray[np.float64]
 
-__all__ = ["PLAN_MAX_CASES", "SuitePlan", "SuitePlans"]
+__all__ = [
+    "PLAN_MAX_CASES",
+    "SuitePlan",
+    "SuitePlans",
+    "SuiteSpread",
+]
 
 #: The largest suite a plan tries by default (recommend's "cases needed", plan --baseline-runs).
 PLAN_MAX_CASES = 500
@@ -38,9 +43,12 @@ class SuitePlan:
     failing : int
         Cases failing in the regression at this size.
     false_alarm, detection : float
-        Exact, of this gate.
+        Exact, of this gate (when cases spread: averaged over suites drawn from the spread).
     judge_calls : float
         Expected judge calls per CI run of a healthy build.
+    spread : SuiteSpread or None
+        When cases spread: how much one suite drawn from the spread varies around the
+        average (:func:`gatecal._analyses.plan.cases.suite_variation`).
     """
 
     policy: Policy
@@ -50,6 +58,7 @@ class SuitePlan:
     false_alarm: float
     detection: float
     judge_calls: float
+    spread: SuiteSpread | None = None
 
     @property
     def max_failures(self) -> int:
@@ -67,6 +76,51 @@ class SuitePlan:
             "false_alarm": self.false_alarm,
             "detection": self.detection,
             "judge_calls": self.judge_calls,
+            **({"suite_spread": self.spread.to_dict()} if self.spread is not None else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SuiteSpread:
+    """How one suite drawn from a case spread fares against the plan's targets.
+
+    Attributes
+    ----------
+    suites, seed : int
+        Suites drawn, and the seed they were drawn with.
+    false_alarm_mean, detection_mean : float
+        The plan's gate averaged over the drawn suites (a Monte Carlo check of the exact
+        average the plan quotes).
+    false_alarm_over : float
+        Share of suites whose own false alarm exceeds the target.
+    false_alarm_high : float
+        The 90th percentile of the suites' false alarms.
+    detection_under : float
+        Share of suites whose own detection falls short of the target.
+    detection_low : float
+        The 10th percentile of the suites' detections.
+    """
+
+    suites: int
+    seed: int
+    false_alarm_mean: float
+    false_alarm_over: float
+    false_alarm_high: float
+    detection_mean: float
+    detection_under: float
+    detection_low: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "suites": self.suites,
+            "seed": self.seed,
+            "false_alarm_mean": self.false_alarm_mean,
+            "false_alarm_over_target": self.false_alarm_over,
+            "false_alarm_p90": self.false_alarm_high,
+            "detection_mean": self.detection_mean,
+            "detection_under_target": self.detection_under,
+            "detection_p10": self.detection_low,
         }
 
 

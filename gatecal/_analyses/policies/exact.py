@@ -17,15 +17,11 @@ from gatecal._analyses.policies.rules import (
     _attempt,
     _case_try,
     refuse_sequential,
+    refuse_spread_across_runs,
 )
+from gatecal._common.quadrature import beta_nodes, beta_rule
 from gatecal._common.validate import ParameterError
-from gatecal._engines.exact import (
-    GROUP_ABOVE,
-    beta_nodes,
-    beta_rule,
-    grouped_pass_count_pmf,
-    pass_count_pmfs,
-)
+from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.gates import GateLike, as_gates
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
@@ -48,7 +44,7 @@ def _fresh_retries(
     round t if it failed rounds 1..t-1. Each P(K = k | x) is a polynomial of degree at
     most d = (judge verdicts per try of the suite) x (1 + confirm) in each x_t, so the
     product of T Gauss rules of d // 2 + 1 nodes (Jacobi matrix,
-    :func:`gatecal._engines.exact.beta_rule`) integrates it exactly.
+    :func:`gatecal._common.quadrature.beta_rule`) integrates it exactly.
     """
     import itertools
 
@@ -102,7 +98,9 @@ def policy_rates(
     the mixture is over the rates of every round, a product Gauss rule exact for the
     pmf's degree in each); rerunning the suite fails the build only if every attempt
     fails, each attempt an independent run (with ``noise.icc`` each attempt draws its own
-    rate).
+    rate). When cases spread (``noise.case_spread``) every rate is the average over suites
+    drawn from the spread (:func:`~gatecal._analyses.policies.rules.case_outcomes`); a rerun
+    of the whole suite is then refused (its attempts share one suite).
 
     Parameters
     ----------
@@ -140,6 +138,7 @@ def policy_rates(
     """
     policy = Policy() if policy is None else policy
     refuse_sequential(policy)
+    refuse_spread_across_runs(noise, policy)
     rules = as_gates(gates)
     n = suite.n_cases
     rows = []

@@ -226,6 +226,50 @@ def refuse_sequential(policy: Policy, name: str = "policy") -> None:
         raise ParameterError(name, rule, getattr(policy, "text", str(policy)))
 
 
+def refuse_spread_across_runs(noise: JudgeNoise, policy: Policy, name: str = "policies") -> None:
+    """Refuse a policy whose CI run asks the same suite more than once (a rerun of the whole
+    suite, a sequential gate) when cases spread: its rates depend on which suite was drawn
+    in a way one case's average does not carry."""
+    if noise.case_spread > 0 and (policy.rerun or policy.sequential):
+        rule = (
+            "reruns the whole suite on the same cases, so with a case spread its rates depend "
+            "on which suite was drawn: use rerun-failing-N or majority-M, or no case spread"
+        )
+        raise ParameterError(name, rule, getattr(policy, "text", policy.describe()))
+    if noise.case_spread > 0 and policy.call_icc > 0:
+        rule = "must not be combined with a case spread (each case's rate already varies)"
+        raise ParameterError("call_icc", rule, policy.call_icc)
+
+
+def case_outcomes(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
+) -> tuple[FloatArray, FloatArray]:
+    """Per case, P(it passes one attempt: one of its ``1 + rerun_failing`` tries passes) and
+    its expected judge calls in that attempt.
+
+    When cases spread (``noise.case_spread > 0``) both are averaged over suites drawn from
+    the spread: a case's votes, repeats and reruns all ask at the case's one rate, so each
+    is a polynomial in that rate of degree at most (judge checks) x (calls per check) x
+    repeats x tries, and :meth:`JudgeNoise.over_cases` integrates it exactly.
+    """
+    tries_max = policy.rerun_failing + 1
+    if noise.case_spread > 0:
+        refuse_spread_across_runs(noise, policy)
+        j = int(suite.judge_mask().sum())
+        degree = j * policy.majority * (1 + policy.confirm) * policy.repeat * tries_max
+        q_sum: FloatArray = np.zeros(suite.n_cases)
+        calls_sum: FloatArray = np.zeros(suite.n_cases)
+        for weight, plain in noise.over_cases(suite, degree):
+            q, calls = case_outcomes(suite, build, plain, policy, confirm=confirm)
+            q_sum += weight * q
+            calls_sum += weight * calls
+        return np.clip(q_sum, 0.0, 1.0), calls_sum
+    q, per_try = _case_try(suite, build, noise, policy, confirm=confirm)
+    fail = 1.0 - q
+    tries = sum(fail**t for t in range(tries_max))  # expected tries per case
+    return 1.0 - fail**tries_max, per_try * tries
+
+
 def _case_try(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
 ) -> tuple[FloatArray, FloatArray]:
@@ -263,13 +307,10 @@ def _attempt(
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
     ``1 + confirm`` per check); other callers (plan_suite) refuse it. Every rerun of the
-    failing cases has the same rates as the first try (``retry_rate='shared'``)."""
-    q, per_try = _case_try(suite, build, noise, policy, confirm=confirm)
-    fail = 1.0 - q
-    tries = sum(fail**t for t in range(policy.rerun_failing + 1))  # expected tries per case
-    return _final_pmf(1.0 - fail ** (policy.rerun_failing + 1)), np.array(
-        float((per_try * tries).sum())
-    )
+    failing cases has the same rates as the first try (``retry_rate='shared'``); when cases
+    spread, the average over suites drawn from the spread (:func:`case_outcomes`)."""
+    q_final, calls = case_outcomes(suite, build, noise, policy, confirm=confirm)
+    return _final_pmf(q_final), np.array(float(calls.sum()))
 
 
 def _final_pmf(q_final: FloatArray) -> FloatArray:

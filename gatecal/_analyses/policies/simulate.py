@@ -9,7 +9,13 @@ from typing import Literal
 import numpy as np
 
 from gatecal._analyses.policies.counts import COUNTS_ABOVE, simulate_by_counts
-from gatecal._analyses.policies.rules import Policy, PolicySample, _tally, refuse_sequential
+from gatecal._analyses.policies.rules import (
+    Policy,
+    PolicySample,
+    _tally,
+    refuse_sequential,
+    refuse_spread_across_runs,
+)
 from gatecal._common.seeds import chunk_generator, root_seed
 from gatecal._common.validate import ParameterError, check_count
 from gatecal._model.gates import GateLike, as_gates
@@ -83,6 +89,7 @@ def simulate_policy(
     """
     policy = Policy() if policy is None else policy
     refuse_sequential(policy)
+    refuse_spread_across_runs(noise, policy)
     rules = as_gates(gates)
     total = check_count("n_runs", n_runs, low=1)
     if method not in ("auto", "calls", "counts"):
@@ -91,7 +98,13 @@ def simulate_policy(
     if method == "counts" and fresh:
         rule = "draws rerun rounds of failing cases on one rate: use 'calls' for a fresh rate"
         raise ParameterError("method", rule, method)
-    if method == "counts" or (method == "auto" and suite.n_cases > COUNTS_ABOVE and not fresh):
+    if method == "counts" and noise.case_spread > 0:
+        rule = "draws alike cases together: use 'calls' when cases spread (each draws its rate)"
+        raise ParameterError("method", rule, method)
+    spread = noise.case_spread > 0
+    if method == "counts" or (
+        method == "auto" and suite.n_cases > COUNTS_ABOVE and not fresh and not spread
+    ):
         return simulate_by_counts(
             suite, build, noise, rules, policy, total=total, rng=rng, progress=progress
         )
@@ -117,6 +130,8 @@ def simulate_policy(
             truth_j = truth[:, judge]
             s = np.where(truth_j, keep * (1.0 - x[..., None, None]), keep * x[..., None, None])
             s = s[:, :, :, :, None, :]  # (runs, attempts, tries or 1, n, 1, j)
+        elif spread:  # each run a suite drawn afresh: each case its rate, kept in every call
+            s = noise.drawn_report_pass(gen, suite, build, runs)[:, None, None, :, None, :]
         else:
             s = noise.report_pass(suite, build)[None, None, None, :, None, :]
         shape = (runs, attempts, tries, n, rep, j)

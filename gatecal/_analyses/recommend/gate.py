@@ -329,7 +329,7 @@ def would_work(
         return math.fsum(cache[n][f + 1 :])
 
     if icc > 0:
-        from gatecal._engines.exact import beta_rule
+        from gatecal._common.quadrature import beta_rule
 
         xs, ws = beta_rule(*beta_shape(rate, icc), nodes=3 * max_cases // 2 + 1)
     else:

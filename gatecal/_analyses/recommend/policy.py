@@ -207,7 +207,7 @@ def _mixture(rate: float, icc: float, degree: int) -> tuple[Floats, Floats]:
     x ~ Beta(rate, icc) (one point at icc 0 or at a rate of 0 or 1)."""
     if icc <= ICC_NEGLIGIBLE or rate <= 0.0 or rate >= 1.0:
         return np.array([min(max(rate, 0.0), 1.0)]), np.ones(1)
-    from gatecal._engines.exact import beta_rule
+    from gatecal._common.quadrature import beta_rule
 
     a, b = beta_shape(rate, min(icc, 0.999))
     xs, ws = beta_rule(float(a), float(b), degree // 2 + 1)
