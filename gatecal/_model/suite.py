@@ -19,7 +19,6 @@ __all__ = [
     "Suite",
     "beta_shape",
     "case_fail_probabilities",
-    "case_flip_rates",
     "case_pass_probabilities",
 ]
 
@@ -78,12 +77,6 @@ def beta_shape(mean: Any, icc: Any) -> tuple[Any, Any]:
     return mean * scale, (1.0 - mean) * scale
 
 
-#: A suite whose cases differ holds at most this many distinct rates (strata of the Beta
-#: across cases; a bigger suite shares them): the exact pmf groups alike cases, and a
-#: finer cut moves no probability a gate reports by more than the spread's own vagueness.
-CASE_STRATA = 64
-
-
 def systematic_count(cases: int, systematic: float) -> int:
     """The cases a judge gets wrong every time: `systematic` x `cases`, rounded half up,
     in exact decimal arithmetic (0.3 of 5 cases is 2)."""
@@ -91,80 +84,6 @@ def systematic_count(cases: int, systematic: float) -> int:
 
     share = Fraction(repr(float(systematic)))
     return min(cases, int(share * cases + Fraction(1, 2)))
-
-
-def case_flip_rates(
-    cases: int, mean: float, spread: float, systematic: float = 0.0
-) -> npt.NDArray[np.float64]:
-    """Each case's flip rate in a suite of `cases` cases whose rates differ.
-
-    ``round(systematic x cases)`` cases are misjudged every time (rate 1). The others'
-    rates spread like a Beta with mean `mean` and ``spread = 1 / (a + b + 1)`` (as
-    recommend measures it: 0, every case at `mean`; near 1, each case's verdict fixed,
-    as a judge at temperature 0): the Beta is cut into strata of equal probability, one
-    a case (at most :data:`CASE_STRATA`; a bigger suite puts its cases into that many
-    strata, as equal in size as can be), and each case gets its stratum's mean, so the
-    rates average to `mean` exactly (``E[X; X <= x] = mean I_x(a + 1, b)``; above 1/2
-    from ``1 - X``, a Beta(b, a), whose quantiles near 0 doubles resolve). The
-    systematic cases are the last ones; the others' rates are placed in
-    :func:`~gatecal._common.lowdiscrepancy.spread_order`, so the first cases of the
-    suite (those a regression breaks) hold rates from across the spread.
-
-    Parameters
-    ----------
-    cases : int
-        Cases in the suite, at least 1.
-    mean : float
-        The mean flip rate of the cases that are not systematic, in [0, 1].
-    spread : float
-        How much cases differ, in [0, 1).
-    systematic : float, default 0.0
-        Share of cases misjudged every time, in [0, 1].
-
-    Returns
-    -------
-    ndarray of float
-        One rate per case, in suite order.
-
-    Examples
-    --------
-    >>> from gatecal._model.suite import case_flip_rates
-    >>> [round(float(r), 4) for r in case_flip_rates(6, 0.05, 0.5, systematic=0.2)]
-    [0.0, 0.0, 0.2476, 0.0, 0.0024, 1.0]
-    """
-    from gatecal._common.lowdiscrepancy import spread_order
-
-    n = check_count("cases", cases, low=1)
-    mean = check_probability("mean", mean)
-    spread = check_probability("spread", spread)
-    if spread >= 1:
-        raise ParameterError("spread", "must be in [0, 1)", spread)
-    stuck = systematic_count(n, check_probability("systematic", systematic))
-    m = n - stuck
-    ranked = np.full(m, mean)  # the m spread rates, ascending
-    if m and spread > 0 and 0.0 < mean < 1.0:
-        from scipy import special  # deferred: `import gatecal` stays light
-
-        strata = min(m, CASE_STRATA)
-        sizes = np.full(strata, m // strata, dtype=np.int64)
-        sizes[: m % strata] += 1  # (the first strata one case more)
-        cuts = np.concatenate(([0], np.cumsum(sizes))) / m
-        a, b = beta_shape(mean, spread)
-        # G(u) = E[X; F(X) <= u]: a cut whose quantile is below 1/2 from X's quantile, one
-        # above from 1 - X's (a Beta(b, a)), each near 0, where doubles are dense
-        upper = cuts > special.betainc(a, b, 0.5)
-        x = special.betaincinv(a, b, np.where(upper, 0.0, cuts))
-        y = special.betaincinv(b, a, np.where(upper, 1.0 - cuts, 0.0))
-        x[0], y[-1] = 0.0, 0.0
-        below = np.where(
-            upper,
-            mean - (1.0 - cuts) + (1.0 - mean) * special.betainc(b + 1.0, a, y),
-            mean * special.betainc(a + 1.0, b, x),
-        )
-        below[-1] = mean
-        rates = np.clip(np.diff(below) / np.diff(cuts), 0.0, 1.0)
-        ranked = np.repeat(rates, sizes)
-    return np.concatenate((ranked[spread_order(m)], np.ones(stuck)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,9 +110,11 @@ class JudgeNoise:
     per_case : mapping of str to (fnr, fpr)
         Rates of named cases, overriding both (a hard case).
     case_spread : float
-        How much cases differ, in [0, 1): each case has its own flip rate, the rates
-        spread like a Beta with mean `fnr` and ``1 / (a + b + 1) = case_spread`` (what
-        recommend measures as "how much cases differ"); see :func:`case_flip_rates`.
+        How much cases differ, in [0, 1): a suite is a draw from the spread, each case
+        drawing its own flip rate from a Beta with mean `fnr` and
+        ``1 / (a + b + 1) = case_spread`` (what recommend measures as "how much cases
+        differ"), independently. Exact figures are averages over such suites
+        (:meth:`over_cases`); simulations draw each case's rate (:meth:`drawn_report_pass`).
         Each case keeps its rate in every run and every judge call, so a majority vote
         or a rerun helps only the cases whose rate is neither near 0 nor near 1. A
         case's false "yes" equals its false "no" when ``fnr == fpr``, else stays `fpr`.
@@ -364,11 +285,11 @@ class JudgeNoise:
         fnr = np.full((suite.n_cases, len(names)), self.fnr)
         fpr = np.full((suite.n_cases, len(names)), self.fpr)
         if self.cases_differ:
-            own = case_flip_rates(suite.n_cases, self.fnr, self.case_spread, self.systematic)
+            stuck = systematic_count(suite.n_cases, self.systematic)  # (no spread here)
+            own = np.where(np.arange(suite.n_cases) < suite.n_cases - stuck, self.fnr, 1.0)
             fnr[:] = own[:, None]
             if self.fnr == self.fpr:
                 fpr[:] = own[:, None]
-            stuck = systematic_count(suite.n_cases, self.systematic)
             fpr[suite.n_cases - stuck :, :] = 0.0  # a systematic case: "no" whatever the truth
         for j, name in enumerate(names):
             if name in self.per_check:

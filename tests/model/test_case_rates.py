@@ -1,5 +1,5 @@
 """A suite whose cases differ: each case's flip rate from a spread and a share of
-systematic cases (gatecal/_model/suite.py: case_flip_rates, JudgeNoise.case_spread)."""
+systematic cases (gatecal/_model/suite.py: JudgeNoise.case_spread, over_cases)."""
 
 from __future__ import annotations
 
@@ -8,47 +8,25 @@ import pytest
 from scipy import integrate, stats
 
 import gatecal
-from gatecal._common.lowdiscrepancy import spread_order
 from gatecal._common.validate import ParameterError
-from gatecal._model.suite import CASE_STRATA, case_flip_rates, systematic_count
-
-
-@pytest.mark.parametrize(
-    ("cases", "mean", "spread"),
-    [(5, 0.1, 0.3), (12, 0.05, 0.9), (7, 0.3, 0.05), (150, 0.08, 0.5), (9, 0.4, 0.6)],
-)
-def test_each_rate_is_its_strata_mean_by_quadrature(cases, mean, spread):
-    """Second method: the Beta's mean over each stratum by adaptive quadrature of
-    x f(x) between scipy.stats' quantiles, against the incomplete-beta identity."""
-    got = case_flip_rates(cases, mean, spread)
-    a, b = mean * (1 - spread) / spread, (1 - mean) * (1 - spread) / spread
-    strata = min(cases, CASE_STRATA)
-    sizes = np.full(strata, cases // strata)
-    sizes[: cases % strata] += 1
-    cuts = np.concatenate(([0], np.cumsum(sizes))) / cases
-    x = stats.beta.ppf(cuts, a, b)
-    want = []
-    for lo, hi, share, size in zip(x[:-1], x[1:], np.diff(cuts), sizes, strict=True):
-        part, _ = integrate.quad(lambda t: t * stats.beta.pdf(t, a, b), lo, hi, limit=200)
-        want += [part / share] * int(size)
-    ranked = np.sort(got)
-    assert np.allclose(ranked, want, rtol=1e-5, atol=1e-12)
-    # every case has one rate, placed so the first cases hold rates from across the spread
-    assert np.array_equal(got, np.sort(got)[spread_order(cases)])
-
-
-@pytest.mark.parametrize("spread", [0.0, 0.01, 0.5, 0.95])
-@pytest.mark.parametrize("mean", [0.0, 0.03, 0.5, 1.0])
-def test_the_rates_average_to_the_mean(mean, spread):
-    rates = case_flip_rates(40, mean, spread)
-    assert rates.mean() == pytest.approx(mean, rel=1e-12, abs=1e-15)
-    assert ((rates >= 0) & (rates <= 1)).all()
+from gatecal._model.suite import systematic_count
 
 
 def test_no_spread_is_one_rate_and_systematic_cases_are_the_last():
-    assert np.array_equal(case_flip_rates(6, 0.07, 0.0), np.full(6, 0.07))
-    rates = case_flip_rates(10, 0.07, 0.0, systematic=0.25)  # 2.5 rounds half up: 3
-    assert rates.tolist() == [0.07] * 7 + [1.0] * 3
+    suite = gatecal.Suite.uniform(cases=10)
+    fnr, fpr = gatecal.JudgeNoise(fnr=0.07, fpr=0.07, systematic=0.25).rates(suite)  # 2.5: 3
+    assert fnr[:, 0].tolist() == [0.07] * 7 + [1.0] * 3
+    assert fpr[:, 0].tolist() == [0.07] * 7 + [0.0] * 3
+
+
+@pytest.mark.parametrize("spread", [0.01, 0.5, 0.95])
+@pytest.mark.parametrize("mean", [0.0, 0.03, 0.5, 1.0])
+def test_the_case_rate_rule_is_a_probability_rule_with_the_spread_mean(mean, spread):
+    noise = gatecal.JudgeNoise(fnr=mean, fpr=mean, case_spread=spread)
+    xs, ws = noise.case_rate_nodes(6)
+    assert ws.sum() == pytest.approx(1.0, rel=1e-12) and (ws > 0).all()
+    assert ((xs >= 0) & (xs <= 1)).all()
+    assert float(ws @ xs) == pytest.approx(mean, rel=1e-9, abs=1e-15)
 
 
 @pytest.mark.parametrize(
