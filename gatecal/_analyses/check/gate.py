@@ -17,17 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from gatecal._analyses.check.gatefile import refuse_other_baseline
-from gatecal._analyses.check.runs import (
-    _NAMES,
-    ERROR,
-    FAIL,
-    MISSING,
-    PASS,
-    _combine,
-    _Combined,
-    _expected_checks,
-    _states,
-)
+from gatecal._analyses.check.runs import _combine, _Combined
 from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
 from gatecal._common.contracts import CONTRACTS
 from gatecal._common.display import Displayed
@@ -38,9 +28,11 @@ from gatecal._common.validate import (
     check_instance,
     check_probability,
 )
+from gatecal._model.evidence import ERROR, FAIL, MISSING, PASS, STATE_NAMES
 from gatecal._model.gatefile import RecommendedGate
 from gatecal._model.gates import Gate, GateLike, parse_gate, strictest_within
 from gatecal._model.rankgate import UNITS as _UNITS, RankTest
+from gatecal.readers.run_states import expected_checks, run_states
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
@@ -621,7 +613,7 @@ def check_gate(
 
     known = set(order)
     extra = [c for c in current.cases() if c not in known]
-    states = _states(current, order, _expected_checks(baseline), extra)
+    states = run_states(current, order, expected_checks(baseline), extra)
     runs = states.runs
     reasons: list[str] = []
     warnings = _warnings(current, baseline)
@@ -807,8 +799,8 @@ def _warnings(current: RunsData, baseline: RunsData) -> list[str]:
 def _gaps(
     missing: list[str], n: int, gaps: list[str], errors: list[str], max_errors: int
 ) -> list[str]:
-    """Why the evidence is incomplete: the one evidence rule (check/_evidence.py)."""
-    from gatecal._analyses.check._evidence import evidence_reasons
+    """Why the evidence is incomplete: the one evidence rule (_model/evidence.py)."""
+    from gatecal._model.evidence import evidence_reasons
 
     return evidence_reasons(
         missing=missing, cases=n, gaps=gaps, errors=errors, max_errors=max_errors
@@ -844,7 +836,7 @@ def _failing(
             FailingCase(
                 case=short[order[i]],
                 case_id=order[i],
-                status=_NAMES[code],
+                status=STATE_NAMES[code],
                 baseline=rates.rate(i),
                 new=kind == "new",
                 kind=kind,
