@@ -29,11 +29,11 @@ from gatecal._analyses.sequential.designs import (
     _SLACK,
     SEQUENTIAL_EXIT_CONTINUE,
     RatePmfs,
-    RunPmfs,
     SequentialGate,
     SharedBinomial,
     sequential_outcome,
 )
+from gatecal._analyses.sequential.outcome import RunPmfs
 
 __all__ = [
     "SequentialCheck",
