@@ -2,7 +2,8 @@
 
 ``--skip-benchmark`` leaves out the timing benchmarks (``bench_*``) and the long studies
 (the recommend coverage study, about 20 minutes; the case-gate study, about 15; the compare
-size study, about 3): the benchmarks' reports carry this machine's timings.
+size study, about 3; the sequential shared-rate study, about 2): the benchmarks' reports
+carry this machine's timings.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ SCRIPTS = [
     "calibrate_example.py",
     "framework_loops.py",
     "sequential_savings.py",
+    "sequential_shared_rate.py",
     "gsdesign_reference/compare.py",
     "anytime_evalue.py",
     "compare_example.py",
@@ -55,6 +57,7 @@ STUDIES = (
     "recommend_coverage.py",
     "case_gate_coverage.py",
     "compare_size.py",
+    "sequential_shared_rate.py",
     "plan_baseline_runs.py",
     "recommend_policy_coverage.py --reps 100 --seed 20261201",
     "many_gates_accuracy.py",

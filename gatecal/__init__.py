@@ -18,7 +18,8 @@ from typing import Any
 
 import lazy_loader as _lazy
 
-__version__ = "0.1.0"
+from gatecal._common import display as _display
+from gatecal._version import __version__ as __version__
 
 _load, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
 
@@ -30,3 +31,14 @@ def __getattr__(name: str) -> Any:
         value.__module__ = "gatecal"
     globals()[name] = value
     return value
+
+
+def _render(result: Any, fmt: str, **options: Any) -> str:
+    """:func:`gatecal.render`, loaded on first use: what ``result.render()`` calls."""
+    text: str = __getattr__("render")(result, fmt, **options)
+    return text
+
+
+# The renderers sit above the results; the face, above them all, hands the dispatcher down
+# (every module of gatecal runs this file first, so a result never exists without it).
+_display.use_renderer(_render)

@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from gatecal._version import __version__
+
 __all__ = ["CONTRACTS", "HEADER_KEYS", "json_document", "json_header"]
 
 #: Each document's contract version, by its format name's command part.
@@ -41,8 +43,6 @@ HEADER_KEYS = ("format", "version", "gatecal_version")
 
 def json_header(command: str) -> dict[str, Any]:
     """``{"format": "gatecal.<command>", "version": ..., "gatecal_version": ...}``."""
-    from gatecal import __version__
-
     return {
         "format": f"gatecal.{command}",
         "version": CONTRACTS[command],

@@ -11,13 +11,23 @@ result classes, so this module never imports them); the summaries and frames are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gatecal._common.names import code_fence
 from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError
 
-__all__ = ["Displayed", "notebook_markdown", "summary", "to_frame"]
+__all__ = ["Displayed", "notebook_markdown", "summary", "to_frame", "use_renderer"]
+
+#: The public dispatcher (:func:`gatecal.render`), handed down by the package face: the
+#: renderers import the result classes, so this module, under them all, never imports them.
+_RENDERER: list[Callable[..., str]] = []
+
+
+def use_renderer(render: Callable[..., str]) -> None:
+    """Make `render` (``render(result, fmt, **options)``) what ``result.render()`` calls."""
+    _RENDERER[:] = [render]
 
 
 class Displayed:
@@ -34,10 +44,7 @@ class Displayed:
     def render(self, fmt: str = "table", **options: Any) -> str:
         """This result as text: ``table``, ``markdown``, ``csv`` or ``json`` (as
         :func:`gatecal.render`)."""
-        import gatecal  # the public dispatcher, loaded lazily: the renderers sit above
-
-        text: str = gatecal.render(self, fmt, **options)
-        return text
+        return _RENDERER[0](self, fmt, **options)
 
     def to_frame(self) -> Any:
         """The result's rows as a pandas DataFrame (needs pandas)."""

@@ -6,17 +6,15 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 # the one rule for a user's text in any output, re-exported where the renderers look
 from gatecal._common.names import code_fence, md_text, safe_terminal
 
-if TYPE_CHECKING:
-    from gatecal._model.suite import JudgeNoise
-
 __all__ = [
     "FORMATS",
     "FORMULA_START",
+    "NoiseRates",
     "code_fence",
     "csv_cell",
     "csv_text",
@@ -121,7 +119,26 @@ def write_csv(
         (quoted if has_return else plain).writerow(row)
 
 
-def noise_words(noise: JudgeNoise) -> str:
+class NoiseRates(Protocol):
+    """What :func:`noise_words` reads of a judge's noise (a ``gatecal.JudgeNoise``, which
+    sits above this module: the words take any object with these rates)."""
+
+    @property
+    def fnr(self) -> float: ...
+    @property
+    def fpr(self) -> float: ...
+    @property
+    def unparseable(self) -> float: ...
+    @property
+    def icc(self) -> float: ...
+    @property
+    def case_spread(self) -> float: ...
+    @property
+    def systematic(self) -> float: ...
+
+
+def noise_words(noise: NoiseRates) -> str:
+    """The judge's noise in words, as the renderings print it."""
     if noise.fnr == noise.fpr:
         words = f"{percent(noise.fnr)} of judge verdicts wrong"
     else:

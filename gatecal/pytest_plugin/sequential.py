@@ -134,9 +134,9 @@ def walk(rule: SequentialRule, repeat: int, gated: dict[str, str], results: dict
     """Repeats 1..`repeat` in turn: a repeat counts once every marked test of it gave ok
     verdicts; the first boundary crossed decides (`results`: nodeid -> the plugin's
     result, with ``verdicts`` None when skipped). A pass with later repeats that ran is
-    kept only if they would not change it (the evidence rule, check/_evidence.py): else
+    kept only if they would not change it (the evidence rule, _model/evidence.py): else
     `later` says why and the evidence is incomplete."""
-    from gatecal._analyses.check._evidence import order_reason
+    from gatecal._model.evidence import order_reason
 
     by_repeat: dict[int, list[str]] = {}
     for nodeid in gated:

@@ -16,4 +16,10 @@ promptfoo  ``promptfoo eval -o results.json``
 inspect    inspect_ai logs, ``.json`` and ``.eval``
 deepeval   DeepEval test-run JSON (``.deepeval/.latest_test_run.json``)
 ========== ==========================================================================
+
+Entry module: ``_read.py`` (:func:`read_runs`). A new format is one module (a folder when
+it needs several, as ``table/``, ``junit/`` and ``labels/``) with ``FORMAT``, ``sniff`` and
+``read``, and its line in ``_registry``; nothing else changes. ``run_states.py`` reads each
+run's per-case state (passed, failed, error, missing) under the evidence rule of
+``_model/evidence.py``, for ``check`` and ``compare``.
 """

@@ -221,7 +221,7 @@ def record_runs(
     if data.builds() not in ([], ["healthy"]):
         raise StoreError("record takes runs of one build (no --regressed runs)")
     when = timestamp(recorded_at)
-    from gatecal import __version__
+    from gatecal._version import __version__
 
     # the keys first: a file recorded before costs its hash, never its rows
     keys = {}

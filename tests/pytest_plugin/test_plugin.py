@@ -248,7 +248,9 @@ def test_fixture_records_checks_into_junit_and_the_runs_file(pytester, tmp_path)
 
 
 def test_long_columns_are_the_readers():
-    assert pytest_plugin._LONG_COLUMNS == LONG_COLUMNS
+    from gatecal.pytest_plugin.runs import LONG_COLUMNS as WRITTEN
+
+    assert WRITTEN == LONG_COLUMNS
 
 
 def test_recorder_refuses_what_is_not_a_verdict():

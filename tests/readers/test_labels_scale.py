@@ -209,7 +209,7 @@ def test_unusual_tables_read_the_same_in_blocks(text, arrow, tmp_path, monkeypat
     """Whatever the block path does not decide goes to the row reader: the same labels,
     or the same one-line error naming the line (CSV parsed by Arrow, or by pandas when
     pyarrow is not installed)."""
-    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
+    monkeypatch.setattr(_blocks, "has_pyarrow", lambda: arrow)
     path = tmp_path / ("t.jsonl" if text.lstrip("\ufeff").startswith("{") else "t.csv")
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     _same_both_ways(path, monkeypatch)

@@ -30,7 +30,7 @@ from tests.paths import FIXTURES
 @pytest.fixture(params=["arrow", "python"])
 def csv_strings(request, monkeypatch):
     """CSV blocks parsed into Arrow strings (pyarrow installed) or Python strings."""
-    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: request.param == "arrow")
+    monkeypatch.setattr(_blocks, "has_pyarrow", lambda: request.param == "arrow")
     return request.param
 
 
@@ -205,7 +205,7 @@ def _tables(draw):
 def test_random_tables_read_the_same_in_blocks(
     rows, jsonl, typed, arrow, tmp_path_factory, monkeypatch
 ):
-    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
+    monkeypatch.setattr(_blocks, "has_pyarrow", lambda: arrow)
     if jsonl:  # JSON's own types, mixed in
         for row, value in zip(rows, typed, strict=False):
             row["passed" if len(typed) % 2 else "run"] = value
@@ -263,7 +263,7 @@ def test_quoted_and_odd_csv_reads_the_same_in_blocks(
     """Quotes, delimiters and line ends inside quotes, CR, CR LF, a BOM, empty lines,
     lines of spaces, short and long rows: read in blocks (in pieces of 64 bytes when
     `small`), the same data or the same error as the row reader."""
-    monkeypatch.setattr(_blocks, "_has_pyarrow", lambda: arrow)
+    monkeypatch.setattr(_blocks, "has_pyarrow", lambda: arrow)
     if small:
         monkeypatch.setattr(_blocks, "BLOCK_ROWS", 1)
         monkeypatch.setattr(_blocks, "_ROW_BYTES", 64)
@@ -536,7 +536,7 @@ def test_blank_looking_rows_are_found_as_line_by_line(tmp_path_factory, pieces, 
     path.write_bytes(data)
     _blocks._SCAN_BYTES, before = scan, _blocks._SCAN_BYTES
     try:
-        assert _blocks._has_blank_looking_rows(path) == _blank_looking_line_by_line(data)
+        assert _blocks.has_blank_looking_rows(path) == _blank_looking_line_by_line(data)
     finally:
         _blocks._SCAN_BYTES = before
 
@@ -586,7 +586,7 @@ def _three_ways(path, monkeypatch):
     row: each a RunsData or the error message."""
     got = []
     for arrow, blocks in ((True, True), (False, True), (False, False)):
-        monkeypatch.setattr(_blocks, "_has_pyarrow", lambda arrow=arrow: arrow)
+        monkeypatch.setattr(_blocks, "has_pyarrow", lambda arrow=arrow: arrow)
         got.append(_read([path], monkeypatch, blocks))
     return got
 

@@ -11,41 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-# the states are the evidence rule's (check/_evidence.py), shared with compare
-from gatecal._analyses.check._evidence import (
-    _NAMES,
-    ERROR,
-    FAIL,
-    MISSING,
-    PASS,
-    _codes_in,
-    _distinct,
-    _Expected,
-    _expected_checks,
-    _RunStates,
-    _states,
-)
 from gatecal._analyses.policies.parse import CHECK_POLICIES
+from gatecal._model.evidence import ERROR, FAIL, MISSING, PASS
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
+    from gatecal.readers.run_states import RunStates
 
 
-__all__ = [
-    "CHECK_POLICIES",
-    "ERROR",
-    "FAIL",
-    "MISSING",
-    "PASS",
-    "_NAMES",
-    "_Expected",
-    "_RunStates",
-    "_codes_in",
-    "_combine",
-    "_distinct",
-    "_expected_checks",
-    "_states",
-]
+__all__ = ["CHECK_POLICIES", "_combine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +30,7 @@ class _Combined:
     attempt: int  # the attempt the decision rests on (rerun-R)
 
 
-def _combine(policy: Policy, states: _RunStates, k_min: int) -> _Combined:
+def _combine(policy: Policy, states: RunStates, k_min: int) -> _Combined:
     """Apply the policy to the current runs, in order; see :func:`check_gate`."""
     import numpy as np
 

@@ -29,11 +29,11 @@ from gatecal._analyses.sequential.designs import (
     _SLACK,
     SEQUENTIAL_EXIT_CONTINUE,
     RatePmfs,
-    RunPmfs,
     SequentialGate,
     SharedBinomial,
     sequential_outcome,
 )
+from gatecal._analyses.sequential.outcome import RunPmfs
 
 __all__ = [
     "SequentialCheck",
@@ -308,7 +308,7 @@ def check_sequential(
     looks at the runs one by one and decides at the first boundary crossed; before one is
     crossed the decision is ``continue`` (exit code 3); runs after the look that decided
     are not used (a warning says so) unless they would change the decision: a pass stands
-    only if the runs given pass in every order (the evidence rule, check/_evidence.py),
+    only if the runs given pass in every order (the evidence rule, _model/evidence.py),
     else the evidence is incomplete. A run missing a baseline case, or with more errors
     than `max_errors`, is incomplete evidence (never a pass).
 
@@ -347,12 +347,12 @@ def check_sequential(
         If `policy` is not a sequential gate, `current` holds regressed rows, a
         probability or count is out of range, or `regression` does not fit the cases.
     """
-    from gatecal._analyses.check._evidence import order_reason
     from gatecal._analyses.check.gate import _baseline_counts, _measured, _refuse_ambiguous
-    from gatecal._analyses.check.runs import ERROR, MISSING, PASS, _expected_checks, _states
     from gatecal._analyses.noise.bounds import noise_bounds
     from gatecal._analyses.sequential.evalue import EvalueDesign
+    from gatecal._model.evidence import ERROR, MISSING, PASS, order_reason
     from gatecal._model.regression import as_regression
+    from gatecal.readers.run_states import expected_checks, run_states
 
     chosen = parse_sequential(policy) if isinstance(policy, str) else policy
     if not isinstance(chosen, SequentialPolicy):
@@ -379,7 +379,7 @@ def check_sequential(
     bounds = noise_bounds(failures, observed, confidence_level=rec.confidence_level)
     model = chosen.runs
     gate, worst, lowest, (rate, icc) = region_design(chosen, bounds, n, failing, target, power)
-    states = _states(current, order, _expected_checks(baseline))
+    states = run_states(current, order, expected_checks(baseline))
     given, gaps = states.runs, states.gaps
     reasons: list[str] = []
     if gaps:

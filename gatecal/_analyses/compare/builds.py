@@ -61,7 +61,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.check._evidence import PairedEvidence
 from gatecal._analyses.compare.oc import CompareOC, _choose_test, _operating
 from gatecal._analyses.compare.paired import (
     Matrix,
@@ -75,6 +74,7 @@ from gatecal._common.validate import (
     check_count,
     check_level,
 )
+from gatecal._model.evidence import PairedEvidence
 from gatecal._model.regression import RegressionLike, as_regression
 from gatecal.readers._data import RunsData
 
@@ -339,7 +339,7 @@ def compare_matrices(
         If a matrix is not 2-D or holds other values, the columns differ, `cases` does not
         name them, an option is unknown, or a level or count is out of range.
     """
-    from gatecal._analyses.check._evidence import matrix_evidence
+    from gatecal._model.evidence import matrix_evidence
 
     base = _check_matrix("baseline", baseline, None)
     cand = _check_matrix("candidate", candidate, base.shape[1])
@@ -389,7 +389,7 @@ def _compare(
     warnings: tuple[str, ...],
 ) -> Comparison:
     """The comparison of two builds' outcomes, decided under the evidence rule."""
-    import gatecal
+    from gatecal._version import __version__
 
     if alternative not in ALTERNATIVES:
         raise ParameterError(
@@ -427,7 +427,7 @@ def _compare(
         oc_samples=samples,
         sources=sources,
         warnings=(*warnings, *evidence.notes),
-        version=gatecal.__version__,
+        version=__version__,
     )
     if not compared or not len(base) or not len(cand):
         reasons.insert(0, "incomplete evidence never passes")
@@ -616,7 +616,7 @@ def compare_builds(
     >>> comparison.decision, comparison.worse
     ('regression', ('case-07',))
     """
-    from gatecal._analyses.check._evidence import paired_states
+    from gatecal.readers.run_states import paired_states
 
     max_errors = check_count("max_errors", max_errors, low=0)
     if regressed is not None:

@@ -358,7 +358,7 @@ def recommend_policy(
         of range, or `regression` is given with regressed runs or is out of range.
     """
     from gatecal._analyses.recommend.choice import regressed_rates
-    from gatecal._analyses.recommend.gate import _healthy_outcomes
+    from gatecal._analyses.recommend.runs import _healthy_outcomes
 
     check_instance("data", data, RunsData, "a gatecal.RunsData (from gatecal.read_runs)")
     alpha = check_probability("false_alarm", false_alarm)

@@ -58,10 +58,10 @@ from gatecal._analyses.sequential.designs import (
     SequentialDesign,
     SequentialGate,
     SharedBinomial,
-    _as_rates,
     _moments,
     sequential_outcome,
 )
+from gatecal._analyses.sequential.outcome import _as_rates
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
 __all__ = ["EvalueDesign", "design_evalue", "evalue_gate"]

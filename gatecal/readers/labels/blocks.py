@@ -51,22 +51,21 @@ def read_label_blocks(path: Path) -> LabelColumns:
     import numpy as np
 
     from gatecal.readers.table.blocks import (
-        SlowPath,
-        _csv_blocks,
-        _has_blank_looking_rows,
-        _has_pyarrow,
-        _jsonl_blocks,
-        coded,
+        csv_blocks,
+        has_blank_looking_rows,
+        has_pyarrow,
+        jsonl_blocks,
     )
+    from gatecal.readers.table.columns import SlowPath, coded
 
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        if not _has_pyarrow() and _has_blank_looking_rows(path):
+        if not has_pyarrow() and has_blank_looking_rows(path):
             raise SlowPath  # (Arrow refuses such a line: see _blocks._arrow_csv_blocks)
         required = ("item", "human", "judge")
-        blocks = _csv_blocks(path, _KEYS, required, delimiter=",", exact_names=True)
+        blocks = csv_blocks(path, _KEYS, required, delimiter=",", exact_names=True)
     elif suffix == ".jsonl":
-        blocks = _jsonl_blocks(path, _KEYS)
+        blocks = jsonl_blocks(path, _KEYS)
     else:
         raise SlowPath
     # pandas gives every CSV cell as text (a short row's missing cells as ""): the row

@@ -38,7 +38,8 @@ def read_parquet(path: Path, build: str) -> Batch:
     """Read one long table stored as Parquet."""
     from gatecal.readers._progress import advance
     from gatecal.readers.table import cells
-    from gatecal.readers.table.blocks import _KEYS, BLOCK_ROWS, SlowPath, _block, arrow_factorized
+    from gatecal.readers.table.blocks import BLOCK_ROWS
+    from gatecal.readers.table.columns import _KEYS, SlowPath, _block, arrow_factorized
     from gatecal.readers.table.rows import rows_to_batch
 
     pq = _pyarrow(f"{path}: reading Parquet")

@@ -401,7 +401,7 @@ def test_order_reason_is_every_order_by_brute_force():
     import itertools
     import random
 
-    from gatecal._analyses.check._evidence import order_reason
+    from gatecal._model.evidence import order_reason
 
     gen = random.Random(5)
     for _ in range(400):

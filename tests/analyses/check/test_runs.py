@@ -1,6 +1,6 @@
 """check's current runs as arrays of states, against the rules applied row by row.
 
-`_states` stores each (run, case)'s state into a runs x cases array and `_combine` applies a
+`run_states` stores each (run, case)'s state into a runs x cases array and `_combine` applies a
 policy to whole columns at once; here both are compared with the documented rules written
 the plain way, a dict and a loop per case, on random tables and random runs.
 """
@@ -12,15 +12,10 @@ import numpy as np
 from hypothesis import assume, given, settings, strategies as st
 
 import gatecal
-from gatecal._analyses.check.runs import (
-    _NAMES,
-    MISSING,
-    _combine,
-    _expected_checks,
-    _RunStates,
-    _states,
-)
+from gatecal._analyses.check.runs import _combine
 from gatecal._analyses.policies.parse import parse_check_policy
+from gatecal._model.evidence import MISSING, STATE_NAMES
+from gatecal.readers.run_states import RunStates, expected_checks, run_states
 
 PASS, FAIL, ERROR = "passed", "failed", "error"
 CASES = [f"case-{i}" for i in range(6)]
@@ -101,11 +96,11 @@ def test_states_are_the_rules_row_by_row(tmp_path_factory, data):
     cur = gatecal.read_runs([write(tmp / "c.jsonl", cur_rows)])
     order = base.cases()
     extra = [c for c in cur.cases() if c not in set(order)]
-    got = _states(cur, order, _expected_checks(base), extra)
+    got = run_states(cur, order, expected_checks(base), extra)
     assert got.runs == cur.runs("healthy") and got.n == len(order)
     assert list(got.cases) == order + extra
     want = states_row_by_row(cur_rows, base_rows, got.runs, order + extra)
-    assert [[_NAMES[c] for c in row] for row in got.codes.tolist()] == [
+    assert [[STATE_NAMES[c] for c in row] for row in got.codes.tolist()] == [
         [w[c] for c in order + extra] for w in want
     ]
     # which checks were missing where: one entry per (run, case) lacking one
@@ -198,12 +193,12 @@ def test_combine_is_the_rules_case_by_case(policy, codes, k_min):
     runs = [f"try-{t}" for t in range(array.shape[0])]
     cases = [f"case-{j}" for j in range(array.shape[1])]
     extra = np.full((len(runs), 2), MISSING, dtype=np.int8)  # others: never combined
-    states = _RunStates(runs, (*cases, "x", "y"), len(cases), np.hstack((array, extra)), [])
+    states = RunStates(runs, (*cases, "x", "y"), len(cases), np.hstack((array, extra)), [])
     chosen = parse_check_policy(policy)
     got = _combine(chosen, states, k_min)
-    dicts = [{c: _NAMES[v] for c, v in zip(cases, row, strict=True)} for row in array.tolist()]
+    dicts = [{c: STATE_NAMES[v] for c, v in zip(cases, row, strict=True)} for row in array.tolist()]
     final, errors, reasons, attempt = combine_case_by_case(chosen, runs, dicts, cases, k_min)
-    assert [_NAMES[v] for v in got.final.tolist()] == [final[c] for c in cases]
+    assert [STATE_NAMES[v] for v in got.final.tolist()] == [final[c] for c in cases]
     assert {c for c, e in zip(cases, got.errors.tolist(), strict=True) if e} == errors
     assert got.attempt == attempt and len(got.reasons) == len(reasons)
     for ours, theirs in zip(got.reasons, reasons, strict=True):

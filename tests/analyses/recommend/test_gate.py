@@ -957,16 +957,17 @@ def test_a_pass_over_a_range_of_gates_raises_those_gates_alone(sign):
 
 def _count_fits(monkeypatch) -> list[int]:
     """The number of runs of each noise_bounds fit recommend's functions make from now on."""
-    from gatecal._analyses.recommend import gate as module
+    from gatecal._analyses.recommend import gate, runs
 
     totals: list[int] = []
-    real = module.noise_bounds
+    real = gate.noise_bounds
 
     def counted(failures, cases, **options):
         totals.append(len(failures))
         return real(failures, cases, **options)
 
-    monkeypatch.setattr(module, "noise_bounds", counted)
+    for module in (gate, runs):
+        monkeypatch.setattr(module, "noise_bounds", counted)
     return totals
 
 
@@ -974,7 +975,7 @@ def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
     """When not even the limit's runs certify the gate, runs_for_gate says None after
     two evaluations (the measured runs, then the limit), not a doubling search up to it;
     when they do, it still finds the fewest that do."""
-    from gatecal._analyses.recommend import gate as module
+    from gatecal._analyses.recommend import runs as module
 
     x = np.array([0, 1, 0, 2, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0])
     real = module.noise_bounds
@@ -995,7 +996,7 @@ def test_runs_for_gate_tries_the_limit_before_searching_up_to_it(monkeypatch):
 def test_runs_for_gate_reuses_the_measured_runs_bounds(monkeypatch):
     """Given the measured runs' own bounds, runs_for_gate fits only the other totals it
     tries, and answers as it does fitting them itself."""
-    from gatecal._analyses.recommend import gate as module
+    from gatecal._analyses.recommend import runs as module
 
     x = np.array([0, 1, 0, 2, 0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 0])
     m = np.full(x.size, 16)
