@@ -21,7 +21,8 @@ from gatecal import fit_overdispersion, proportion_interval, read_runs, recommen
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.noise.overdispersion import ICC_MAX, _Likelihood
 from gatecal._analyses.recommend.gate import would_work
-from gatecal._engines.exact import beta_binomial_pmf, beta_rule
+from gatecal._common.quadrature import beta_rule
+from gatecal._engines.exact import beta_binomial_pmf
 from gatecal._model.suite import beta_shape
 from gatecal.cli import main
 from tests.conftest import run_cli
