@@ -142,3 +142,20 @@ def test_a_majority_vote_helps_only_while_cases_are_alike():
     assert min(fixed[1:]) > 0.95 * fixed[0]  # 0.659 -> 0.652, 0.644: the same cases fail
     for policy in ("single", "majority-5", "rerun-failing-3", "rerun-2"):
         assert false_alarm(policy, systematic=0.05) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["single", "majority-3", "rerun-failing-1"])
+def test_call_by_call_runs_agree_with_the_averaged_policy_rates(policy):
+    """Each simulated run draws its suite (every case its rate, kept in all its calls): the
+    failure count lies within 4 standard errors of the exact average over suites."""
+    suite = gatecal.Suite.uniform(cases=10, failing=2)
+    noise = gatecal.JudgeNoise(fnr=0.1, fpr=0.1, case_spread=0.5, systematic=0.1)
+    chosen = gatecal.parse_policy(policy)
+    exact = gatecal.policy_rates(suite, noise, "0.80", chosen)
+    for build in ("healthy", "regressed"):
+        sample = gatecal.simulate_policy(
+            suite, build, noise, "0.80", chosen, n_runs=4000, rng=11, method="calls"
+        )
+        p = exact.row(build, "0.80").failure_probability
+        se = max((p * (1 - p) / sample.n_runs) ** 0.5, 1 / sample.n_runs)
+        assert abs(sample.failures["0.80"] / sample.n_runs - p) <= 4 * se

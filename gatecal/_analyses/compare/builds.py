@@ -39,7 +39,7 @@ With one run per build the test is exact McNemar over the cases, which holds onl
 the two runs are independent; one run per build cannot measure their correlation, so
 the decision is incomplete unless `assume_independent_runs` asserts it.
 
-Evidence: the one rule of check/_evidence.py. A case or check with no verdict in a run
+Evidence: the one rule of _model/evidence.py. A case or check with no verdict in a run
 of either build, a skipped verdict where the other build has one, and errors beyond
 `max_errors` are incomplete evidence (or, with `partial`, the cases lacking a verdict
 are left out and named); errors within `max_errors` count as failures.
@@ -568,7 +568,7 @@ def compare_builds(
     partial : bool
         Leave out (and name) the cases that lack a verdict somewhere: in one build only,
         or in some run of a build. Otherwise that is incomplete evidence (the evidence
-        rule of check/_evidence.py: a dropped row, a check missing inside a case and a
+        rule of _model/evidence.py: a dropped row, a check missing inside a case and a
         skipped verdict where the other build has one are missing evidence).
     test : {"auto", "mcnemar", "runs", "cases"}
         ``auto``: exact McNemar with one run per build, else the run permutation test.
