@@ -11,7 +11,11 @@ candidate worse. Tests:
 - ``tarone``: the same with Tarone's discrete Bonferroni in place of Holm (only the cases
   whose margins can reach the level share it), on the very same simulated builds (the
   same seed as ``gatecal``'s row);
-- ``runs``: the permutation test over runs alone;
+- ``runs``: the permutation test over runs alone (each case's surprise: how seldom its
+  failures would fall on the candidate's runs by chance);
+- ``shares``: the permutation test over runs that ``compare`` used before, on each run's
+  pass share (counted here over every labelling, with 3 and 5 runs a build): the same
+  exchangeability, the same size, a blunter statistic;
 - ``cases``: the exact sign-flip test over cases on per-case pass-share differences;
 - ``naive``: McNemar on (case, repeat) pairs, repeat i of one build paired with repeat i
   of the other and every pair counted as independent (what eval tools do);
@@ -25,6 +29,7 @@ Usage: python experiments/compare_size.py [--samples N]   (writes reports/compar
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import time
 from fractions import Fraction
@@ -67,8 +72,29 @@ def pure_rates(test: str, cases: int, runs: int, icc: float, samples: int,
         base = _draw_runs(gen, runs, cases, RATE, icc)
         for h, failing in enumerate((0, 1)):
             cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
-            result, stat, _ = _global_test(base, cand, test, "worse")
+            result, stat, _, _ = _global_test(base, cand, test, "worse")
             hits[h] += result.p_value <= ALPHA and stat > 0
+    return hits[0] / samples, hits[1] / samples
+
+
+def shares_p(base: np.ndarray, cand: np.ndarray) -> float:
+    """The pass-share permutation p-value, every labelling counted (runs complete)."""
+    passes = np.concatenate([base, cand]).sum(axis=1)  # per run (complete runs)
+    n, k = len(passes), len(cand)
+    observed = passes[n - k :].sum()
+    sums = [passes[list(pick)].sum() for pick in itertools.combinations(range(n), k)]
+    return sum(s <= observed for s in sums) / len(sums)
+
+
+def shares_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
+    """False alarm and 1-case detection of the pass-share permutation test alone."""
+    gen = np.random.Generator(np.random.PCG64(seed))
+    hits = [0, 0]
+    for _ in range(samples):
+        base = _draw_runs(gen, runs, cases, RATE, icc)
+        for h, failing in enumerate((0, 1)):
+            cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
+            hits[h] += shares_p(base, cand) <= ALPHA
     return hits[0] / samples, hits[1] / samples
 
 
@@ -159,10 +185,14 @@ def main() -> None:
                 tests = (
                     ["mcnemar"] if runs == 1 else ["gatecal", "tarone", "runs", "cases", "naive"]
                 )
+                if runs in (3, 5):
+                    tests.append("shares")
                 for test in tests:
                     seed += test != "tarone"  # tarone: the same builds as gatecal's row
                     if test == "naive":
                         fa, det = naive_rates(n, runs, icc, samples, seed)
+                    elif test == "shares":
+                        fa, det = shares_rates(n, runs, icc, samples, seed)
                     elif test in ("runs", "cases"):
                         fa, det = pure_rates(test, n, runs, icc, samples, seed)
                     else:
@@ -197,7 +227,10 @@ def main() -> None:
         "- `tarone`: the same with Tarone's discrete Bonferroni in place of Holm over the "
         "cases (only those whose margins let them reach the level share it), measured on the "
         "very same simulated builds as the `gatecal` row above it;",
-        "- `runs`: that permutation test alone;",
+        "- `runs`: that permutation test alone, on each case's surprise (how seldom its "
+        "failures would fall on the candidate's runs by chance);",
+        "- `shares`: the permutation test over runs `compare` used before, on each run's pass "
+        "share (3 and 5 runs a build): the same size, a blunter statistic;",
         "- `cases`: exact sign-flip over cases on the per-case pass-share differences;",
         "- `naive`: McNemar on (case, repeat) pairs counted as independent (what eval tools do);",
         "- `mcnemar`: gatecal's test with one run per build; at icc 0 also exact (the discordant "

@@ -20,8 +20,9 @@ __all__ = ["render_compare_design", "render_comparison"]
 _TESTS = {
     "mcnemar": "exact McNemar test (one run per build: an exact binomial test on the "
     "discordant cases)",
-    "runs": "exact permutation test over whole runs (each run's pass share; repeats "
-    "and run-to-run correlation kept inside the runs)",
+    "runs": "exact permutation test over whole runs (on each case's surprise: how seldom "
+    "its failures would fall on the candidate's runs by chance; repeats and run-to-run "
+    "correlation kept inside the runs)",
     "cases": "exact sign-flip test over cases (per-case pass-share differences; valid "
     "for independent runs only)",
 }

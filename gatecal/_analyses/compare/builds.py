@@ -7,18 +7,23 @@ global test depends on how many runs each build has:
   p = 1/2 on the discordant cases (passed in the baseline and failed in the candidate,
   or the reverse).
 - ``runs`` (the default with more runs): an exact permutation test of the build labels
-  over whole runs. Each run's statistic is its pass share over the compared cases; the
-  test statistic is the mean share of the baseline's runs minus the candidate's. A
-  run keeps all its verdicts together, so repeats of a case are never counted as
+  over whole runs (:func:`~gatecal._analyses.compare.paired.case_permutation_p`). Each
+  case's surprise under a labelling is how seldom at least that many of its failures
+  (over both builds' runs) would fall on the candidate's runs by chance; a labelling is
+  more extreme when its most surprising case is more surprising, the summed surprise
+  breaking ties. One case that fails in every candidate run and no baseline run is then
+  the most extreme labelling there is, so 3 runs a build catch one broken case where a
+  run's pass share drowned it in the other cases' noise (experiments/compare_size.py).
+  A run keeps all its verdicts together, so repeats of a case are never counted as
   independent pairs, and whatever makes the verdicts of one run move together (one
   judge draw per run: the run-to-run correlation ``recommend`` measures) is carried
-  whole by the permutation. Under "the two builds' runs are exchangeable" the test is
-  exact at any failure rate, any run-to-run correlation and any mix of flaky and
-  stable cases. The permutation distribution is counted exactly by dynamic
-  programming over subset sums (integer counts, no sampling) when the shares have a
-  small common denominator; otherwise by a seeded Monte Carlo over permutations,
-  whose p-value ``(1 + hits) / (1 + draws)`` is still a valid p-value (its standard
-  error is reported).
+  whole by the permutation. A case's failures over all the runs do not depend on the
+  labels, so under "the two builds' runs are exchangeable" the test is exact at any
+  failure rate, any run-to-run correlation and any mix of flaky and stable cases. Every
+  labelling is counted while there are at most 200,000 (10 + 10 runs); beyond, a seeded
+  Monte Carlo over labellings, whose p-value ``(1 + hits) / (1 + draws)`` is still a
+  valid p-value (its standard error is reported). The statistic shown is descriptive:
+  the mean pass share of the baseline's runs minus the candidate's.
 - ``cases``: the exact sign-flip test over cases on each case's pass-share difference
   (an exact count of the 2^n sign vectors). Valid when the runs are independent; a
   run-to-run correlation makes the cases' differences move together and the test too

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -13,22 +14,19 @@ import numpy.typing as npt
 
 from gatecal._common.seeds import SeedLike, root_seed
 
-#: The exact count's table may hold at most this many cells, else Monte Carlo.
-EXACT_CELLS = 4_000_000
 #: Permutations drawn when the exact count is too big.
 MONTE_CARLO_PERMUTATIONS = 100_000
 #: ... and in each simulated comparison of the operating characteristic (still a valid
 #: p-value, ``(1 + hits) / (1 + draws)``; a little less powerful than the reported one).
 SIMULATION_PERMUTATIONS = 2_000
-#: The simulation counts exactly only while the count costs at most this many cell updates.
-SIMULATION_WORK = 20_000_000
 
 __all__ = [
     "benjamini_hochberg",
+    "case_permutation_p",
+    "case_scores",
     "exact_mcnemar",
     "fisher_one_sided",
     "holm",
-    "run_permutation_p",
     "sign_flip_p",
 ]
 
@@ -65,28 +63,17 @@ def fisher_one_sided(base_pass: int, base_runs: int, cand_pass: int, cand_runs: 
     return Fraction(num, denom)
 
 
-def _subset_counts(values: list[int], size: int | None, *, exact: bool = True) -> list[Any]:
-    """How many subsets (of `size` elements, or of any size) sum to each s = 0..sum:
-    exact integers, or (``exact=False``, counts beyond int64 only) float64 counts."""
+def _subset_counts(values: list[int]) -> list[int]:
+    """How many subsets (of any size) of `values` sum to each s = 0..sum, exactly."""
     total = sum(values)
-    n = len(values)
-    count = math.comb(n, size) if size is not None else 2**n
-    dtype: Any = np.int64 if count < 2**62 else (object if exact else np.float64)
-    if size is None:
-        dp = np.zeros(total + 1, dtype=dtype)
-        dp[0] = 1
-        for v in values:
-            new = dp.copy()
-            new[v:] += dp[: total + 1 - v]
-            dp = new
-        return [int(c) for c in dp] if dtype is not np.float64 else list(dp)
-    table = np.zeros((size + 1, total + 1), dtype=dtype)
-    table[0, 0] = 1
+    dtype: Any = np.int64 if len(values) < 62 else object
+    dp = np.zeros(total + 1, dtype=dtype)
+    dp[0] = 1
     for v in values:
-        new = table.copy()
-        new[1:, v:] += table[:-1, : total + 1 - v]
-        table = new
-    return [int(c) for c in table[size]] if dtype is not np.float64 else list(table[size])
+        new = dp.copy()
+        new[v:] += dp[: total + 1 - v]
+        dp = new
+    return [int(c) for c in dp]
 
 
 def _scaled(shares: list[Fraction]) -> tuple[list[int], int]:
@@ -105,53 +92,156 @@ class TestResult:
     smallest_p: float = 0.0
 
 
-def run_permutation_p(
-    base: list[Fraction],
-    cand: list[Fraction],
+#: The exact count enumerates every arrangement of the runs while there are at most this
+#: many (10 + 10 runs: 184,756), else a seeded Monte Carlo over arrangements.
+EXACT_ARRANGEMENTS = 200_000
+#: Scores are whole numbers of millionths of a nat, so that arrangements that are the same
+#: up to relabelling tie exactly (a sum of floats would depend on its order).
+_SCORE_UNIT = 1_000_000
+
+
+@functools.lru_cache(maxsize=256)
+def case_scores(runs: int, candidate_runs: int) -> npt.NDArray[np.int64]:
+    """``S[f, x]``: the surprise of a case with `f` failures over all `runs` runs when `x`
+    of them fall in the `candidate_runs` runs labelled candidate, ``-log P(X >= x)`` for
+    X hypergeometric (the chance that a random labelling puts at least that many of the
+    case's failures on the candidate), in millionths (rounded). 0 where ``x = 0``."""
+    n, k = runs, candidate_runs
+    total = math.comb(n, k)
+    scores = np.zeros((n + 1, n + 1), dtype=np.int64)
+    for f in range(n + 1):
+        tail = 0
+        for x in range(min(f, k), -1, -1):
+            tail += math.comb(f, x) * math.comb(n - f, k - x)
+            scores[f, x] = round(_SCORE_UNIT * (math.log(total) - math.log(tail)))
+    return scores
+
+
+def _extreme(
+    picks: npt.NDArray[np.intp], events: npt.NDArray[np.uint8], rows: Any, flat: Any
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(most surprising case, summed surprise) of each arrangement, a row of `picks`
+    (the runs labelled candidate), over the cases' events (runs x cases): `rows` is each
+    case's offset into `flat`, the score table flattened (its row ``f``). The
+    counts are gathered, not multiplied out: a BLAS product this small costs more in its
+    threads' start than in its work."""
+    index = events[picks].sum(axis=1, dtype=np.intp)  # each case's events on that side
+    index += rows
+    per_case = flat[index]
+    return per_case.max(axis=1), per_case.sum(axis=1)
+
+
+def _tail_share(
+    events: npt.NDArray[np.uint8],
+    candidate_runs: int,
+    gen: np.random.Generator | None,
+    draws: int,
+    stop_hits: int | None = None,
+) -> tuple[int, int]:
+    """(arrangements at least as extreme as the observed one, arrangements looked at):
+    every arrangement when `gen` is None, else the observed one and `draws` drawn ones.
+    The observed arrangement labels the last `candidate_runs` runs candidate. With
+    `stop_hits`, the count may stop once more than that many are as extreme."""
+    n = events.shape[0]
+    varying = events.sum(axis=0, dtype=np.intp)
+    keep = (varying > 0) & (varying < n)  # a case all failing or all passing never moves
+    if not keep.any():  # nothing moves: every arrangement ties with the observed one
+        return (1, 1) if gen is None else (draws + 1, draws + 1)
+    events = np.ascontiguousarray(events[:, keep])
+    flat = case_scores(n, candidate_runs).ravel()
+    rows = varying[keep] * (n + 1)
+    observed = np.arange(n - candidate_runs, n)[None, :]
+    top, total = (int(v[0]) for v in _extreme(observed, events, rows, flat))
+    chunk = max(1, 2_000_000 // (candidate_runs * events.shape[1]))
+    if stop_hits is not None:
+        chunk = min(chunk, 256)
+    hits = looked = 0
+
+    # only a case that can be as surprising as the observed most surprising one can make
+    # an arrangement as extreme: look at those first, at the rest only where they do
+    reach = flat[rows + np.minimum(varying[keep], candidate_runs)] >= top
+    few = np.count_nonzero(reach) <= events.shape[1] // 4
+    first = (np.ascontiguousarray(events[:, reach]), rows[reach])
+
+    def count(picks: npt.NDArray[np.intp]) -> None:
+        nonlocal hits, looked
+        looked += len(picks)
+        if few:
+            maybe = _extreme(picks, *first, flat)[0] >= top
+            picks = picks[maybe]
+        best, summed = _extreme(picks, events, rows, flat)
+        hits += int(np.count_nonzero((best > top) | ((best == top) & (summed >= total))))
+
+    def going() -> bool:
+        return stop_hits is None or hits <= stop_hits
+
+    if gen is None:
+        every = itertools.combinations(range(n), candidate_runs)
+        while going() and (block := list(itertools.islice(every, chunk))):
+            count(np.asarray(block, dtype=np.intp))
+        return hits, looked
+    while looked < draws and going():
+        # a uniformly random labelling: the candidate's runs are the smallest keys
+        keys = gen.random((min(draws - looked, chunk), n))
+        count(np.argpartition(keys, candidate_runs - 1, axis=1)[:, :candidate_runs])
+    return hits + 1, looked + 1  # the observed arrangement counts itself
+
+
+def case_permutation_p(
+    base: Matrix,
+    cand: Matrix,
     alternative: str = "worse",
     *,
     rng: SeedLike = 0,
-    exact_counts: bool = True,
-) -> TestResult:
-    """The permutation test of build labels over runs; `base` and `cand` are the runs'
-    pass shares. Exact by counting subset sums when feasible, else seeded Monte Carlo.
-    ``exact_counts=False`` (the simulation's fast path) counts in float64 where the
-    counts outgrow int64, instead of in Python integers, and samples
-    :data:`SIMULATION_PERMUTATIONS` permutations where it samples (and where the exact
-    count would cost more than :data:`SIMULATION_WORK` cell updates)."""
-    values, _ = _scaled([*base, *cand])
-    rb, n = len(base), len(base) + len(cand)
-    observed = sum(values[:rb])
-    smallest = 1.0 / math.comb(n, rb)
-    cells = rb * sum(values)
-    if cells <= EXACT_CELLS and (exact_counts or cells * n <= SIMULATION_WORK):
-        counts = _subset_counts(values, rb, exact=exact_counts)
-        if isinstance(counts[0], float):
-            whole = math.fsum(counts)
-            hi = math.fsum(counts[observed:]) / whole
-            lo = math.fsum(counts[: observed + 1]) / whole
-            p = hi if alternative == "worse" else min(1.0, 2 * min(hi, lo))
-            return TestResult(p_value=p, exact=True, smallest_p=smallest)
-        denom = math.comb(n, rb)
-        upper = Fraction(sum(counts[observed:]), denom)
-        if alternative == "worse":
-            return TestResult(p_value=float(upper), exact=True, smallest_p=smallest)
-        lower = Fraction(sum(counts[: observed + 1]), denom)
-        both = _two_sided(upper, lower)
-        return TestResult(p_value=float(both), exact=True, smallest_p=min(1.0, 2 * smallest))
-    gen = np.random.Generator(np.random.PCG64(root_seed(rng)))
-    arr = np.asarray(values, dtype=np.float64)
-    draws = MONTE_CARLO_PERMUTATIONS if exact_counts else SIMULATION_PERMUTATIONS
-    sums = np.empty(draws)
-    for start in range(0, draws, 1000):
-        perm = gen.permuted(np.tile(arr, (min(1000, draws - start), 1)), axis=1)
-        sums[start : start + len(perm)] = perm[:, :rb].sum(axis=1)
-    hi = float(np.sum(sums >= observed))
-    lo = float(np.sum(sums <= observed))
-    p_hi, p_lo = (1 + hi) / (1 + draws), (1 + lo) / (1 + draws)
-    p = p_hi if alternative == "worse" else min(1.0, 2 * min(p_hi, p_lo))
-    se = math.sqrt(p * (1 - p) / draws)
-    return TestResult(p_value=p, exact=False, standard_error=se, smallest_p=smallest)
+    fast: bool = False,
+    stop_above: float | None = None,
+) -> tuple[TestResult, bool]:
+    """The permutation test of build labels over whole runs, on the cases' surprise.
+
+    `base` and `cand` are runs x cases outcomes (1 pass, 0 fail, -1 no verdict). A case's
+    surprise under a labelling is how unlikely it is that at least as many of its failures
+    (over all the runs of both builds) fall on the candidate's runs
+    (:func:`case_scores`); its failures over all the runs, and so the score, do not depend
+    on the labelling, so the test is exact whenever the runs are exchangeable. A labelling
+    is more extreme when its most surprising case is more surprising, the summed surprise
+    breaking ties: one case that fails in every candidate run and no baseline run is the
+    most extreme labelling there is, whatever the other cases do. Counted over every
+    labelling while there are at most :data:`EXACT_ARRANGEMENTS`, else over seeded random
+    ones (``(1 + hits) / (1 + draws)``, :data:`MONTE_CARLO_PERMUTATIONS`, or
+    :data:`SIMULATION_PERMUTATIONS` with `fast`, as when the simulation counts only
+    while there are at most that many). For "two-sided", the same on the passes, and p
+    the doubled smaller tail. `stop_above` (a simulation that needs only to know whether
+    p is at most that) stops counting once p is sure to be above it, and then reports
+    the share counted so far, above it too.
+
+    Returns the test and whether its evidence points to the candidate being worse (the
+    worse tail is the smaller).
+    """
+    runs = np.concatenate([base, cand])
+    rb, rc = len(base), len(cand)
+    arrangements = math.comb(rb + rc, rc)
+    limit = SIMULATION_PERMUTATIONS if fast else EXACT_ARRANGEMENTS
+    draws = SIMULATION_PERMUTATIONS if fast else MONTE_CARLO_PERMUTATIONS
+    exact = arrangements <= limit
+    seeds = root_seed(rng).spawn(2)
+    tails = []
+    sides = (0, 1) if alternative == "two-sided" else (0,)
+    stop = None
+    if stop_above is not None:  # a tail above this makes p above stop_above
+        tail = stop_above / len(sides)
+        stop = math.floor(tail * (arrangements if exact else draws + 1))
+    for side, event in enumerate(sides):
+        gen = None if exact else np.random.Generator(np.random.PCG64(seeds[side]))
+        events = (runs == event).astype(np.uint8)
+        hits, looked = _tail_share(events, rc, gen, draws, stop)
+        tails.append(hits / looked)
+    smallest = 1.0 / arrangements
+    worse = tails[0] <= min(tails)
+    p = tails[0] if len(tails) == 1 else min(1.0, 2 * min(tails))
+    if len(tails) == 2:
+        smallest = min(1.0, 2 * smallest)
+    se = 0.0 if exact else math.sqrt(p * (1 - p) / draws)
+    return TestResult(p_value=p, exact=exact, standard_error=se, smallest_p=smallest), worse
 
 
 def sign_flip_p(differences: list[Fraction], alternative: str = "worse") -> TestResult:
@@ -162,7 +252,7 @@ def sign_flip_p(differences: list[Fraction], alternative: str = "worse") -> Test
     n = len(differences)
     total = sum(scaled)
     observed = sum(signed)  # same common denominator: |d| and d share it
-    counts = _subset_counts(scaled, None)
+    counts = _subset_counts(scaled)
     # a sign vector with + on subset P sums to 2 * sum_P |d| - total
     denom = 2**n
     upper = Fraction(sum(c for s, c in enumerate(counts) if 2 * s - total >= observed), denom)
@@ -238,9 +328,20 @@ Matrix = npt.NDArray[np.int8]
 
 
 def _global_test(
-    base: Matrix, cand: Matrix, test: str, alternative: str, rng: SeedLike = 0, fast: bool = False
-) -> tuple[TestResult, float, tuple[int, int] | None]:
-    """(result, statistic, discordant) of the global test on complete-by-case matrices."""
+    base: Matrix,
+    cand: Matrix,
+    test: str,
+    alternative: str,
+    rng: SeedLike = 0,
+    fast: bool = False,
+    alpha: float = 0.05,
+) -> tuple[TestResult, float, tuple[int, int] | None, bool]:
+    """(result, statistic, discordant, worse) of the global test on complete-by-case
+    matrices: `statistic` describes the difference (the discordant count's, the mean pass
+    share's or the summed per-case share's, baseline minus candidate), `worse` says which
+    way the test's evidence points. With `fast` (a simulation of the decision at level
+    `alpha`), a p-value above `alpha` may be reported as any value above it: whatever it
+    is, the decision is the same (no part of it is spent at more than alpha)."""
     if test == "mcnemar":
         b, c = base[0], cand[0]
         seen = (b >= 0) & (c >= 0)
@@ -250,8 +351,13 @@ def _global_test(
         p = exact_mcnemar(worse, better, alternative)
         smallest = 0.5**n if alternative == "worse" else min(1.0, 2 * 0.5**n)
         result = TestResult(p_value=float(p), exact=True, smallest_p=smallest)
-        return result, float(worse - better), (worse, better)
+        return result, float(worse - better), (worse, better), worse > better
     if test == "runs":
+        # a simulation needs only to know whether p is at most alpha (module docstring)
+        stop = alpha if fast else None
+        result, worse = case_permutation_p(
+            base, cand, alternative, rng=rng, fast=fast, stop_above=stop
+        )
         shares = []
         for m in (base, cand):
             seen = (m >= 0).sum(axis=1)
@@ -259,18 +365,16 @@ def _global_test(
             shares.append(
                 [Fraction(int(p), int(s)) for p, s in zip(passed, seen, strict=True) if s > 0]
             )
-        result = run_permutation_p(
-            shares[0], shares[1], alternative, rng=rng, exact_counts=not fast
-        )
         stat = float(sum(shares[0]) / len(shares[0]) - sum(shares[1]) / len(shares[1]))
-        return result, stat, None
+        return result, stat, None, worse
     diffs = []
     for j in range(base.shape[1]):
         b, c = base[:, j], cand[:, j]
         nb, nc = int((b >= 0).sum()), int((c >= 0).sum())
         diffs.append(Fraction(int((b == 1).sum()), nb) - Fraction(int((c == 1).sum()), nc))
     result = sign_flip_p(diffs, alternative)
-    return result, float(sum(diffs)), None
+    statistic = float(sum(diffs))
+    return result, statistic, None, sum(diffs) > 0
 
 
 # -- the decision: how the level is split ----------------------------------------------------
@@ -328,7 +432,9 @@ def _decide(
     regression. Otherwise the one that can reach alpha decides alone, and cases are
     flagged only when the test rejects (closed testing: the error rate stays alpha).
     """
-    result, statistic, discordant = _global_test(base, cand, test, alternative, rng, fast)
+    result, statistic, discordant, test_worse = _global_test(
+        base, cand, test, alternative, rng, fast, alpha
+    )
     table = np.stack(
         [
             (base == 1).sum(axis=0),
@@ -378,7 +484,6 @@ def _decide(
         if d == "worse" or (alternative == "two-sided" and d == "better")
     ]
     p_cases = min(changed, default=1.0)
-    test_worse = statistic > 0
     if mode == "both":
         p_value = min(1.0, 2 * min(result.p_value, p_cases))
     elif mode == "cases":

@@ -18,10 +18,10 @@ from scipy import stats
 import gatecal
 from gatecal._analyses.compare.paired import (
     benjamini_hochberg,
+    case_permutation_p,
     exact_mcnemar,
     fisher_one_sided,
     holm,
-    run_permutation_p,
     sign_flip_p,
 )
 from gatecal.cli._spread import spread_paths
@@ -54,76 +54,114 @@ def test_mcnemar_agrees_with_scipy_binomtest(worse, better):
         assert float(exact_mcnemar(worse, better, "two-sided")) == pytest.approx(two, rel=1e-9)
 
 
-def _brute_runs(base, cand):
-    """Every relabelling of the runs as baseline/candidate, the statistic in fractions."""
-    values = [*base, *cand]
-    observed = sum(base)
-    sums = [sum(values[i] for i in pick)
-            for pick in itertools.combinations(range(len(values)), len(base))]  # fmt: skip
-    upper = Fraction(sum(s >= observed for s in sums), len(sums))
-    lower = Fraction(sum(s <= observed for s in sums), len(sums))
-    return upper, min(Fraction(1), 2 * min(upper, lower))
+def _brute_case_permutation(base, cand, event=0):
+    """Every relabelling of the runs as baseline/candidate, in exact fractions: a case's
+    tail ``P(X >= x)`` (X hypergeometric, counted from binomials), and an arrangement as
+    extreme as the observed one when its smallest tail is smaller, or equal with a product
+    of tails at most the observed one's (the same order as the largest surprise, then
+    the summed surprise, ``-log`` of each)."""
+    runs = [list(r) for r in (*base, *cand)]
+    n, k = len(runs), len(cand)
+    cases = len(runs[0])
+    total = math.comb(n, k)
+
+    def key(picked):
+        tails = []
+        for j in range(cases):
+            f = sum(r[j] == event for r in runs)
+            x = sum(runs[i][j] == event for i in picked)
+            hits = sum(math.comb(f, y) * math.comb(n - f, k - y) for y in range(x, min(f, k) + 1))
+            tails.append(Fraction(hits, total))
+        return min(tails), math.prod(tails)
+
+    low, product = key(range(n - k, n))
+    picks = list(itertools.combinations(range(n), k))
+    hits = 0
+    for picked in picks:
+        m, prod = key(picked)
+        hits += m < low or (m == low and prod <= product)
+    return Fraction(hits, len(picks))
 
 
-RUN_SHARES = [
-    # complete runs of 12 cases
-    ([Fraction(12, 12), Fraction(11, 12), Fraction(12, 12)],
-     [Fraction(10, 12), Fraction(9, 12), Fraction(11, 12)]),
-    # ties everywhere
-    ([Fraction(1)] * 4, [Fraction(1)] * 3),
-    # missing verdicts: runs of 12, 11 and 10 observed cases
-    ([Fraction(11, 12), Fraction(10, 11), Fraction(12, 12), Fraction(9, 10), Fraction(1)],
-     [Fraction(8, 11), Fraction(10, 12), Fraction(7, 10), Fraction(11, 11)]),
+def _runs(text):
+    return np.array([[int(c) if c != "." else -1 for c in row] for row in text.split()], np.int8)
+
+
+CASE_RUNS = [
+    # a temperature-0 suite: stable cases, one always failing, one new failure
+    (_runs("1110 1110 1110"), _runs("0110 0110 0110")),
+    # flaky cases everywhere, unequal run counts
+    (_runs("10110 11011 01111 11101"), _runs("11010 01101 10110")),
+    # missing verdicts (.) and ties
+    (_runs("1.1 111 011"), _runs("101 1.1 11.")),
     # the candidate better
-    ([Fraction(3, 5), Fraction(2, 5)], [Fraction(5, 5), Fraction(4, 5), Fraction(5, 5)]),
-]  # fmt: skip
+    (_runs("0011 0101 0110"), _runs("1111 1101 1111")),
+]
 
 
-@pytest.mark.parametrize(("base", "cand"), RUN_SHARES)
-def test_run_permutation_is_the_brute_force_enumeration_of_relabellings(base, cand):
-    upper, both = _brute_runs(base, cand)
-    one = run_permutation_p(base, cand)
-    assert one.exact
-    assert one.p_value == float(upper)
-    assert run_permutation_p(base, cand, "two-sided").p_value == float(both)
+@pytest.mark.parametrize(("base", "cand"), CASE_RUNS)
+def test_case_permutation_is_the_brute_force_enumeration_of_relabellings(base, cand):
+    worse = _brute_case_permutation(base, cand)
+    better = _brute_case_permutation(base, cand, event=1)
+    one, _ = case_permutation_p(base, cand)
+    two, points_worse = case_permutation_p(base, cand, "two-sided")
+    assert one.exact and two.exact
+    assert one.p_value == float(worse)
+    assert two.p_value == float(min(Fraction(1), 2 * min(worse, better)))
+    assert points_worse == (worse <= better)
+    assert one.smallest_p == 1 / math.comb(len(base) + len(cand), len(cand))
 
 
-def test_run_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monkeypatch):
+def test_one_new_failure_in_every_candidate_run_is_the_most_extreme_arrangement():
+    # 3 + 3 runs of a suite whose cases never fail or always fail: one case that now fails
+    # every candidate run has p = 1/20, whatever flaky case sits beside it; the pass-share
+    # permutation it replaces gave 4/20 here (the flaky case's one failure ties it)
+    base = _runs("1110 1111 1110")
+    cand = _runs("0110 0110 0110")
+    result, worse = case_permutation_p(base, cand)
+    assert (result.p_value, worse) == (1 / 20, True)
+
+
+def test_case_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monkeypatch):
     import gatecal._analyses.compare.paired as mod
 
-    base = [Fraction(11, 12), Fraction(10, 11), Fraction(12, 12), Fraction(9, 10)]
-    cand = [Fraction(8, 11), Fraction(10, 12), Fraction(7, 10), Fraction(11, 11)]
-    exact = float(_brute_runs(base, cand)[0])
-    monkeypatch.setattr(mod, "EXACT_CELLS", 0)  # force the sampled count
+    base, cand = CASE_RUNS[1]
+    exact = float(_brute_case_permutation(base, cand))
+    monkeypatch.setattr(mod, "EXACT_ARRANGEMENTS", 0)  # force the sampled count
     monkeypatch.setattr(mod, "MONTE_CARLO_PERMUTATIONS", 20_000)
-    sampled = run_permutation_p(base, cand, rng=3)
+    sampled, _ = case_permutation_p(base, cand, rng=3)
     assert not sampled.exact
     assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / 20_001
 
 
-def test_run_permutation_float_counts_agree_with_the_integer_count():
-    # 40 + 40 runs: C(80, 40) ~ 1e23 outgrows int64, so the exact count uses Python
-    # integers and the simulation's fast path float64
-    gen = np.random.default_rng(0)
-    base = [Fraction(int(x), 20) for x in gen.binomial(20, 0.95, 40)]
-    cand = [Fraction(int(x), 20) for x in gen.binomial(20, 0.93, 40)]
-    exact = run_permutation_p(base, cand)
-    fast = run_permutation_p(base, cand, exact_counts=False)
-    assert exact.exact and fast.exact  # both counted, neither sampled
-    assert 0.01 < exact.p_value < 0.99
-    assert fast.p_value == pytest.approx(exact.p_value, rel=1e-12)
+@pytest.mark.parametrize("alternative", ["worse", "two-sided"])
+def test_a_simulation_stopping_early_decides_as_the_full_count(alternative):
+    # the count stops once p is sure to be above alpha: every decision is the same, and a
+    # p above alpha is still reported above it (exact counts at 4 + 4 runs, sampled at 9 + 9)
+    from gatecal._analyses.compare.oc import _draw_runs
+
+    gen = np.random.default_rng(11)
+    for runs in (4, 9):
+        for _ in range(60):
+            base = _draw_runs(gen, runs, 15, 0.1, 0.1)
+            cand = _draw_runs(gen, runs, 15, 0.1, 0.1, int(gen.integers(0, 2)))
+            full, w_full = case_permutation_p(base, cand, alternative, rng=1, fast=True)
+            quick, w_quick = case_permutation_p(
+                base, cand, alternative, rng=1, fast=True, stop_above=0.05
+            )
+            assert (quick.p_value <= 0.05) == (full.p_value <= 0.05)
+            if full.p_value <= 0.05:
+                assert (quick.p_value, w_quick) == (full.p_value, w_full)
 
 
-def test_the_simulations_sampled_count_is_near_the_exact_one(monkeypatch):
-    import gatecal._analyses.compare.paired as mod
-
-    base, cand = RUN_SHARES[2]
-    exact = float(_brute_runs(base, cand)[0])
-    monkeypatch.setattr(mod, "SIMULATION_WORK", 0)  # too costly to count in a simulation
-    sampled = run_permutation_p(base, cand, rng=5, exact_counts=False)
-    assert not sampled.exact
-    draws = mod.SIMULATION_PERMUTATIONS
-    assert abs(sampled.p_value - exact) <= 4 * sampled.standard_error + 1 / (draws + 1)
+def test_three_runs_a_build_catch_one_broken_case_as_a_whole_run_permutation_can():
+    # 40 cases failing 5% of the time, 3 + 3 runs, one case broken: the pass-share statistic
+    # caught it 0.11 of the time (reports/compare-size.md before); the cases' surprise
+    # catches it about 0.82 (400 pairs, se about 0.02), false alarm within the level
+    oc = gatecal.compare_oc(cases=40, baseline_runs=3, candidate_runs=3, rate=0.05,
+                            icc=0.05, failing=1, samples=400, rng=1)  # fmt: skip
+    assert oc.detection >= 0.7
+    assert oc.false_alarm <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 400)
 
 
 DIFFERENCES = [
@@ -205,7 +243,7 @@ def test_the_case_sign_flip_is_too_liberal_under_run_to_run_correlation():
     hits = 0
     for _ in range(600):
         base, cand = (_draw_runs(gen, 5, 20, 0.1, 0.1) for _ in range(2))
-        result, stat, _ = _global_test(base, cand, "cases", "worse")
+        result, stat, _, _ = _global_test(base, cand, "cases", "worse")
         hits += result.p_value <= 0.05 and stat > 0
     assert hits / 600 > 0.05 + 6 * math.sqrt(0.05 * 0.95 / 600)
 
@@ -317,7 +355,7 @@ def test_a_clear_regression_names_its_cases(tmp_path):
     assert tarone.p_value == pytest.approx(2 / math.comb(12, 6))  # the run test's is smaller
 
 
-def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
+def test_one_broken_case_in_sixty_is_caught_by_both_halves():
     gen = np.random.default_rng(11)
     base = (gen.random((10, 60)) >= 0.05).astype(int)
     cand = (gen.random((10, 60)) >= 0.05).astype(int)
@@ -325,7 +363,9 @@ def test_the_per_case_half_catches_one_broken_case_the_run_test_misses():
     base[:, 0] = 1
     result = gatecal.compare_matrices(base, cand, oc_samples=0, multiplicity="holm")
     assert result.mode == "both"
-    assert result.p_test > 0.025  # one case in 60: the run test alone would not see it
+    # the run test: no other labelling of the 20 runs puts a case's 10 failures all on the
+    # candidate (the pass-share statistic this replaced gave p > 0.025: one case in 60)
+    assert result.p_test == 1 / math.comb(20, 10)
     # 10/10 against 0/10: Fisher 1/C(20, 10), Holm times 60
     assert result.p_cases == pytest.approx(60 / math.comb(20, 10))
     assert result.decision == "regression"
