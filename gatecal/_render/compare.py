@@ -102,9 +102,13 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         )
         return "\n".join(lines) + "\n"
     p_text = format_probability(r.p_value)
-    if not r.exact:
-        p_text += f" (Monte Carlo, standard error {r.p_value_se:.2g})"
     test_p = format_probability(r.p_test)
+    if not r.exact:  # the run test's p was sampled: say so beside it
+        sampled = f" (Monte Carlo, standard error {r.p_value_se:.2g})"
+        if r.mode == "test":
+            p_text += sampled
+        else:
+            test_p += sampled
     cases_p = format_probability(r.p_cases)
     how = {
         "both": f"p = {p_text} at alpha {r.alpha:g}: twice the smaller of the run test's "

@@ -131,37 +131,95 @@ def _extreme(
     return per_case.max(axis=1), per_case.sum(axis=1)
 
 
+def _combinations(items: npt.NDArray[np.intp], size: int) -> npt.NDArray[np.intp]:
+    """Every `size`-subset of `items`, one per row."""
+    found = list(itertools.combinations(items.tolist(), size))
+    return np.asarray(found, dtype=np.intp).reshape(len(found), size)
+
+
+def _rare_count(
+    events: npt.NDArray[np.uint8],
+    rows: Any,
+    flat: Any,
+    reach: Any,
+    observed: tuple[int, int],
+    candidate_runs: int,
+    limit: int,
+) -> int | None:
+    """The arrangements as extreme as the observed one, counted exactly by enumerating only
+    those in which a case is at least as surprising as its most surprising case; None when
+    there are more than `limit` of them. A reachable case ``j`` is that surprising when at
+    least ``t_j`` of its ``f_j`` events fall on the candidate's side: ``sum_y C(f_j, y)
+    C(n - f_j, k - y)`` arrangements, each counted under the first such case only."""
+    n, k = events.shape[0], candidate_runs
+    top, total = observed
+    cases = np.flatnonzero(reach)
+    varying = events.sum(axis=0, dtype=np.intp)
+    thresholds = []
+    size = 0
+    for j in cases:
+        f = int(varying[j])
+        scores = flat[rows[j] : rows[j] + min(f, k) + 1]
+        t = int(np.argmax(scores >= top))  # the fewest events on the candidate's side
+        thresholds.append(t)
+        size += sum(math.comb(f, y) * math.comb(n - f, k - y) for y in range(t, min(f, k) + 1))
+        if size > limit:
+            return None
+    earlier_events = events[:, cases]
+    hits = 0
+    for i, (j, t) in enumerate(zip(cases, thresholds, strict=True)):
+        with_event = np.flatnonzero(events[:, j])
+        without = np.flatnonzero(events[:, j] == 0)
+        for y in range(t, min(len(with_event), k) + 1):
+            a = _combinations(with_event, y)
+            b = _combinations(without, k - y)
+            picks = np.concatenate([np.repeat(a, len(b), axis=0), np.tile(b, (len(a), 1))], 1)
+            if i:  # an arrangement an earlier case reaches was counted under that case
+                x = earlier_events[:, :i][picks].sum(axis=1)
+                picks = picks[(x < np.asarray(thresholds[:i])).all(axis=1)]
+            best, summed = _extreme(picks, events, rows, flat)
+            hits += int(np.count_nonzero((best > top) | ((best == top) & (summed >= total))))
+    return hits
+
+
 def _tail_share(
     events: npt.NDArray[np.uint8],
     candidate_runs: int,
-    gen: np.random.Generator | None,
+    gen: np.random.Generator,
     draws: int,
+    limit: int,
     stop_hits: int | None = None,
-) -> tuple[int, int]:
-    """(arrangements at least as extreme as the observed one, arrangements looked at):
-    every arrangement when `gen` is None, else the observed one and `draws` drawn ones.
-    The observed arrangement labels the last `candidate_runs` runs candidate. With
-    `stop_hits`, the count may stop once more than that many are as extreme."""
+) -> tuple[int, int, bool]:
+    """(arrangements at least as extreme as the observed one, arrangements counted,
+    counted exactly): every arrangement while there are at most `limit`, or those in which
+    some case is as surprising as the observed most surprising one while there are at
+    most `limit` of them (:func:`_rare_count`); else the observed one and `draws` drawn
+    with `gen`. The observed arrangement labels the last `candidate_runs` runs candidate.
+    With `stop_hits`, the count may stop once more than that many are as extreme."""
     n = events.shape[0]
+    arrangements = math.comb(n, candidate_runs)
     varying = events.sum(axis=0, dtype=np.intp)
     keep = (varying > 0) & (varying < n)  # a case all failing or all passing never moves
     if not keep.any():  # nothing moves: every arrangement ties with the observed one
-        return (1, 1) if gen is None else (draws + 1, draws + 1)
+        return arrangements, arrangements, True
     events = np.ascontiguousarray(events[:, keep])
     flat = case_scores(n, candidate_runs).ravel()
     rows = varying[keep] * (n + 1)
     observed = np.arange(n - candidate_runs, n)[None, :]
     top, total = (int(v[0]) for v in _extreme(observed, events, rows, flat))
+    # only a case that can be as surprising as the observed most surprising one can make
+    # an arrangement as extreme: look at those first, at the rest only where they do
+    reach = flat[rows + np.minimum(varying[keep], candidate_runs)] >= top
+    if arrangements > limit:
+        rare = _rare_count(events, rows, flat, reach, (top, total), candidate_runs, limit)
+        if rare is not None:
+            return rare, arrangements, True
+    few = np.count_nonzero(reach) <= events.shape[1] // 4
+    first = (np.ascontiguousarray(events[:, reach]), rows[reach])
     chunk = max(1, 2_000_000 // (candidate_runs * events.shape[1]))
     if stop_hits is not None:
         chunk = min(chunk, 256)
     hits = looked = 0
-
-    # only a case that can be as surprising as the observed most surprising one can make
-    # an arrangement as extreme: look at those first, at the rest only where they do
-    reach = flat[rows + np.minimum(varying[keep], candidate_runs)] >= top
-    few = np.count_nonzero(reach) <= events.shape[1] // 4
-    first = (np.ascontiguousarray(events[:, reach]), rows[reach])
 
     def count(picks: npt.NDArray[np.intp]) -> None:
         nonlocal hits, looked
@@ -175,16 +233,16 @@ def _tail_share(
     def going() -> bool:
         return stop_hits is None or hits <= stop_hits
 
-    if gen is None:
+    if arrangements <= limit:
         every = itertools.combinations(range(n), candidate_runs)
         while going() and (block := list(itertools.islice(every, chunk))):
             count(np.asarray(block, dtype=np.intp))
-        return hits, looked
+        return hits, looked, True
     while looked < draws and going():
         # a uniformly random labelling: the candidate's runs are the smallest keys
         keys = gen.random((min(draws - looked, chunk), n))
         count(np.argpartition(keys, candidate_runs - 1, axis=1)[:, :candidate_runs])
-    return hits + 1, looked + 1  # the observed arrangement counts itself
+    return hits + 1, looked + 1, False  # the observed arrangement counts itself
 
 
 def case_permutation_p(
@@ -206,8 +264,10 @@ def case_permutation_p(
     is more extreme when its most surprising case is more surprising, the summed surprise
     breaking ties: one case that fails in every candidate run and no baseline run is the
     most extreme labelling there is, whatever the other cases do. Counted over every
-    labelling while there are at most :data:`EXACT_ARRANGEMENTS`, else over seeded random
-    ones (``(1 + hits) / (1 + draws)``, :data:`MONTE_CARLO_PERMUTATIONS`, or
+    labelling while there are at most :data:`EXACT_ARRANGEMENTS`, or, exactly too, over
+    the labellings in which some case is as surprising as the observed most surprising
+    one while there are at most that many of them (a clear regression at 30 + 30 runs),
+    else over seeded random ones (``(1 + hits) / (1 + draws)``, :data:`MONTE_CARLO_PERMUTATIONS`, or
     :data:`SIMULATION_PERMUTATIONS` with `fast`, as when the simulation counts only
     while there are at most that many). For "two-sided", the same on the passes, and p
     the doubled smaller tail. `stop_above` (a simulation that needs only to know whether
@@ -222,19 +282,19 @@ def case_permutation_p(
     arrangements = math.comb(rb + rc, rc)
     limit = SIMULATION_PERMUTATIONS if fast else EXACT_ARRANGEMENTS
     draws = SIMULATION_PERMUTATIONS if fast else MONTE_CARLO_PERMUTATIONS
-    exact = arrangements <= limit
     seeds = root_seed(rng).spawn(2)
-    tails = []
     sides = (0, 1) if alternative == "two-sided" else (0,)
-    stop = None
-    if stop_above is not None:  # a tail above this makes p above stop_above
-        tail = stop_above / len(sides)
-        stop = math.floor(tail * (arrangements if exact else draws + 1))
+    tails, exact = [], True
     for side, event in enumerate(sides):
-        gen = None if exact else np.random.Generator(np.random.PCG64(seeds[side]))
+        stop = None
+        if stop_above is not None:  # a tail above stop_above / sides puts p above it
+            share = stop_above / len(sides)
+            stop = math.floor(share * (arrangements if arrangements <= limit else draws + 1))
+        gen = np.random.Generator(np.random.PCG64(seeds[side]))
         events = (runs == event).astype(np.uint8)
-        hits, looked = _tail_share(events, rc, gen, draws, stop)
+        hits, looked, counted = _tail_share(events, rc, gen, draws, limit, stop)
         tails.append(hits / looked)
+        exact = exact and counted
     smallest = 1.0 / arrangements
     worse = tails[0] <= min(tails)
     p = tails[0] if len(tails) == 1 else min(1.0, 2 * min(tails))

@@ -122,6 +122,32 @@ def test_one_new_failure_in_every_candidate_run_is_the_most_extreme_arrangement(
     assert (result.p_value, worse) == (1 / 20, True)
 
 
+RARE_RUNS = [
+    # one case fails every candidate run and no baseline run: 1 labelling reaches it
+    (_runs("1111 1110 1111 1011"), _runs("0111 0101 0111 0110")),
+    # two such cases: the observed labelling is reached by both and counted once
+    (_runs("1111 1110 1111 1111"), _runs("0011 0001 0011 0010")),
+    # two cases can each put all 3 of their failures on the candidate (5 labellings each,
+    # one shared): the most surprising case ties, the summed surprise decides
+    (_runs("1011 1111 1111 1111"), _runs("0111 0011 0011 1111")),
+]
+
+
+@pytest.mark.parametrize(("base", "cand"), RARE_RUNS)
+def test_the_rare_labellings_are_counted_exactly_where_all_of_them_are_too_many(
+    base, cand, monkeypatch
+):
+    # 4 + 4 runs have 70 labellings; with at most 12 to count, only the labellings in which
+    # a case is as surprising as the observed most surprising one are enumerated, and the
+    # count is still the brute force's in fractions
+    import gatecal._analyses.compare.paired as mod
+
+    monkeypatch.setattr(mod, "EXACT_ARRANGEMENTS", 12)
+    result, _ = case_permutation_p(base, cand)
+    assert result.exact
+    assert result.p_value == float(_brute_case_permutation(base, cand))
+
+
 def test_case_permutation_monte_carlo_is_a_valid_p_value_near_the_exact_one(monkeypatch):
     import gatecal._analyses.compare.paired as mod
 
