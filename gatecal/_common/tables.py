@@ -31,20 +31,23 @@ __all__ = [
 FORMATS = ("table", "markdown", "csv", "json")
 
 
-def format_probability(p: float) -> str:
+def format_probability(p: float | None) -> str:
     """Four significant digits; never shows a probability below 1 as ``1``.
 
     Parameters
     ----------
-    p : float
-        A probability, in [0, 1].
+    p : float or None
+        A probability, in [0, 1], or None (not known).
 
     Returns
     -------
     str
         ``0`` and ``1`` as they are; below 1e-4 in scientific notation (``1.23e-05``);
-        else four significant digits, and ``> 0.9999`` where that would round to 1.
+        else four significant digits, and ``> 0.9999`` where that would round to 1;
+        ``n/a`` for None.
     """
+    if p is None:
+        return "n/a"
     if p in (0.0, 1.0):
         return f"{p:g}"
     if p < 1e-4:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gatecal._analyses.calibrate.judge import Calibration, CheckCalibration, Estimate
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
 from gatecal._common.validate import ParameterError
@@ -143,7 +143,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("calibrate", cal.to_dict())
+        return json_text(cal.to_dict())
     if fmt == "csv":
         return csv_text(_csv_rows(cal))
     if fmt not in ("table", "markdown"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gatecal._analyses.check.gate import FailingCase, GateCheck
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.names import text_name
 from gatecal._common.tables import few, format_probability, md_text
 from gatecal._render import CHECK_FORMATS
@@ -418,7 +418,7 @@ def render_check(res: GateCheck, fmt: str = "table") -> str:
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("check", res.to_dict())
+        return json_text(res.to_dict())
     if fmt == "junit":
         return _junit(res)
     if fmt == "markdown":

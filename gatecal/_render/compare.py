@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gatecal._analyses.compare.builds import Comparison
 from gatecal._analyses.compare.oc import CompareDesign
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import (
     FORMATS,
@@ -50,7 +50,7 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("compare", result.to_dict())
+        return json_text(result.to_dict())
     if fmt == "csv":
         if not result.cases:
             return (
@@ -202,7 +202,7 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("plan.compare", design.to_dict())
+        return json_text(design.to_dict())
     rows = [
         {
             "runs": r,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gatecal._analyses.history.changes import Shift
 from gatecal._analyses.history.record import History
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -114,7 +114,7 @@ def render_history(result: History, fmt: str = "table") -> str:
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("history", result.to_dict())
+        return json_text(result.to_dict())
     if fmt == "csv":
         rows = [
             {"comparison": s.kind, "before": s.before, "after": s.after, **c.to_dict()}

@@ -10,7 +10,7 @@ from gatecal._analyses.plan._search import SuitePlans
 from gatecal._analyses.plan.baseline import BaselineRuns
 from gatecal._analyses.plan.sequential import SequentialSuitePlan
 from gatecal._analyses.policies.sequential import SequentialPolicy
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -60,36 +60,7 @@ def render_plans(
             for r, b in zip(rows, baseline, strict=True)
         ]
     if fmt == "json":
-        best = plans.recommended
-        data: dict[str, Any] = {
-            **(
-                best.to_dict()
-                if best
-                else {"cases": None, "k_min": None, "false_alarm": None, "detection": None}
-            ),
-            "feasible": best is not None,
-            "targets": {
-                "false_alarm": plans.false_alarm_target,
-                "detection": plans.detection_target,
-            },
-            "flip": plans.noise.fnr,
-            "fpr": plans.noise.fpr,
-            "unparseable": plans.noise.unparseable,
-            "icc": plans.noise.icc,
-            "case_spread": plans.noise.case_spread,
-            "systematic": plans.noise.systematic,
-            "regression": plans.regression.text,
-            "judge_checks": plans.judge_checks,
-            "code_checks": plans.code_checks,
-            "max_cases": plans.max_cases,
-            "alternatives": [
-                r if r else {"policy": pol.describe(), "cases": None}
-                for r, pol in zip(rows, plans.policies, strict=True)
-            ],
-        }
-        if baseline is not None:
-            data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
-        return json_document("plan", data)
+        return json_text(plans.to_dict(baseline=baseline))
     if fmt == "csv":
         rows = [_spread_columns(r) for r in rows]
         return csv_text(

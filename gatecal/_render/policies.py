@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
 from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialComparisonRow
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import (
     FORMATS,
     csv_text,
@@ -42,25 +41,10 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
     ParameterError
         If `fmt` is not one of the formats.
     """
-    dicts = [dataclasses.asdict(r) for r in report.rows]
     if fmt == "json":
-        data = {
-            "seed": report.seed,
-            "runs": report.n_runs,
-            "cases": report.suite.n_cases,
-            "flip": report.noise.fnr,
-            "fpr": report.noise.fpr,
-            "unparseable": report.noise.unparseable,
-            "icc": report.noise.icc,
-            "case_spread": report.noise.case_spread,
-            "systematic": report.noise.systematic,
-            "confidence_level": report.confidence_level,
-            "simulation": report.simulation,
-            "rows": dicts,
-        }
-        return json_document("policies", data)
+        return json_text(report.to_dict())
     if fmt == "csv":
-        return csv_text(_flat(dicts))
+        return csv_text(_flat(report.row_dicts()))
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     how = "call by call" if report.simulation == "calls" else "call by call, alike cases by counts"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.names import shown
 from gatecal._common.tables import (
@@ -45,7 +45,7 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("recommend", rec.to_dict())
+        return json_text(rec.to_dict())
     if fmt == "csv":
         return csv_text(
             [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.recommend.policy import PolicyRecommendation, RuleGate
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import FORMATS, csv_text, format_probability, table_lines
 from gatecal._common.validate import ParameterError
 from gatecal._render.recommend import render_recommendation
@@ -43,24 +43,9 @@ def render_policy_recommendation(
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        head = {} if rec is None else rec.to_dict()
-        return json_document("recommend", {**head, "policies": rules.to_dict()})
+        return json_text(rules.to_dict(beside=rec))
     if fmt == "csv":
-        return csv_text(
-            [
-                {
-                    "rule": r.rule,
-                    "k_min": r.k_min,
-                    "false_alarm": r.false_alarm,
-                    "detection": r.detection,
-                    "judge_calls": r.judge_calls,
-                    "meets": r.meets,
-                    "checkable": r.checkable,
-                    "chosen": r.rule == rules.chosen,
-                }
-                for r in rules.rows
-            ]
-        )
+        return csv_text(rules.row_dicts())
     if fmt not in ("table", "markdown"):
         raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
     if rec is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gatecal._analyses.check.sequential import SequentialCheck
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.names import text_name
 from gatecal._common.tables import format_probability, md_text
 
@@ -65,7 +65,7 @@ def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
         If `fmt` is not one of the formats.
     """
     if fmt == "json":
-        return json_document("check.sequential", res.to_dict())
+        return json_text(res.to_dict())
     head = f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"
     if fmt == "markdown":
         lines = [f"### gatecal check: {_WORD[res.decision]}", ""]

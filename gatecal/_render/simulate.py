@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from gatecal._analyses.simulate import GateRow, SimulationReport
-from gatecal._common.contracts import json_document
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import FORMATS, csv_text, format_probability, percent, plural
 from gatecal._common.validate import ParameterError
 from gatecal._model.suite import BUILDS
@@ -190,15 +189,6 @@ def _csv(rows: Sequence[GateRow]) -> str:
     return csv_text([r.to_dict() for r in rows])
 
 
-def _json(report: SimulationReport) -> str:
-    data = report.to_dict()
-    for row in data["rows"]:  # JSON has no NaN or infinity; never emit them
-        for key, value in row.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"row value `{key}` is not finite (got {value!r})")
-    return json_document("simulate", data)
-
-
 def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
     """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text.
 
@@ -226,7 +216,7 @@ def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
     if fmt == "csv":
         return _csv(report.rows)
     if fmt == "json":
-        return _json(report)
+        return json_text(report.to_dict())
     raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
 
 

@@ -6,9 +6,9 @@ run and the evidence for it) and its :class:`FailingCase` rows; :func:`check_gat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from gatecal._common.contracts import CONTRACTS
+from gatecal._common.contracts import CONTRACTS, json_header
 from gatecal._common.display import Displayed
 
 if TYPE_CHECKING:
@@ -184,6 +184,37 @@ class GateCheck(Displayed):
     heavier_runs: int | None = None
     allowed: int | None = None
 
+    _renderer: ClassVar[str] = "gatecal._render.check"
+
+    def summary(self) -> str:
+        """The decision, how many cases passed, and what the gate needed."""
+        if self.gate_kind == "cases" and self.score is not None and self.heavier_runs is not None:
+            return (
+                f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed; the "
+                f"failing cases weigh {self.score:.2f}, {self.heavier_runs} of "
+                f"{self.baseline_runs} known-good runs as much or more"
+            )
+        return (
+            f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed, the gate "
+            f"needs {self.k_min} ({self.gate})"
+        )
+
+    def to_frame(self) -> Any:
+        """One row per baseline case: whether it failed, its status, whether it is new."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        failing = {f.case_id: f for f in self.failing}
+        rows = [
+            {
+                "case": case,
+                "failed": case in failing,
+                "status": failing[case].status if case in failing else "passed",
+                "new": failing[case].new if case in failing else False,
+            }
+            for case in self.case_names
+        ]
+        return pd.DataFrame(rows, columns=["case", "failed", "status", "new"])
+
     @property
     def exit_code(self) -> int:
         """0 when the gate passes, 1 when it fails or the evidence is incomplete."""
@@ -206,10 +237,9 @@ class GateCheck(Displayed):
         return [f.case for f in self.failing if f.kind == "systematic"]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract: the issue's keys first, then the details."""
+        """The JSON contract: its header, the issue's keys, then the details."""
         return {
-            "format": CHECK_FORMAT,
-            "version": CHECK_VERSION,
+            **json_header("check"),
             "decision": self.decision,
             "gate": self.gate,
             "k_min": self.k_min,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,11 +36,12 @@ from gatecal._analyses.recommend.runs import (
     _more_runs,
 )
 from gatecal._common.bulk import collector_paused
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
+from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
-from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike
 from gatecal._model.suite import JudgeNoise, beta_shape
@@ -186,6 +187,27 @@ class Recommendation(Displayed):
     case_detection: float | None = None
     chosen: ChosenGate | None = None
 
+    _renderer: ClassVar[str] = "gatecal._render.recommend"
+
+    def summary(self) -> str:
+        """The gate to use and its two figures, or that none is within the budget."""
+        chosen = self.chosen
+        if chosen is not None and chosen.kind in ("cases", "count"):
+            what = (
+                "the case-aware gate"
+                if chosen.kind == "cases"
+                else f"at least {chosen.k_min} of {self.cases} cases pass"
+            )
+            head = (
+                f"use {what} (false alarm {format_probability(chosen.false_alarm)}, "
+                f"detection {format_probability(chosen.detection)})"
+            )
+            if not chosen.meets_targets:
+                head += f", short of the {self.detection_target:g} detection target"
+        else:
+            head = "no gate keeps the false alarm within the budget"
+        return f"{head}; from {self.runs} known-good runs"
+
     def suite_spec(self) -> dict[str, Any]:
         """The measured suite as a suite spec, for ``gatecal simulate --suite``.
 
@@ -243,10 +265,9 @@ class Recommendation(Displayed):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract (``format`` and ``version`` first; check reads it back)."""
+        """The JSON contract (its header first; check reads it back)."""
         return {
-            "format": RECOMMEND_FORMAT,
-            "version": RECOMMEND_VERSION,
+            **json_header("recommend"),
             "runs": self.runs,
             "regressed_runs": self.regressed_runs,
             "cases": self.cases,
