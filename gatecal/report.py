@@ -28,7 +28,7 @@ from gatecal._model.gates import strictest_within
 from gatecal._model.regression import parse_regression
 from gatecal._render.calibrate import render_calibration
 from gatecal._render.recommend import render_recommendation
-from gatecal._render.simulate import render
+from gatecal._render.simulate import render_simulation
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -164,9 +164,9 @@ def _build(
         )
     )
     for fmt, suffix in (("markdown", ".md"), ("csv", ".csv"), ("json", ".json")):
-        (folder / f"simulate{suffix}").write_text(render(sim, fmt), encoding="utf-8")
+        (folder / f"simulate{suffix}").write_text(render_simulation(sim, fmt), encoding="utf-8")
         files.append(f"simulate{suffix}")
-    sections.append(_Section("Both engines, side by side", render(sim, "markdown")))
+    sections.append(_Section("Both engines, side by side", render_simulation(sim, "markdown")))
     return files, sections
 
 

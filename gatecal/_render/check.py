@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gatecal._analyses.check.gate import FailingCase, GateCheck
-from gatecal._common.contracts import json_text
 from gatecal._common.names import text_name
 from gatecal._common.tables import few, format_probability, md_text
 from gatecal._render import CHECK_FORMATS
+from gatecal._render.dispatch import render, written
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
@@ -397,8 +397,10 @@ def _junit(res: GateCheck) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+@render.register
 def render_check(res: GateCheck, fmt: str = "table") -> str:
-    """The result as ``table``, ``markdown``, ``json`` or ``junit``.
+    """The result as ``table``, ``markdown``, ``json`` or ``junit``, leading with the
+    decision (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -406,23 +408,11 @@ def render_check(res: GateCheck, fmt: str = "table") -> str:
         What :func:`check_gate` returned.
     fmt : {"table", "markdown", "json", "junit"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ValueError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_text(res.to_dict())
-    if fmt == "junit":
-        return _junit(res)
-    if fmt == "markdown":
-        return _markdown(res)
-    if fmt == "table":
-        return _table(res)
-    raise ValueError(f"`fmt` must be one of {', '.join(CHECK_FORMATS)} (got {fmt!r})")
+    return written(
+        res,
+        fmt,
+        table=lambda _: _table(res),
+        markdown=lambda _: _markdown(res),
+        junit=lambda _: _junit(res),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -10,28 +11,27 @@ from gatecal._analyses.plan._search import SuitePlans
 from gatecal._analyses.plan.baseline import BaselineRuns
 from gatecal._analyses.plan.sequential import SequentialSuitePlan
 from gatecal._analyses.policies.sequential import SequentialPolicy
-from gatecal._common.contracts import json_text
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     format_probability,
     noise_words,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_plans"]
 
 
+@render.register
 def render_plans(
     plans: SuitePlans,
     fmt: str = "table",
     baseline: Sequence[BaselineRuns | None] | None = None,
 ) -> str:
-    """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``,
-    with, given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each
-    plan's gate needs.
+    """:func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``, with,
+    given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each plan's gate
+    needs (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -42,48 +42,38 @@ def render_plans(
     baseline : sequence of BaselineRuns or None, optional
         One entry per plan of `plans` (None where there is none): the known-good runs its
         gate needs, from :func:`gatecal.baseline_runs`. Default: not shown.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
+    text = functools.partial(_text, plans, baseline)
+    return written(
+        plans,
+        fmt,
+        document=lambda: plans.to_dict(baseline=baseline),
+        table=text,
+        markdown=text,
+        csv=lambda _: _csv(plans, baseline),
+    )
+
+
+def _csv(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None) -> str:
     rows = [p.to_dict() if p else None for p in plans.plans]
-    if baseline is not None and fmt == "csv":
+    if baseline is not None:
         rows = [
             None if r is None else {**r, **_baseline_columns(b)}
             for r, b in zip(rows, baseline, strict=True)
         ]
-    if fmt == "json":
-        return json_text(plans.to_dict(baseline=baseline))
-    if fmt == "csv":
-        rows = [_spread_columns(r) for r in rows]
-        return csv_text(
-            _flat(
-                [
-                    r
-                    if r
-                    else {
-                        "policy": pol.describe(),
-                        "cases": None,
-                        "k_min": None,
-                        "max_failures": None,
-                        "failing": None,
-                        "false_alarm": None,
-                        "detection": None,
-                        "judge_calls": None,
-                    }
-                    for r, pol in zip(rows, plans.policies, strict=True)
-                ]
-            )
+    rows = [_spread_columns(r) for r in rows]
+    empty = ("cases", "k_min", "max_failures", "failing", "false_alarm", "detection", "judge_calls")
+    return csv_text(
+        _flat(
+            [
+                r if r else {"policy": pol.describe(), **dict.fromkeys(empty)}
+                for r, pol in zip(rows, plans.policies, strict=True)
+            ]
         )
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    )
+
+
+def _text(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None, fmt: str) -> str:
     checks = f"{plural(plans.judge_checks, 'judge check')} and "
     checks += plural(plans.code_checks, "code check")
     kind = "a code check" if plans.code_checks else "a judge check"

@@ -2,27 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialComparisonRow
-from gatecal._common.contracts import json_text
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     format_probability,
     noise_words,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_policies"]
 
 
+@render.register
 def render_policies(report: PolicyReport, fmt: str = "table") -> str:
-    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -30,23 +31,14 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         What :func:`compare_policies` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_text(report.to_dict())
-    if fmt == "csv":
-        return csv_text(_flat(report.row_dicts()))
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(_text, report)
+    return written(
+        report, fmt, table=text, markdown=text, csv=lambda _: csv_text(_flat(report.row_dicts()))
+    )
+
+
+def _text(report: PolicyReport, fmt: str) -> str:
     how = "call by call" if report.simulation == "calls" else "call by call, alike cases by counts"
     lines = [
         f"judge: {noise_words(report.noise)}; {plural(report.suite.n_cases, 'case')}",

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+import functools
+
 from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
-from gatecal._common.contracts import json_text
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.names import shown
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     format_probability,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
-__all__ = ["render_recommendation"]
+__all__ = ["recommendation_text", "render_recommendation"]
 
 
 def _rate(e: RateEstimate) -> str:
     return f"{e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}]"
 
 
+@render.register
 def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
-    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``, leading with
+    the decision (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -33,28 +35,18 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         The output format.
     top : int, default 10
         The most per-case noise lines the table and markdown show; the rest are counted.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_text(rec.to_dict())
-    if fmt == "csv":
-        return csv_text(
-            [
-                {"k_min": k, "false_alarm": fa, "detection": det}
-                for k, (fa, det) in enumerate(rec.table)
-            ]
-        )
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(recommendation_text, rec, top=top)
+    return written(rec, fmt, table=text, markdown=text, csv=lambda _: _csv(rec))
+
+
+def _csv(rec: Recommendation) -> str:
+    table = enumerate(rec.table)
+    return csv_text([{"k_min": k, "false_alarm": fa, "detection": det} for k, (fa, det) in table])
+
+
+def recommendation_text(rec: Recommendation, fmt: str, *, top: int = 10) -> str:
+    """The table or markdown of `rec` (``gatecal recommend``'s text)."""
     lines = [
         *_headline_lines(rec),
         "",
