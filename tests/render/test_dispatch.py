@@ -101,7 +101,9 @@ def test_rendering_one_result_loads_its_own_renderer_only():
 def test_a_pair_renders_only_when_the_second_takes_the_first():
     suite = gatecal.Suite.uniform(cases=4)
     report = gatecal.simulate_gates(suite, n_runs=20, flips=[0.05])
-    with pytest.raises(gatecal.ParameterError, match=r"must be a gatecal result .* \(got 'tuple'\)"):
+    with pytest.raises(
+        gatecal.ParameterError, match=r"must be a gatecal result .* \(got 'tuple'\)"
+    ):
         gatecal.render((report, report))
     with pytest.raises(gatecal.ParameterError, match=r"\(got 'tuple'\)"):
         gatecal.render((report,))
