@@ -176,14 +176,14 @@ def _measured_sections(folder: Path, rec: Recommendation, files: list[str]) -> l
     image = _save(charts.plot_run_distribution(rec), folder, "measured-runs", files)
     verdict = (
         "They vary more than independent verdicts would"
-        if rec.correlated
+        if rec.measured.correlated
         else "Nothing suggests that whole runs vary together"
     )
     sections.append(
         _Section(
             f"Your {rec.runs} known-good runs",
-            f"{verdict} (run-to-run correlation: icc {rec.overdispersion.icc:.3f}, p = "
-            f"{format_probability(rec.overdispersion.p_value)}).",
+            f"{verdict} (run-to-run correlation: icc {rec.measured.overdispersion.icc:.3f}, p = "
+            f"{format_probability(rec.measured.overdispersion.p_value)}).",
             image,
         )
     )

@@ -198,21 +198,22 @@ def _read_lines(rec: Recommendation, fmt: str) -> list[str]:
 def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
     """The measured noise: pooled and judge rates, run-to-run correlation, flakiest cases."""
     level = f"{100 * rec.confidence_level:g}%"
+    m = rec.measured
     lines = [
         "",
         f"noise ({level} {rec.method} intervals)",
-        f"  case failure rate, pooled: {_rate(rec.noise)}"
-        f"  ({rec.noise.failures:g} of {rec.noise.trials:g} case runs)",
+        f"  case failure rate, pooled: {_rate(m.noise)}"
+        f"  ({m.noise.failures:g} of {m.noise.trials:g} case runs)",
     ]
-    if rec.judge_noise is not None:
+    if m.judge_noise is not None:
         lines.append(
-            f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
-            f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})"
+            f"  judge verdicts wrongly 'no':  {_rate(m.judge_noise)}"
+            f"  ({m.judge_noise.failures:g} of {m.judge_noise.trials:g})"
         )
-    od = rec.overdispersion
+    od = m.overdispersion
     verdict = (
         "correlated: runs vary more than independent verdicts allow"
-        if rec.correlated
+        if m.correlated
         else "no evidence of run-to-run correlation"
     )
     lines += [
@@ -226,10 +227,10 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
             f"{plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
             "and a time window, so drift between invocations shows only across sessions)"
         )
-    if rec.icc_for_gate > 0:
+    if m.icc_for_gate > 0:
         lines.append(
-            f"  the runs allow an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
-            f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
+            f"  the runs allow an icc up to {m.icc_for_gate:.3f} and, jointly, a rate in "
+            f"{_rate(m.noise_for_gate)[7:]} ({level} confidence region)"
         )
     lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
@@ -324,7 +325,8 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
         f"{rec.detection_target:g}; each gate's false alarm (detection) its one-sided "
-        f"{100 * rec.gate_level:g}% upper (lower) profile-likelihood bound over (rate, icc)",
+        f"{100 * rec.measured.gate_level:g}% upper (lower) profile-likelihood bound over "
+        "(rate, icc)",
         "",
     ]
     if rec.recommended is not None:

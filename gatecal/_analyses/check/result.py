@@ -12,10 +12,8 @@ from gatecal._common.contracts import CONTRACTS, json_header
 from gatecal._common.display import Displayed
 
 if TYPE_CHECKING:
-    from gatecal._analyses.recommend.gate import (
-        Overdispersion,
-        RateEstimate,
-    )
+    from gatecal._analyses.noise.measured import BaselineEvidence
+    from gatecal._common.intervals import RateEstimate
 
 __all__ = ["CHECK_FORMAT", "CHECK_VERSION", "DECISIONS", "FailingCase", "GateCheck"]
 
@@ -132,14 +130,9 @@ class GateCheck(Displayed):
     policy : str
         How several current runs combine (``single`` for one run).
     current_runs : tuple of str
-    baseline_runs : int
-    noise_for_gate : RateEstimate
-        The baseline's pooled case failure rate over its confidence region, as the
-        gate's model uses it (recommend's).
-    icc_for_gate : float
-        The largest run-to-run correlation in that region.
-    overdispersion : Overdispersion
-    correlated : bool
+    baseline : BaselineEvidence
+        The known-good runs decided against: how many, their rate and icc as the gate's
+        model uses them, and their run-to-run correlation.
     flaky_rate : float
     confidence_level : float
     warnings : tuple of str
@@ -167,11 +160,7 @@ class GateCheck(Displayed):
     uncalibrated_failures: tuple[str, ...]
     policy: str
     current_runs: tuple[str, ...]
-    baseline_runs: int
-    noise_for_gate: RateEstimate
-    icc_for_gate: float
-    overdispersion: Overdispersion
-    correlated: bool
+    baseline: BaselineEvidence
     flaky_rate: float
     confidence_level: float
     warnings: tuple[str, ...]
@@ -192,7 +181,7 @@ class GateCheck(Displayed):
             return (
                 f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed; the "
                 f"failing cases weigh {self.score:.2f}, {self.heavier_runs} of "
-                f"{self.baseline_runs} known-good runs as much or more"
+                f"{self.baseline.runs} known-good runs as much or more"
             )
         return (
             f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed, the gate "
@@ -265,13 +254,7 @@ class GateCheck(Displayed):
             "failing": [f.to_dict() for f in self.failing],
             "policy": self.policy,
             "current_runs": list(self.current_runs),
-            "baseline": {
-                "runs": self.baseline_runs,
-                "noise_for_gate": self.noise_for_gate.to_dict(),
-                "icc_for_gate": self.icc_for_gate,
-                "overdispersion": self.overdispersion.to_dict(),
-                "correlated": self.correlated,
-            },
+            "baseline": self.baseline.to_dict(),
             "flaky_rate": self.flaky_rate,
             "confidence_level": self.confidence_level,
             "warnings": list(self.warnings),

@@ -14,6 +14,7 @@ from gatecal._analyses.noise.casegate import (
     CaseGate,
 )
 from gatecal._analyses.noise.cases import CaseSpread
+from gatecal._analyses.noise.measured import MeasuredNoise
 from gatecal._analyses.noise.overdispersion import (
     ICC_MAX,
     Overdispersion,
@@ -54,6 +55,7 @@ __all__ = [
     "CaseGate",
     "CaseNoise",
     "CaseSpread",
+    "MeasuredNoise",
     "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
@@ -148,6 +150,8 @@ class Recommendation(Displayed):
     the strictest gate whose false alarm is within the budget (the largest such k_min,
     at least 1: a gate that can fail), or None when not even "at least 1 passes" is;
     `recommended` is that gate when its detection also meets the target, else None.
+    `measured` is the noise the known-good runs show (:class:`MeasuredNoise`): the pooled
+    rate, the (rate, icc) region the gates allow for, and the run-to-run correlation.
     """
 
     runs: int
@@ -165,14 +169,8 @@ class Recommendation(Displayed):
     sources: tuple[str, ...]
     confidence_level: float
     method: str
-    noise: RateEstimate
-    noise_for_gate: RateEstimate
-    icc_for_gate: float
-    gate_level: float
-    judge_noise: RateEstimate | None
+    measured: MeasuredNoise
     per_case: tuple[CaseNoise, ...]
-    overdispersion: Overdispersion
-    correlated: bool
     regression: str
     regression_failing: float
     false_alarm_target: float
@@ -279,13 +277,7 @@ class Recommendation(Displayed):
             "sessions": self.sessions,
             "warnings": list(self.warnings),
             "sources": list(self.sources),
-            "noise": self.noise.to_dict(),
-            "noise_for_gate": self.noise_for_gate.to_dict(),
-            "icc_for_gate": self.icc_for_gate,
-            "gate_level": self.gate_level,
-            "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
-            "overdispersion": self.overdispersion.to_dict(),
-            "correlated": self.correlated,
+            **self.measured.to_dict(),
             "per_case": [{"case": c.case, **c.rate.to_dict()} for c in self.per_case],
             "case_order": list(self.case_order),
             "failures_per_run": list(self.failures_per_run),
@@ -607,14 +599,16 @@ def _recommend(
         sources=data.sources,
         confidence_level=level,
         method=method,
-        noise=noise,
-        noise_for_gate=gate_noise,
-        icc_for_gate=bounds.icc_top,
-        gate_level=bounds.gate_level,
-        judge_noise=judge_noise,
+        measured=MeasuredNoise(
+            noise=noise,
+            noise_for_gate=gate_noise,
+            icc_for_gate=bounds.icc_top,
+            gate_level=bounds.gate_level,
+            judge_noise=judge_noise,
+            overdispersion=over,
+            correlated=over.p_value < significance,
+        ),
         per_case=(),
-        overdispersion=over,
-        correlated=over.p_value < significance,
         regression=regression_text,
         regression_failing=failing_cases,
         false_alarm_target=alpha,
