@@ -135,7 +135,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, cal)
-    return written(cal, fmt, table=text, markdown=text, csv=lambda _: csv_text(_csv_rows(cal)))
+    return written(cal, fmt, text=text, csv=lambda _: csv_text(_csv_rows(cal)))
 
 
 def _text(cal: Calibration, fmt: str) -> str:

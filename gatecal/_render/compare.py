@@ -43,7 +43,7 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         The most changed cases the table and markdown list by name; the rest are counted.
     """
     text = functools.partial(_comparison_text, result, top=top)
-    return written(result, fmt, table=text, markdown=text, csv=lambda _: _comparison_csv(result))
+    return written(result, fmt, text=text, csv=lambda _: _comparison_csv(result))
 
 
 def _comparison_csv(result: Comparison) -> str:
@@ -189,7 +189,7 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_design_text, design)
-    return written(design, fmt, table=text, markdown=text, csv=lambda _: csv_text(_rows(design)))
+    return written(design, fmt, text=text, csv=lambda _: csv_text(_rows(design)))
 
 
 def _rows(design: CompareDesign) -> list[dict[str, Any]]:

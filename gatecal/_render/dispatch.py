@@ -148,6 +148,7 @@ def written(
     fmt: Any,
     *,
     document: Callable[[], Mapping[str, Any]] | None = None,
+    text: Callable[[str], str] | None = None,
     **writers: Callable[[str], str],
 ) -> str:
     """`result` in `fmt`: ``json`` from its ``to_dict()`` (or from `document`, when an
@@ -161,6 +162,8 @@ def written(
         The format asked for.
     document : callable, optional
         What gives the JSON's dict instead of ``result.to_dict()``.
+    text : callable, optional
+        The writer of both ``table`` and ``markdown``.
     **writers : callable
         One per text format the type has (``table``, ``markdown``, ``csv``, ``junit``),
         each taking the format and returning the text.
@@ -177,6 +180,8 @@ def written(
     """
     if fmt == "json":
         return json_text(result.to_dict() if document is None else document())
+    if text is not None:
+        writers = {"table": text, "markdown": text, **writers}
     writer = writers.get(fmt) if isinstance(fmt, str) else None
     if writer is None:
         have = [f for f in _ORDER if f in writers or f == "json"]

@@ -108,7 +108,7 @@ def render_history(result: History, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, result)
-    return written(result, fmt, table=text, markdown=text, csv=lambda _: _csv(result))
+    return written(result, fmt, text=text, csv=lambda _: _csv(result))
 
 
 def _csv(result: History) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +12,7 @@ from gatecal._analyses.plan.sequential import SequentialSuitePlan
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.tables import (
     csv_text,
+    flat_rows,
     format_probability,
     noise_words,
     plural,
@@ -48,8 +48,7 @@ def render_plans(
         plans,
         fmt,
         document=lambda: plans.to_dict(baseline=baseline),
-        table=text,
-        markdown=text,
+        text=text,
         csv=lambda _: _csv(plans, baseline),
     )
 
@@ -64,7 +63,7 @@ def _csv(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None) -> s
     rows = [_spread_columns(r) for r in rows]
     empty = ("cases", "k_min", "max_failures", "failing", "false_alarm", "detection", "judge_calls")
     return csv_text(
-        _flat(
+        flat_rows(
             [
                 r if r else {"policy": pol.describe(), **dict.fromkeys(empty)}
                 for r, pol in zip(rows, plans.policies, strict=True)
@@ -170,21 +169,6 @@ def _spread_lines(plans: SuitePlans) -> list[str]:
             f"{format_probability(s.detection_low)})"
         )
     return out
-
-
-def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows: every row with every column (a sequential plan has more), lists and
-    objects as JSON."""
-    columns = list(dict.fromkeys(k for d in dicts for k in d))
-    if all(list(d) == columns for d in dicts):
-        return dicts  # no sequential plan: the columns every release wrote
-    return [
-        {
-            k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple | dict) else d.get(k)
-            for k in columns
-        }
-        for d in dicts
-    ]
 
 
 def _sequential_lines(plans: SuitePlans) -> list[str]:

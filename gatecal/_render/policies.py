@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import functools
-import json
-from typing import Any
 
 from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialComparisonRow
 from gatecal._common.tables import (
     csv_text,
+    flat_rows,
     format_probability,
     noise_words,
     plural,
@@ -33,9 +32,7 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, report)
-    return written(
-        report, fmt, table=text, markdown=text, csv=lambda _: csv_text(_flat(report.row_dicts()))
-    )
+    return written(report, fmt, text=text, csv=lambda _: csv_text(flat_rows(report.row_dicts())))
 
 
 def _text(report: PolicyReport, fmt: str) -> str:
@@ -92,17 +89,6 @@ def _text(report: PolicyReport, fmt: str) -> str:
         else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows: every row with every column (a sequential row has more), lists as JSON."""
-    columns = list(dict.fromkeys(k for d in dicts for k in d))
-    if all(list(d) == columns for d in dicts):
-        return dicts  # no sequential row: the columns every release wrote
-    return [
-        {k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple) else d.get(k) for k in columns}
-        for d in dicts
-    ]
 
 
 def _sequential_lines(report: PolicyReport) -> list[str]:

@@ -53,8 +53,7 @@ def _render_rules(
         rules,
         fmt,
         document=lambda: rules.to_dict(beside=beside),
-        table=text,
-        markdown=text,
+        text=text,
         csv=lambda _: csv_text(rules.row_dicts()),
     )
 
