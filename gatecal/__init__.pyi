@@ -47,6 +47,10 @@ from ._analyses.history.record import (
     History as History,
     case_history as case_history,
 )
+from ._analyses.noise.measured import (
+    BaselineEvidence as BaselineEvidence,
+    MeasuredNoise as MeasuredNoise,
+)
 from ._analyses.noise.overdispersion import (
     Overdispersion as Overdispersion,
     fit_overdispersion as fit_overdispersion,

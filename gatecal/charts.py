@@ -277,16 +277,16 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         ax = _axes(ax)
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
-        binomial = runs * beta_binomial_pmf(n, rec.noise.estimate, 0.0)[::-1]
+        binomial = runs * beta_binomial_pmf(n, rec.measured.noise.estimate, 0.0)[::-1]
         ax.plot(
             k,
             binomial,
             "o-",
             color=COLORS["fit"],
             markersize=3,
-            label=f"binomial fit (case failure {_pct(rec.noise.estimate)})",
+            label=f"binomial fit (case failure {_pct(rec.measured.noise.estimate)})",
         )
-        od = rec.overdispersion
+        od = rec.measured.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
             bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
             ax.plot(

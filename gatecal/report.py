@@ -28,7 +28,7 @@ from gatecal._model.gates import strictest_within
 from gatecal._model.regression import parse_regression
 from gatecal._render.calibrate import render_calibration
 from gatecal._render.recommend import render_recommendation
-from gatecal._render.simulate import render
+from gatecal._render.simulate import render_simulation
 
 __all__ = ["ReportFiles", "write_report"]
 
@@ -164,9 +164,9 @@ def _build(
         )
     )
     for fmt, suffix in (("markdown", ".md"), ("csv", ".csv"), ("json", ".json")):
-        (folder / f"simulate{suffix}").write_text(render(sim, fmt), encoding="utf-8")
+        (folder / f"simulate{suffix}").write_text(render_simulation(sim, fmt), encoding="utf-8")
         files.append(f"simulate{suffix}")
-    sections.append(_Section("Both engines, side by side", render(sim, "markdown")))
+    sections.append(_Section("Both engines, side by side", render_simulation(sim, "markdown")))
     return files, sections
 
 
@@ -176,14 +176,14 @@ def _measured_sections(folder: Path, rec: Recommendation, files: list[str]) -> l
     image = _save(charts.plot_run_distribution(rec), folder, "measured-runs", files)
     verdict = (
         "They vary more than independent verdicts would"
-        if rec.correlated
+        if rec.measured.correlated
         else "Nothing suggests that whole runs vary together"
     )
     sections.append(
         _Section(
             f"Your {rec.runs} known-good runs",
-            f"{verdict} (run-to-run correlation: icc {rec.overdispersion.icc:.3f}, p = "
-            f"{format_probability(rec.overdispersion.p_value)}).",
+            f"{verdict} (run-to-run correlation: icc {rec.measured.overdispersion.icc:.3f}, p = "
+            f"{format_probability(rec.measured.overdispersion.p_value)}).",
             image,
         )
     )

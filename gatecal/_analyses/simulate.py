@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
+from gatecal._common.contracts import json_header
 from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Interval, binomial_interval
@@ -157,6 +159,16 @@ class SimulationReport(Displayed):
     noise: JudgeNoise = dataclasses.field(default_factory=lambda: JudgeNoise(fnr=0.0, fpr=0.0))
     fixed_fpr: bool = False
 
+    _renderer: ClassVar[str] = "gatecal._render.simulate"
+
+    def summary(self) -> str:
+        """How many gates and flip rates, on what suite, with how many runs."""
+        return (
+            f"{len(self.gates)} gates x {len(self.flips)} flip rates on a "
+            f"{self.suite.n_cases}-case suite, {self.n_runs:,} simulated runs each "
+            f"(seed {self.seed})"
+        )
+
     def noise_at(self, flip: float) -> JudgeNoise:
         """The judge noise of the block with flip rate `flip`."""
         return noise_at(self.noise, flip, fixed_fpr=self.fixed_fpr)
@@ -181,8 +193,21 @@ class SimulationReport(Displayed):
         return pd.DataFrame([r.to_dict() for r in self.rows])
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything the report shows, as the JSON contract spells it."""
+        """Everything the report shows, as the JSON contract ``gatecal.simulate`` spells
+        it, its header first.
+
+        Raises
+        ------
+        ValueError
+            If a row holds a value that is not finite (JSON has none; never emit them).
+        """
+        rows = [r.to_dict() for r in self.rows]
+        for row in rows:
+            for key, value in row.items():
+                if isinstance(value, float) and not math.isfinite(value):
+                    raise ValueError(f"row value `{key}` is not finite (got {value!r})")
         return {
+            **json_header("simulate"),
             "seed": self.seed,
             "runs": self.n_runs,
             "cases": self.suite.n_cases,
@@ -201,7 +226,7 @@ class SimulationReport(Displayed):
             "equivalent_gates": [
                 {"k_min": k, "gates": [g.text for g in gs]} for k, gs in self.equivalent_gates()
             ],
-            "rows": [r.to_dict() for r in self.rows],
+            "rows": rows,
         }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from gatecal._version import __version__
 
-__all__ = ["CONTRACTS", "HEADER_KEYS", "json_document", "json_header"]
+__all__ = ["CONTRACTS", "HEADER_KEYS", "json_document", "json_header", "json_text"]
 
 #: Each document's contract version, by its format name's command part.
 CONTRACTS: dict[str, int] = {
@@ -50,8 +50,15 @@ def json_header(command: str) -> dict[str, Any]:
     }
 
 
+def json_text(document: Mapping[str, Any]) -> str:
+    """`document` (a result's ``to_dict()``, header first) as the indented JSON every
+    ``--format json`` writes."""
+    return json.dumps(document, indent=2) + "\n"
+
+
 def json_document(command: str, body: Mapping[str, Any]) -> str:
     """`body` as indented JSON under the command's header (the header's keys in `body`,
     if any, are replaced)."""
-    document = {**json_header(command), **{k: v for k, v in body.items() if k not in HEADER_KEYS}}
-    return json.dumps(document, indent=2) + "\n"
+    return json_text(
+        {**json_header(command), **{k: v for k, v in body.items() if k not in HEADER_KEYS}}
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
@@ -19,6 +20,7 @@ __all__ = [
     "csv_cell",
     "csv_text",
     "few",
+    "flat_rows",
     "format_probability",
     "md_text",
     "noise_words",
@@ -31,20 +33,23 @@ __all__ = [
 FORMATS = ("table", "markdown", "csv", "json")
 
 
-def format_probability(p: float) -> str:
+def format_probability(p: float | None) -> str:
     """Four significant digits; never shows a probability below 1 as ``1``.
 
     Parameters
     ----------
-    p : float
-        A probability, in [0, 1].
+    p : float or None
+        A probability, in [0, 1], or None (not known).
 
     Returns
     -------
     str
         ``0`` and ``1`` as they are; below 1e-4 in scientific notation (``1.23e-05``);
-        else four significant digits, and ``> 0.9999`` where that would round to 1.
+        else four significant digits, and ``> 0.9999`` where that would round to 1;
+        ``n/a`` for None.
     """
+    if p is None:
+        return "n/a"
     if p in (0.0, 1.0):
         return f"{p:g}"
     if p < 1e-4:
@@ -89,6 +94,22 @@ def table_lines(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) 
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     return lines
+
+
+def flat_rows(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """CSV rows: every row with every column (a sequential row or plan has more), lists
+    and objects as JSON; rows that already share their columns as they are (the columns
+    every release wrote)."""
+    columns = list(dict.fromkeys(k for d in dicts for k in d))
+    if all(list(d) == columns for d in dicts):
+        return dicts
+    return [
+        {
+            k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple | dict) else d.get(k)
+            for k in columns
+        }
+        for d in dicts
+    ]
 
 
 def csv_text(dicts: Sequence[dict[str, Any]]) -> str:

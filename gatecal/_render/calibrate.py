@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from gatecal._analyses.calibrate.judge import Calibration, CheckCalibration, Estimate
-from gatecal._common.contracts import json_document
 from gatecal._common.names import shown as shown_as
-from gatecal._common.tables import FORMATS, csv_text, plural, table_lines
-from gatecal._common.validate import ParameterError
+from gatecal._common.tables import csv_text, plural, table_lines
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_calibration"]
 
@@ -122,8 +122,10 @@ def _systematic_lines(c: CheckCalibration, fmt: str, shown: int = 8) -> list[str
     ]
 
 
+@render.register
 def render_calibration(cal: Calibration, fmt: str = "table") -> str:
-    """Render :func:`calibrate_judge` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`calibrate_judge` as ``table``, ``markdown``, ``csv`` or ``json``
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -131,23 +133,12 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
         What :func:`calibrate_judge` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("calibrate", cal.to_dict())
-    if fmt == "csv":
-        return csv_text(_csv_rows(cal))
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(_text, cal)
+    return written(cal, fmt, text=text, csv=lambda _: csv_text(_csv_rows(cal)))
+
+
+def _text(cal: Calibration, fmt: str) -> str:
     level = f"{100 * cal.confidence_level:g}%"
     p = cal.pooled
     checks = (

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gatecal._analyses.check.gate import FailingCase, GateCheck
-from gatecal._common.contracts import json_document
 from gatecal._common.names import text_name
 from gatecal._common.tables import few, format_probability, md_text
 from gatecal._render import CHECK_FORMATS
+from gatecal._render.dispatch import render, written
 
 __all__ = ["CHECK_FORMATS", "render_check"]
 
@@ -106,7 +106,7 @@ def _heavier(res: GateCheck) -> str:
 def _rank_weight(res: GateCheck) -> str:
     """What the failing cases weigh against the known-good runs, and the rank rule."""
     score = res.score if res.score is not None else 0.0
-    r = res.baseline_runs
+    r = res.baseline.runs
     allowed = res.allowed or 0
     if allowed < 1:
         rule = f"{r} known-good runs are too few to fail any run within {res.false_alarm_target:g}"
@@ -120,7 +120,7 @@ def _rank_weight(res: GateCheck) -> str:
 
 def _rank_lines(res: GateCheck) -> tuple[str, str]:
     """The case-aware gate's score against the known-good runs, and its false alarm."""
-    r = res.baseline_runs
+    r = res.baseline.runs
     allowed = res.allowed or 0
     first = f"failing cases weigh {_rank_weight(res)}"
     second = (
@@ -171,7 +171,7 @@ def _gate_level() -> str:
 
 def _table(res: GateCheck) -> str:
     level = f"{100 * res.confidence_level:g}%"
-    noise = res.noise_for_gate
+    noise = res.baseline.noise_for_gate
     lines = [
         _headline(res),
         f"gate: {res.gate} ({res.gate_rule}); {text_name(res.gate_source)}",
@@ -222,9 +222,9 @@ def _count_table(res: GateCheck, level: str, high: float) -> list[str]:
     lines = [
         f"passed: {res.passed} of {res.cases} cases (k_min {res.k_min})",
         f"false alarm of this gate: {_p(res.false_alarm)} (healthy builds it fails, its "
-        f"one-sided {_gate_level()} profile-likelihood bound from {res.baseline_runs} "
+        f"one-sided {_gate_level()} profile-likelihood bound from {res.baseline.runs} "
         f"known-good runs; their {level} region: case failure rate up to {high:.4f}, "
-        f"run-to-run icc up to {res.icc_for_gate:.3f})",
+        f"run-to-run icc up to {res.baseline.icc_for_gate:.3f})",
     ]
     if res.p_value is not None:
         lines.append(
@@ -284,7 +284,7 @@ def _markdown(res: GateCheck) -> str:
             f"| failing cases weigh | {md_text(_rank_weight(res))} |",
             f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
             f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
-            f"| baseline | {res.baseline_runs} known-good runs, each case at its own "
+            f"| baseline | {res.baseline.runs} known-good runs, each case at its own "
             f"record's rate; {md_text(res.cases_differ or '')} |",
         ]
     else:
@@ -292,9 +292,10 @@ def _markdown(res: GateCheck) -> str:
             f"| passed | {res.passed} of {res.cases} cases; the gate needs {res.k_min} (k_min) |",
             f"| false alarm of this gate | {_p(res.false_alarm)} (healthy builds it fails) |",
             f"| p-value | {'—' if res.p_value is None else _p(res.p_value)} |",
-            f"| baseline | {res.baseline_runs} known-good runs (each gate's false alarm its "
+            f"| baseline | {res.baseline.runs} known-good runs (each gate's false alarm its "
             f"one-sided {_gate_level()} profile-likelihood bound); their {level} region: case "
-            f"failure rate <= {res.noise_for_gate.high:.4f}, icc <= {res.icc_for_gate:.3f} |",
+            f"failure rate <= {res.baseline.noise_for_gate.high:.4f}, icc <= "
+            f"{res.baseline.icc_for_gate:.3f} |",
         ]
     lines += [
         f"| errors | {len(res.error_cases)} (at most {res.max_errors}) |",
@@ -397,8 +398,10 @@ def _junit(res: GateCheck) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+@render.register
 def render_check(res: GateCheck, fmt: str = "table") -> str:
-    """The result as ``table``, ``markdown``, ``json`` or ``junit``.
+    """The result as ``table``, ``markdown``, ``json`` or ``junit``, leading with the
+    decision (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -406,23 +409,11 @@ def render_check(res: GateCheck, fmt: str = "table") -> str:
         What :func:`check_gate` returned.
     fmt : {"table", "markdown", "json", "junit"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ValueError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("check", res.to_dict())
-    if fmt == "junit":
-        return _junit(res)
-    if fmt == "markdown":
-        return _markdown(res)
-    if fmt == "table":
-        return _table(res)
-    raise ValueError(f"`fmt` must be one of {', '.join(CHECK_FORMATS)} (got {fmt!r})")
+    return written(
+        res,
+        fmt,
+        table=lambda _: _table(res),
+        markdown=lambda _: _markdown(res),
+        junit=lambda _: _junit(res),
+    )

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from gatecal._analyses.compare.builds import Comparison
 from gatecal._analyses.compare.oc import CompareDesign
-from gatecal._common.contracts import json_document
 from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     format_probability,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_compare_design", "render_comparison"]
 
@@ -28,8 +29,10 @@ _TESTS = {
 }
 
 
+@render.register
 def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) -> str:
-    """Render :func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`compare_builds` as ``table``, ``markdown``, ``csv`` or ``json``, leading with
+    the decision (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -39,29 +42,21 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
         The output format.
     top : int, default 20
         The most changed cases the table and markdown list by name; the rest are counted.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("compare", result.to_dict())
-    if fmt == "csv":
-        if not result.cases:
-            return (
-                "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs,"
-                "p_value,adjusted,direction,flagged\n"
-            )
-        return csv_text([c.to_dict() for c in result.cases])
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(_comparison_text, result, top=top)
+    return written(result, fmt, text=text, csv=lambda _: _comparison_csv(result))
 
+
+def _comparison_csv(result: Comparison) -> str:
+    if not result.cases:
+        return (
+            "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs,"
+            "p_value,adjusted,direction,flagged\n"
+        )
+    return csv_text([c.to_dict() for c in result.cases])
+
+
+def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
     def name(text: str) -> str:
         return shown_as(text, fmt)
 
@@ -186,8 +181,10 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
     return "\n".join(lines) + "\n"
 
 
+@render.register
 def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
-    """Render :func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`plan_compare` as ``table``, ``markdown``, ``csv`` or ``json``
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -195,20 +192,13 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
         What :func:`plan_compare` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("plan.compare", design.to_dict())
-    rows = [
+    text = functools.partial(_design_text, design)
+    return written(design, fmt, text=text, csv=lambda _: csv_text(_rows(design)))
+
+
+def _rows(design: CompareDesign) -> list[dict[str, Any]]:
+    return [
         {
             "runs": r,
             "false_alarm": o.false_alarm,
@@ -218,10 +208,10 @@ def render_compare_design(design: CompareDesign, fmt: str = "table") -> str:
         }
         for r, o in design.rows
     ]
-    if fmt == "csv":
-        return csv_text(rows)
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+
+
+def _design_text(design: CompareDesign, fmt: str) -> str:
+    rows = _rows(design)
     d = design
     lines = [
         f"compare plan: {plural(d.cases, 'case')}, each run's failure rate {d.rate:g} on "

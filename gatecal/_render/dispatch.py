@@ -1,85 +1,91 @@
-"""One entry point for every result: :func:`render` (``gatecal.render``).
+"""One entry point for every result: :func:`render` (``gatecal.render``), one
+:func:`functools.singledispatch` on the result's type.
 
-``gatecal.render(result, fmt)`` picks the ``render_*`` function of the result's type (they
-stay public; their keyword options pass through, e.g. ``top=`` for a recommendation).
+Each renderer module registers its own type (``@render.register`` on its ``render_*``
+function, which stays public). A result class names that module in its class variable
+``_renderer`` (a name, not an import: the renderers sit above the results), so the first
+render of a type imports the module, which registers, and the call dispatches again:
+``import gatecal`` stays light and rendering one result loads its own renderer only. A
+renderer writes its text formats and leaves the rest to :func:`written`: the JSON is the
+result's own ``to_dict()``, and a format the type lacks is one error, spelt here.
+
+So a new result type is two files: its analysis (a frozen class with ``summary()``,
+``to_dict()`` and ``_renderer``) and its renderer (a registered function).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import sys
-from collections.abc import Callable
-from typing import Any
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
+from gatecal._common.contracts import json_text
 from gatecal._common.tables import FORMATS
 from gatecal._common.validate import ParameterError
 
-__all__ = ["RESULT_TYPES", "render"]
+if TYPE_CHECKING:
+    from functools import _SingleDispatchCallable
 
-#: Each result type's defining module and class, and its renderer's module and function.
-_TABLE = (
-    ("gatecal._analyses.simulate", "SimulationReport", "simulate", "render_simulation"),
-    ("gatecal._analyses.recommend.gate", "Recommendation", "recommend", "render_recommendation"),
-    (
-        "gatecal._analyses.recommend.policy",
-        "PolicyRecommendation",
-        "recommend_policy",
-        "render_policy_recommendation",
-    ),
-    ("gatecal._analyses.check.gate", "GateCheck", "check", "render_check"),
-    (
-        "gatecal._analyses.check.sequential",
-        "SequentialCheck",
-        "sequential",
-        "render_sequential_check",
-    ),
-    ("gatecal._analyses.compare.builds", "Comparison", "compare", "render_comparison"),
-    ("gatecal._analyses.compare.oc", "CompareDesign", "compare", "render_compare_design"),
-    ("gatecal._analyses.plan._search", "SuitePlans", "plans", "render_plans"),
-    ("gatecal._analyses.policies.rules", "PolicyReport", "policies", "render_policies"),
-    ("gatecal._analyses.calibrate.judge", "Calibration", "calibrate", "render_calibration"),
-    ("gatecal._analyses.history.record", "History", "history", "render_history"),
+__all__ = ["RESULT_TYPES", "not_a_result", "render", "written"]
+
+#: The result types gatecal's functions return, by class name (their modules load lazily).
+RESULT_TYPES = (
+    "SimulationReport",
+    "Recommendation",
+    "PolicyRecommendation",
+    "GateCheck",
+    "SequentialCheck",
+    "Comparison",
+    "CompareDesign",
+    "SuitePlans",
+    "PolicyReport",
+    "Calibration",
+    "History",
 )
 
-#: The result types :func:`render` knows, by class name (their modules load lazily).
-RESULT_TYPES = tuple(name for _, name, _, _ in _TABLE)
+#: Every format a result may have, in the order an error lists them.
+_ORDER = (*FORMATS, "junit")
 
 
-def _loaded(module: str, name: str) -> type | None:
-    """Class `name` of `module` if that module is loaded, else None: an object of a class
-    exists only once its module ran, so a module not loaded cannot be the result's, and
-    rendering one result loads its own renderer and no other analysis."""
-    loaded = sys.modules.get(module)
-    kind = getattr(loaded, name, None)
-    return kind if isinstance(kind, type) else None
+def not_a_result(value: object) -> ParameterError:
+    """The error for an object :func:`render` has no renderer for."""
+    rule = f"must be a gatecal result ({', '.join(RESULT_TYPES)})"
+    return ParameterError("result", rule, type(value).__name__)
 
 
-def _function(renderer: str, function: str) -> Callable[..., str]:
-    found: Callable[..., str] = getattr(
-        importlib.import_module(f"gatecal._render.{renderer}"), function
-    )
+@functools.singledispatch
+def _registry(result: object, fmt: str = "table", **options: Any) -> str:
+    """No renderer is registered for this type: it is no result."""
+    raise not_a_result(result)
+
+
+def _implementation(kind: type) -> Callable[..., str]:
+    """The function registered for `kind`, its renderer module imported first if the
+    class names one that has not registered yet."""
+    found = _registry.dispatch(kind)
+    module = getattr(kind, "_renderer", None)
+    if found is _registry.registry[object] and isinstance(module, str):
+        importlib.import_module(module)  # it registers `kind`
+        found = _registry.dispatch(kind)
     return found
 
 
-def _renderer(result: Any) -> Callable[..., str]:
-    policy = _loaded("gatecal._analyses.recommend.policy", "PolicyRecommendation")
-    if isinstance(result, tuple) and len(result) == 2 and policy is not None:
-        rec, rules = result
-        recommendation = _loaded("gatecal._analyses.recommend.gate", "Recommendation")
-        if recommendation and isinstance(rec, recommendation) and isinstance(rules, policy):
-            pair = _function("recommend_policy", "render_policy_recommendation")
-            return lambda _, fmt, **kw: pair(rec, rules, fmt, **kw)
-    for module, name, renderer, function in _TABLE:
-        kind = _loaded(module, name)
-        if kind is not None and isinstance(result, kind):
-            found = _function(renderer, function)
-            if kind is policy:  # alone, without the recommendation it may come with
-                return lambda rules, fmt, **kw: found(None, rules, fmt, **kw)
-            return found
-    rule = f"must be a gatecal result ({', '.join(RESULT_TYPES)})"
-    raise ParameterError("result", rule, type(result).__name__)
+def _face_of(
+    registry: _SingleDispatchCallable[str],
+) -> Callable[[Callable[..., str]], _SingleDispatchCallable[str]]:
+    """Make the decorated function the face of `registry`: it is called, and its
+    ``register``, ``dispatch`` and ``registry`` are the singledispatch's own."""
+
+    def face(function: Callable[..., str]) -> _SingleDispatchCallable[str]:
+        functools.update_wrapper(function, registry, assigned=(), updated=("__dict__",))
+        return cast("_SingleDispatchCallable[str]", function)
+
+    return face
 
 
+@_face_of(_registry)
 def render(result: Any, fmt: str = "table", **options: Any) -> str:
     """Render any gatecal result as text: ``table`` (the CLI's), ``markdown``, ``csv`` or
     ``json`` (and ``junit`` for a :class:`~gatecal.GateCheck`).
@@ -89,6 +95,10 @@ def render(result: Any, fmt: str = "table", **options: Any) -> str:
     prints together. `options` go to the type's own ``render_*`` function (``top=`` for
     a recommendation or a comparison, ``baseline=`` for plans). A format the type does
     not have, or an object that is not a result, is a ParameterError.
+
+    ``render`` is a :func:`functools.singledispatch`: ``@gatecal.render.register`` on a
+    function whose first parameter is annotated with a type makes it that type's
+    renderer, and ``render.dispatch(type)`` finds it.
 
     Parameters
     ----------
@@ -113,14 +123,67 @@ def render(result: Any, fmt: str = "table", **options: Any) -> str:
         If `result` is not a result, the format is not one of its type's, or an option is
         not taken by its type.
     """
-    if not isinstance(fmt, str):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
-    function = _renderer(result)
+    function = _implementation(type(result))
     try:
-        return function(result, fmt, **options)
-    except ParameterError:
-        raise
-    except TypeError as exc:  # an option this type's renderer does not take
-        raise ParameterError("options", f"not taken for {type(result).__name__}", options) from exc
-    except ValueError as exc:  # the renderers that spell their own format error
-        raise ParameterError("fmt", str(exc).split(" (got")[0].removeprefix("`fmt` "), fmt) from exc
+        inspect.signature(function).bind(result, fmt, **options)
+    except TypeError:  # an option this type's renderer does not take
+        raise ParameterError("options", f"not taken for {type(result).__name__}", options) from None
+    return function(result, fmt, **options)
+
+
+@_registry.register(tuple)
+def _pair(result: tuple[Any, ...], fmt: str = "table", **options: Any) -> str:
+    """A pair ``(first, second)``: the second rendered beside the first, when the second's
+    renderer takes ``beside`` (the recommendation and its rules, as ``gatecal recommend
+    --policies`` prints them)."""
+    if len(result) == 2:
+        first, second = result
+        if "beside" in inspect.signature(_implementation(type(second))).parameters:
+            return render(second, fmt, beside=first, **options)
+    raise not_a_result(result)
+
+
+def written(
+    result: Any,
+    fmt: Any,
+    *,
+    document: Callable[[], Mapping[str, Any]] | None = None,
+    text: Callable[[str], str] | None = None,
+    **writers: Callable[[str], str],
+) -> str:
+    """`result` in `fmt`: ``json`` from its ``to_dict()`` (or from `document`, when an
+    option changes it), every other format by its writer, called with `fmt`.
+
+    Parameters
+    ----------
+    result : object
+        A result with a ``to_dict()``.
+    fmt : str
+        The format asked for.
+    document : callable, optional
+        What gives the JSON's dict instead of ``result.to_dict()``.
+    text : callable, optional
+        The writer of both ``table`` and ``markdown``.
+    **writers : callable
+        One per text format the type has (``table``, ``markdown``, ``csv``, ``junit``),
+        each taking the format and returning the text.
+
+    Returns
+    -------
+    str
+        The text.
+
+    Raises
+    ------
+    ParameterError
+        If `fmt` is not ``json`` nor one of `writers`, naming the type's formats.
+    """
+    if fmt == "json":
+        return json_text(result.to_dict() if document is None else document())
+    if text is not None:
+        writers = {"table": text, "markdown": text, **writers}
+    writer = writers.get(fmt) if isinstance(fmt, str) else None
+    if writer is None:
+        have = [f for f in _ORDER if f in writers or f == "json"]
+        raise ParameterError("fmt", f"must be one of {', '.join(have)}", fmt)
+    return writer(fmt)

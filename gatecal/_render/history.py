@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+
 from gatecal._analyses.history.changes import Shift
 from gatecal._analyses.history.record import History
-from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     md_text,
     plural,
     safe_terminal,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_history"]
 
@@ -94,38 +94,35 @@ def _shift_lines(shift: Shift, fmt: str) -> list[str]:
     return lines
 
 
+@render.register
 def render_history(result: History, fmt: str = "table") -> str:
-    """Render :func:`case_history` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`case_history` as ``table``, ``markdown``, ``csv`` or ``json``, leading with
+    the answer: does the baseline still describe today's judge, and which cases changed
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
     result : History
+        What :func:`case_history` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
-
-    Returns
-    -------
-    str
-        The text; it leads with the answer: does the baseline still describe today's
-        judge, and which cases changed.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
+        The output format.
     """
-    if fmt == "json":
-        return json_document("history", result.to_dict())
-    if fmt == "csv":
-        rows = [
-            {"comparison": s.kind, "before": s.before, "after": s.after, **c.to_dict()}
-            for s in (*result.judges, *result.shifts_within())
-            for c in s.cases
-        ]
-        if not rows:
-            return "comparison,before,after,case,before_failed,before_runs,after_failed,after_runs,p_value,adjusted,changed,direction,at\n"  # noqa: E501
-        return csv_text(rows)
-    if fmt not in FORMATS:
-        raise ParameterError("fmt", f"must be one of {', '.join(FORMATS)}", fmt)
+    text = functools.partial(_text, result)
+    return written(result, fmt, text=text, csv=lambda _: _csv(result))
+
+
+def _csv(result: History) -> str:
+    rows = [
+        {"comparison": s.kind, "before": s.before, "after": s.after, **c.to_dict()}
+        for s in (*result.judges, *result.shifts_within())
+        for c in s.cases
+    ]
+    if not rows:
+        return "comparison,before,after,case,before_failed,before_runs,after_failed,after_runs,p_value,adjusted,changed,direction,at\n"  # noqa: E501
+    return csv_text(rows)
+
+
+def _text(result: History, fmt: str) -> str:
     latest = result.runs[-1].judge
     parts = []
     for shift in result.judges:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,28 +10,28 @@ from gatecal._analyses.plan._search import SuitePlans
 from gatecal._analyses.plan.baseline import BaselineRuns
 from gatecal._analyses.plan.sequential import SequentialSuitePlan
 from gatecal._analyses.policies.sequential import SequentialPolicy
-from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
+    flat_rows,
     format_probability,
     noise_words,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_plans"]
 
 
+@render.register
 def render_plans(
     plans: SuitePlans,
     fmt: str = "table",
     baseline: Sequence[BaselineRuns | None] | None = None,
 ) -> str:
-    """Render :func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``,
-    with, given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each
-    plan's gate needs.
+    """:func:`plan_suite`'s answer as ``table``, ``markdown``, ``csv`` or ``json``, with,
+    given `baseline` (:func:`gatecal.baseline_runs`), the known-good runs each plan's gate
+    needs (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -42,77 +42,37 @@ def render_plans(
     baseline : sequence of BaselineRuns or None, optional
         One entry per plan of `plans` (None where there is none): the known-good runs its
         gate needs, from :func:`gatecal.baseline_runs`. Default: not shown.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
+    text = functools.partial(_text, plans, baseline)
+    return written(
+        plans,
+        fmt,
+        document=lambda: plans.to_dict(baseline=baseline),
+        text=text,
+        csv=lambda _: _csv(plans, baseline),
+    )
+
+
+def _csv(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None) -> str:
     rows = [p.to_dict() if p else None for p in plans.plans]
-    if baseline is not None and fmt == "csv":
+    if baseline is not None:
         rows = [
             None if r is None else {**r, **_baseline_columns(b)}
             for r, b in zip(rows, baseline, strict=True)
         ]
-    if fmt == "json":
-        best = plans.recommended
-        data: dict[str, Any] = {
-            **(
-                best.to_dict()
-                if best
-                else {"cases": None, "k_min": None, "false_alarm": None, "detection": None}
-            ),
-            "feasible": best is not None,
-            "targets": {
-                "false_alarm": plans.false_alarm_target,
-                "detection": plans.detection_target,
-            },
-            "flip": plans.noise.fnr,
-            "fpr": plans.noise.fpr,
-            "unparseable": plans.noise.unparseable,
-            "icc": plans.noise.icc,
-            "case_spread": plans.noise.case_spread,
-            "systematic": plans.noise.systematic,
-            "regression": plans.regression.text,
-            "judge_checks": plans.judge_checks,
-            "code_checks": plans.code_checks,
-            "max_cases": plans.max_cases,
-            "alternatives": [
-                r if r else {"policy": pol.describe(), "cases": None}
+    rows = [_spread_columns(r) for r in rows]
+    empty = ("cases", "k_min", "max_failures", "failing", "false_alarm", "detection", "judge_calls")
+    return csv_text(
+        flat_rows(
+            [
+                r if r else {"policy": pol.describe(), **dict.fromkeys(empty)}
                 for r, pol in zip(rows, plans.policies, strict=True)
-            ],
-        }
-        if baseline is not None:
-            data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
-        return json_document("plan", data)
-    if fmt == "csv":
-        rows = [_spread_columns(r) for r in rows]
-        return csv_text(
-            _flat(
-                [
-                    r
-                    if r
-                    else {
-                        "policy": pol.describe(),
-                        "cases": None,
-                        "k_min": None,
-                        "max_failures": None,
-                        "failing": None,
-                        "false_alarm": None,
-                        "detection": None,
-                        "judge_calls": None,
-                    }
-                    for r, pol in zip(rows, plans.policies, strict=True)
-                ]
-            )
+            ]
         )
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    )
+
+
+def _text(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None, fmt: str) -> str:
     checks = f"{plural(plans.judge_checks, 'judge check')} and "
     checks += plural(plans.code_checks, "code check")
     kind = "a code check" if plans.code_checks else "a judge check"
@@ -209,21 +169,6 @@ def _spread_lines(plans: SuitePlans) -> list[str]:
             f"{format_probability(s.detection_low)})"
         )
     return out
-
-
-def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows: every row with every column (a sequential plan has more), lists and
-    objects as JSON."""
-    columns = list(dict.fromkeys(k for d in dicts for k in d))
-    if all(list(d) == columns for d in dicts):
-        return dicts  # no sequential plan: the columns every release wrote
-    return [
-        {
-            k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple | dict) else d.get(k)
-            for k in columns
-        }
-        for d in dicts
-    ]
 
 
 def _sequential_lines(plans: SuitePlans) -> list[str]:

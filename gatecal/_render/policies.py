@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from typing import Any
+import functools
 
 from gatecal._analyses.policies.rules import PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialComparisonRow
-from gatecal._common.contracts import json_document
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
+    flat_rows,
     format_probability,
     noise_words,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_policies"]
 
 
+@render.register
 def render_policies(report: PolicyReport, fmt: str = "table") -> str:
-    """Render :func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`compare_policies` as ``table``, ``markdown``, ``csv`` or ``json``
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -31,38 +30,12 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         What :func:`compare_policies` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    dicts = [dataclasses.asdict(r) for r in report.rows]
-    if fmt == "json":
-        data = {
-            "seed": report.seed,
-            "runs": report.n_runs,
-            "cases": report.suite.n_cases,
-            "flip": report.noise.fnr,
-            "fpr": report.noise.fpr,
-            "unparseable": report.noise.unparseable,
-            "icc": report.noise.icc,
-            "case_spread": report.noise.case_spread,
-            "systematic": report.noise.systematic,
-            "confidence_level": report.confidence_level,
-            "simulation": report.simulation,
-            "rows": dicts,
-        }
-        return json_document("policies", data)
-    if fmt == "csv":
-        return csv_text(_flat(dicts))
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(_text, report)
+    return written(report, fmt, text=text, csv=lambda _: csv_text(flat_rows(report.row_dicts())))
+
+
+def _text(report: PolicyReport, fmt: str) -> str:
     how = "call by call" if report.simulation == "calls" else "call by call, alike cases by counts"
     lines = [
         f"judge: {noise_words(report.noise)}; {plural(report.suite.n_cases, 'case')}",
@@ -116,17 +89,6 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _flat(dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """CSV rows: every row with every column (a sequential row has more), lists as JSON."""
-    columns = list(dict.fromkeys(k for d in dicts for k in d))
-    if all(list(d) == columns for d in dicts):
-        return dicts  # no sequential row: the columns every release wrote
-    return [
-        {k: json.dumps(d[k]) if isinstance(d.get(k), list | tuple) else d.get(k) for k in columns}
-        for d in dicts
-    ]
 
 
 def _sequential_lines(report: PolicyReport) -> list[str]:

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+import functools
+
 from gatecal._analyses.recommend.gate import RateEstimate, Recommendation
-from gatecal._common.contracts import json_document
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.names import shown
 from gatecal._common.tables import (
-    FORMATS,
     csv_text,
     format_probability,
     plural,
     table_lines,
 )
-from gatecal._common.validate import ParameterError
+from gatecal._render.dispatch import render, written
 
-__all__ = ["render_recommendation"]
+__all__ = ["recommendation_text", "render_recommendation"]
 
 
 def _rate(e: RateEstimate) -> str:
     return f"{e.estimate:.4f} [{e.low:.4f}, {e.high:.4f}]"
 
 
+@render.register
 def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int = 10) -> str:
-    """Render :func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``.
+    """:func:`recommend_gate` as ``table``, ``markdown``, ``csv`` or ``json``, leading with
+    the decision (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -33,28 +35,18 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         The output format.
     top : int, default 10
         The most per-case noise lines the table and markdown show; the rest are counted.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("recommend", rec.to_dict())
-    if fmt == "csv":
-        return csv_text(
-            [
-                {"k_min": k, "false_alarm": fa, "detection": det}
-                for k, (fa, det) in enumerate(rec.table)
-            ]
-        )
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    text = functools.partial(recommendation_text, rec, top=top)
+    return written(rec, fmt, text=text, csv=lambda _: _csv(rec))
+
+
+def _csv(rec: Recommendation) -> str:
+    table = enumerate(rec.table)
+    return csv_text([{"k_min": k, "false_alarm": fa, "detection": det} for k, (fa, det) in table])
+
+
+def recommendation_text(rec: Recommendation, fmt: str, *, top: int = 10) -> str:
+    """The table or markdown of `rec` (``gatecal recommend``'s text)."""
     lines = [
         *_headline_lines(rec),
         "",
@@ -206,21 +198,22 @@ def _read_lines(rec: Recommendation, fmt: str) -> list[str]:
 def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
     """The measured noise: pooled and judge rates, run-to-run correlation, flakiest cases."""
     level = f"{100 * rec.confidence_level:g}%"
+    m = rec.measured
     lines = [
         "",
         f"noise ({level} {rec.method} intervals)",
-        f"  case failure rate, pooled: {_rate(rec.noise)}"
-        f"  ({rec.noise.failures:g} of {rec.noise.trials:g} case runs)",
+        f"  case failure rate, pooled: {_rate(m.noise)}"
+        f"  ({m.noise.failures:g} of {m.noise.trials:g} case runs)",
     ]
-    if rec.judge_noise is not None:
+    if m.judge_noise is not None:
         lines.append(
-            f"  judge verdicts wrongly 'no':  {_rate(rec.judge_noise)}"
-            f"  ({rec.judge_noise.failures:g} of {rec.judge_noise.trials:g})"
+            f"  judge verdicts wrongly 'no':  {_rate(m.judge_noise)}"
+            f"  ({m.judge_noise.failures:g} of {m.judge_noise.trials:g})"
         )
-    od = rec.overdispersion
+    od = m.overdispersion
     verdict = (
         "correlated: runs vary more than independent verdicts allow"
-        if rec.correlated
+        if m.correlated
         else "no evidence of run-to-run correlation"
     )
     lines += [
@@ -234,10 +227,10 @@ def _noise_lines(rec: Recommendation, fmt: str, top: int) -> list[str]:
             f"{plural(rec.sessions, 'session')}: repeats inside one invocation share a process "
             "and a time window, so drift between invocations shows only across sessions)"
         )
-    if rec.icc_for_gate > 0:
+    if m.icc_for_gate > 0:
         lines.append(
-            f"  the runs allow an icc up to {rec.icc_for_gate:.3f} and, jointly, a rate in "
-            f"{_rate(rec.noise_for_gate)[7:]} ({level} confidence region)"
+            f"  the runs allow an icc up to {m.icc_for_gate:.3f} and, jointly, a rate in "
+            f"{_rate(m.noise_for_gate)[7:]} ({level} confidence region)"
         )
     lines += ["", f"flakiest cases (failures in {plural(rec.runs, 'known-good run')}):"]
     for c in rec.per_case[:top]:
@@ -332,7 +325,8 @@ def _decision_lines(rec: Recommendation) -> list[str]:
         f"regression to catch: {rec.regression}",
         f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
         f"{rec.detection_target:g}; each gate's false alarm (detection) its one-sided "
-        f"{100 * rec.gate_level:g}% upper (lower) profile-likelihood bound over (rate, icc)",
+        f"{100 * rec.measured.gate_level:g}% upper (lower) profile-likelihood bound over "
+        "(rate, icc)",
         "",
     ]
     if rec.recommended is not None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 from gatecal._analyses.recommend.gate import Recommendation
 from gatecal._analyses.recommend.policy import PolicyRecommendation, RuleGate
-from gatecal._common.contracts import json_document
-from gatecal._common.tables import FORMATS, csv_text, format_probability, table_lines
-from gatecal._common.validate import ParameterError
-from gatecal._render.recommend import render_recommendation
+from gatecal._common.tables import csv_text, format_probability, table_lines
+from gatecal._render.dispatch import not_a_result, render, written
+from gatecal._render.recommend import recommendation_text
 
 __all__ = ["render_policy_recommendation"]
 
@@ -36,36 +37,31 @@ def render_policy_recommendation(
     -------
     str
         The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        head = {} if rec is None else rec.to_dict()
-        return json_document("recommend", {**head, "policies": rules.to_dict()})
-    if fmt == "csv":
-        return csv_text(
-            [
-                {
-                    "rule": r.rule,
-                    "k_min": r.k_min,
-                    "false_alarm": r.false_alarm,
-                    "detection": r.detection,
-                    "judge_calls": r.judge_calls,
-                    "meets": r.meets,
-                    "checkable": r.checkable,
-                    "chosen": r.rule == rules.chosen,
-                }
-                for r in rules.rows
-            ]
-        )
-    if fmt not in ("table", "markdown"):
-        raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
+    return _render_rules(rules, fmt, beside=rec)
+
+
+@render.register
+def _render_rules(
+    rules: PolicyRecommendation, fmt: str = "table", *, beside: Recommendation | None = None
+) -> str:
+    """`rules` alone, or `beside` the recommendation (the pair ``gatecal.render`` takes)."""
+    if beside is not None and not isinstance(beside, Recommendation):
+        raise not_a_result((beside, rules))
+    text = functools.partial(_text, rules, beside)
+    return written(
+        rules,
+        fmt,
+        document=lambda: rules.to_dict(beside=beside),
+        text=text,
+        csv=lambda _: csv_text(rules.row_dicts()),
+    )
+
+
+def _text(rules: PolicyRecommendation, rec: Recommendation | None, fmt: str) -> str:
     if rec is None:
         return "\n".join(_rule_lines(rules, fmt)).lstrip("\n") + "\n"
-    return render_recommendation(rec, fmt) + "\n".join(_rule_lines(rules, fmt)) + "\n"
+    return recommendation_text(rec, fmt) + "\n".join(_rule_lines(rules, fmt)) + "\n"
 
 
 def _gate(r: RuleGate, n: int) -> str:

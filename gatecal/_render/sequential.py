@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gatecal._analyses.check.sequential import SequentialCheck
-from gatecal._common.contracts import json_document
 from gatecal._common.names import text_name
 from gatecal._common.tables import format_probability, md_text
+from gatecal._render.dispatch import render, written
 
 __all__ = ["render_sequential_check"]
 
@@ -44,8 +44,10 @@ def _facts(res: SequentialCheck) -> list[str]:
     ]
 
 
+@render.register
 def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
-    """The decision as ``table``, ``markdown`` or ``json``.
+    """The decision as ``table``, ``markdown`` or ``json``, leading with the decision
+    (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -53,33 +55,25 @@ def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
         What :func:`check_sequential` returned.
     fmt : {"table", "markdown", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text; it leads with the decision.
-
-    Raises
-    ------
-    ValueError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "json":
-        return json_document("check.sequential", res.to_dict())
+    return written(res, fmt, table=lambda _: _table(res), markdown=lambda _: _markdown(res))
+
+
+def _markdown(res: SequentialCheck) -> str:
+    lines = [f"### gatecal check: {_WORD[res.decision]}", ""]
+    lines += [f"- {md_text(line)}" for line in [*_facts(res), *res.reasons]]
+    lines += [
+        "",
+        "| look | passing so far | fail at most | pass at least |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {' | '.join(row)} |" for row in _looks(res)]
+    lines += [f"\n> warning: {md_text(w)}" for w in res.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def _table(res: SequentialCheck) -> str:
     head = f"gatecal check: {_WORD[res.decision]} (exit {res.exit_code})"
-    if fmt == "markdown":
-        lines = [f"### gatecal check: {_WORD[res.decision]}", ""]
-        lines += [f"- {md_text(line)}" for line in [*_facts(res), *res.reasons]]
-        lines += [
-            "",
-            "| look | passing so far | fail at most | pass at least |",
-            "|---|---|---|---|",
-        ]
-        lines += [f"| {' | '.join(row)} |" for row in _looks(res)]
-        lines += [f"\n> warning: {md_text(w)}" for w in res.warnings]
-        return "\n".join(lines) + "\n"
-    if fmt != "table":
-        raise ValueError(f"`fmt` must be one of table, markdown, json (got {fmt!r})")
     lines = [head, *_facts(res), "look  passing so far  fail at most  pass at least"]
     lines += [f"{a:>4}  {b:>14}  {c:>12}  {d:>13}" for a, b, c, d in _looks(res)]
     lines += [f"  - {text_name(r)}" for r in res.reasons]

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-
 from gatecal._analyses.simulate import GateRow, SimulationReport
-from gatecal._common.contracts import json_document
-from gatecal._common.tables import FORMATS, csv_text, format_probability, percent, plural
-from gatecal._common.validate import ParameterError
+from gatecal._common.tables import csv_text, format_probability, percent, plural
 from gatecal._model.suite import BUILDS
+from gatecal._render.dispatch import render, written
 
-__all__ = ["render"]
+__all__ = ["render_simulation"]
 
 _HEADERS = {"healthy": "healthy build fails it", "regressed": "regressed build fails it"}
 
@@ -186,21 +182,9 @@ def _markdown(report: SimulationReport) -> str:
     return "\n".join([*out, "", *_footer(report)]) + "\n"
 
 
-def _csv(rows: Sequence[GateRow]) -> str:
-    return csv_text([r.to_dict() for r in rows])
-
-
-def _json(report: SimulationReport) -> str:
-    data = report.to_dict()
-    for row in data["rows"]:  # JSON has no NaN or infinity; never emit them
-        for key, value in row.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(f"row value `{key}` is not finite (got {value!r})")
-    return json_document("simulate", data)
-
-
+@render.register
 def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
-    """Render `report` as ``table``, ``markdown``, ``csv`` or ``json`` text.
+    """`report` as ``table``, ``markdown``, ``csv`` or ``json`` text (:func:`gatecal.render`).
 
     Parameters
     ----------
@@ -208,27 +192,11 @@ def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
         What :func:`simulate_gates` or :func:`compare_samples` returned.
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
-
-    Returns
-    -------
-    str
-        The rendered text.
-
-    Raises
-    ------
-    ParameterError
-        If `fmt` is not one of the formats.
     """
-    if fmt == "table":
-        return _table(report)
-    if fmt == "markdown":
-        return _markdown(report)
-    if fmt == "csv":
-        return _csv(report.rows)
-    if fmt == "json":
-        return _json(report)
-    raise ParameterError("fmt", f"must be one of {FORMATS}", fmt)
-
-
-#: The name this function had before :func:`gatecal.render` rendered every result.
-render = render_simulation
+    return written(
+        report,
+        fmt,
+        table=lambda _: _table(report),
+        markdown=lambda _: _markdown(report),
+        csv=lambda _: csv_text([r.to_dict() for r in report.rows]),
+    )

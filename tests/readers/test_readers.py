@@ -53,7 +53,7 @@ def test_artefact_folders_are_runs_named_after_the_folder():
     }
     rec = recommend_gate(data, regression="1")
     assert rec.runs == 3 and rec.cases == 5 and rec.missing == 1 and rec.skipped == 1
-    assert rec.noise.failures == 3 and rec.noise.trials == 14
+    assert rec.measured.noise.failures == 3 and rec.measured.noise.trials == 14
 
 
 @pytest.mark.parametrize("scope", ["scope-function", "scope-session"])

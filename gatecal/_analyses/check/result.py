@@ -6,16 +6,14 @@ run and the evidence for it) and its :class:`FailingCase` rows; :func:`check_gat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from gatecal._common.contracts import CONTRACTS
+from gatecal._common.contracts import CONTRACTS, json_header
 from gatecal._common.display import Displayed
 
 if TYPE_CHECKING:
-    from gatecal._analyses.recommend.gate import (
-        Overdispersion,
-        RateEstimate,
-    )
+    from gatecal._analyses.noise.measured import BaselineEvidence
+    from gatecal._common.intervals import RateEstimate
 
 __all__ = ["CHECK_FORMAT", "CHECK_VERSION", "DECISIONS", "FailingCase", "GateCheck"]
 
@@ -132,14 +130,9 @@ class GateCheck(Displayed):
     policy : str
         How several current runs combine (``single`` for one run).
     current_runs : tuple of str
-    baseline_runs : int
-    noise_for_gate : RateEstimate
-        The baseline's pooled case failure rate over its confidence region, as the
-        gate's model uses it (recommend's).
-    icc_for_gate : float
-        The largest run-to-run correlation in that region.
-    overdispersion : Overdispersion
-    correlated : bool
+    baseline : BaselineEvidence
+        The known-good runs decided against: how many, their rate and icc as the gate's
+        model uses them, and their run-to-run correlation.
     flaky_rate : float
     confidence_level : float
     warnings : tuple of str
@@ -167,11 +160,7 @@ class GateCheck(Displayed):
     uncalibrated_failures: tuple[str, ...]
     policy: str
     current_runs: tuple[str, ...]
-    baseline_runs: int
-    noise_for_gate: RateEstimate
-    icc_for_gate: float
-    overdispersion: Overdispersion
-    correlated: bool
+    baseline: BaselineEvidence
     flaky_rate: float
     confidence_level: float
     warnings: tuple[str, ...]
@@ -183,6 +172,37 @@ class GateCheck(Displayed):
     runs_differ: str | None = None
     heavier_runs: int | None = None
     allowed: int | None = None
+
+    _renderer: ClassVar[str] = "gatecal._render.check"
+
+    def summary(self) -> str:
+        """The decision, how many cases passed, and what the gate needed."""
+        if self.gate_kind == "cases" and self.score is not None and self.heavier_runs is not None:
+            return (
+                f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed; the "
+                f"failing cases weigh {self.score:.2f}, {self.heavier_runs} of "
+                f"{self.baseline.runs} known-good runs as much or more"
+            )
+        return (
+            f"{self.decision.upper()}: {self.passed} of {self.cases} cases passed, the gate "
+            f"needs {self.k_min} ({self.gate})"
+        )
+
+    def to_frame(self) -> Any:
+        """One row per baseline case: whether it failed, its status, whether it is new."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        failing = {f.case_id: f for f in self.failing}
+        rows = [
+            {
+                "case": case,
+                "failed": case in failing,
+                "status": failing[case].status if case in failing else "passed",
+                "new": failing[case].new if case in failing else False,
+            }
+            for case in self.case_names
+        ]
+        return pd.DataFrame(rows, columns=["case", "failed", "status", "new"])
 
     @property
     def exit_code(self) -> int:
@@ -206,10 +226,9 @@ class GateCheck(Displayed):
         return [f.case for f in self.failing if f.kind == "systematic"]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract: the issue's keys first, then the details."""
+        """The JSON contract: its header, the issue's keys, then the details."""
         return {
-            "format": CHECK_FORMAT,
-            "version": CHECK_VERSION,
+            **json_header("check"),
             "decision": self.decision,
             "gate": self.gate,
             "k_min": self.k_min,
@@ -235,13 +254,7 @@ class GateCheck(Displayed):
             "failing": [f.to_dict() for f in self.failing],
             "policy": self.policy,
             "current_runs": list(self.current_runs),
-            "baseline": {
-                "runs": self.baseline_runs,
-                "noise_for_gate": self.noise_for_gate.to_dict(),
-                "icc_for_gate": self.icc_for_gate,
-                "overdispersion": self.overdispersion.to_dict(),
-                "correlated": self.correlated,
-            },
+            "baseline": self.baseline.to_dict(),
             "flaky_rate": self.flaky_rate,
             "confidence_level": self.confidence_level,
             "warnings": list(self.warnings),

@@ -6,11 +6,12 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
@@ -90,13 +91,45 @@ class SequentialCheck(Displayed):
     noise_icc: float
     warnings: tuple[str, ...]
 
+    _renderer: ClassVar[str] = "gatecal._render.sequential"
+
     @property
     def exit_code(self) -> int:
         """0 pass; 1 fail or incomplete evidence; 3 continue (run the build again)."""
         return {"pass": 0, "continue": SEQUENTIAL_EXIT_CONTINUE}.get(self.decision, 1)
 
+    def summary(self) -> str:
+        """The decision and the look it rests on."""
+        return (
+            f"{self.decision.upper()} after look {self.look} of {self.gate.design.looks} "
+            f"({self.policy}, {self.cases} cases)"
+        )
+
+    def to_frame(self) -> Any:
+        """One row per look taken: the run, its passing cases, the running sum, the bounds."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        bounds = self.gate.design.boundaries
+        rows = [
+            {
+                "look": j + 1,
+                "run": run,
+                "passed": passed,
+                "cumulative": cum,
+                "fail_at_most": bounds[j].fail_at_most,
+                "pass_at_least": bounds[j].pass_at_least,
+            }
+            for j, (run, passed, cum) in enumerate(
+                zip(self.current_runs, self.passed_per_run, self.cumulative, strict=False)
+            )
+        ]
+        columns = ["look", "run", "passed", "cumulative", "fail_at_most", "pass_at_least"]
+        return pd.DataFrame(rows, columns=columns)
+
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract ``gatecal.check.sequential``, its header first."""
         return {
+            **json_header("check.sequential"),
             "decision": self.decision,
             "exit_code": self.exit_code,
             "exit_codes": {

@@ -61,7 +61,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +72,7 @@ from gatecal._analyses.compare.paired import (
     _decide,
     _Decision,
 )
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
@@ -188,14 +189,26 @@ class Comparison(Displayed):
     warnings: tuple[str, ...] = ()
     version: str = field(default="")
 
+    _renderer: ClassVar[str] = "gatecal._render.compare"
+
     @property
     def exit_code(self) -> int:
         """0: no evidence of a regression; 1: a regression or incomplete evidence."""
         return 1 if self.decision in ("regression", "incomplete") else 0
 
+    def summary(self) -> str:
+        """The decision, its p-value and test, and the runs compared."""
+        return (
+            f"{self.decision.upper()}: p = {self.p_value:.3g} ({self.test}) over "
+            f"{self.cases_compared} cases, {self.baseline_runs} baseline and "
+            f"{self.candidate_runs} candidate runs"
+        )
+
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract ``gatecal.compare``, its header first (``gatecal_version``
+        the package's that wrote it)."""
         return {
-            "gatecal_version": self.version,
+            **json_header("compare"),
             "decision": self.decision,
             "exit_code": self.exit_code,
             "reasons": list(self.reasons),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from gatecal._analyses.compare.paired import Matrix, _decide
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
@@ -243,8 +244,28 @@ class CompareDesign(Displayed):
     rows: tuple[tuple[int, CompareOC], ...]
     runs: int | None
 
+    _renderer: ClassVar[str] = "gatecal._render.compare"
+
+    def summary(self) -> str:
+        """The runs a build needs, for how many cases and which regression."""
+        head = f"{self.runs} runs a build"
+        if self.runs is None:
+            head = "no run count meets both targets"
+        return f"{head} for {self.cases} cases, {self.failing} failing in the regression"
+
+    def _rows(self) -> list[dict[str, Any]]:
+        return [{"runs": r, **o.to_dict()} for r, o in self.rows]
+
+    def to_frame(self) -> Any:
+        """One row per runs-per-build tried, with its simulated rates."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        return pd.DataFrame(self._rows())
+
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract ``gatecal.plan.compare``, its header first."""
         return {
+            **json_header("plan.compare"),
             "cases": self.cases,
             "rate": self.rate,
             "icc": self.icc,
@@ -253,7 +274,7 @@ class CompareDesign(Displayed):
             "detection_target": self.detection_target,
             "samples": self.samples,
             "runs": self.runs,
-            "rows": [{"runs": r, **o.to_dict()} for r, o in self.rows],
+            "rows": self._rows(),
         }
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from gatecal._analyses.history.changes import Shift, judge_shifts, shift_between, window_shift
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError
 
@@ -56,8 +57,7 @@ class History(Displayed):
     describes_today: bool
     advice: str
 
-    def __repr__(self) -> str:
-        return f"<gatecal.History: {self.summary()}>"
+    _renderer: ClassVar[str] = "gatecal._render.history"
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -81,8 +81,7 @@ class History(Displayed):
         return f"{head} ({len(self.runs)} runs, {len(self.cases)} cases)"
 
     def to_dict(self) -> dict[str, Any]:
-        from gatecal._common.contracts import json_header
-
+        """The JSON contract ``gatecal.history``, its header first."""
         return {
             **json_header("history"),
             "store": self.store,

@@ -6,16 +6,23 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.policies.rules import Policy, _attempt
+from gatecal._analyses.policies.rules import Policy, _attempt, noise_fields
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.quadrature import beta_rule
+from gatecal._common.tables import format_probability
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gatecal._analyses.plan.baseline import BaselineRuns
 
 Floats = npt.NDArray[np.float64]
 
@@ -149,15 +156,53 @@ class SuitePlans(Displayed):
         found = self.limits[index] if index < len(self.limits) else None
         return self.max_cases if found is None else found
 
+    _renderer: ClassVar[str] = "gatecal._render.plans"
+
+    def summary(self) -> str:
+        """The first policy's plan (its size, gate and figures), and how many were planned."""
+        plan = self.recommended
+        if plan is None:
+            return f"no suite meets both targets ({self.regression.describe()})"
+        policies = f"{len(self.plans)} polic{'y' if len(self.plans) == 1 else 'ies'}"
+        return (
+            f"{plan.cases} cases, gate at least {plan.k_min} pass (false alarm "
+            f"{format_probability(plan.false_alarm)}, detection "
+            f"{format_probability(plan.detection)}); {policies} planned"
+        )
+
+    def _alternatives(self) -> list[dict[str, Any]]:
+        return [
+            p.to_dict() if p else {"policy": pol.describe(), "cases": None}
+            for p, pol in zip(self.plans, self.policies, strict=True)
+        ]
+
     def to_frame(self) -> Any:
         """One row per policy (cases and the rest empty where no plan was found)."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        rows = [
-            p.to_dict() if p else {"policy": pol.describe(), "cases": None}
-            for p, pol in zip(self.plans, self.policies, strict=True)
-        ]
-        return pd.DataFrame(rows)
+        return pd.DataFrame(self._alternatives())
+
+    def to_dict(self, *, baseline: Sequence[BaselineRuns | None] | None = None) -> dict[str, Any]:
+        """The JSON contract ``gatecal.plan``, its header first: the first policy's plan,
+        the targets and the noise, every policy's plan, and, given `baseline`
+        (:func:`gatecal.baseline_runs`), the known-good runs each plan's gate needs."""
+        best = self.recommended
+        empty = {"cases": None, "k_min": None, "false_alarm": None, "detection": None}
+        data: dict[str, Any] = {
+            **json_header("plan"),
+            **(best.to_dict() if best else empty),
+            "feasible": best is not None,
+            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            **noise_fields(self.noise),
+            "regression": self.regression.text,
+            "judge_checks": self.judge_checks,
+            "code_checks": self.code_checks,
+            "max_cases": self.max_cases,
+            "alternatives": self._alternatives(),
+        }
+        if baseline is not None:
+            data["baseline_runs"] = [None if b is None else b.to_dict() for b in baseline]
+        return data
 
     @property
     def recommended(self) -> SuitePlan | None:

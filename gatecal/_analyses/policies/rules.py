@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
@@ -24,6 +25,7 @@ __all__ = [
     "PolicyRow",
     "PolicySample",
     "majority_pass",
+    "noise_fields",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -416,10 +418,48 @@ class PolicyReport(Displayed):
     rows: tuple[PolicyComparisonRow, ...]
     simulation: Literal["calls", "counts"] = "calls"
 
-    def to_frame(self) -> Any:
-        """The rows as a pandas DataFrame."""
+    _renderer: ClassVar[str] = "gatecal._render.policies"
+
+    def summary(self) -> str:
+        """How many policies and rows, on what suite, with how many runs."""
+        return (
+            f"{len(self.policies)} policies x {len(self.rows)} rows on a "
+            f"{self.suite.n_cases}-case suite, {self.n_runs:,} runs each"
+        )
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        """Each row's fields (a sequential row has more), as the JSON and the CSV hold them."""
         import dataclasses
 
+        return [dataclasses.asdict(r) for r in self.rows]
+
+    def to_frame(self) -> Any:
+        """The rows as a pandas DataFrame."""
         import pandas as pd  # deferred: `import gatecal` stays light
 
-        return pd.DataFrame([dataclasses.asdict(r) for r in self.rows])
+        return pd.DataFrame(self.row_dicts())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract ``gatecal.policies``, its header first."""
+        return {
+            **json_header("policies"),
+            "seed": self.seed,
+            "runs": self.n_runs,
+            "cases": self.suite.n_cases,
+            **noise_fields(self.noise),
+            "confidence_level": self.confidence_level,
+            "simulation": self.simulation,
+            "rows": self.row_dicts(),
+        }
+
+
+def noise_fields(noise: JudgeNoise) -> dict[str, Any]:
+    """The judge noise as the ``plan`` and ``policies`` JSON spell it (``flip`` is fnr)."""
+    return {
+        "flip": noise.fnr,
+        "fpr": noise.fpr,
+        "unparseable": noise.unparseable,
+        "icc": noise.icc,
+        "case_spread": noise.case_spread,
+        "systematic": noise.systematic,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from gatecal._analyses.noise.casegate import (
     CaseGate,
 )
 from gatecal._analyses.noise.cases import CaseSpread
+from gatecal._analyses.noise.measured import MeasuredNoise
 from gatecal._analyses.noise.overdispersion import (
     ICC_MAX,
     Overdispersion,
@@ -36,11 +37,12 @@ from gatecal._analyses.recommend.runs import (
     _more_runs,
 )
 from gatecal._common.bulk import collector_paused
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
+from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
-from gatecal._model.gatefile import RECOMMEND_FORMAT, RECOMMEND_VERSION
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike
 from gatecal._model.suite import JudgeNoise, beta_shape
@@ -53,6 +55,7 @@ __all__ = [
     "CaseGate",
     "CaseNoise",
     "CaseSpread",
+    "MeasuredNoise",
     "NoiseBounds",
     "Overdispersion",
     "RateEstimate",
@@ -147,6 +150,8 @@ class Recommendation(Displayed):
     the strictest gate whose false alarm is within the budget (the largest such k_min,
     at least 1: a gate that can fail), or None when not even "at least 1 passes" is;
     `recommended` is that gate when its detection also meets the target, else None.
+    `measured` is the noise the known-good runs show (:class:`MeasuredNoise`): the pooled
+    rate, the (rate, icc) region the gates allow for, and the run-to-run correlation.
     """
 
     runs: int
@@ -164,14 +169,8 @@ class Recommendation(Displayed):
     sources: tuple[str, ...]
     confidence_level: float
     method: str
-    noise: RateEstimate
-    noise_for_gate: RateEstimate
-    icc_for_gate: float
-    gate_level: float
-    judge_noise: RateEstimate | None
+    measured: MeasuredNoise
     per_case: tuple[CaseNoise, ...]
-    overdispersion: Overdispersion
-    correlated: bool
     regression: str
     regression_failing: float
     false_alarm_target: float
@@ -185,6 +184,27 @@ class Recommendation(Displayed):
     case_gate: CaseGate | None = None
     case_detection: float | None = None
     chosen: ChosenGate | None = None
+
+    _renderer: ClassVar[str] = "gatecal._render.recommend"
+
+    def summary(self) -> str:
+        """The gate to use and its two figures, or that none is within the budget."""
+        chosen = self.chosen
+        if chosen is not None and chosen.kind in ("cases", "count"):
+            what = (
+                "the case-aware gate"
+                if chosen.kind == "cases"
+                else f"at least {chosen.k_min} of {self.cases} cases pass"
+            )
+            head = (
+                f"use {what} (false alarm {format_probability(chosen.false_alarm)}, "
+                f"detection {format_probability(chosen.detection)})"
+            )
+            if not chosen.meets_targets:
+                head += f", short of the {self.detection_target:g} detection target"
+        else:
+            head = "no gate keeps the false alarm within the budget"
+        return f"{head}; from {self.runs} known-good runs"
 
     def suite_spec(self) -> dict[str, Any]:
         """The measured suite as a suite spec, for ``gatecal simulate --suite``.
@@ -243,10 +263,9 @@ class Recommendation(Displayed):
         }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract (``format`` and ``version`` first; check reads it back)."""
+        """The JSON contract (its header first; check reads it back)."""
         return {
-            "format": RECOMMEND_FORMAT,
-            "version": RECOMMEND_VERSION,
+            **json_header("recommend"),
             "runs": self.runs,
             "regressed_runs": self.regressed_runs,
             "cases": self.cases,
@@ -258,13 +277,7 @@ class Recommendation(Displayed):
             "sessions": self.sessions,
             "warnings": list(self.warnings),
             "sources": list(self.sources),
-            "noise": self.noise.to_dict(),
-            "noise_for_gate": self.noise_for_gate.to_dict(),
-            "icc_for_gate": self.icc_for_gate,
-            "gate_level": self.gate_level,
-            "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
-            "overdispersion": self.overdispersion.to_dict(),
-            "correlated": self.correlated,
+            **self.measured.to_dict(),
             "per_case": [{"case": c.case, **c.rate.to_dict()} for c in self.per_case],
             "case_order": list(self.case_order),
             "failures_per_run": list(self.failures_per_run),
@@ -586,14 +599,16 @@ def _recommend(
         sources=data.sources,
         confidence_level=level,
         method=method,
-        noise=noise,
-        noise_for_gate=gate_noise,
-        icc_for_gate=bounds.icc_top,
-        gate_level=bounds.gate_level,
-        judge_noise=judge_noise,
+        measured=MeasuredNoise(
+            noise=noise,
+            noise_for_gate=gate_noise,
+            icc_for_gate=bounds.icc_top,
+            gate_level=bounds.gate_level,
+            judge_noise=judge_noise,
+            overdispersion=over,
+            correlated=over.p_value < significance,
+        ),
         per_case=(),
-        overdispersion=over,
-        correlated=over.p_value < significance,
         regression=regression_text,
         regression_failing=failing_cases,
         false_alarm_target=alpha,

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,7 @@ from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.noise.tails import _below
 from gatecal._analyses.policies.parse import parse_policy
 from gatecal._analyses.policies.rules import Policy
+from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._model.gates import strictest_within
@@ -40,6 +41,9 @@ from gatecal._model.policy_names import policy_spellings
 from gatecal._model.regression import RegressionLike, as_regression
 from gatecal._model.suite import ICC_NEGLIGIBLE, beta_shape
 from gatecal.readers._data import RunsData
+
+if TYPE_CHECKING:
+    from gatecal._analyses.recommend.gate import Recommendation
 
 __all__ = [
     "DEFAULT_RULES",
@@ -148,6 +152,40 @@ class PolicyRecommendation(Displayed):
     chosen: str | None
     cases_differ: float | None = None
 
+    _renderer: ClassVar[str] = "gatecal._render.recommend_policy"
+
+    def summary(self) -> str:
+        """The chosen rule and its gate, and how many rules were weighed."""
+        choice = self.choice
+        head = (
+            "no rule meets both targets"
+            if choice is None
+            else f"rule {choice.rule}, gate at least {choice.k_min} of {self.cases} cases pass"
+        )
+        return f"{head}; {len(self.rows)} rules from {self.runs} known-good runs"
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        """One dict per rule: its gate, bounds, cost, and whether it was chosen."""
+        return [
+            {
+                "rule": g.rule,
+                "k_min": g.k_min,
+                "false_alarm": g.false_alarm,
+                "detection": g.detection,
+                "judge_calls": g.judge_calls,
+                "meets": g.meets,
+                "checkable": g.checkable,
+                "chosen": g.rule == self.chosen,
+            }
+            for g in self.rows
+        ]
+
+    def to_frame(self) -> Any:
+        """One row per rule (:meth:`row_dicts`)."""
+        import pandas as pd  # deferred: `import gatecal` stays light
+
+        return pd.DataFrame(self.row_dicts())
+
     def row(self, rule: str) -> RuleGate:
         """The row of a candidate, by its rule as given."""
         for r in self.rows:
@@ -159,7 +197,13 @@ class PolicyRecommendation(Displayed):
     def choice(self) -> RuleGate | None:
         return None if self.chosen is None else self.row(self.chosen)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, beside: Recommendation | None = None) -> dict[str, Any]:
+        """The JSON contract ``gatecal.recommend`` with the rules under ``policies``:
+        `beside`'s document (``gatecal recommend --policies``), or the header alone."""
+        head = json_header("recommend") if beside is None else beside.to_dict()
+        return {**head, "policies": self._policies()}
+
+    def _policies(self) -> dict[str, Any]:
         return {
             "runs": self.runs,
             "cases": self.cases,

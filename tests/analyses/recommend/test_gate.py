@@ -204,7 +204,7 @@ def test_each_gate_is_its_largest_over_the_profile_likelihood_set(tmp_path, seed
     bounds = noise_bounds(x, n)
     # python -c "from scipy import stats; print(stats.chi2.ppf(0.99, 1))" -> 6.634896601...
     assert bounds.gate_cutoff == pytest.approx(6.634896601, rel=1e-9)
-    assert rec.gate_level == 0.995
+    assert rec.measured.gate_level == 0.995
     dense = np.linspace(bounds.gate_icc_bottom, bounds.gate_icc_top, 401)[:-1]
     fa_ref, det_ref, floor = _dense_gate_bounds(x, n, bounds.gate_cutoff, dense, 5)
     fa = np.array([f for f, _ in rec.table])
@@ -323,10 +323,14 @@ def test_no_gate_within_budget_when_even_one_pass_is_too_strict(tmp_path):
 def test_correlated_runs_widen_the_interval(tmp_path):
     _write_csv(tmp_path / "runs.csv", _runs(21, 40, 0.05, icc=0.2))
     rec = recommend_gate(read_runs([tmp_path / "runs.csv"]))
-    assert rec.correlated and rec.overdispersion.p_value < 0.05
-    assert rec.noise_for_gate.high > rec.noise.high
-    assert rec.noise_for_gate.method == "profile likelihood"
-    assert rec.overdispersion.icc < rec.overdispersion.icc_upper < rec.icc_for_gate
+    assert rec.measured.correlated and rec.measured.overdispersion.p_value < 0.05
+    assert rec.measured.noise_for_gate.high > rec.measured.noise.high
+    assert rec.measured.noise_for_gate.method == "profile likelihood"
+    assert (
+        rec.measured.overdispersion.icc
+        < rec.measured.overdispersion.icc_upper
+        < rec.measured.icc_for_gate
+    )
 
 
 def test_a_non_significant_test_does_not_switch_correlation_off(tmp_path):
@@ -334,9 +338,13 @@ def test_a_non_significant_test_does_not_switch_correlation_off(tmp_path):
     icc the runs cannot exclude, so its false alarm is above the binomial's."""
     _write_csv(tmp_path / "runs.csv", _runs(11, 40, 0.04))
     rec = recommend_gate(read_runs([tmp_path / "runs.csv"]), regression="5")
-    assert not rec.correlated and rec.overdispersion.icc == 0 and rec.icc_for_gate > 0
+    assert (
+        not rec.measured.correlated
+        and rec.measured.overdispersion.icc == 0
+        and rec.measured.icc_for_gate > 0
+    )
     n = len(CASES)
-    binomial = stats.binom.sf(n - rec.recommended, n, rec.noise_for_gate.high)
+    binomial = stats.binom.sf(n - rec.recommended, n, rec.measured.noise_for_gate.high)
     assert rec.table[rec.recommended][0] > binomial
 
 
@@ -739,7 +747,7 @@ def test_more_runs_certify_the_strictest_gate_valid_at_the_estimate(tmp_path):
     assert rec.recommended is None and rec.more_runs is not None
     more = rec.more_runs
     # at the estimate, from scipy's tails alone: the strictest gate within budget
-    fit = rec.overdispersion
+    fit = rec.measured.overdispersion
     fa = [0.0] + [_tails(n, fit.mean, fit.icc)[n - k] for k in range(1, n + 1)]
     k = max(k for k in range(n + 1) if fa[k] <= 0.05)
     assert more.k_min == k == 14 and more.false_alarm == pytest.approx(fa[k], rel=1e-9)
