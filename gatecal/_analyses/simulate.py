@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gatecal._common.contracts import json_header
-from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.defaults import (
+    DEFAULT_FLIPS,
+    DEFAULT_GATES,
+    DEFAULT_RUNS,
+    DEFAULT_SEED,
+    SPREAD_SEED,
+    SPREAD_SUITES,
+)
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Interval, binomial_interval
 from gatecal._common.seeds import renamed_seed
@@ -36,6 +43,7 @@ __all__ = [
     "SimulationReport",
     "binomial_interval",
     "compare_samples",
+    "one_suite_ranges",
     "simulate_gates",
 ]
 
@@ -75,6 +83,10 @@ class GateRow:
         The build's expected and simulated share of passing cases.
     same_gate_as : str or None
         The first listed rule with the same `k_min`, if it is another rule.
+    one_suite : tuple of float or None
+        With a case spread: the 10th and 90th percentiles of the failure probability of
+        single suites drawn from the spread (:func:`one_suite_ranges`); `exact_failure_probability`
+        is their average. None without a spread, or with a run-level correlation.
     """
 
     flip: float
@@ -90,6 +102,7 @@ class GateRow:
     exact_mean_pass_rate: float
     simulated_mean_pass_rate: float
     same_gate_as: str | None
+    one_suite: tuple[float, float] | None = None
 
     @property
     def simulated_failure_rate(self) -> float:
@@ -114,6 +127,11 @@ class GateRow:
             "consistent": self.consistent,
             "exact_mean_pass_rate": self.exact_mean_pass_rate,
             "simulated_mean_pass_rate": self.simulated_mean_pass_rate,
+            **(
+                {"one_suite_low": self.one_suite[0], "one_suite_high": self.one_suite[1]}
+                if self.one_suite is not None
+                else {}
+            ),
         }
 
 
@@ -347,6 +365,33 @@ def simulate_gates(
     )
 
 
+def one_suite_ranges(
+    suite: Suite, build: str, noise: JudgeNoise, k_mins: Sequence[int]
+) -> list[tuple[float, float] | None]:
+    """How much one suite drawn from a case spread varies around the average: for each
+    gate (its `k_min`), the 10th and 90th percentiles of P(the gate fails `build`) over
+    :data:`SPREAD_SUITES` suites drawn with :data:`SPREAD_SEED`, each computed exactly
+    (its cases' pass probabilities at their drawn rates, a Poisson-binomial). None for
+    every gate without a spread, or with a run-level correlation (a run's count is then
+    no Poisson-binomial)."""
+    if noise.case_spread <= 0 or noise.icc > 0:
+        return [None] * len(k_mins)
+    import numpy as np  # deferred: the headline has no spread
+
+    from gatecal._engines.exact import pass_count_pmfs
+
+    gen = np.random.default_rng(SPREAD_SEED)
+    calls = noise.drawn_report_pass(gen, suite, build, SPREAD_SUITES)
+    code = suite.truth_matrix(build)[:, ~suite.judge_mask()].all(axis=1)
+    below = np.cumsum(pass_count_pmfs(calls.prod(axis=2) * code), axis=1)
+    out: list[tuple[float, float] | None] = []
+    for k in k_mins:
+        fails = np.clip(below[:, k - 1], 0.0, 1.0) if k > 0 else np.zeros(len(below))
+        low, high = np.quantile(fails, [0.1, 0.9])
+        out.append((float(low), float(high)))
+    return out
+
+
 def compare_samples(
     suite: Suite,
     samples: Mapping[tuple[float, str], PassCountSample],
@@ -412,9 +457,11 @@ def compare_samples(
     for (p, build), sample in samples.items():
         if sample.n_cases != n:
             raise ParameterError("samples", f"must count passes of {n} cases", sample.n_cases)
-        exact = exact_pass_counts(suite, build, noise_at(template, p, fixed_fpr=fixed_fpr))
+        block = noise_at(template, p, fixed_fpr=fixed_fpr)
+        exact = exact_pass_counts(suite, build, block)
         comparisons.append(BuildComparison(flip=p, build=build, exact=exact, simulated=sample))
-        for g, k in zip(rules, k_mins, strict=True):
+        ranges = one_suite_ranges(suite, build, block, k_mins)
+        for g, k, one in zip(rules, k_mins, ranges, strict=True):
             prob = exact.failure_probability(k)
             failures = sample.failures(k)
             interval = binomial_interval(n_runs, prob, level)
@@ -434,6 +481,7 @@ def compare_samples(
                     exact_mean_pass_rate=exact.mean_pass_rate,
                     simulated_mean_pass_rate=sample.mean_pass_rate,
                     same_gate_as=None if same == g.text else same,
+                    one_suite=one,
                 )
             )
     return SimulationReport(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gatecal._analyses.simulate import GateRow, SimulationReport
+from gatecal._common.defaults import SPREAD_SUITES
 from gatecal._common.tables import csv_text, format_probability, percent, plural
 from gatecal._model.suite import BUILDS
 from gatecal._render.dispatch import render, written
@@ -132,6 +133,27 @@ def _footer(report: SimulationReport) -> list[str]:
     return lines
 
 
+def _one_suite(rows: list[GateRow]) -> list[tuple[str, str, str]]:
+    """(rule, healthy, regressed) ranges of single drawn suites, when the rows have them."""
+    cells = {
+        (r.build, r.gate): f"{format_probability(r.one_suite[0])} to "
+        f"{format_probability(r.one_suite[1])}"
+        for r in rows
+        if r.one_suite is not None
+    }
+    return [
+        (r.rule, cells[("healthy", r.gate)], cells[("regressed", r.gate)])
+        for r in rows
+        if r.build == "healthy" and ("healthy", r.gate) in cells
+    ]
+
+
+_ONE_SUITE = (
+    f"one suite, not the average: P for 8 in 10 of {SPREAD_SUITES:,} suites drawn from the "
+    "spread (10th to 90th percentile)"
+)
+
+
 def _table(report: SimulationReport) -> str:
     out = _suite_lines(report)
     for p, rows in _blocks(report):
@@ -157,6 +179,13 @@ def _table(report: SimulationReport) -> str:
                 f"{r.rule:<{w_rule}}{r.k_min:<7}{cells[('healthy', r.gate)]:<{w_cell}}"
                 f"{cells[('regressed', r.gate)]}".rstrip()
             )
+        if ranges := _one_suite(rows):
+            w_range = max(len(_HEADERS["healthy"]), *(len(h) for _, h, _ in ranges)) + 3
+            out += ["", _ONE_SUITE]
+            out.append(
+                f"{'gate':<{w_rule + 7}}{_HEADERS['healthy']:<{w_range}}{_HEADERS['regressed']}"
+            )
+            out += [f"{rule:<{w_rule + 7}}{h:<{w_range}}{g}" for rule, h, g in ranges]
     return "\n".join([*out, "", *_footer(report)]) + "\n"
 
 
@@ -179,6 +208,10 @@ def _markdown(report: SimulationReport) -> str:
                     f"| {r.rule} | {r.k_min} | {cells[('healthy', r.gate)]}"
                     f" | {cells[('regressed', r.gate)]} |"
                 )
+        if ranges := _one_suite(rows):
+            out += ["", _ONE_SUITE, ""]
+            out += [f"| gate | {_HEADERS['healthy']} | {_HEADERS['regressed']} |", "|---|---|---|"]
+            out += [f"| {rule} | {h} | {g} |" for rule, h, g in ranges]
     return "\n".join([*out, "", *_footer(report)]) + "\n"
 
 

@@ -274,3 +274,59 @@ def test_the_root_seed_is_rng_and_seed_still_works_with_a_warning():
     assert old == rep and rep.seed == 7
     with pytest.raises(gatecal.ParameterError, match="`rng`"):
         simulate_gates(ARTICLE, flips=[0.03], n_runs=50, rng=-1)
+
+
+# -- how much one suite drawn from a case spread varies ------------------------------------
+
+
+def _brute_suite_failures(x, judge_checks, broken, k_min, unparseable):
+    """P(fewer than k_min of the cases pass) for each drawn suite (a row of case rates), by
+    enumerating every pass/fail outcome of the cases: a healthy case passes when each of
+    its judge checks says yes, (1 - u)(1 - x) each; a broken case (a code check fails)
+    never passes."""
+    import itertools
+
+    out = []
+    for rates in x:
+        q = [((1 - unparseable) * (1 - r)) ** judge_checks for r in rates]
+        q = [0.0 if j < broken else p for j, p in enumerate(q)]
+        total = 0.0
+        for outcome in itertools.product((0, 1), repeat=len(q)):
+            if sum(outcome) < k_min:
+                total += float(
+                    np.prod([p if o else 1 - p for p, o in zip(q, outcome, strict=True)])
+                )
+        out.append(total)
+    return np.array(out)
+
+
+@pytest.mark.parametrize(("build", "broken"), [("healthy", 0), ("regressed", 2)])
+def test_one_suite_ranges_are_the_percentiles_of_brute_forced_suites(build, broken):
+    # the same seeded draws of each case's rate; each suite's failure probability by
+    # enumerating the 2^6 outcomes instead of the Poisson-binomial
+    from gatecal._analyses.simulate import one_suite_ranges
+    from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
+    from gatecal._model.suite import beta_shape
+
+    suite = Suite.uniform(cases=6, judge_checks=2, code_checks=1, failing=2)
+    noise = gatecal.JudgeNoise(fnr=0.1, fpr=0.1, unparseable=0.02, case_spread=0.4)
+    a, b = beta_shape(0.1, 0.4)
+    x = np.random.default_rng(SPREAD_SEED).beta(a, b, size=(SPREAD_SUITES, 6))
+    k_mins = [6, 5, 3]
+    got = one_suite_ranges(suite, build, noise, k_mins)
+    for k, (low, high) in zip(k_mins, got, strict=True):
+        fails = _brute_suite_failures(x, 2, broken, k, 0.02)
+        want = np.quantile(fails, [0.1, 0.9])
+        assert (low, high) == pytest.approx(tuple(want), rel=1e-9, abs=1e-12)
+
+
+def test_the_one_suite_block_shows_with_a_spread_only():
+    spread = simulate_gates(Suite.uniform(cases=10), flips=[0.05], n_runs=200,
+                            noise=gatecal.JudgeNoise(fnr=0.05, fpr=0.05, case_spread=0.5))  # fmt: skip
+    assert all(r.one_suite is not None and r.one_suite[0] <= r.one_suite[1] for r in spread.rows)
+    assert "one suite, not the average" in render(spread)
+    assert "one_suite_low" in json.loads(render(spread, "json"))["rows"][0]
+    plain = simulate_gates(Suite.uniform(cases=10), flips=[0.05], n_runs=200)
+    assert all(r.one_suite is None for r in plain.rows)
+    assert "one suite" not in render(plain)
+    assert "one_suite_low" not in json.loads(render(plain, "json"))["rows"][0]

@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from gatecal._analyses.plan._search import SuitePlan, SuiteSpread, plan_from_pmfs
 from gatecal._analyses.policies.rules import Policy, case_outcomes
+from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
 from gatecal._engines.exact import grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape, systematic_count
@@ -41,10 +42,6 @@ CASES_DIFFER_MAX_CASES = 1000
 #: 9 s a policy up to 1,000 cases and grows with the square of the largest size (35 s to
 #: 2,000 on a shared 2-core machine).
 CASES_DIFFER_LIMIT = 2000
-#: Suites drawn from the spread to say how much one suite varies around the average
-#: (a share near 0.1 is known to within about 0.007).
-SPREAD_SUITES = 2000
-SPREAD_SEED = 20261206
 
 
 def suite_pass_probabilities(
