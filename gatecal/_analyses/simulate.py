@@ -43,6 +43,7 @@ __all__ = [
     "SimulationReport",
     "binomial_interval",
     "compare_samples",
+    "failure_percentiles",
     "one_suite_ranges",
     "simulate_gates",
 ]
@@ -378,16 +379,26 @@ def one_suite_ranges(
         return [None] * len(k_mins)
     import numpy as np  # deferred: the headline has no spread
 
-    from gatecal._engines.exact import pass_count_pmfs
-
     gen = np.random.default_rng(SPREAD_SEED)
     calls = noise.drawn_report_pass(gen, suite, build, SPREAD_SUITES)
     code = suite.truth_matrix(build)[:, ~suite.judge_mask()].all(axis=1)
-    below = np.cumsum(pass_count_pmfs(calls.prod(axis=2) * code), axis=1)
+    return failure_percentiles(calls.prod(axis=2) * code, k_mins)
+
+
+def failure_percentiles(q: Any, k_mins: Sequence[int]) -> list[tuple[float, float] | None]:
+    """For each `k_min`, the 10th and 90th percentiles over the rows of `q` (one drawn
+    suite each: its cases' pass probabilities) of P(fewer than `k_min` cases pass), to 12
+    decimals (the arithmetic's own error is about 1e-15)."""
+    import numpy as np  # deferred: the headline has no spread
+
+    from gatecal._engines.exact import pass_count_pmfs
+
+    below = np.cumsum(pass_count_pmfs(q), axis=1)
     out: list[tuple[float, float] | None] = []
     for k in k_mins:
         fails = np.clip(below[:, k - 1], 0.0, 1.0) if k > 0 else np.zeros(len(below))
-        low, high = np.quantile(fails, [0.1, 0.9])
+        # to 12 decimals: below that the interpolated and convolved rates are rounding
+        low, high = np.round(np.quantile(fails, [0.1, 0.9]), 12)
         out.append((float(low), float(high)))
     return out
 

@@ -15,6 +15,7 @@ from gatecal._common.tables import (
     table_lines,
 )
 from gatecal._render.dispatch import render, written
+from gatecal._render.simulate import ONE_SUITE
 
 __all__ = ["render_policies"]
 
@@ -76,6 +77,7 @@ def _text(report: PolicyReport, fmt: str) -> str:
             ]
         )
     lines += table_lines(header, table, fmt)
+    lines += _one_suite_lines(report, seen, fmt)
     lines += _sequential_lines(report)
     bad = [r for r in report.rows if not r.consistent]
     level = f"{100 * report.confidence_level:g}%"
@@ -89,6 +91,30 @@ def _text(report: PolicyReport, fmt: str) -> str:
         else f"! {len(bad)} of {len(report.rows)} counts lie outside their {level} interval",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _one_suite_lines(report: PolicyReport, seen: list[tuple[str, str]], fmt: str) -> list[str]:
+    """Below the table, with a case spread: where 8 in 10 single drawn suites lie."""
+    by = {
+        (r.policy, r.build, r.gate): f"{format_probability(r.one_suite_low)} to "
+        f"{format_probability(r.one_suite_high)}"
+        for r in report.rows
+        if isinstance(r, PolicyComparisonRow)
+        and r.one_suite_low is not None
+        and r.one_suite_high is not None
+    }
+    rows = [
+        [policy, gate, by[policy, "healthy", gate], by[policy, "regressed", gate]]
+        for policy, gate in seen
+        if (policy, "healthy", gate) in by
+    ]
+    if not rows:
+        return []
+    rules = {(r.policy, r.gate): r.rule for r in report.rows}
+    for row in rows:
+        row[1] = rules[row[0], row[1]]
+    header = ["policy", "gate", "false alarm (healthy fails)", "detection (regressed fails)"]
+    return ["", ONE_SUITE, *([""] if fmt == "markdown" else []), *table_lines(header, rows, fmt)]
 
 
 def _sequential_lines(report: PolicyReport) -> list[str]:

@@ -148,7 +148,8 @@ def _one_suite(rows: list[GateRow]) -> list[tuple[str, str, str]]:
     ]
 
 
-_ONE_SUITE = (
+#: The heading of the block that says how much one suite drawn from a case spread varies.
+ONE_SUITE = (
     f"one suite, not the average: P for 8 in 10 of {SPREAD_SUITES:,} suites drawn from the "
     "spread (10th to 90th percentile)"
 )
@@ -181,7 +182,7 @@ def _table(report: SimulationReport) -> str:
             )
         if ranges := _one_suite(rows):
             w_range = max(len(_HEADERS["healthy"]), *(len(h) for _, h, _ in ranges)) + 3
-            out += ["", _ONE_SUITE]
+            out += ["", ONE_SUITE]
             out.append(
                 f"{'gate':<{w_rule + 7}}{_HEADERS['healthy']:<{w_range}}{_HEADERS['regressed']}"
             )
@@ -209,7 +210,7 @@ def _markdown(report: SimulationReport) -> str:
                     f" | {cells[('regressed', r.gate)]} |"
                 )
         if ranges := _one_suite(rows):
-            out += ["", _ONE_SUITE, ""]
+            out += ["", ONE_SUITE, ""]
             out += [f"| gate | {_HEADERS['healthy']} | {_HEADERS['regressed']} |", "|---|---|---|"]
             out += [f"| {rule} | {h} | {g} |" for rule, h, g in ranges]
     return "\n".join([*out, "", *_footer(report)]) + "\n"

@@ -8,6 +8,7 @@ from gatecal._analyses.policies.exact import policy_rates
 from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow, PolicyReport
 from gatecal._analyses.policies.sequential import SequentialPolicy, sequential_rows
 from gatecal._analyses.policies.simulate import simulate_policy
+from gatecal._analyses.policies.spread import one_suite_ranges
 from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.intervals import binomial_interval
 from gatecal._common.seeds import renamed_seed
@@ -94,6 +95,11 @@ def compare_policies(
             for b in BUILDS
         }
         methods.update(sample.method for sample in samples.values())
+        k_mins = sorted({r.k_min for r in exact.rows})
+        ranges = {
+            b: dict(zip(k_mins, one_suite_ranges(suite, b, noise, policy, k_mins), strict=True))
+            for b in BUILDS
+        }
         for r in exact.rows:
             sample = samples[r.build]
             failures = sample.failures[r.gate]
@@ -113,6 +119,7 @@ def compare_policies(
                     interval_low=interval.low,
                     interval_high=interval.high,
                     consistent=failures in interval,
+                    **_range_fields(ranges[r.build][r.k_min]),
                 )
             )
     return PolicyReport(
@@ -125,3 +132,7 @@ def compare_policies(
         rows=tuple(rows),
         simulation="counts" if "counts" in methods else "calls",
     )
+
+
+def _range_fields(one: tuple[float, float] | None) -> dict[str, float]:
+    return {} if one is None else {"one_suite_low": one[0], "one_suite_high": one[1]}

@@ -399,6 +399,10 @@ class PolicyComparisonRow:
     interval_low: int
     interval_high: int
     consistent: bool
+    #: with a case spread: the 10th and 90th percentiles of one drawn suite's own
+    #: `failure_probability` (which is their average); None otherwise
+    one_suite_low: float | None = None
+    one_suite_high: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -431,7 +435,11 @@ class PolicyReport(Displayed):
         """Each row's fields (a sequential row has more), as the JSON and the CSV hold them."""
         import dataclasses
 
-        return [dataclasses.asdict(r) for r in self.rows]
+        rows = [dataclasses.asdict(r) for r in self.rows]
+        for row in rows:  # only with a case spread
+            if row.get("one_suite_low", 0) is None:
+                del row["one_suite_low"], row["one_suite_high"]
+        return rows
 
     def to_frame(self) -> Any:
         """The rows as a pandas DataFrame."""

@@ -1,0 +1,73 @@
+"""How much one suite drawn from a case spread varies around the average a policy quotes.
+
+The exact rates of :mod:`~gatecal._analyses.policies.exact` are averages over suites drawn
+from the spread (``noise.case_spread``). One suite is one draw: each of its cases keeps its
+own rate. :func:`one_suite_ranges` draws :data:`~gatecal._common.defaults.SPREAD_SUITES`
+suites (seeded) and gives, for each gate, the 10th and 90th percentiles of that suite's own
+P(the gate fails the build), each computed exactly: a case's probability of passing one
+attempt at rate x is a polynomial in x of known degree, so it is read off its values at
+Chebyshev points by barycentric interpolation, and the suite's pass count is a
+Poisson-binomial of its cases'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gatecal._analyses.policies.rules import FloatArray, Policy, case_outcomes
+from gatecal._analyses.simulate import failure_percentiles
+from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
+from gatecal._model.suite import JudgeNoise, Suite, beta_shape, systematic_count
+
+__all__ = ["drawn_case_pass", "one_suite_ranges"]
+
+
+def drawn_case_pass(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, suites: int, seed: int
+) -> FloatArray:
+    """P(each case passes one attempt of `policy`) in `suites` suites drawn from the
+    spread, shape (suites, cases): the first ``cases - systematic`` cases draw their rates
+    from the Beta (seeded, in that order), the systematic ones fail every call."""
+    from scipy.interpolate import BarycentricInterpolator  # deferred: only with a spread
+
+    n = suite.n_cases
+    judge = int(suite.judge_mask().sum())
+    tries = policy.rerun_failing + 1
+    degree = judge * policy.majority * (1 + policy.confirm) * policy.repeat * tries
+    points = 0.5 - 0.5 * np.cos(np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1))
+    curves = np.stack(
+        [
+            case_outcomes(suite, build, noise.at_case_rate(suite, float(x)), policy, confirm=True)[
+                0
+            ]
+            for x in points
+        ]
+    )  # (points, cases)
+    m = n - systematic_count(n, noise.systematic)
+    x = np.full((suites, n), noise.fnr)
+    if 0.0 < noise.fnr < 1.0:
+        a, b = beta_shape(noise.fnr, noise.case_spread)
+        x[:, :m] = np.random.default_rng(seed).beta(a, b, size=(suites, m))
+    q = np.empty((suites, n))
+    kinds, which = np.unique(curves, axis=1, return_inverse=True)
+    for kind in range(kinds.shape[1]):  # alike cases share one curve
+        columns = np.flatnonzero(which.ravel() == kind)
+        curve = BarycentricInterpolator(points, kinds[:, kind])
+        q[:, columns] = curve(x[:, columns])
+    return np.clip(q, 0.0, 1.0)
+
+
+def one_suite_ranges(
+    suite: Suite, build: str, noise: JudgeNoise, policy: Policy, k_mins: Sequence[int]
+) -> list[tuple[float, float] | None]:
+    """For each gate (its `k_min`), the 10th and 90th percentiles of P(the gate fails
+    `build` in one attempt of `policy`) over suites drawn from the spread. None for every
+    gate without a spread or with a run-level correlation (a run's count is then no
+    Poisson-binomial); a policy that reruns the whole suite is refused under a spread
+    before this is reached."""
+    if noise.case_spread <= 0 or noise.icc > 0:
+        return [None] * len(k_mins)
+    q = drawn_case_pass(suite, build, noise, policy, suites=SPREAD_SUITES, seed=SPREAD_SEED)
+    return failure_percentiles(q, k_mins)
