@@ -2,30 +2,55 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import gatecal
+from gatecal._common.defaults import DEFAULT_FLIPS
 from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError
-from gatecal.cli._outputs import reading
-from gatecal.cli._values import ScoreThreshold, thresholds
+from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._groups import Group, grouped
+from gatecal.cli._options import (
+    AttemptsOpt,
+    CaseSpreadOpt,
+    FlipOpt,
+    FlipsOpt,
+    FprOpt,
+    IccOpt,
+    InputFormatOpt,
+    JunitRepeatsOpt,
+    PartialOpt,
+    ScoreThresholdOpt,
+    SystematicOpt,
+    TargetOpt,
+    UnparseableOpt,
+)
+from gatecal.cli._outputs import reading as reading_files
+from gatecal.cli._values import thresholds
 
 if TYPE_CHECKING:
     from gatecal._analyses.calibrate.judge import Calibration
     from gatecal._analyses.policies.rules import Policy
     from gatecal._model.spec import SuiteSpec
     from gatecal._model.suite import JudgeNoise, Suite
+    from gatecal.readers._base import ReadOptions
     from gatecal.readers._data import RunsData
 
 __all__ = [
+    "NoiseOpt",
+    "NoiseSweep",
+    "NoiseSweepOpt",
+    "Reading",
+    "ReadingOpt",
     "load_spec",
-    "noise",
     "parse_policies",
     "read_runs",
     "report_calibration",
     "suite_and_rates",
+    "with_rates",
 ]
 
 Rates = dict[str, tuple[float, float]]
@@ -67,28 +92,74 @@ def suite_and_rates(
     return suite, {}, {}
 
 
-def noise(
-    fnr: float,
-    fpr: float | None,
-    unparseable: float | None,
-    icc: float | None,
-    rates: tuple[Rates, Rates] = ({}, {}),
-    cases: tuple[float | None, float | None] = (None, None),
-) -> JudgeNoise:
-    """The noise template from the options (the flip rate is set per block); `cases` is
-    (--case-spread, --systematic)."""
-    per_check, per_case = rates
-    spread, systematic = cases
-    return gatecal.JudgeNoise(
-        fnr=fnr,
-        fpr=fnr if fpr is None else fpr,
-        unparseable=unparseable or 0.0,
-        icc=icc or 0.0,
-        per_check=per_check,
-        per_case=per_case,
-        case_spread=spread or 0.0,
-        systematic=systematic or 0.0,
-    )
+# -- the judge's noise: one group, handed to each command that models it as one object --
+
+
+def noise_terms(
+    fpr: FprOpt = None,
+    unparseable: UnparseableOpt = None,
+    icc: IccOpt = None,
+    case_spread: CaseSpreadOpt = None,
+    systematic: SystematicOpt = None,
+) -> dict[str, float]:
+    """The noise options beside the flip rate, named as `JudgeNoise` names them: those
+    given. A new noise option is one more parameter here (and its field in JudgeNoise)."""
+    return {name: value for name, value in locals().items() if value is not None}
+
+
+def noise_at(flip: float, terms: Mapping[str, float]) -> JudgeNoise:
+    """The judge noise at flip rate `flip`, checked: a bad combination is one line."""
+    try:
+        return gatecal.JudgeNoise.flip(flip, **terms)
+    except ParameterError as exc:
+        raise from_library(exc) from None
+
+
+NoiseTermsOpt = Annotated[dict[str, float], Group(noise_terms)]
+
+
+@grouped
+def judge_noise(flip: FlipOpt = 0.08, *, terms: NoiseTermsOpt) -> JudgeNoise:
+    """The noise options as one JudgeNoise (policies, plan)."""
+    return noise_at(flip, terms)
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseSweep:
+    """The noise at each of several flip rates (simulate, report): `judge` at the first;
+    the false "yes" rate follows each rate unless --fpr fixed it (`fixed_fpr`)."""
+
+    judge: JudgeNoise
+    flips: tuple[float, ...]
+    fixed_fpr: bool
+
+    def arguments(self, judge: JudgeNoise | None = None) -> dict[str, Any]:
+        """`flips`, `noise` (`judge` if given) and `fixed_fpr`, as simulate_gates takes them."""
+        noise = self.judge if judge is None else judge
+        return {"flips": self.flips, "noise": noise, "fixed_fpr": self.fixed_fpr}
+
+
+@grouped
+def noise_sweep(
+    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
+    *,
+    terms: NoiseTermsOpt,
+) -> NoiseSweep:
+    """The noise options, with several flip rates (simulate, report)."""
+    return NoiseSweep(noise_at(flip[0], terms), tuple(flip), fixed_fpr="fpr" in terms)
+
+
+#: The judge's noise: --flip, --fpr, --unparseable, --icc, --case-spread, --systematic.
+NoiseOpt = Annotated["JudgeNoise", Group(judge_noise)]
+#: The same with several flip rates (--flip P[,P...]).
+NoiseSweepOpt = Annotated[NoiseSweep, Group(noise_sweep)]
+
+
+def with_rates(noise: JudgeNoise, per_check: Rates, per_case: Rates) -> JudgeNoise:
+    """`noise` with a suite spec's own rates (checked again: a case spread refuses them)."""
+    if not per_check and not per_case:
+        return noise
+    return dataclasses.replace(noise, per_check=per_check, per_case=per_case)
 
 
 def parse_policies(
@@ -121,30 +192,60 @@ def parse_policies(
     return out
 
 
+# -- how measured runs are read: one group, handed to every command that reads runs --
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How measured runs are read: every file as `input_format` (None: detected from its
+    content) and the readers' `options`."""
+
+    input_format: str | None
+    options: ReadOptions
+
+
+def read_options(
+    input_format: InputFormatOpt = None,
+    attempts: AttemptsOpt = "first",
+    junit_repeats: JunitRepeatsOpt = "auto",
+    target: TargetOpt = None,
+    threshold: ScoreThresholdOpt = None,
+    partial: PartialOpt = "fail",
+) -> Reading:
+    """The reading options as one object (each value was checked by its option)."""
+    from gatecal.readers._base import ReadOptions
+
+    options = ReadOptions(
+        attempts=attempts,
+        junit_repeats=junit_repeats,
+        target=target,
+        thresholds=thresholds(threshold),
+        partial=partial,
+    )
+    return Reading(input_format, options)
+
+
+#: How measured runs are read: --input-format, --attempts, --junit-repeats, --target,
+#: --score-threshold, --partial.
+ReadingOpt = Annotated[Reading, Group(read_options)]
+
+
 def read_runs(
     option: str,
     paths: Sequence[str],
     regressed: Sequence[str] = (),
-    *,
-    input_format: str | None = None,
-    attempts: str = "first",
-    junit_repeats: str = "auto",
-    target: str | None = None,
-    threshold: Sequence[ScoreThreshold] | None = None,
-    partial: str = "fail",
+    reading: Reading | None = None,
 ) -> RunsData:
-    """Read runs, turning every reading error into one line that names `option`."""
+    """Read runs as `reading` says (default: as read_runs does), turning every reading
+    error into one line that names `option`."""
+    how = read_options() if reading is None else reading
     try:
-        with reading("reading runs"):
+        with reading_files("reading runs"):
             data = gatecal.read_runs(
                 paths,
                 regressed,
-                input_format=input_format,
-                attempts=attempts,
-                junit_repeats=junit_repeats,
-                target=target,
-                thresholds=thresholds(threshold),
-                partial=partial,
+                input_format=how.input_format,
+                **dataclasses.asdict(how.options),
             )
     except gatecal.RunsError as exc:
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
@@ -170,7 +271,7 @@ def _note_surrogates(data: RunsData) -> None:
 
 def read_labels(labels: Path, option: str = "LABELS") -> Any:
     try:
-        with reading("reading labels"):
+        with reading_files("reading labels"):
             return gatecal.read_labels(labels)
     except gatecal.LabelsError as exc:
         raise CliError(f"{option} {' '.join(str(exc).split())}") from None
@@ -181,7 +282,7 @@ def report_calibration(labels: Path | None, observed: tuple[int, int] | None) ->
     if labels is None:
         return None
     try:
-        with reading("reading labels"):
+        with reading_files("reading labels"):
             table = gatecal.read_labels(labels)
         return gatecal.calibrate_judge(table, observed=observed, source=str(labels))
     except gatecal.LabelsError as exc:

@@ -19,6 +19,7 @@ import typer
 from gatecal.cli._errors import CliError
 
 if TYPE_CHECKING:
+    from gatecal.cli._inputs import Reading
     from gatecal.readers._data import RunsData
     from gatecal.store import Selection, StoredRuns
 
@@ -185,7 +186,7 @@ def baseline_runs(
     option: str,
     files: Sequence[str] | None,
     choice: StoreChoice,
-    **reading: Any,
+    reading: Reading,
 ) -> tuple[RunsData, StoredRuns | None]:
     """The known-good runs: read from `files` (named `option` in errors), or selected
     from ``choice.store`` (then a note on stderr says which runs, and a warning when they
@@ -195,7 +196,7 @@ def baseline_runs(
     choice.check_source(option, files)
     selection = choice.selection()
     if choice.store is None:
-        return read_runs(option, files or [], **reading), None
+        return read_runs(option, files or [], reading=reading), None
     from gatecal._analyses.history.record import baseline_warnings
     from gatecal.store import latest_run, stored_runs
 

@@ -6,7 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,19 +17,14 @@ from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
 from gatecal._render import CHECK_FORMATS
 from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
     ConfidenceOpt,
-    InputFormatOpt,
     IntervalOpt,
-    JunitRepeatsOpt,
     OutOpt,
-    PartialOpt,
     RegressionOpt,
     RunsShareOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
     formats,
     probability,
     sequential_named,
@@ -71,7 +66,9 @@ _NAMES = {
 
 
 @sequential_named
+@grouped
 def check(
+    *,
     paths: Annotated[
         list[str] | None,
         typer.Argument(
@@ -181,12 +178,7 @@ def check(
             "GITHUB_STEP_SUMMARY is set, the summary is appended there too.",
         ),
     ] = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     detection: Annotated[
         float | None,
         probability("--detection", "D", "Detection target of a sequential --policy (0.8)."),
@@ -281,18 +273,10 @@ def check(
             else ("--runs-share-rate" if runs_share else "--runs-independent")
         )
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
-    reading: dict[str, Any] = {
-        "input_format": input_format,
-        "attempts": attempts,
-        "junit_repeats": junit_repeats,
-        "target": target,
-        "threshold": threshold,
-        "partial": partial,
-    }
     if record and sequential is not None:
         raise CliError(f"--record is for a single decision, not a sequential --policy ({policy})")
-    base, _ = baseline_runs("--baseline", baseline, choice, **reading)
-    current = read_runs("CURRENT", paths, **reading)
+    base, _ = baseline_runs("--baseline", baseline, choice, reading)
+    current = read_runs("CURRENT", paths, reading=reading)
     outputs.refuse_inputs([*base.sources, *current.sources])
     if appended is not None:
         appended.refuse_inputs([*base.sources, *current.sources])

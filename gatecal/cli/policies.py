@@ -12,26 +12,21 @@ from gatecal._common.defaults import DEFAULT_SEED
 from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import NoiseOpt, parse_policies, suite_and_rates, with_rates
 from gatecal.cli._options import (
     POLICIES_HELP,
     CallIccOpt,
-    CaseSpreadOpt,
     CodeChecksOpt,
     FailingOpt,
-    FlipOpt,
     FormatOpt,
-    FprOpt,
     GatesOpt,
-    IccOpt,
     JudgeChecksOpt,
     OutOpt,
     RetryRateOpt,
     RunsShareOpt,
     SuiteOpt,
-    SystematicOpt,
     TieOpt,
-    UnparseableOpt,
     probability,
     seed,
     sequential_named,
@@ -57,8 +52,9 @@ POLICIES_DEFAULT_SPREAD = "single,majority-3,majority-5,rerun-failing-1"
 
 
 @sequential_named
+@grouped(first=["flip"])
 def policies(
-    flip: FlipOpt = 0.08,
+    *,
     cases: Annotated[
         int | None,
         whole(
@@ -73,11 +69,7 @@ def policies(
     code_checks: CodeChecksOpt = None,
     failing: FailingOpt = None,
     suite_file: SuiteOpt = None,
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
-    case_spread: CaseSpreadOpt = None,
-    systematic: SystematicOpt = None,
+    noise: NoiseOpt,
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
     policy_list: Annotated[
         str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
@@ -129,7 +121,7 @@ def policies(
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
     Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
-    if case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
+    if noise.case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
         policy_list = POLICIES_DEFAULT_SPREAD
     chosen = parse_policies(
         policy_list,
@@ -159,7 +151,7 @@ def policies(
         suite, per_check, per_case = suite_and_rates(
             suite_file, cases, judge_checks, code_checks, failing
         )
-        judge = noise(flip, fpr, unparseable, icc, (per_check, per_case), (case_spread, systematic))
+        judge = with_rates(noise, per_check, per_case)
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
             if suite_file is None:

@@ -4,29 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
     ConfidenceOpt,
     DetectionOpt,
     FalseAlarmOpt,
     FormatOpt,
-    InputFormatOpt,
     IntervalOpt,
-    JunitRepeatsOpt,
     OutOpt,
-    PartialOpt,
     RegressedOpt,
     RegressionOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
 )
 from gatecal.cli._outputs import Outputs, busy
 from gatecal.cli._store import (
@@ -53,7 +48,9 @@ RunsArgument = Annotated[
 ]
 
 
+@grouped
 def recommend(
+    *,
     paths: RunsArgument = None,
     regressed: RegressedOpt = None,
     regression: RegressionOpt = None,
@@ -76,12 +73,7 @@ def recommend(
             "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
         ),
     ] = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     policy_list: Annotated[
         str | None,
         typer.Option(
@@ -129,22 +121,14 @@ def recommend(
     )
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
-    reading: dict[str, Any] = {
-        "input_format": input_format,
-        "attempts": attempts,
-        "junit_repeats": junit_repeats,
-        "target": target,
-        "threshold": threshold,
-        "partial": partial,
-    }
     if store is not None and regressed:
         raise CliError(f"--regressed can't be combined with --store (got {regressed[0]!r})")
     choice = StoreChoice(store, judge, branch, latest, since, until, wait)
     choice.check_source("RUNS", paths)  # files or a store, checked before reading
     if store is None and paths:  # files, as always (with any --regressed runs)
-        data = read_runs("RUNS", paths, regressed or (), **reading)
+        data = read_runs("RUNS", paths, regressed or (), reading)
     else:
-        data, _ = baseline_runs("RUNS", paths, choice, **reading)
+        data, _ = baseline_runs("RUNS", paths, choice, reading)
     outputs.refuse_inputs(data.sources)
     try:
         with busy("measuring the noise"):

@@ -10,31 +10,30 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import gatecal
-from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_SEED
+from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_SEED
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import noise, read_runs, report_calibration, suite_and_rates
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import (
+    NoiseSweepOpt,
+    Reading,
+    ReadingOpt,
+    read_runs,
+    report_calibration,
+    suite_and_rates,
+    with_rates,
+)
 from gatecal.cli._options import (
-    AttemptsOpt,
     CasesOpt,
     CodeChecksOpt,
     DetectionOpt,
     FailingOpt,
     FalseAlarmOpt,
-    FlipsOpt,
-    FprOpt,
     GatesOpt,
-    IccOpt,
-    InputFormatOpt,
     JudgeChecksOpt,
-    JunitRepeatsOpt,
-    PartialOpt,
     RegressedOpt,
     RegressionOpt,
-    ScoreThresholdOpt,
     SuiteOpt,
-    TargetOpt,
-    UnparseableOpt,
     runs,
     seed,
 )
@@ -42,10 +41,11 @@ from gatecal.cli._values import Observed, Passes
 
 if TYPE_CHECKING:
     from gatecal._model.regression import Regression
-    from gatecal.cli._values import ScoreThreshold
 
 
+@grouped
 def report(
+    *,
     out: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="The report folder (new or empty).")
     ],
@@ -54,10 +54,7 @@ def report(
     code_checks: CodeChecksOpt = None,
     failing: FailingOpt = None,
     suite_file: SuiteOpt = None,
-    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
+    noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     n_runs: Annotated[int, runs("Simulated runs per build and flip rate.")] = 200,
     root_seed: Annotated[int, seed()] = DEFAULT_SEED,
@@ -71,12 +68,7 @@ def report(
     regression: RegressionOpt = None,
     false_alarm: FalseAlarmOpt = 0.05,
     detection: DetectionOpt = 0.95,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     labels: Annotated[
         Path | None,
         typer.Option(
@@ -118,7 +110,7 @@ def report(
             regression,
             false_alarm,
             detection,
-            (input_format, attempts, junit_repeats, target, threshold, partial),
+            reading,
         )
         if recommendation is not None and suite_file is None:
             if cases is None:
@@ -138,9 +130,7 @@ def report(
             suite = _with_regression(suite, gatecal.as_regression("0.25"), None, False)
         simulation = gatecal.simulate_gates(
             suite,
-            flips=flip,
-            noise=noise(flip[0], fpr, unparseable, icc, (per_check, per_case)),
-            fixed_fpr=fpr is not None,
+            **noise.arguments(with_rates(noise.judge, per_check, per_case)),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
@@ -207,22 +197,11 @@ def _recommendation(
     regression: Regression | None,
     false_alarm: float,
     detection: float,
-    how: tuple[str | None, str, str, str | None, list[ScoreThreshold] | None, str],
+    reading: Reading,
 ) -> gatecal.Recommendation | None:
     if not runs_file:
         return None
-    input_format, attempts, junit_repeats, target, threshold, partial = how
-    data = read_runs(
-        "--runs-file",
-        runs_file,
-        regressed or (),
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=partial,
-    )
+    data = read_runs("--runs-file", runs_file, regressed or (), reading)
     return gatecal.recommend_gate(
         data, false_alarm=false_alarm, detection=detection, regression=regression
     )

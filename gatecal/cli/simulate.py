@@ -8,25 +8,20 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import gatecal
-from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import from_library
-from gatecal.cli._inputs import noise, suite_and_rates
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import NoiseSweep, NoiseSweepOpt, suite_and_rates, with_rates
 from gatecal.cli._options import (
     CasesOpt,
-    CaseSpreadOpt,
     CodeChecksOpt,
     FailingOpt,
-    FlipsOpt,
     FormatOpt,
-    FprOpt,
     GatesOpt,
-    IccOpt,
     JudgeChecksOpt,
     OutOpt,
     SuiteOpt,
-    SystematicOpt,
-    UnparseableOpt,
     runs,
     seed,
 )
@@ -37,20 +32,17 @@ if TYPE_CHECKING:
     from gatecal._model.gates import Gate
 
 
+@grouped(after={"flip": "cases"})
 def simulate(
+    *,
     cases: CasesOpt = None,
-    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
     n_runs: Annotated[int, runs("Simulated CI runs per build and flip rate.")] = DEFAULT_RUNS,
     root_seed: Annotated[int, seed("Root seed, >= 0; same seed, same output.")] = DEFAULT_SEED,
     judge_checks: JudgeChecksOpt = None,
     code_checks: CodeChecksOpt = None,
     failing: FailingOpt = None,
     suite_file: SuiteOpt = None,
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
-    case_spread: CaseSpreadOpt = None,
-    systematic: SystematicOpt = None,
+    noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     fmt: FormatOpt = "table",
     out: OutOpt = None,
@@ -85,11 +77,7 @@ def simulate(
     outputs = Outputs(("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else [])
     report = _simulate(
         (suite_file, cases, judge_checks, code_checks, failing),
-        flip,
-        fpr,
-        unparseable,
-        icc,
-        (case_spread, systematic),
+        noise,
         gates,
         n_runs,
         root_seed,
@@ -102,24 +90,18 @@ def simulate(
 
 def _simulate(
     shape: tuple[Path | None, int | None, int | None, int | None, int | None],
-    flips: tuple[float, ...],
-    fpr: float | None,
-    unparseable: float | None,
-    icc: float | None,
-    cases_differ: tuple[float | None, float | None],
+    noise: NoiseSweep,
     gates: tuple[Gate, ...],
     n_runs: int,
     root_seed: int,
     workers: int | None,
 ) -> gatecal.SimulationReport:
-    bar = ProgressBar(total=2 * len(flips) * max(n_runs, 0))
+    bar = ProgressBar(total=2 * len(noise.flips) * max(n_runs, 0))
     try:
         suite, per_check, per_case = suite_and_rates(*shape)
         return gatecal.simulate_gates(
             suite,
-            flips=flips,
-            noise=noise(flips[0], fpr, unparseable, icc, (per_check, per_case), cases_differ),
-            fixed_fpr=fpr is not None,
+            **noise.arguments(with_rates(noise.judge, per_check, per_case)),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
