@@ -134,10 +134,9 @@ class JudgeNoise:
     per_case: Mapping[str, RatePair] = field(default_factory=dict)
     case_spread: float = 0.0
     systematic: float = 0.0
-    drift: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("fnr", "fpr", "unparseable", "icc", "case_spread", "systematic", "drift"):
+        for name in ("fnr", "fpr", "unparseable", "icc", "case_spread", "systematic"):
             object.__setattr__(self, name, check_probability(name, getattr(self, name)))
         for name in ("per_check", "per_case"):
             rates = {}

@@ -16,7 +16,6 @@ from gatecal.cli._groups import Group, grouped
 from gatecal.cli._options import (
     AttemptsOpt,
     CaseSpreadOpt,
-    DriftOpt,
     FlipOpt,
     FlipsOpt,
     FprOpt,
@@ -102,7 +101,6 @@ def noise_terms(
     icc: IccOpt = None,
     case_spread: CaseSpreadOpt = None,
     systematic: SystematicOpt = None,
-    drift: DriftOpt = None,
 ) -> dict[str, float]:
     """The noise options beside the flip rate, named as `JudgeNoise` names them: those
     given. A new noise option is one more parameter here (and its field in JudgeNoise)."""

@@ -156,9 +156,6 @@ SystematicOpt = Annotated[
         "rounded half up): they fail every healthy run, whatever the policy.  [default: 0]",
     ),
 ]
-DriftOpt = Annotated[
-    float | None, probability("--drift", "D", "A scratch noise option (drift per run).")
-]
 GATES_HELP = (
     "Gate rules, comma-separated: 'all' (every case passes), a pass rate t in [0, 1] "
     "such as 0.90 (rate >= t), or 'fails<=F'."
