@@ -15,15 +15,20 @@ from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._groups import Group, grouped
 from gatecal.cli._options import (
     AttemptsOpt,
+    CasesOpt,
     CaseSpreadOpt,
+    CodeChecksOpt,
+    FailingOpt,
     FlipOpt,
     FlipsOpt,
     FprOpt,
     IccOpt,
     InputFormatOpt,
+    JudgeChecksOpt,
     JunitRepeatsOpt,
     PartialOpt,
     ScoreThresholdOpt,
+    SuiteOpt,
     SystematicOpt,
     TargetOpt,
     UnparseableOpt,
@@ -45,12 +50,12 @@ __all__ = [
     "NoiseSweepOpt",
     "Reading",
     "ReadingOpt",
+    "SuiteOptions",
+    "SuiteOptionsOpt",
     "load_spec",
     "parse_policies",
     "read_runs",
     "report_calibration",
-    "suite_and_rates",
-    "with_rates",
 ]
 
 Rates = dict[str, tuple[float, float]]
@@ -63,33 +68,71 @@ def load_spec(path: Path) -> SuiteSpec:
         raise CliError(f"--suite {exc}") from None
 
 
-def suite_and_rates(
-    suite_file: Path | None,
-    cases: int | None,
-    judge_checks: int | None,
-    code_checks: int | None,
-    failing: int | None,
-) -> tuple[Suite, Rates, Rates]:
-    """The suite from --suite, or from the shape options; with the spec's own rates."""
-    shape = {
-        "--cases": cases,
-        "--judge-checks": judge_checks,
-        "--code-checks": code_checks,
-        "--failing": failing,
-    }
-    if suite_file is not None:
-        given = next((opt for opt, value in shape.items() if value is not None), None)
-        if given:
-            raise CliError(f"{given} can't be combined with --suite (got {str(shape[given])!r})")
-        spec = load_spec(suite_file)
-        return spec.suite, spec.per_check, spec.per_case
-    suite = gatecal.Suite.uniform(
-        cases=12 if cases is None else cases,
-        judge_checks=2 if judge_checks is None else judge_checks,
-        code_checks=1 if code_checks is None else code_checks,
-        failing=failing,
-    )
-    return suite, {}, {}
+# -- the suite: a --suite file or the shape options, one group --
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteOptions:
+    """The suite as given: a --suite `file`, or the shape options (checked when read)."""
+
+    file: Path | None
+    cases: int | None
+    judge_checks: int | None
+    code_checks: int | None
+    failing: int | None
+
+    def inputs(self) -> list[Path]:
+        """The files read, which no output may replace."""
+        return [] if self.file is None else [self.file]
+
+    def read(self) -> tuple[Suite, Rates, Rates]:
+        """The suite from --suite, or from the shape options; with the spec's own rates."""
+        shape = {
+            "--cases": self.cases,
+            "--judge-checks": self.judge_checks,
+            "--code-checks": self.code_checks,
+            "--failing": self.failing,
+        }
+        if self.file is not None:
+            given = next((opt for opt, value in shape.items() if value is not None), None)
+            if given:
+                raise CliError(
+                    f"{given} can't be combined with --suite (got {str(shape[given])!r})"
+                )
+            spec = load_spec(self.file)
+            return spec.suite, spec.per_check, spec.per_case
+        suite = gatecal.Suite.uniform(
+            cases=12 if self.cases is None else self.cases,
+            judge_checks=2 if self.judge_checks is None else self.judge_checks,
+            code_checks=1 if self.code_checks is None else self.code_checks,
+            failing=self.failing,
+        )
+        return suite, {}, {}
+
+    def model(self, noise: JudgeNoise) -> tuple[Suite, JudgeNoise]:
+        """The suite, and `noise` with the --suite file's own rates."""
+        try:
+            suite, per_check, per_case = self.read()
+            if per_check or per_case:  # checked again: a case spread refuses them
+                noise = dataclasses.replace(noise, per_check=per_check, per_case=per_case)
+        except ParameterError as exc:
+            raise from_library(exc) from None
+        return suite, noise
+
+
+def suite_options(
+    cases: CasesOpt = None,
+    judge_checks: JudgeChecksOpt = None,
+    code_checks: CodeChecksOpt = None,
+    failing: FailingOpt = None,
+    suite_file: SuiteOpt = None,
+) -> SuiteOptions:
+    """The suite options as one object."""
+    return SuiteOptions(suite_file, cases, judge_checks, code_checks, failing)
+
+
+#: The suite: --cases, --judge-checks, --code-checks, --failing, or --suite FILE.
+SuiteOptionsOpt = Annotated[SuiteOptions, Group(suite_options)]
 
 
 # -- the judge's noise: one group, handed to each command that models it as one object --
@@ -153,13 +196,6 @@ def noise_sweep(
 NoiseOpt = Annotated["JudgeNoise", Group(judge_noise)]
 #: The same with several flip rates (--flip P[,P...]).
 NoiseSweepOpt = Annotated[NoiseSweep, Group(noise_sweep)]
-
-
-def with_rates(noise: JudgeNoise, per_check: Rates, per_case: Rates) -> JudgeNoise:
-    """`noise` with a suite spec's own rates (checked again: a case spread refuses them)."""
-    if not per_check and not per_case:
-        return noise
-    return dataclasses.replace(noise, per_check=per_check, per_case=per_case)
 
 
 def parse_policies(

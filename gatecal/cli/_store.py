@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gatecal.cli._errors import CliError
+from gatecal.cli._groups import Group
 
 if TYPE_CHECKING:
     from gatecal.cli._inputs import Reading
@@ -29,6 +30,7 @@ __all__ = [
     "LatestOpt",
     "SinceOpt",
     "StoreChoice",
+    "StoreChoiceOpt",
     "StoreOpt",
     "UntilOpt",
     "WaitOpt",
@@ -36,6 +38,7 @@ __all__ = [
     "record_current",
     "record_target",
     "store_call",
+    "store_choice",
 ]
 
 StoreOpt = Annotated[
@@ -123,6 +126,10 @@ class StoreChoice:
     until: str | None = None
     wait: float = 60.0
 
+    def files(self) -> list[str]:
+        """The store as an input no output may replace (a file; a URL is no path)."""
+        return [self.store] if self.store is not None and "://" not in self.store else []
+
     def given(self) -> str | None:
         """The first selection option given (they need --store)."""
         for option, value in (
@@ -172,6 +179,23 @@ class StoreChoice:
         )
 
 
+def store_choice(
+    store: StoreOpt = None,
+    judge: JudgeOpt = None,
+    branch: BranchOpt = None,
+    latest: LatestOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    wait: WaitOpt = 60.0,
+) -> StoreChoice:
+    """--store and its selection as one object (checked when the runs are selected)."""
+    return StoreChoice(store, judge, branch, latest, since, until, wait)
+
+
+#: The run history to take known-good runs from: --store and its selection, and --wait.
+StoreChoiceOpt = Annotated[StoreChoice, Group(store_choice)]
+
+
 def store_call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """Call a store function; its StoreError is one --store line (exit 2)."""
     from gatecal.store import StoreError
@@ -218,25 +242,23 @@ def baseline_runs(
     return stored.data, stored
 
 
-def record_target(choice: StoreChoice, build: str | None, judge: str | None) -> tuple[str, str]:
+def record_target(choice: StoreChoice, build: str | None) -> tuple[str, str]:
     """``check --record``'s build and judge, checked before any run is read."""
     if choice.store is None:
         raise CliError("--record needs --store (the run history to append to)")
     build = build or _ci_build()
     if not build:
         raise CliError("--record needs --build ID (or GITHUB_RUN_ID in the environment)")
-    if not judge:
+    if not choice.judge:
         raise CliError("--record needs --judge NAME (the judge of the current run)")
-    return build, judge
+    return build, choice.judge
 
 
-def record_current(
-    data: RunsData, choice: StoreChoice, build: str | None, judge: str | None
-) -> None:
+def record_current(data: RunsData, choice: StoreChoice, build: str | None) -> None:
     """``check --record``: append the current run (not known-good) after deciding."""
     from gatecal.store import record_runs
 
-    build, judge = record_target(choice, build, judge)
+    build, judge = record_target(choice, build)
     done = store_call(
         record_runs, data, choice.store, build=build, judge=judge,
         branch=choice.branch or _ci_branch(), wait=choice.wait,

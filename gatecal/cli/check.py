@@ -31,19 +31,7 @@ from gatecal.cli._options import (
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
-from gatecal.cli._store import (
-    BranchOpt,
-    JudgeOpt,
-    LatestOpt,
-    SinceOpt,
-    StoreChoice,
-    StoreOpt,
-    UntilOpt,
-    WaitOpt,
-    baseline_runs,
-    record_current,
-    record_target,
-)
+from gatecal.cli._store import StoreChoiceOpt, baseline_runs, record_current, record_target
 
 #: Options that take every path up to the next option (an unquoted glob works).
 PATH_LISTS = ("--baseline", "--current")
@@ -66,7 +54,7 @@ _NAMES = {
 
 
 @sequential_named
-@grouped
+@grouped(after={"wait": "build"})
 def check(
     *,
     paths: Annotated[
@@ -186,12 +174,7 @@ def check(
     regression: RegressionOpt = None,
     runs_share: RunsShareOpt = None,
     # -- the run history (gatecal/cli/_store.py): the baseline from a store --
-    store: StoreOpt = None,
-    judge: JudgeOpt = None,
-    branch: BranchOpt = None,
-    latest: LatestOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
+    choice: StoreChoiceOpt,
     record: Annotated[
         bool,
         typer.Option(
@@ -209,7 +192,6 @@ def check(
             show_default=False,
         ),
     ] = None,
-    wait: WaitOpt = 60.0,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
@@ -241,15 +223,13 @@ def check(
     paths = [*(paths or ()), *(current_option or ())]
     if not paths:
         raise CliError("CURRENT is missing: give the CI run to decide (or --current RUNS...)")
-    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
     choice.check_source("--baseline", baseline)  # files or a store, checked before reading
     if record:
-        record_target(choice, build, judge)
+        record_target(choice, build)
     if gate is not None and gate_from is not None:
         raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
     inputs: list[str | Path] = [*paths, *(baseline or ()), *([gate_from] if gate_from else [])]
-    if store is not None and "://" not in store:
-        inputs.append(store)  # an output never replaces the store
+    inputs += choice.files()  # an output never replaces the store
     outputs = Outputs(("--out", out), ("--summary", summary), inputs=inputs)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     # appended to, never replaced, but never one of the inputs either
@@ -313,7 +293,7 @@ def check(
     except ParameterError as exc:
         raise from_library(exc, _NAMES) from None
     if record:  # after deciding; a failure to record is exit 2, with nothing written
-        record_current(current, choice, build, judge)
+        record_current(current, choice, build)
     _deliver(outputs, lambda f: render_check(result, f), fmt, result.exit_code)
 
 

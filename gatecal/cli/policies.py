@@ -13,19 +13,15 @@ from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import spellings
 from gatecal.cli._errors import CliError, from_library
 from gatecal.cli._groups import grouped
-from gatecal.cli._inputs import NoiseOpt, parse_policies, suite_and_rates, with_rates
+from gatecal.cli._inputs import NoiseOpt, SuiteOptionsOpt, parse_policies
 from gatecal.cli._options import (
     POLICIES_HELP,
     CallIccOpt,
-    CodeChecksOpt,
-    FailingOpt,
     FormatOpt,
     GatesOpt,
-    JudgeChecksOpt,
     OutOpt,
     RetryRateOpt,
     RunsShareOpt,
-    SuiteOpt,
     TieOpt,
     probability,
     seed,
@@ -51,24 +47,24 @@ POLICIES_DEFAULT = "single,majority-3,majority-5,rerun-failing-1,rerun-1"
 POLICIES_DEFAULT_SPREAD = "single,majority-3,majority-5,rerun-failing-1"
 
 
+#: policies' own --cases: simulating every judge call keeps its own limits
+CasesOpt = Annotated[
+    int | None,
+    whole(
+        "--cases",
+        "Cases in the golden dataset, at most 50,000 (2,000 with --icc or a sequential "
+        "gate).  [default: 12]",
+        high=POLICIES_MAX_CASES,
+        above=f"must be at most {POLICIES_MAX_CASES:,} for policies",
+    ),
+]
+
+
 @sequential_named
-@grouped(first=["flip"])
+@grouped(first=["flip"], spelled={"cases": CasesOpt})
 def policies(
     *,
-    cases: Annotated[
-        int | None,
-        whole(
-            "--cases",
-            "Cases in the golden dataset, at most 50,000 (2,000 with --icc or a sequential "
-            "gate).  [default: 12]",
-            high=POLICIES_MAX_CASES,
-            above=f"must be at most {POLICIES_MAX_CASES:,} for policies",
-        ),
-    ] = None,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
+    shape: SuiteOptionsOpt,
     noise: NoiseOpt,
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
     policy_list: Annotated[
@@ -120,7 +116,7 @@ def policies(
 
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
-    Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
+    Outputs(("--out", out), inputs=shape.inputs())
     if noise.case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
         policy_list = POLICIES_DEFAULT_SPREAD
     chosen = parse_policies(
@@ -148,19 +144,16 @@ def policies(
                     f"(got {value:g})"
                 )
     try:
-        suite, per_check, per_case = suite_and_rates(
-            suite_file, cases, judge_checks, code_checks, failing
-        )
-        judge = with_rates(noise, per_check, per_case)
+        suite, judge = shape.model(noise)
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
-            if suite_file is None:
+            if shape.file is None:
                 raise CliError(f"--cases must be {rule} (got {suite.n_cases})")
-            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(suite_file)!r})")
+            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(shape.file)!r})")
         simulated = sum(not isinstance(p, gatecal.SequentialPolicy) for p in chosen)
         if simulated < len(chosen) and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases with a sequential gate"
-            if suite_file is None:
+            if shape.file is None:
                 raise CliError(f"--cases must be {rule} in --policies (got {suite.n_cases})")
             raise CliError(f"--suite must hold {rule} in --policies (got {suite.n_cases})")
         bar = ProgressBar(total=2 * n_runs * simulated, what="computing and simulating")

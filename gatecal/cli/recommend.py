@@ -24,17 +24,7 @@ from gatecal.cli._options import (
     RegressionOpt,
 )
 from gatecal.cli._outputs import Outputs, busy
-from gatecal.cli._store import (
-    BranchOpt,
-    JudgeOpt,
-    LatestOpt,
-    SinceOpt,
-    StoreChoice,
-    StoreOpt,
-    UntilOpt,
-    WaitOpt,
-    baseline_runs,
-)
+from gatecal.cli._store import StoreChoiceOpt, baseline_runs
 
 RunsArgument = Annotated[
     list[str] | None,
@@ -87,13 +77,7 @@ def recommend(
         ),
     ] = None,
     # -- the run history (gatecal/cli/_store.py): the known-good runs from a store --
-    store: StoreOpt = None,
-    judge: JudgeOpt = None,
-    branch: BranchOpt = None,
-    latest: LatestOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    wait: WaitOpt = 60.0,
+    choice: StoreChoiceOpt,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -113,19 +97,14 @@ def recommend(
         ("--out", out),
         ("--chart", chart),
         ("--export-suite", export_suite),
-        inputs=[
-            *(paths or ()),
-            *(regressed or ()),
-            *([store] if store and "://" not in store else ()),
-        ],
+        inputs=[*(paths or ()), *(regressed or ()), *choice.files()],
     )
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
-    if store is not None and regressed:
+    if choice.store is not None and regressed:
         raise CliError(f"--regressed can't be combined with --store (got {regressed[0]!r})")
-    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
     choice.check_source("RUNS", paths)  # files or a store, checked before reading
-    if store is None and paths:  # files, as always (with any --regressed runs)
+    if choice.store is None and paths:  # files, as always (with any --regressed runs)
         data = read_runs("RUNS", paths, regressed or (), reading)
     else:
         data, _ = baseline_runs("RUNS", paths, choice, reading)
@@ -168,11 +147,6 @@ def recommend(
         ),
     )
     outputs.commit()
-
-
-def _store_file(store: str | None) -> list[str]:
-    """The store as an input no output may replace (a file; a URL is no path)."""
-    return [store] if store and "://" not in store else []
 
 
 def _rules(text: str | None) -> list[str] | None:

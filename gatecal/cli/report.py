@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -18,22 +19,16 @@ from gatecal.cli._inputs import (
     NoiseSweepOpt,
     Reading,
     ReadingOpt,
+    SuiteOptionsOpt,
     read_runs,
     report_calibration,
-    suite_and_rates,
-    with_rates,
 )
 from gatecal.cli._options import (
-    CasesOpt,
-    CodeChecksOpt,
     DetectionOpt,
-    FailingOpt,
     FalseAlarmOpt,
     GatesOpt,
-    JudgeChecksOpt,
     RegressedOpt,
     RegressionOpt,
-    SuiteOpt,
     runs,
     seed,
 )
@@ -49,11 +44,7 @@ def report(
     out: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="The report folder (new or empty).")
     ],
-    cases: CasesOpt = None,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
+    shape: SuiteOptionsOpt,
     noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     n_runs: Annotated[int, runs("Simulated runs per build and flip rate.")] = 200,
@@ -105,32 +96,26 @@ def report(
     try:
         # measured first: the model then describes the user's own suite and regression
         recommendation = _recommendation(
-            runs_file,
-            regressed,
-            regression,
-            false_alarm,
-            detection,
-            reading,
+            runs_file, regressed, regression, false_alarm, detection, reading
         )
-        if recommendation is not None and suite_file is None:
-            if cases is None:
-                cases = recommendation.cases
-            elif cases != recommendation.cases:
+        if recommendation is not None and shape.file is None:
+            if shape.cases is None:
+                shape = dataclasses.replace(shape, cases=recommendation.cases)
+            elif shape.cases != recommendation.cases:
                 raise CliError(
                     f"--cases must be the {recommendation.cases} cases the --runs-file runs "
-                    f"hold, or left out (got {cases})"
+                    f"hold, or left out (got {shape.cases})"
                 )
-        suite, per_check, per_case = suite_and_rates(
-            suite_file, cases, judge_checks, code_checks, failing
-        )
+        suite, judge = shape.model(noise.judge)
+        failing, from_file = shape.failing, shape.file is not None
         if regression is not None:
-            suite = _with_regression(suite, regression, failing, suite_file is not None)
-        elif recommendation is not None and not regressed and failing is None and not suite_file:
+            suite = _with_regression(suite, regression, failing, from_file)
+        elif recommendation is not None and not regressed and failing is None and not from_file:
             # recommend's default regression (a quarter of the cases, rounded half up)
             suite = _with_regression(suite, gatecal.as_regression("0.25"), None, False)
         simulation = gatecal.simulate_gates(
             suite,
-            **noise.arguments(with_rates(noise.judge, per_check, per_case)),
+            **noise.arguments(judge),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,

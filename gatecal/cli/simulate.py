@@ -12,19 +12,8 @@ from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
 from gatecal._common.validate import ParameterError
 from gatecal.cli._errors import from_library
 from gatecal.cli._groups import grouped
-from gatecal.cli._inputs import NoiseSweep, NoiseSweepOpt, suite_and_rates, with_rates
-from gatecal.cli._options import (
-    CasesOpt,
-    CodeChecksOpt,
-    FailingOpt,
-    FormatOpt,
-    GatesOpt,
-    JudgeChecksOpt,
-    OutOpt,
-    SuiteOpt,
-    runs,
-    seed,
-)
+from gatecal.cli._inputs import NoiseSweep, NoiseSweepOpt, SuiteOptions, SuiteOptionsOpt
+from gatecal.cli._options import FormatOpt, GatesOpt, OutOpt, runs, seed
 from gatecal.cli._outputs import Outputs, ProgressBar
 from gatecal.cli._values import Workers
 
@@ -32,16 +21,12 @@ if TYPE_CHECKING:
     from gatecal._model.gates import Gate
 
 
-@grouped(after={"flip": "cases"})
+@grouped(first=["cases"], after={"flip": "cases"})
 def simulate(
     *,
-    cases: CasesOpt = None,
     n_runs: Annotated[int, runs("Simulated CI runs per build and flip rate.")] = DEFAULT_RUNS,
     root_seed: Annotated[int, seed("Root seed, >= 0; same seed, same output.")] = DEFAULT_SEED,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
+    shape: SuiteOptionsOpt,
     noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     fmt: FormatOpt = "table",
@@ -74,22 +59,15 @@ def simulate(
 
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
-    outputs = Outputs(("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else [])
-    report = _simulate(
-        (suite_file, cases, judge_checks, code_checks, failing),
-        noise,
-        gates,
-        n_runs,
-        root_seed,
-        workers,
-    )
+    outputs = Outputs(("--out", out), ("--chart", chart), inputs=shape.inputs())
+    report = _simulate(shape, noise, gates, n_runs, root_seed, workers)
     outputs.put("--out", gatecal.render(report, fmt))
     outputs.chart(lambda charts: charts.plot_gate_chart(report))
     outputs.commit()
 
 
 def _simulate(
-    shape: tuple[Path | None, int | None, int | None, int | None, int | None],
+    shape: SuiteOptions,
     noise: NoiseSweep,
     gates: tuple[Gate, ...],
     n_runs: int,
@@ -98,10 +76,10 @@ def _simulate(
 ) -> gatecal.SimulationReport:
     bar = ProgressBar(total=2 * len(noise.flips) * max(n_runs, 0))
     try:
-        suite, per_check, per_case = suite_and_rates(*shape)
+        suite, judge = shape.model(noise.judge)
         return gatecal.simulate_gates(
             suite,
-            **noise.arguments(with_rates(noise.judge, per_check, per_case)),
+            **noise.arguments(judge),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
