@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import gatecal
 from gatecal._common.defaults import DEFAULT_FLIPS
 from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
+from gatecal._model.sequential import spellings
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import Group, grouped
 from gatecal.cli._options import (
     AttemptsOpt,
@@ -111,12 +112,10 @@ class SuiteOptions:
 
     def model(self, noise: JudgeNoise) -> tuple[Suite, JudgeNoise]:
         """The suite, and `noise` with the --suite file's own rates."""
-        try:
+        with library_errors():
             suite, per_check, per_case = self.read()
             if per_check or per_case:  # checked again: a case spread refuses them
                 noise = dataclasses.replace(noise, per_check=per_check, per_case=per_case)
-        except ParameterError as exc:
-            raise from_library(exc) from None
         return suite, noise
 
 
@@ -152,10 +151,8 @@ def noise_terms(
 
 def noise_at(flip: float, terms: Mapping[str, float]) -> JudgeNoise:
     """The judge noise at flip rate `flip`, checked: a bad combination is one line."""
-    try:
+    with library_errors():
         return gatecal.JudgeNoise.flip(flip, **terms)
-    except ParameterError as exc:
-        raise from_library(exc) from None
 
 
 NoiseTermsOpt = Annotated[dict[str, float], Group(noise_terms)]
@@ -206,10 +203,12 @@ def parse_policies(
     retry_rate: str = "shared",
     false_alarm: float = 0.05,
     detection: float = 0.8,
+    runs_share: bool | None = None,
 ) -> list[Policy]:
     """``--policies``: comma-separated, each read with the --tie, --call-icc and
     --retry-rate given; a sequential gate's boundaries are searched for `false_alarm` and
-    `detection`."""
+    `detection`, its runs share their rate or not as --runs-share-rate or
+    --runs-independent says (`runs_share`; refused without a sequential gate)."""
     out = []
     for part in text.split(","):
         try:
@@ -225,7 +224,16 @@ def parse_policies(
             )
         except ParameterError as exc:
             raise CliError(f"--policies {exc.rule} (got {part.strip()!r})") from None
-    return out
+    if runs_share is None:
+        return out
+    if not any(isinstance(p, gatecal.SequentialPolicy) for p in out):
+        flag = "--runs-share-rate" if runs_share else "--runs-independent"
+        raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
+    model = "shared" if runs_share else "independent"
+    return [
+        dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
+        for p in out
+    ]
 
 
 # -- how measured runs are read: one group, handed to every command that reads runs --

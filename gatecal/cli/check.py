@@ -12,11 +12,10 @@ import typer
 
 import gatecal
 from gatecal._common.text import joined
-from gatecal._common.validate import ParameterError
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
 from gatecal._render import CHECK_FORMATS
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
@@ -25,6 +24,7 @@ from gatecal.cli._options import (
     OutOpt,
     RegressionOpt,
     RunsShareOpt,
+    file_option,
     formats,
     probability,
     sequential_named,
@@ -99,10 +99,8 @@ def check(
     ] = None,
     gate_from: Annotated[
         Path | None,
-        typer.Option(
-            "--gate-from",
-            metavar="FILE",
-            help="Use the gate a 'gatecal recommend --format json' output recommends.",
+        file_option(
+            "--gate-from", "Use the gate a 'gatecal recommend --format json' output recommends."
         ),
     ] = None,
     false_alarm: Annotated[
@@ -159,10 +157,9 @@ def check(
     out: OutOpt = None,
     summary: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--summary",
-            metavar="FILE",
-            help="Also write a markdown summary to FILE. When "
+            "Also write a markdown summary to FILE. When "
             "GITHUB_STEP_SUMMARY is set, the summary is appended there too.",
         ),
     ] = None,
@@ -276,22 +273,19 @@ def check(
             runs="independent" if runs_share is False else "shared",
         )
         return
-    try:
-        with busy("weighing the evidence"):
-            result = gatecal.check_gate(
-                current,
-                base,
-                gate=chosen,
-                policy=policy,
-                false_alarm=false_alarm,
-                max_errors=max_errors,
-                flaky_rate=flaky_rate,
-                confidence_level=confidence,
-                method=interval,
-                require_targets=require_targets,
-            )
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
+    with library_errors(_NAMES), busy("weighing the evidence"):
+        result = gatecal.check_gate(
+            current,
+            base,
+            gate=chosen,
+            policy=policy,
+            false_alarm=false_alarm,
+            max_errors=max_errors,
+            flaky_rate=flaky_rate,
+            confidence_level=confidence,
+            method=interval,
+            require_targets=require_targets,
+        )
     if record:  # after deciding; a failure to record is exit 2, with nothing written
         record_current(current, choice, build)
     _deliver(outputs, lambda f: render_check(result, f), fmt, result.exit_code)
@@ -301,7 +295,7 @@ def _chosen_gate(
     gate: str | None, gate_from: Path | None, policy: str | None
 ) -> str | RecommendedGate | None:
     """The gate as given, read and checked before any run is read."""
-    try:
+    with library_errors(_NAMES):
         chosen: str | RecommendedGate | None = gate
         if gate is not None and gate.strip().lower() not in ("cases", "count"):
             gatecal.parse_gate(gate)
@@ -309,8 +303,6 @@ def _chosen_gate(
             chosen = gatecal.load_recommended_gate(gate_from)
         if policy is not None:
             gatecal.parse_check_policy(policy)
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
     return chosen
 
 
@@ -320,10 +312,8 @@ def _sequential(
     """The sequential --policy, or None for the others (checked before any run is read)."""
     if policy is None:
         return None
-    try:
+    with library_errors(_NAMES):
         found = gatecal.parse_sequential(policy)
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
     if found is not None and (gate is not None or gate_from is not None):
         given = "--gate" if gate is not None else "--gate-from"
         raise CliError(f"{given} can't be combined with a sequential --policy (got {policy!r})")
@@ -349,7 +339,7 @@ def _decide_sequential(
     from gatecal._render.sequential import render_sequential_check
 
     names = {**_NAMES, "regression": "--regression", "detection": "--detection"}
-    try:
+    with library_errors(names):
         result = gatecal.check_sequential(
             current,
             base,
@@ -362,8 +352,6 @@ def _decide_sequential(
             method=interval,
             runs=runs,
         )
-    except ParameterError as exc:
-        raise from_library(exc, names) from None
     _deliver(outputs, lambda f: render_sequential_check(result, f), fmt, result.exit_code)
 
 

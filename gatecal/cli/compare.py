@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 import typer.core
 
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
@@ -17,6 +16,7 @@ from gatecal.cli._options import (
     OutOpt,
     RegressionOpt,
     choice,
+    file_option,
     probability,
     seed,
     whole,
@@ -159,11 +159,7 @@ def compare(
     out: OutOpt = None,
     chart: Annotated[
         Path | None,
-        typer.Option(
-            "--chart",
-            metavar="FILE",
-            help="Also save each case's pass share in both builds (.png/.svg).",
-        ),
+        file_option("--chart", "Also save each case's pass share in both builds (.png/.svg)."),
     ] = None,
     reading: ReadingOpt,
 ) -> None:
@@ -201,25 +197,21 @@ def compare(
         raise CliError("--candidate must hold candidate runs (got only baseline verdicts)")
     import gatecal
 
-    try:
-        with busy("comparing the builds"):
-            result = gatecal.compare_builds(
-                data,
-                alternative=alternative,
-                alpha=alpha,
-                multiplicity=multiplicity,
-                partial=allow_missing or partial_old,
-                test=test,
-                regression=regression,
-                oc_samples=oc_samples,
-                rng=seed_value,
-                max_errors=max_errors,
-                assume_independent_runs=independent,
-            )
-    except ParameterError as exc:
-        raise from_library(
-            exc, {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
-        ) from None
+    names = {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
+    with library_errors(names), busy("comparing the builds"):
+        result = gatecal.compare_builds(
+            data,
+            alternative=alternative,
+            alpha=alpha,
+            multiplicity=multiplicity,
+            partial=allow_missing or partial_old,
+            test=test,
+            regression=regression,
+            oc_samples=oc_samples,
+            rng=seed_value,
+            max_errors=max_errors,
+            assume_independent_runs=independent,
+        )
     outputs.put("--out", gatecal.render_comparison(result, fmt))
     outputs.chart(lambda charts: charts.plot_compare(result))
     outputs.commit()

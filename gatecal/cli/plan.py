@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import gatecal
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
-from gatecal._common.validate import ParameterError
 from gatecal._model.regression import Regression
-from gatecal._model.sequential import spellings
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import NoiseOpt, parse_policies
 from gatecal.cli._options import (
-    POLICIES_HELP,
     CallIccOpt,
     DetectionOpt,
     FalseAlarmOpt,
     FormatOpt,
     OutOpt,
+    PolicyListOpt,
     RunsShareOpt,
     TieOpt,
     checks,
@@ -60,9 +57,7 @@ def plan(
     judge_checks: Annotated[int, checks("--judge-checks", "LLM-judge checks per case.")] = 2,
     code_checks: Annotated[int, checks("--code-checks", "Plain-code checks per case.")] = 1,
     noise: NoiseOpt,
-    policies: Annotated[
-        str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = PLAN_POLICIES,
+    policies: PolicyListOpt = PLAN_POLICIES,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     max_cases: Annotated[
@@ -150,17 +145,10 @@ def plan(
         noise.case_spread and policies == PLAN_POLICIES
     ):  # a rerun of the suite reruns the same cases
         policies = PLAN_POLICIES_SPREAD
-    chosen = parse_policies(policies, tie, call_icc, false_alarm=false_alarm, detection=detection)
-    if runs_share is not None:
-        if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
-            flag = "--runs-share-rate" if runs_share else "--runs-independent"
-            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
-        model = "shared" if runs_share else "independent"
-        chosen = [
-            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
-            for p in chosen
-        ]
-    try:
+    chosen = parse_policies(
+        policies, tie, call_icc, false_alarm=false_alarm, detection=detection, runs_share=runs_share
+    )
+    with library_errors():
         with busy("searching suite sizes"):
             result = gatecal.plan_suite(
                 noise=noise,
@@ -177,8 +165,6 @@ def plan(
                 baseline = gatecal.baseline_runs(
                     result, runs=baseline_runs, share=BASELINE_SHARE, sets=BASELINE_SETS
                 )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     emit(gatecal.render_plans(result, fmt, baseline), out)
 
 
@@ -193,7 +179,7 @@ def _plan_compare(
 ) -> str:
     if cases is None:
         raise CliError("--cases is needed with --compare (got nothing)")
-    try:
+    with library_errors():
         design = gatecal.plan_compare(
             cases=cases,
             rate=noise.fnr,
@@ -203,6 +189,4 @@ def _plan_compare(
             detection=detection,
             rng=seed_value,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     return gatecal.render_compare_design(design, fmt)

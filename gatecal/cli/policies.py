@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
-
-import typer
 
 import gatecal
 from gatecal._common.defaults import DEFAULT_SEED
-from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import spellings
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import NoiseOpt, SuiteOptionsOpt, parse_policies
 from gatecal.cli._options import (
-    POLICIES_HELP,
     CallIccOpt,
     FormatOpt,
     GatesOpt,
     OutOpt,
+    PolicyListOpt,
     RetryRateOpt,
     RunsShareOpt,
     TieOpt,
@@ -67,9 +63,7 @@ def policies(
     shape: SuiteOptionsOpt,
     noise: NoiseOpt,
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
-    policy_list: Annotated[
-        str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = POLICIES_DEFAULT,
+    policy_list: PolicyListOpt = POLICIES_DEFAULT,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     retry_rate: RetryRateOpt = "shared",
@@ -126,24 +120,16 @@ def policies(
         retry_rate=retry_rate,
         false_alarm=0.05 if false_alarm is None else false_alarm,
         detection=0.8 if detection is None else detection,
+        runs_share=runs_share,
     )
-    if runs_share is not None:
-        model = "shared" if runs_share else "independent"
-        chosen = [
-            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
-            for p in chosen
-        ]
     if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
-        if runs_share is not None:
-            flag = "--runs-share-rate" if runs_share else "--runs-independent"
-            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
         for option, value in (("--false-alarm", false_alarm), ("--detection", detection)):
             if value is not None:
                 raise CliError(
                     f"{option} needs a sequential policy in --policies ({spellings()}) "
                     f"(got {value:g})"
                 )
-    try:
+    with library_errors():
         suite, judge = shape.model(noise)
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
@@ -156,13 +142,8 @@ def policies(
             if shape.file is None:
                 raise CliError(f"--cases must be {rule} in --policies (got {suite.n_cases})")
             raise CliError(f"--suite must hold {rule} in --policies (got {suite.n_cases})")
-        bar = ProgressBar(total=2 * n_runs * simulated, what="computing and simulating")
-        try:
+        with ProgressBar(total=2 * n_runs * simulated, what="computing and simulating") as bar:
             report = gatecal.compare_policies(
                 suite, judge, gates, chosen, n_runs=n_runs, rng=root_seed, progress=bar
             )
-        finally:
-            bar.close()
-    except ParameterError as exc:
-        raise from_library(exc) from None
     emit(gatecal.render_policies(report, fmt), out)

@@ -10,7 +10,7 @@ import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
@@ -22,6 +22,7 @@ from gatecal.cli._options import (
     OutOpt,
     RegressedOpt,
     RegressionOpt,
+    file_option,
 )
 from gatecal.cli._outputs import Outputs, busy
 from gatecal.cli._store import StoreChoiceOpt, baseline_runs
@@ -52,14 +53,13 @@ def recommend(
     out: OutOpt = None,
     chart: Annotated[
         Path | None,
-        typer.Option("--chart", metavar="FILE", help="Also save the operating curves (.png/.svg)."),
+        file_option("--chart", "Also save the operating curves (.png/.svg)."),
     ] = None,
     export_suite: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--export-suite",
-            metavar="FILE",
-            help="Also write the measured suite (each case's failure rate) as a suite spec "
+            "Also write the measured suite (each case's failure rate) as a suite spec "
             "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
         ),
     ] = None,
@@ -109,7 +109,7 @@ def recommend(
     else:
         data, _ = baseline_runs("RUNS", paths, choice, reading)
     outputs.refuse_inputs(data.sources)
-    try:
+    with library_errors():
         with busy("measuring the noise"):
             rec = gatecal.recommend_gate(
                 data,
@@ -130,8 +130,6 @@ def recommend(
                     regression=regression,
                     confidence_level=confidence,
                 )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     if by_rule is None:
         outputs.put("--out", gatecal.render_recommendation(rec, fmt))
     else:

@@ -12,8 +12,7 @@ import typer
 
 import gatecal
 from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_SEED
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import (
     NoiseSweepOpt,
@@ -29,10 +28,12 @@ from gatecal.cli._options import (
     GatesOpt,
     RegressedOpt,
     RegressionOpt,
+    file_option,
+    observed_option,
     runs,
     seed,
 )
-from gatecal.cli._values import Observed, Passes
+from gatecal.cli._values import Passes
 
 if TYPE_CHECKING:
     from gatecal._model.regression import Regression
@@ -62,18 +63,11 @@ def report(
     reading: ReadingOpt,
     labels: Annotated[
         Path | None,
-        typer.Option(
-            "--labels", metavar="FILE", help="Human labels of the judge, as for calibrate."
-        ),
+        file_option("--labels", "Human labels of the judge, as for calibrate."),
     ] = None,
     observed: Annotated[
         Passes | None,
-        typer.Option(
-            "--observed",
-            metavar="K/N",
-            help="With --labels: a judged pass rate to correct.",
-            parser=Observed(),
-        ),
+        observed_option("With --labels: a judged pass rate to correct."),
     ] = None,
 ) -> None:
     """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
@@ -93,7 +87,7 @@ def report(
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
     if observed is not None and labels is None:
         raise CliError(f"--observed needs --labels (got '{observed[0]}/{observed[1]}')")
-    try:
+    with library_errors():
         # measured first: the model then describes the user's own suite and regression
         recommendation = _recommendation(
             runs_file, regressed, regression, false_alarm, detection, reading
@@ -120,8 +114,6 @@ def report(
             n_runs=n_runs,
             rng=root_seed,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     calibration = report_calibration(labels, observed)
     from gatecal.report import write_report
 

@@ -9,11 +9,10 @@ import typer
 
 import gatecal
 from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import from_library
+from gatecal.cli._errors import library_errors
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import NoiseSweep, NoiseSweepOpt, SuiteOptions, SuiteOptionsOpt
-from gatecal.cli._options import FormatOpt, GatesOpt, OutOpt, runs, seed
+from gatecal.cli._options import FormatOpt, GatesOpt, OutOpt, file_option, runs, seed
 from gatecal.cli._outputs import Outputs, ProgressBar
 from gatecal.cli._values import Workers
 
@@ -43,11 +42,7 @@ def simulate(
     ] = "auto",  # type: ignore[assignment]  # parsed by Workers
     chart: Annotated[
         Path | None,
-        typer.Option(
-            "--chart",
-            metavar="FILE",
-            help="Also save the first flip rate's gate chart (.png/.svg).",
-        ),
+        file_option("--chart", "Also save the first flip rate's gate chart (.png/.svg)."),
     ] = None,
 ) -> None:
     """How often each gate fails a healthy build and catches a regressed one.
@@ -74,9 +69,8 @@ def _simulate(
     root_seed: int,
     workers: int | None,
 ) -> gatecal.SimulationReport:
-    bar = ProgressBar(total=2 * len(noise.flips) * max(n_runs, 0))
-    try:
-        suite, judge = shape.model(noise.judge)
+    suite, judge = shape.model(noise.judge)
+    with library_errors(), ProgressBar(total=2 * len(noise.flips) * max(n_runs, 0)) as bar:
         return gatecal.simulate_gates(
             suite,
             **noise.arguments(judge),
@@ -86,7 +80,3 @@ def _simulate(
             workers=workers,
             progress=bar,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
-    finally:
-        bar.close()
