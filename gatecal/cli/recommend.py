@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -109,27 +109,19 @@ def recommend(
     else:
         data, _ = baseline_runs("RUNS", paths, choice, reading)
     outputs.refuse_inputs(data.sources)
+    targets: dict[str, Any] = {  # what both searches aim at
+        "false_alarm": false_alarm,
+        "detection": detection,
+        "regression": regression,
+        "confidence_level": confidence,
+    }
     with library_errors():
         with busy("measuring the noise"):
-            rec = gatecal.recommend_gate(
-                data,
-                false_alarm=false_alarm,
-                detection=detection,
-                regression=regression,
-                confidence_level=confidence,
-                method=interval,
-            )
+            rec = gatecal.recommend_gate(data, method=interval, **targets)
         by_rule = None
         if rules is not None:
             with busy("bounding each rule's gates"):
-                by_rule = gatecal.recommend_policy(
-                    data,
-                    policies=rules,
-                    false_alarm=false_alarm,
-                    detection=detection,
-                    regression=regression,
-                    confidence_level=confidence,
-                )
+                by_rule = gatecal.recommend_policy(data, policies=rules, **targets)
     if by_rule is None:
         outputs.put("--out", gatecal.render_recommendation(rec, fmt))
     else:
