@@ -43,10 +43,8 @@ def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
     """`function`'s parameters, their annotations evaluated as typer evaluates them (the
     return annotation is left alone: it may name a type imported for type checkers only)."""
     names = getattr(inspect.unwrap(function), "__globals__", {})
-    return [
-        p.replace(annotation=eval(p.annotation, names))  # as inspect.signature(eval_str=True) does
-        if isinstance(p.annotation, str)
-        else p
+    return [  # evaluated as inspect.signature(eval_str=True) evaluates them
+        p.replace(annotation=eval(p.annotation, names)) if isinstance(p.annotation, str) else p
         for p in inspect.signature(function).parameters.values()
     ]
 

@@ -1,4 +1,8 @@
-"""What several commands read the same way: the suite, the judge noise, measured runs, labels."""
+"""What several commands read the same way: the suite, the judge noise, measured runs, labels.
+
+The suite, the noise and the reading options are option groups (see ``_groups``): each
+declared once, by its builder below, and handed to a command as one object.
+"""
 
 from __future__ import annotations
 
