@@ -1,9 +1,11 @@
 """The ``gatecal`` command line: parse, call the library, print. No maths here.
 
 One module per command; each is registered below with one line. Options shared by several
-commands live in ``_options``, their parsers in ``_values``, what commands read the same way
-in ``_inputs``, their outputs in ``_outputs``, the one error type in ``_errors``, and the
-headline command's fast start in ``_fast``.
+commands live in ``_options``, their parsers in ``_values``; option groups (the noise
+model, the suite, how runs are read, the run history) are declared once in ``_inputs`` and
+``_store`` and handed to a command as one object each (``_groups``); the commands' outputs
+are in ``_outputs``, the one error type in ``_errors``, and the headline command's fast
+start in ``_fast``.
 """
 
 from __future__ import annotations

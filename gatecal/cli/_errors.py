@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import typer
 
 from gatecal._common.validate import ParameterError
 
-__all__ = ["OPTION", "CliError", "from_library"]
+__all__ = ["OPTION", "CliError", "from_library", "library_errors"]
 
 
 class CliError(typer.TyperException):
@@ -63,3 +64,15 @@ def from_library(
     if in_rule:
         rule = re.sub(r"`(\w+)`", lambda m: table.get(m.group(1), m.group(0)), rule)
     return CliError(f"{option} {rule} (got {exc.value!r})")
+
+
+@contextlib.contextmanager
+def library_errors(
+    names: Mapping[str, str] | None = None, *, in_rule: bool = True
+) -> Iterator[None]:
+    """Inside, the library's ParameterError is the command line's one line
+    (:func:`from_library`, with the same `names` and `in_rule`)."""
+    try:
+        yield
+    except ParameterError as exc:
+        raise from_library(exc, names, in_rule=in_rule) from None

@@ -19,6 +19,7 @@ from gatecal.cli._values import (
     Flips,
     GateList,
     GateRules,
+    Observed,
     Probability,
     RegressionValue,
     ScoreThreshold,
@@ -42,6 +43,11 @@ TABLE_FORMATS = ("table", "markdown", "csv", "json")
 def whole(name: str, help_text: str, **limits: Any) -> Any:
     """A whole-number option ``name N``, with optional `Whole` limits."""
     return typer.Option(name, metavar="N", help=help_text, parser=Whole(name, **limits))
+
+
+def file_option(name: str, help_text: str) -> Any:
+    """An option naming a file: ``name FILE``."""
+    return typer.Option(name, metavar="FILE", help=help_text)
 
 
 def checks(name: str, help_text: str) -> Any:
@@ -219,6 +225,14 @@ POLICIES_HELP = (
     f"sequential gate over runs: {spellings()} (evalue-MAX, the anytime-valid e-process, "
     "fails at e-value 1/--false-alarm). At most 1,000 calls, repeats or reruns."
 )
+
+
+PolicyListOpt = Annotated[str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)]
+
+
+def observed_option(help_text: str) -> Any:
+    """``--observed K/N``: a judged pass rate, K passes of N."""
+    return typer.Option("--observed", metavar="K/N", help=help_text, parser=Observed())
 
 
 def sequential_named(command: Callable[P, R]) -> Callable[P, R]:

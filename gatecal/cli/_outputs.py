@@ -124,6 +124,12 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.update(self.task, completed=self.done)
 
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()

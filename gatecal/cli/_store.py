@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from gatecal.cli._errors import CliError
+from gatecal.cli._groups import Group
 
 if TYPE_CHECKING:
+    from gatecal.cli._inputs import Reading
     from gatecal.readers._data import RunsData
     from gatecal.store import Selection, StoredRuns
 
@@ -28,6 +30,7 @@ __all__ = [
     "LatestOpt",
     "SinceOpt",
     "StoreChoice",
+    "StoreChoiceOpt",
     "StoreOpt",
     "UntilOpt",
     "WaitOpt",
@@ -35,6 +38,7 @@ __all__ = [
     "record_current",
     "record_target",
     "store_call",
+    "store_choice",
 ]
 
 StoreOpt = Annotated[
@@ -122,6 +126,10 @@ class StoreChoice:
     until: str | None = None
     wait: float = 60.0
 
+    def files(self) -> list[str]:
+        """The store as an input no output may replace (a file; a URL is no path)."""
+        return [self.store] if self.store is not None and "://" not in self.store else []
+
     def given(self) -> str | None:
         """The first selection option given (they need --store)."""
         for option, value in (
@@ -171,6 +179,23 @@ class StoreChoice:
         )
 
 
+def store_choice(
+    store: StoreOpt = None,
+    judge: JudgeOpt = None,
+    branch: BranchOpt = None,
+    latest: LatestOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    wait: WaitOpt = 60.0,
+) -> StoreChoice:
+    """--store and its selection as one object (checked when the runs are selected)."""
+    return StoreChoice(store, judge, branch, latest, since, until, wait)
+
+
+#: The run history to take known-good runs from: --store and its selection, and --wait.
+StoreChoiceOpt = Annotated[StoreChoice, Group(store_choice)]
+
+
 def store_call(function: Any, *args: Any, **kwargs: Any) -> Any:
     """Call a store function; its StoreError is one --store line (exit 2)."""
     from gatecal.store import StoreError
@@ -185,7 +210,7 @@ def baseline_runs(
     option: str,
     files: Sequence[str] | None,
     choice: StoreChoice,
-    **reading: Any,
+    reading: Reading,
 ) -> tuple[RunsData, StoredRuns | None]:
     """The known-good runs: read from `files` (named `option` in errors), or selected
     from ``choice.store`` (then a note on stderr says which runs, and a warning when they
@@ -195,7 +220,7 @@ def baseline_runs(
     choice.check_source(option, files)
     selection = choice.selection()
     if choice.store is None:
-        return read_runs(option, files or [], **reading), None
+        return read_runs(option, files or [], reading=reading), None
     from gatecal._analyses.history.record import baseline_warnings
     from gatecal.store import latest_run, stored_runs
 
@@ -217,25 +242,23 @@ def baseline_runs(
     return stored.data, stored
 
 
-def record_target(choice: StoreChoice, build: str | None, judge: str | None) -> tuple[str, str]:
+def record_target(choice: StoreChoice, build: str | None) -> tuple[str, str]:
     """``check --record``'s build and judge, checked before any run is read."""
     if choice.store is None:
         raise CliError("--record needs --store (the run history to append to)")
     build = build or _ci_build()
     if not build:
         raise CliError("--record needs --build ID (or GITHUB_RUN_ID in the environment)")
-    if not judge:
+    if not choice.judge:
         raise CliError("--record needs --judge NAME (the judge of the current run)")
-    return build, judge
+    return build, choice.judge
 
 
-def record_current(
-    data: RunsData, choice: StoreChoice, build: str | None, judge: str | None
-) -> None:
+def record_current(data: RunsData, choice: StoreChoice, build: str | None) -> None:
     """``check --record``: append the current run (not known-good) after deciding."""
     from gatecal.store import record_runs
 
-    build, judge = record_target(choice, build, judge)
+    build, judge = record_target(choice, build)
     done = store_call(
         record_runs, data, choice.store, build=build, judge=judge,
         branch=choice.branch or _ci_branch(), wait=choice.wait,

@@ -9,12 +9,18 @@ from typing import Annotated
 import typer
 
 import gatecal
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
+from gatecal.cli._errors import CliError, library_errors
 from gatecal.cli._inputs import load_spec, read_labels, read_runs
-from gatecal.cli._options import ConfidenceOpt, FormatOpt, OutOpt, probability
+from gatecal.cli._options import (
+    ConfidenceOpt,
+    FormatOpt,
+    OutOpt,
+    file_option,
+    observed_option,
+    probability,
+)
 from gatecal.cli._outputs import Outputs, busy
-from gatecal.cli._values import Observed, Passes
+from gatecal.cli._values import Passes
 
 #: calibrate's own spelling of the library's parameters, for its errors
 _NAMES = {"width": "--width", "check": "--check", "observed": "--observed", "runs": "--runs"}
@@ -33,12 +39,7 @@ def calibrate(
     ],
     observed: Annotated[
         Passes | None,
-        typer.Option(
-            "--observed",
-            metavar="K/N",
-            help="A judged pass rate to correct: K passes of N items.",
-            parser=Observed(),
-        ),
+        observed_option("A judged pass rate to correct: K passes of N items."),
     ] = None,
     runs: Annotated[
         list[str] | None,
@@ -62,10 +63,9 @@ def calibrate(
     ] = 0.10,
     export_suite: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--export-suite",
-            metavar="FILE",
-            help="Also write a suite spec whose judge checks carry the measured fnr and fpr, "
+            "Also write a suite spec whose judge checks carry the measured fnr and fpr, "
             "for simulate, policies, report and check --suite.",
         ),
     ] = None,
@@ -75,10 +75,9 @@ def calibrate(
     ] = False,
     suite_file: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--suite",
-            metavar="FILE",
-            help="With --export-suite: give these judge checks the measured rates "
+            "With --export-suite: give these judge checks the measured rates "
             "(default: the article's shape, 12 cases).",
         ),
     ] = None,
@@ -86,10 +85,8 @@ def calibrate(
     out: OutOpt = None,
     chart: Annotated[
         Path | None,
-        typer.Option(
-            "--chart",
-            metavar="FILE",
-            help="Also save the confusion matrix and corrected rate chart (.png/.svg).",
+        file_option(
+            "--chart", "Also save the confusion matrix and corrected rate chart (.png/.svg)."
         ),
     ] = None,
 ) -> None:
@@ -122,13 +119,11 @@ def calibrate(
     if runs:
         data = read_runs("--runs", runs)
         outputs.refuse_inputs(data.sources)
-        try:
+        with library_errors(_NAMES, in_rule=False):
             pair = gatecal.observed_from_runs(data, check)
-        except ParameterError as exc:
-            raise from_library(exc, _NAMES, in_rule=False) from None
         source = f"{len(data.sources)} run files, each case's share of passing verdicts"
     try:
-        with busy("calibrating the judge"):
+        with library_errors(_NAMES, in_rule=False), busy("calibrating the judge"):
             result = gatecal.calibrate_judge(
                 table,
                 confidence_level=confidence,
@@ -140,8 +135,6 @@ def calibrate(
             )
     except gatecal.LabelsError as exc:
         raise CliError(f"LABELS {' '.join(str(exc).split())}") from None
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES, in_rule=False) from None
     outputs.put("--out", gatecal.render_calibration(result, fmt))
     if export_suite is not None:
         try:

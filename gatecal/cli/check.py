@@ -6,49 +6,32 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import gatecal
 from gatecal._common.text import joined
-from gatecal._common.validate import ParameterError
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.sequential import spellings
 from gatecal._render import CHECK_FORMATS
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
     ConfidenceOpt,
-    InputFormatOpt,
     IntervalOpt,
-    JunitRepeatsOpt,
     OutOpt,
-    PartialOpt,
     RegressionOpt,
     RunsShareOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
+    file_option,
     formats,
     probability,
     sequential_named,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
-from gatecal.cli._store import (
-    BranchOpt,
-    JudgeOpt,
-    LatestOpt,
-    SinceOpt,
-    StoreChoice,
-    StoreOpt,
-    UntilOpt,
-    WaitOpt,
-    baseline_runs,
-    record_current,
-    record_target,
-)
+from gatecal.cli._store import StoreChoiceOpt, baseline_runs, record_current, record_target
 
 #: Options that take every path up to the next option (an unquoted glob works).
 PATH_LISTS = ("--baseline", "--current")
@@ -71,7 +54,9 @@ _NAMES = {
 
 
 @sequential_named
+@grouped(after={"wait": "build"})
 def check(
+    *,
     paths: Annotated[
         list[str] | None,
         typer.Argument(
@@ -114,10 +99,8 @@ def check(
     ] = None,
     gate_from: Annotated[
         Path | None,
-        typer.Option(
-            "--gate-from",
-            metavar="FILE",
-            help="Use the gate a 'gatecal recommend --format json' output recommends.",
+        file_option(
+            "--gate-from", "Use the gate a 'gatecal recommend --format json' output recommends."
         ),
     ] = None,
     false_alarm: Annotated[
@@ -174,19 +157,13 @@ def check(
     out: OutOpt = None,
     summary: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--summary",
-            metavar="FILE",
-            help="Also write a markdown summary to FILE. When "
+            "Also write a markdown summary to FILE. When "
             "GITHUB_STEP_SUMMARY is set, the summary is appended there too.",
         ),
     ] = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     detection: Annotated[
         float | None,
         probability("--detection", "D", "Detection target of a sequential --policy (0.8)."),
@@ -194,12 +171,7 @@ def check(
     regression: RegressionOpt = None,
     runs_share: RunsShareOpt = None,
     # -- the run history (gatecal/cli/_store.py): the baseline from a store --
-    store: StoreOpt = None,
-    judge: JudgeOpt = None,
-    branch: BranchOpt = None,
-    latest: LatestOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
+    choice: StoreChoiceOpt,
     record: Annotated[
         bool,
         typer.Option(
@@ -217,7 +189,6 @@ def check(
             show_default=False,
         ),
     ] = None,
-    wait: WaitOpt = 60.0,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
 
@@ -249,15 +220,13 @@ def check(
     paths = [*(paths or ()), *(current_option or ())]
     if not paths:
         raise CliError("CURRENT is missing: give the CI run to decide (or --current RUNS...)")
-    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
     choice.check_source("--baseline", baseline)  # files or a store, checked before reading
     if record:
-        record_target(choice, build, judge)
+        record_target(choice, build)
     if gate is not None and gate_from is not None:
         raise CliError(f"--gate can't be combined with --gate-from (got {gate!r})")
     inputs: list[str | Path] = [*paths, *(baseline or ()), *([gate_from] if gate_from else [])]
-    if store is not None and "://" not in store:
-        inputs.append(store)  # an output never replaces the store
+    inputs += choice.files()  # an output never replaces the store
     outputs = Outputs(("--out", out), ("--summary", summary), inputs=inputs)
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     # appended to, never replaced, but never one of the inputs either
@@ -281,18 +250,10 @@ def check(
             else ("--runs-share-rate" if runs_share else "--runs-independent")
         )
         raise CliError(f"{given} needs a sequential --policy ({spellings()})")
-    reading: dict[str, Any] = {
-        "input_format": input_format,
-        "attempts": attempts,
-        "junit_repeats": junit_repeats,
-        "target": target,
-        "threshold": threshold,
-        "partial": partial,
-    }
     if record and sequential is not None:
         raise CliError(f"--record is for a single decision, not a sequential --policy ({policy})")
-    base, _ = baseline_runs("--baseline", baseline, choice, **reading)
-    current = read_runs("CURRENT", paths, **reading)
+    base, _ = baseline_runs("--baseline", baseline, choice, reading)
+    current = read_runs("CURRENT", paths, reading=reading)
     outputs.refuse_inputs([*base.sources, *current.sources])
     if appended is not None:
         appended.refuse_inputs([*base.sources, *current.sources])
@@ -312,24 +273,21 @@ def check(
             runs="independent" if runs_share is False else "shared",
         )
         return
-    try:
-        with busy("weighing the evidence"):
-            result = gatecal.check_gate(
-                current,
-                base,
-                gate=chosen,
-                policy=policy,
-                false_alarm=false_alarm,
-                max_errors=max_errors,
-                flaky_rate=flaky_rate,
-                confidence_level=confidence,
-                method=interval,
-                require_targets=require_targets,
-            )
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
+    with library_errors(_NAMES), busy("weighing the evidence"):
+        result = gatecal.check_gate(
+            current,
+            base,
+            gate=chosen,
+            policy=policy,
+            false_alarm=false_alarm,
+            max_errors=max_errors,
+            flaky_rate=flaky_rate,
+            confidence_level=confidence,
+            method=interval,
+            require_targets=require_targets,
+        )
     if record:  # after deciding; a failure to record is exit 2, with nothing written
-        record_current(current, choice, build, judge)
+        record_current(current, choice, build)
     _deliver(outputs, lambda f: render_check(result, f), fmt, result.exit_code)
 
 
@@ -337,7 +295,7 @@ def _chosen_gate(
     gate: str | None, gate_from: Path | None, policy: str | None
 ) -> str | RecommendedGate | None:
     """The gate as given, read and checked before any run is read."""
-    try:
+    with library_errors(_NAMES):
         chosen: str | RecommendedGate | None = gate
         if gate is not None and gate.strip().lower() not in ("cases", "count"):
             gatecal.parse_gate(gate)
@@ -345,8 +303,6 @@ def _chosen_gate(
             chosen = gatecal.load_recommended_gate(gate_from)
         if policy is not None:
             gatecal.parse_check_policy(policy)
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
     return chosen
 
 
@@ -356,10 +312,8 @@ def _sequential(
     """The sequential --policy, or None for the others (checked before any run is read)."""
     if policy is None:
         return None
-    try:
+    with library_errors(_NAMES):
         found = gatecal.parse_sequential(policy)
-    except ParameterError as exc:
-        raise from_library(exc, _NAMES) from None
     if found is not None and (gate is not None or gate_from is not None):
         given = "--gate" if gate is not None else "--gate-from"
         raise CliError(f"{given} can't be combined with a sequential --policy (got {policy!r})")
@@ -385,7 +339,7 @@ def _decide_sequential(
     from gatecal._render.sequential import render_sequential_check
 
     names = {**_NAMES, "regression": "--regression", "detection": "--detection"}
-    try:
+    with library_errors(names):
         result = gatecal.check_sequential(
             current,
             base,
@@ -398,8 +352,6 @@ def _decide_sequential(
             method=interval,
             runs=runs,
         )
-    except ParameterError as exc:
-        raise from_library(exc, names) from None
     _deliver(outputs, lambda f: render_sequential_check(result, f), fmt, result.exit_code)
 
 

@@ -8,19 +8,15 @@ from typing import Annotated
 import typer
 import typer.core
 
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
     FormatOpt,
-    InputFormatOpt,
-    JunitRepeatsOpt,
     OutOpt,
     RegressionOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
     choice,
+    file_option,
     probability,
     seed,
     whole,
@@ -46,7 +42,21 @@ RunsArgument = Annotated[
 ]
 
 
+#: --partial means allow-missing here (its old spelling): inspect_ai's 'P' is --inspect-partial
+InspectPartialOpt = Annotated[
+    str,
+    choice(
+        "--inspect-partial",
+        "AS",
+        "inspect_ai 'P' (partially correct) counts as: fail, pass or unscored.",
+        ("fail", "pass", "unscored"),
+    ),
+]
+
+
+@grouped(spelled={"partial": InspectPartialOpt})
 def compare(
+    *,
     paths: RunsArgument = None,
     baseline: Annotated[
         PathsOpt,
@@ -91,7 +101,7 @@ def compare(
             ("holm", "bh", "tarone"),
         ),
     ] = "tarone",
-    partial: Annotated[
+    allow_missing: Annotated[
         bool,
         typer.Option(
             "--allow-missing",
@@ -149,26 +159,9 @@ def compare(
     out: OutOpt = None,
     chart: Annotated[
         Path | None,
-        typer.Option(
-            "--chart",
-            metavar="FILE",
-            help="Also save each case's pass share in both builds (.png/.svg).",
-        ),
+        file_option("--chart", "Also save each case's pass share in both builds (.png/.svg)."),
     ] = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    inspect_partial: Annotated[
-        str,
-        choice(
-            "--inspect-partial",
-            "AS",
-            "inspect_ai 'P' (partially correct) counts as: fail, pass or unscored.",
-            ("fail", "pass", "unscored"),
-        ),
-    ] = "fail",
+    reading: ReadingOpt,
 ) -> None:
     """Compare a candidate build with a baseline on the same cases: did it get worse?
 
@@ -190,17 +183,7 @@ def compare(
         raise CliError("--baseline must name the baseline's runs (got nothing)")
     if not (paths or cand_paths):
         raise CliError("--candidate must name the candidate's runs (got nothing)")
-    data = read_runs(
-        "--baseline/--candidate",
-        [*(paths or ()), *base_paths],
-        cand_paths,
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=inspect_partial,
-    )
+    data = read_runs("--baseline/--candidate", [*(paths or ()), *base_paths], cand_paths, reading)
     outputs.refuse_inputs(data.sources)
     roles: dict[Path, str] = {}
     for read in data.files:
@@ -214,25 +197,21 @@ def compare(
         raise CliError("--candidate must hold candidate runs (got only baseline verdicts)")
     import gatecal
 
-    try:
-        with busy("comparing the builds"):
-            result = gatecal.compare_builds(
-                data,
-                alternative=alternative,
-                alpha=alpha,
-                multiplicity=multiplicity,
-                partial=partial or partial_old,
-                test=test,
-                regression=regression,
-                oc_samples=oc_samples,
-                rng=seed_value,
-                max_errors=max_errors,
-                assume_independent_runs=independent,
-            )
-    except ParameterError as exc:
-        raise from_library(
-            exc, {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
-        ) from None
+    names = {"test": "--test", "alpha": "--alpha", "regression": "--regression"}
+    with library_errors(names), busy("comparing the builds"):
+        result = gatecal.compare_builds(
+            data,
+            alternative=alternative,
+            alpha=alpha,
+            multiplicity=multiplicity,
+            partial=allow_missing or partial_old,
+            test=test,
+            regression=regression,
+            oc_samples=oc_samples,
+            rng=seed_value,
+            max_errors=max_errors,
+            assume_independent_runs=independent,
+        )
     outputs.put("--out", gatecal.render_comparison(result, fmt))
     outputs.chart(lambda charts: charts.plot_compare(result))
     outputs.commit()

@@ -11,7 +11,7 @@ import typer
 
 import gatecal
 from gatecal.cli._errors import CliError
-from gatecal.cli._options import choice, formats
+from gatecal.cli._options import choice, file_option, formats
 from gatecal.cli._outputs import Outputs
 from gatecal.cli._values import Number, Probability
 
@@ -44,9 +44,7 @@ def golden(
     ] = 0.90,
     dataset: Annotated[
         Path | None,
-        typer.Option(
-            "--dataset", metavar="FILE", help="A golden dataset (JSON); default: the packaged one."
-        ),
+        file_option("--dataset", "A golden dataset (JSON); default: the packaged one."),
     ] = None,
     judge: Annotated[
         str,
@@ -79,16 +77,15 @@ def golden(
     fmt: Annotated[str, formats("table or json.", ("table", "json"))] = "table",
     export_suite: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--export-suite",
-            metavar="FILE",
-            help="Also write both runs' truth matrix as a suite spec for "
+            "Also write both runs' truth matrix as a suite spec for "
             "'gatecal simulate --suite FILE'.",
         ),
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option("--out", metavar="FILE", help="Write the output to FILE instead of stdout."),
+        file_option("--out", "Write the output to FILE instead of stdout."),
     ] = None,
 ) -> None:
     """Run the golden suite on the scripted healthy and regressed builds and apply the gate.

@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._options import OutOpt, choice, formats, probability
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._options import OutOpt, choice, file_option, formats, probability
 from gatecal.cli._outputs import Outputs, busy
 from gatecal.cli._store import (
     BranchOpt,
@@ -91,10 +90,9 @@ def history(
     ] = None,
     chart: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--chart",
-            metavar="FILE",
-            help="Also draw each case's record over time, the judge changes marked (.png/.svg).",
+            "Also draw each case's record over time, the judge changes marked (.png/.svg).",
         ),
     ] = None,
     wait: WaitOpt = 60.0,
@@ -132,11 +130,8 @@ def history(
         except StoreError as exc:
             raise CliError(f"--split {exc}") from None
     stored = store_call(stored_runs, store, picked, wait=wait)
-    try:
-        with busy("testing each case's record"):
-            result = case_history(stored, alpha=alpha, multiplicity=multiplicity, split=at)
-    except ParameterError as exc:
-        raise from_library(exc, {"split": "--split"}) from None
+    with library_errors({"split": "--split"}), busy("testing each case's record"):
+        result = case_history(stored, alpha=alpha, multiplicity=multiplicity, split=at)
     outputs.put("--out", render_history(result, fmt))
     outputs.chart(lambda charts: charts.plot_history(result))
     if export is not None:

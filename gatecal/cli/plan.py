@@ -2,33 +2,25 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import gatecal
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
-from gatecal._common.validate import ParameterError
 from gatecal._model.regression import Regression
-from gatecal._model.sequential import spellings
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import noise, parse_policies
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import NoiseOpt, parse_policies
 from gatecal.cli._options import (
-    POLICIES_HELP,
     CallIccOpt,
-    CaseSpreadOpt,
     DetectionOpt,
     FalseAlarmOpt,
-    FlipOpt,
     FormatOpt,
-    FprOpt,
-    IccOpt,
     OutOpt,
+    PolicyListOpt,
     RunsShareOpt,
-    SystematicOpt,
     TieOpt,
-    UnparseableOpt,
     checks,
     regression,
     seed,
@@ -36,6 +28,9 @@ from gatecal.cli._options import (
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy, emit
+
+if TYPE_CHECKING:
+    from gatecal._model.suite import JudgeNoise
 
 #: plan --baseline-runs also gives the runs that certify the gate in this share of random
 #: baseline sets, measured on this many simulated sets (seeded).
@@ -53,21 +48,16 @@ PLAN_POLICIES_SPREAD = "single,majority-3,rerun-failing-1"
 
 
 @sequential_named
+@grouped(first=["flip"])
 def plan(
-    flip: FlipOpt = 0.08,
+    *,
     regression: Annotated[Regression, regression()] = "0.10",  # type: ignore[assignment]  # parsed
     false_alarm: FalseAlarmOpt = 0.05,
     detection: DetectionOpt = 0.95,
     judge_checks: Annotated[int, checks("--judge-checks", "LLM-judge checks per case.")] = 2,
     code_checks: Annotated[int, checks("--code-checks", "Plain-code checks per case.")] = 1,
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
-    case_spread: CaseSpreadOpt = None,
-    systematic: SystematicOpt = None,
-    policies: Annotated[
-        str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = PLAN_POLICIES,
+    noise: NoiseOpt,
+    policies: PolicyListOpt = PLAN_POLICIES,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     max_cases: Annotated[
@@ -134,7 +124,7 @@ def plan(
             "budget needs ever larger suites: 1e-100 about 10,000 cases and a minute of "
             f"search, 1e-300 about 100 s) (got {false_alarm:g})"
         )
-    differ = {"--case-spread": case_spread, "--systematic": systematic}
+    differ = {"--case-spread": noise.case_spread, "--systematic": noise.systematic}
     for option, value in differ.items():
         for other, given in (("--compare", compare), ("--baseline-runs", baseline_runs)):
             if value and given:
@@ -144,29 +134,24 @@ def plan(
                 )
     if compare:
         emit(
-            _plan_compare(cases, flip, icc, regression, false_alarm, detection, seed_value, fmt),
+            _plan_compare(cases, noise, regression, false_alarm, detection, seed_value, fmt),
             out,
         )
         return
     if cases is not None:
         raise CliError(f"--cases needs --compare (got {str(cases)!r})")
     baseline = None
-    if case_spread and policies == PLAN_POLICIES:  # a rerun of the suite reruns the same cases
+    if (
+        noise.case_spread and policies == PLAN_POLICIES
+    ):  # a rerun of the suite reruns the same cases
         policies = PLAN_POLICIES_SPREAD
-    chosen = parse_policies(policies, tie, call_icc, false_alarm=false_alarm, detection=detection)
-    if runs_share is not None:
-        if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
-            flag = "--runs-share-rate" if runs_share else "--runs-independent"
-            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
-        model = "shared" if runs_share else "independent"
-        chosen = [
-            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
-            for p in chosen
-        ]
-    try:
+    chosen = parse_policies(
+        policies, tie, call_icc, false_alarm=false_alarm, detection=detection, runs_share=runs_share
+    )
+    with library_errors():
         with busy("searching suite sizes"):
             result = gatecal.plan_suite(
-                noise=noise(flip, fpr, unparseable, icc, cases=(case_spread, systematic)),
+                noise=noise,
                 regression=regression,
                 false_alarm=false_alarm,
                 detection=detection,
@@ -180,15 +165,12 @@ def plan(
                 baseline = gatecal.baseline_runs(
                     result, runs=baseline_runs, share=BASELINE_SHARE, sets=BASELINE_SETS
                 )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     emit(gatecal.render_plans(result, fmt, baseline), out)
 
 
 def _plan_compare(
     cases: int | None,
-    flip: float,
-    icc: float | None,
+    noise: JudgeNoise,
     regression: Regression,
     false_alarm: float,
     detection: float,
@@ -197,16 +179,14 @@ def _plan_compare(
 ) -> str:
     if cases is None:
         raise CliError("--cases is needed with --compare (got nothing)")
-    try:
+    with library_errors():
         design = gatecal.plan_compare(
             cases=cases,
-            rate=flip,
-            icc=icc or 0.0,
+            rate=noise.fnr,
+            icc=noise.icc,
             regression=regression,
             false_alarm=false_alarm,
             detection=detection,
             rng=seed_value,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     return gatecal.render_compare_design(design, fmt)

@@ -2,36 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated
-
-import typer
 
 import gatecal
 from gatecal._common.defaults import DEFAULT_SEED
-from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import spellings
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import noise, parse_policies, suite_and_rates
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import NoiseOpt, SuiteOptionsOpt, parse_policies
 from gatecal.cli._options import (
-    POLICIES_HELP,
     CallIccOpt,
-    CaseSpreadOpt,
-    CodeChecksOpt,
-    FailingOpt,
-    FlipOpt,
     FormatOpt,
-    FprOpt,
     GatesOpt,
-    IccOpt,
-    JudgeChecksOpt,
     OutOpt,
+    PolicyListOpt,
     RetryRateOpt,
     RunsShareOpt,
-    SuiteOpt,
-    SystematicOpt,
     TieOpt,
-    UnparseableOpt,
     probability,
     seed,
     sequential_named,
@@ -56,32 +43,27 @@ POLICIES_DEFAULT = "single,majority-3,majority-5,rerun-failing-1,rerun-1"
 POLICIES_DEFAULT_SPREAD = "single,majority-3,majority-5,rerun-failing-1"
 
 
+#: policies' own --cases: simulating every judge call keeps its own limits
+CasesOpt = Annotated[
+    int | None,
+    whole(
+        "--cases",
+        "Cases in the golden dataset, at most 50,000 (2,000 with --icc or a sequential "
+        "gate).  [default: 12]",
+        high=POLICIES_MAX_CASES,
+        above=f"must be at most {POLICIES_MAX_CASES:,} for policies",
+    ),
+]
+
+
 @sequential_named
+@grouped(first=["flip"], spelled={"cases": CasesOpt})
 def policies(
-    flip: FlipOpt = 0.08,
-    cases: Annotated[
-        int | None,
-        whole(
-            "--cases",
-            "Cases in the golden dataset, at most 50,000 (2,000 with --icc or a sequential "
-            "gate).  [default: 12]",
-            high=POLICIES_MAX_CASES,
-            above=f"must be at most {POLICIES_MAX_CASES:,} for policies",
-        ),
-    ] = None,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
-    case_spread: CaseSpreadOpt = None,
-    systematic: SystematicOpt = None,
+    *,
+    shape: SuiteOptionsOpt,
+    noise: NoiseOpt,
     gates: GatesOpt = "all,0.80",  # type: ignore[assignment]  # parsed by GateList
-    policy_list: Annotated[
-        str, typer.Option("--policies", metavar="P[,P...]", help=POLICIES_HELP)
-    ] = POLICIES_DEFAULT,
+    policy_list: PolicyListOpt = POLICIES_DEFAULT,
     tie: TieOpt = "fail",
     call_icc: CallIccOpt = None,
     retry_rate: RetryRateOpt = "shared",
@@ -128,8 +110,8 @@ def policies(
 
     Example: gatecal policies --flip 0.08 --gates 0.80
     """
-    Outputs(("--out", out), inputs=[suite_file] if suite_file else [])
-    if case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
+    Outputs(("--out", out), inputs=shape.inputs())
+    if noise.case_spread and policy_list == POLICIES_DEFAULT:  # a suite rerun asks the same cases
         policy_list = POLICIES_DEFAULT_SPREAD
     chosen = parse_policies(
         policy_list,
@@ -138,46 +120,30 @@ def policies(
         retry_rate=retry_rate,
         false_alarm=0.05 if false_alarm is None else false_alarm,
         detection=0.8 if detection is None else detection,
+        runs_share=runs_share,
     )
-    if runs_share is not None:
-        model = "shared" if runs_share else "independent"
-        chosen = [
-            dataclasses.replace(p, runs=model) if isinstance(p, gatecal.SequentialPolicy) else p
-            for p in chosen
-        ]
     if not any(isinstance(p, gatecal.SequentialPolicy) for p in chosen):
-        if runs_share is not None:
-            flag = "--runs-share-rate" if runs_share else "--runs-independent"
-            raise CliError(f"{flag} needs a sequential policy in --policies ({spellings()})")
         for option, value in (("--false-alarm", false_alarm), ("--detection", detection)):
             if value is not None:
                 raise CliError(
                     f"{option} needs a sequential policy in --policies ({spellings()}) "
                     f"(got {value:g})"
                 )
-    try:
-        suite, per_check, per_case = suite_and_rates(
-            suite_file, cases, judge_checks, code_checks, failing
-        )
-        judge = noise(flip, fpr, unparseable, icc, (per_check, per_case), (case_spread, systematic))
+    with library_errors():
+        suite, judge = shape.model(noise)
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
-            if suite_file is None:
+            if shape.file is None:
                 raise CliError(f"--cases must be {rule} (got {suite.n_cases})")
-            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(suite_file)!r})")
+            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(shape.file)!r})")
         simulated = sum(not isinstance(p, gatecal.SequentialPolicy) for p in chosen)
         if simulated < len(chosen) and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases with a sequential gate"
-            if suite_file is None:
+            if shape.file is None:
                 raise CliError(f"--cases must be {rule} in --policies (got {suite.n_cases})")
             raise CliError(f"--suite must hold {rule} in --policies (got {suite.n_cases})")
-        bar = ProgressBar(total=2 * n_runs * simulated, what="computing and simulating")
-        try:
+        with ProgressBar(total=2 * n_runs * simulated, what="computing and simulating") as bar:
             report = gatecal.compare_policies(
                 suite, judge, gates, chosen, n_runs=n_runs, rng=root_seed, progress=bar
             )
-        finally:
-            bar.close()
-    except ParameterError as exc:
-        raise from_library(exc) from None
     emit(gatecal.render_policies(report, fmt), out)

@@ -10,36 +10,22 @@ import typer
 
 import gatecal
 from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
     ConfidenceOpt,
     DetectionOpt,
     FalseAlarmOpt,
     FormatOpt,
-    InputFormatOpt,
     IntervalOpt,
-    JunitRepeatsOpt,
     OutOpt,
-    PartialOpt,
     RegressedOpt,
     RegressionOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
+    file_option,
 )
 from gatecal.cli._outputs import Outputs, busy
-from gatecal.cli._store import (
-    BranchOpt,
-    JudgeOpt,
-    LatestOpt,
-    SinceOpt,
-    StoreChoice,
-    StoreOpt,
-    UntilOpt,
-    WaitOpt,
-    baseline_runs,
-)
+from gatecal.cli._store import StoreChoiceOpt, baseline_runs
 
 RunsArgument = Annotated[
     list[str] | None,
@@ -53,7 +39,9 @@ RunsArgument = Annotated[
 ]
 
 
+@grouped
 def recommend(
+    *,
     paths: RunsArgument = None,
     regressed: RegressedOpt = None,
     regression: RegressionOpt = None,
@@ -65,23 +53,17 @@ def recommend(
     out: OutOpt = None,
     chart: Annotated[
         Path | None,
-        typer.Option("--chart", metavar="FILE", help="Also save the operating curves (.png/.svg)."),
+        file_option("--chart", "Also save the operating curves (.png/.svg)."),
     ] = None,
     export_suite: Annotated[
         Path | None,
-        typer.Option(
+        file_option(
             "--export-suite",
-            metavar="FILE",
-            help="Also write the measured suite (each case's failure rate) as a suite spec "
+            "Also write the measured suite (each case's failure rate) as a suite spec "
             "for 'gatecal simulate --suite', 'policies --suite' or 'report --suite'.",
         ),
     ] = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     policy_list: Annotated[
         str | None,
         typer.Option(
@@ -95,13 +77,7 @@ def recommend(
         ),
     ] = None,
     # -- the run history (gatecal/cli/_store.py): the known-good runs from a store --
-    store: StoreOpt = None,
-    judge: JudgeOpt = None,
-    branch: BranchOpt = None,
-    latest: LatestOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    wait: WaitOpt = 60.0,
+    choice: StoreChoiceOpt,
 ) -> None:
     """Measure the judge's noise from repeated runs and recommend the gate.
 
@@ -121,54 +97,31 @@ def recommend(
         ("--out", out),
         ("--chart", chart),
         ("--export-suite", export_suite),
-        inputs=[
-            *(paths or ()),
-            *(regressed or ()),
-            *([store] if store and "://" not in store else ()),
-        ],
+        inputs=[*(paths or ()), *(regressed or ()), *choice.files()],
     )
     if regressed and regression is not None:
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
-    reading: dict[str, Any] = {
-        "input_format": input_format,
-        "attempts": attempts,
-        "junit_repeats": junit_repeats,
-        "target": target,
-        "threshold": threshold,
-        "partial": partial,
-    }
-    if store is not None and regressed:
+    if choice.store is not None and regressed:
         raise CliError(f"--regressed can't be combined with --store (got {regressed[0]!r})")
-    choice = StoreChoice(store, judge, branch, latest, since, until, wait)
     choice.check_source("RUNS", paths)  # files or a store, checked before reading
-    if store is None and paths:  # files, as always (with any --regressed runs)
-        data = read_runs("RUNS", paths, regressed or (), **reading)
+    if choice.store is None and paths:  # files, as always (with any --regressed runs)
+        data = read_runs("RUNS", paths, regressed or (), reading)
     else:
-        data, _ = baseline_runs("RUNS", paths, choice, **reading)
+        data, _ = baseline_runs("RUNS", paths, choice, reading)
     outputs.refuse_inputs(data.sources)
-    try:
+    targets: dict[str, Any] = {  # what both searches aim at
+        "false_alarm": false_alarm,
+        "detection": detection,
+        "regression": regression,
+        "confidence_level": confidence,
+    }
+    with library_errors():
         with busy("measuring the noise"):
-            rec = gatecal.recommend_gate(
-                data,
-                false_alarm=false_alarm,
-                detection=detection,
-                regression=regression,
-                confidence_level=confidence,
-                method=interval,
-            )
+            rec = gatecal.recommend_gate(data, method=interval, **targets)
         by_rule = None
         if rules is not None:
             with busy("bounding each rule's gates"):
-                by_rule = gatecal.recommend_policy(
-                    data,
-                    policies=rules,
-                    false_alarm=false_alarm,
-                    detection=detection,
-                    regression=regression,
-                    confidence_level=confidence,
-                )
-    except ParameterError as exc:
-        raise from_library(exc) from None
+                by_rule = gatecal.recommend_policy(data, policies=rules, **targets)
     if by_rule is None:
         outputs.put("--out", gatecal.render_recommendation(rec, fmt))
     else:
@@ -184,11 +137,6 @@ def recommend(
         ),
     )
     outputs.commit()
-
-
-def _store_file(store: str | None) -> list[str]:
-    """The store as an input no output may replace (a file; a URL is no path)."""
-    return [store] if store and "://" not in store else []
 
 
 def _rules(text: str | None) -> list[str] | None:

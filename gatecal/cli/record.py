@@ -10,20 +10,17 @@ from typing import Annotated
 import typer
 
 from gatecal.cli._errors import CliError
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
-    InputFormatOpt,
-    JunitRepeatsOpt,
-    PartialOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
     choice,
 )
 from gatecal.cli._store import WaitOpt, store_call
 
 
+@grouped
 def record(
+    *,
     paths: Annotated[
         list[str],
         typer.Argument(
@@ -88,12 +85,7 @@ def record(
         str,
         choice("--format", "FORMAT", "table (one line) or json.", ("table", "json")),
     ] = "table",
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     wait: WaitOpt = 60.0,
 ) -> None:
     """Append measured runs to the run history: every verdict, with its build, branch,
@@ -120,16 +112,7 @@ def record(
             raise CliError(f"{option} must be a non-empty name on one line (got {value!r})")
     if "://" not in store and store in paths:
         raise CliError(f"--store must not be one of the runs (got {store!r})")
-    data = read_runs(
-        "RUNS",
-        paths,
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=partial,
-    )
+    data = read_runs("RUNS", paths, reading=reading)
     done = store_call(
         record_runs, data, store, build=build, judge=judge, branch=branch,
         known_good=known_good, recorded_at=moment, wait=wait,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -10,54 +11,42 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import gatecal
-from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_SEED
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import CliError, from_library
-from gatecal.cli._inputs import noise, read_runs, report_calibration, suite_and_rates
+from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_SEED
+from gatecal.cli._errors import CliError, library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import (
+    NoiseSweepOpt,
+    Reading,
+    ReadingOpt,
+    SuiteOptionsOpt,
+    read_runs,
+    report_calibration,
+)
 from gatecal.cli._options import (
-    AttemptsOpt,
-    CasesOpt,
-    CodeChecksOpt,
     DetectionOpt,
-    FailingOpt,
     FalseAlarmOpt,
-    FlipsOpt,
-    FprOpt,
     GatesOpt,
-    IccOpt,
-    InputFormatOpt,
-    JudgeChecksOpt,
-    JunitRepeatsOpt,
-    PartialOpt,
     RegressedOpt,
     RegressionOpt,
-    ScoreThresholdOpt,
-    SuiteOpt,
-    TargetOpt,
-    UnparseableOpt,
+    file_option,
+    observed_option,
     runs,
     seed,
 )
-from gatecal.cli._values import Observed, Passes
+from gatecal.cli._values import Passes
 
 if TYPE_CHECKING:
     from gatecal._model.regression import Regression
-    from gatecal.cli._values import ScoreThreshold
 
 
+@grouped
 def report(
+    *,
     out: Annotated[
         Path, typer.Option("--out", metavar="DIR", help="The report folder (new or empty).")
     ],
-    cases: CasesOpt = None,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
-    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
+    shape: SuiteOptionsOpt,
+    noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     n_runs: Annotated[int, runs("Simulated runs per build and flip rate.")] = 200,
     root_seed: Annotated[int, seed()] = DEFAULT_SEED,
@@ -71,26 +60,14 @@ def report(
     regression: RegressionOpt = None,
     false_alarm: FalseAlarmOpt = 0.05,
     detection: DetectionOpt = 0.95,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
     labels: Annotated[
         Path | None,
-        typer.Option(
-            "--labels", metavar="FILE", help="Human labels of the judge, as for calibrate."
-        ),
+        file_option("--labels", "Human labels of the judge, as for calibrate."),
     ] = None,
     observed: Annotated[
         Passes | None,
-        typer.Option(
-            "--observed",
-            metavar="K/N",
-            help="With --labels: a judged pass rate to correct.",
-            parser=Observed(),
-        ),
+        observed_option("With --labels: a judged pass rate to correct."),
     ] = None,
 ) -> None:
     """Write a report folder a reviewer can read: charts, tables, index.md and index.html.
@@ -110,43 +87,33 @@ def report(
         raise CliError(f"--regression can't be combined with --regressed (got {regression.text!r})")
     if observed is not None and labels is None:
         raise CliError(f"--observed needs --labels (got '{observed[0]}/{observed[1]}')")
-    try:
+    with library_errors():
         # measured first: the model then describes the user's own suite and regression
         recommendation = _recommendation(
-            runs_file,
-            regressed,
-            regression,
-            false_alarm,
-            detection,
-            (input_format, attempts, junit_repeats, target, threshold, partial),
+            runs_file, regressed, regression, false_alarm, detection, reading
         )
-        if recommendation is not None and suite_file is None:
-            if cases is None:
-                cases = recommendation.cases
-            elif cases != recommendation.cases:
+        if recommendation is not None and shape.file is None:
+            if shape.cases is None:
+                shape = dataclasses.replace(shape, cases=recommendation.cases)
+            elif shape.cases != recommendation.cases:
                 raise CliError(
                     f"--cases must be the {recommendation.cases} cases the --runs-file runs "
-                    f"hold, or left out (got {cases})"
+                    f"hold, or left out (got {shape.cases})"
                 )
-        suite, per_check, per_case = suite_and_rates(
-            suite_file, cases, judge_checks, code_checks, failing
-        )
+        suite, judge = shape.model(noise.judge)
+        failing, from_file = shape.failing, shape.file is not None
         if regression is not None:
-            suite = _with_regression(suite, regression, failing, suite_file is not None)
-        elif recommendation is not None and not regressed and failing is None and not suite_file:
+            suite = _with_regression(suite, regression, failing, from_file)
+        elif recommendation is not None and not regressed and failing is None and not from_file:
             # recommend's default regression (a quarter of the cases, rounded half up)
             suite = _with_regression(suite, gatecal.as_regression("0.25"), None, False)
         simulation = gatecal.simulate_gates(
             suite,
-            flips=flip,
-            noise=noise(flip[0], fpr, unparseable, icc, (per_check, per_case)),
-            fixed_fpr=fpr is not None,
+            **noise.arguments(judge),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
     calibration = report_calibration(labels, observed)
     from gatecal.report import write_report
 
@@ -207,22 +174,11 @@ def _recommendation(
     regression: Regression | None,
     false_alarm: float,
     detection: float,
-    how: tuple[str | None, str, str, str | None, list[ScoreThreshold] | None, str],
+    reading: Reading,
 ) -> gatecal.Recommendation | None:
     if not runs_file:
         return None
-    input_format, attempts, junit_repeats, target, threshold, partial = how
-    data = read_runs(
-        "--runs-file",
-        runs_file,
-        regressed or (),
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=partial,
-    )
+    data = read_runs("--runs-file", runs_file, regressed or (), reading)
     return gatecal.recommend_gate(
         data, false_alarm=false_alarm, detection=detection, regression=regression
     )

@@ -7,16 +7,11 @@ from typing import Annotated
 import typer
 
 from gatecal.cli._errors import CliError
-from gatecal.cli._inputs import read_runs
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
-    AttemptsOpt,
-    InputFormatOpt,
-    JunitRepeatsOpt,
     OutOpt,
-    PartialOpt,
     RegressedOpt,
-    ScoreThresholdOpt,
-    TargetOpt,
     formats,
 )
 from gatecal.cli._outputs import Outputs
@@ -28,7 +23,9 @@ def _runs_formats() -> tuple[str, ...]:
     return RUNS_FORMATS
 
 
+@grouped
 def runs(
+    *,
     paths: Annotated[
         list[str],
         typer.Argument(
@@ -48,12 +45,7 @@ def runs(
         ),
     ] = "table",
     out: OutOpt = None,
-    input_format: InputFormatOpt = None,
-    attempts: AttemptsOpt = "first",
-    junit_repeats: JunitRepeatsOpt = "auto",
-    target: TargetOpt = None,
-    threshold: ScoreThresholdOpt = None,
-    partial: PartialOpt = "fail",
+    reading: ReadingOpt,
 ) -> None:
     """Show how measured runs are read, before anyone trusts a number.
 
@@ -69,17 +61,7 @@ def runs(
     if fmt == "parquet" and out is None:
         raise CliError("--format parquet needs --out FILE (Parquet is binary) (got stdout)")
     outputs = Outputs(("--out", out), inputs=[*paths, *(regressed or ())])
-    data = read_runs(
-        "RUNS",
-        paths,
-        regressed or (),
-        input_format=input_format,
-        attempts=attempts,
-        junit_repeats=junit_repeats,
-        target=target,
-        threshold=threshold,
-        partial=partial,
-    )
+    data = read_runs("RUNS", paths, regressed or (), reading)
     outputs.refuse_inputs(data.sources)
     if fmt == "parquet":
         from gatecal.readers._verdict import RunsError

@@ -8,28 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 import gatecal
-from gatecal._common.defaults import DEFAULT_FLIPS, DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
-from gatecal._common.validate import ParameterError
-from gatecal.cli._errors import from_library
-from gatecal.cli._inputs import noise, suite_and_rates
-from gatecal.cli._options import (
-    CasesOpt,
-    CaseSpreadOpt,
-    CodeChecksOpt,
-    FailingOpt,
-    FlipsOpt,
-    FormatOpt,
-    FprOpt,
-    GatesOpt,
-    IccOpt,
-    JudgeChecksOpt,
-    OutOpt,
-    SuiteOpt,
-    SystematicOpt,
-    UnparseableOpt,
-    runs,
-    seed,
-)
+from gatecal._common.defaults import DEFAULT_GATES, DEFAULT_RUNS, DEFAULT_SEED
+from gatecal.cli._errors import library_errors
+from gatecal.cli._groups import grouped
+from gatecal.cli._inputs import NoiseSweep, NoiseSweepOpt, SuiteOptions, SuiteOptionsOpt
+from gatecal.cli._options import FormatOpt, GatesOpt, OutOpt, file_option, runs, seed
 from gatecal.cli._outputs import Outputs, ProgressBar
 from gatecal.cli._values import Workers
 
@@ -37,20 +20,13 @@ if TYPE_CHECKING:
     from gatecal._model.gates import Gate
 
 
+@grouped(first=["cases"], after={"flip": "cases"})
 def simulate(
-    cases: CasesOpt = None,
-    flip: FlipsOpt = DEFAULT_FLIPS,  # type: ignore[assignment]  # parsed by Flips
+    *,
     n_runs: Annotated[int, runs("Simulated CI runs per build and flip rate.")] = DEFAULT_RUNS,
     root_seed: Annotated[int, seed("Root seed, >= 0; same seed, same output.")] = DEFAULT_SEED,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
-    fpr: FprOpt = None,
-    unparseable: UnparseableOpt = None,
-    icc: IccOpt = None,
-    case_spread: CaseSpreadOpt = None,
-    systematic: SystematicOpt = None,
+    shape: SuiteOptionsOpt,
+    noise: NoiseSweepOpt,
     gates: GatesOpt = DEFAULT_GATES,  # type: ignore[assignment]  # parsed by GateList
     fmt: FormatOpt = "table",
     out: OutOpt = None,
@@ -66,11 +42,7 @@ def simulate(
     ] = "auto",  # type: ignore[assignment]  # parsed by Workers
     chart: Annotated[
         Path | None,
-        typer.Option(
-            "--chart",
-            metavar="FILE",
-            help="Also save the first flip rate's gate chart (.png/.svg).",
-        ),
+        file_option("--chart", "Also save the first flip rate's gate chart (.png/.svg)."),
     ] = None,
 ) -> None:
     """How often each gate fails a healthy build and catches a regressed one.
@@ -82,51 +54,29 @@ def simulate(
 
     Example: gatecal simulate --cases 12 --flip 0.03,0.08
     """
-    outputs = Outputs(("--out", out), ("--chart", chart), inputs=[suite_file] if suite_file else [])
-    report = _simulate(
-        (suite_file, cases, judge_checks, code_checks, failing),
-        flip,
-        fpr,
-        unparseable,
-        icc,
-        (case_spread, systematic),
-        gates,
-        n_runs,
-        root_seed,
-        workers,
-    )
+    outputs = Outputs(("--out", out), ("--chart", chart), inputs=shape.inputs())
+    report = _simulate(shape, noise, gates, n_runs, root_seed, workers)
     outputs.put("--out", gatecal.render(report, fmt))
     outputs.chart(lambda charts: charts.plot_gate_chart(report))
     outputs.commit()
 
 
 def _simulate(
-    shape: tuple[Path | None, int | None, int | None, int | None, int | None],
-    flips: tuple[float, ...],
-    fpr: float | None,
-    unparseable: float | None,
-    icc: float | None,
-    cases_differ: tuple[float | None, float | None],
+    shape: SuiteOptions,
+    noise: NoiseSweep,
     gates: tuple[Gate, ...],
     n_runs: int,
     root_seed: int,
     workers: int | None,
 ) -> gatecal.SimulationReport:
-    bar = ProgressBar(total=2 * len(flips) * max(n_runs, 0))
-    try:
-        suite, per_check, per_case = suite_and_rates(*shape)
+    suite, judge = shape.model(noise.judge)
+    with library_errors(), ProgressBar(total=2 * len(noise.flips) * max(n_runs, 0)) as bar:
         return gatecal.simulate_gates(
             suite,
-            flips=flips,
-            noise=noise(flips[0], fpr, unparseable, icc, (per_check, per_case), cases_differ),
-            fixed_fpr=fpr is not None,
+            **noise.arguments(judge),
             gates=gates,
             n_runs=n_runs,
             rng=root_seed,
             workers=workers,
             progress=bar,
         )
-    except ParameterError as exc:
-        raise from_library(exc) from None
-    finally:
-        bar.close()

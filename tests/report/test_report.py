@@ -11,6 +11,9 @@ import numpy as np
 import pytest
 
 from gatecal.cli import main
+from tests.conftest import run_cli
+from tests.paths import REPORTS
+from tests.regen import assert_same
 
 CASES = 20
 
@@ -115,4 +118,47 @@ def test_a_model_that_contradicts_the_runs_is_refused(nightly, tmp_path, args, m
     code, text = _report(tmp_path / "r", "--runs-file", str(nightly), *args)
     assert code == 2
     assert message in text
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_model_takes_the_case_spread_and_the_systematic_cases_as_simulate_does(tmp_path):
+    """report takes the whole noise group: its simulation is simulate's, number for number."""
+    differ = ["--case-spread", "0.5", "--systematic", "0.1"]
+    code, text = _report(tmp_path / "r", *differ)
+    assert code == 0, text
+    written = (tmp_path / "r" / "simulate.json").read_text(encoding="utf-8")
+    code, out, err = run_cli("simulate", "--runs", "20", "--format", "json", *differ)
+    assert code == 0, err
+    assert_same(written, out, "report's simulate.json")
+    data = json.loads(written)
+    assert (data["case_spread"], data["systematic"]) == (0.5, 0.1)
+    every = [r for r in data["rows"] if r["build"] == "healthy" and r["gate"] == "all"]
+    assert [r["simulated_failures"] for r in every] == [20, 20]  # one case always fails
+    index = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
+    assert "case spread 0.5" in index and "1 of 12 cases misjudged every time" in index
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--case-spread", "0.3", "--icc", "0.1"],
+            "--icc combines only with one flip rate for every case (no --case-spread, no "
+            "--systematic) (got 0.1)",
+        ),
+        (
+            [
+                "--case-spread",
+                "0.3",
+                "--suite",
+                str(REPORTS / "calibrate-example/judge-suite.json"),
+            ],
+            "--case-spread must not be combined with per-check or per-case rates (they set "
+            "each rate) (got 0.3)",
+        ),
+    ],
+)
+def test_a_noise_report_cannot_model_is_one_line_and_no_folder(tmp_path, args, message):
+    code, text = _report(tmp_path / "r", *args)
+    assert code == 2 and text == f"gatecal: error: {message}\n"
     assert not (tmp_path / "r").exists()
