@@ -50,6 +50,9 @@ def _chunk_block(
         if _PROCESS_BUFFERS is None:
             _PROCESS_BUFFERS = _Buffers()
         buffers = _PROCESS_BUFFERS
+    chunk: Callable[[np.random.Generator, _Plan, int, _Buffers], IntArray] = _skip_chunk
+    if method != "dense" and plan.banded:
+        from gatecal._engines.banded import _banded_chunk as chunk  # per-case rates only
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
     done = 0
     for i in range(first, stop):
@@ -58,7 +61,7 @@ def _chunk_block(
         if method == "dense":
             hist += _dense_chunk(gen, plan, runs)
         else:
-            hist += _skip_chunk(gen, plan, runs, buffers)
+            hist += chunk(gen, plan, runs, buffers)
         done += runs
     return done, hist
 
