@@ -258,6 +258,33 @@ def _draw_sizes(mean: float) -> tuple[int, int]:
     return int(mean) + margin, margin
 
 
+@dataclass(frozen=True, slots=True)
+class _Sizes:
+    """How :func:`_skips` draws at a rate over a chunk's slots: the scale of a gap, the
+    exponentials it draws first and then again each time the gaps fall short, and the
+    integer type of the positions, with the bound past which gaps are capped."""
+
+    scale: float
+    length: int
+    draw: int
+    margin: int
+    dtype: type[np.signedinteger[Any]]
+    limit: float
+
+    @classmethod
+    def at(cls, p: float, length: int, *, narrow: bool) -> _Sizes:
+        scale = -1.0 / math.log1p(-p)
+        draw, margin = _draw_sizes(length * p)
+        # Uncapped, a gap's floor and the cumulative sums stay below the integer type's
+        # range (2^62 with int64, as in _BandLayout); capping at the chunk's length then
+        # changes only gaps that end past the chunk, which count for nothing, and the
+        # sums stay below draw * (length + 1). Where neither fits int32, they are int64.
+        top = scale * _EXPONENTIAL_MAX * draw + draw + length
+        if narrow and min(top, draw * (length + 1.0) + length) < 2.0**31:
+            return cls(scale, length, draw, margin, np.int32, 2.0**31)
+        return cls(scale, length, draw, margin, np.int64, 2.0**62)
+
+
 def _skips(
     gen: np.random.Generator,
     p: float,
@@ -266,28 +293,23 @@ def _skips(
     *,
     fractions: bool,
     narrow: bool = False,
+    sizes: _Sizes | None = None,
 ) -> tuple[npt.NDArray[np.signedinteger[Any]], npt.NDArray[np.float64]]:
     """:func:`_bernoulli_positions`, and with `fractions` the fractional part of the
     gap E / λ that ends at each position (for thinning: see :func:`_thinning_threshold`).
     With `narrow`, the positions are int32 where they fit (half the memory traffic of
     every pass over them, and a float-to-int32 conversion that vectorises where int64's
-    does not). The same random numbers and positions either way."""
+    does not). The same random numbers and positions either way. `sizes`: those of
+    ``_Sizes.at(p, length, narrow=narrow)``, made once for many chunks."""
     no_fractions = np.empty(0, dtype=np.float64)
     if p >= 1.0:
         return np.arange(length, dtype=np.int64), no_fractions
-    scale = -1.0 / math.log1p(-p)
-    if length == 0 or not math.isfinite(scale):  # p below ~1e-308: no flip in any chunk
+    if length == 0 or not _skips_by_gaps(p):  # p below ~1e-308: no flip in any chunk
         return np.empty(0, dtype=np.int64), no_fractions
     buffers = buffers if buffers is not None else _Buffers()
-    mean = length * p
-    draw, margin = _draw_sizes(mean)
-    # Uncapped, a gap's floor and the cumulative sums stay below the integer type's range
-    # (2^62 with int64, as in _BandLayout); capping at the chunk's length then changes
-    # only gaps that end past the chunk, which count for nothing, and the sums stay below
-    # draw * (length + 1). Where neither fits int32, the positions are int64.
-    top = scale * _EXPONENTIAL_MAX * draw + draw + length
-    narrow = narrow and min(top, draw * (length + 1.0) + length) < 2.0**31
-    dtype, name, limit = (np.int32, "narrow", 2.0**31) if narrow else (np.int64, "wide", 2.0**62)
+    sizes = sizes if sizes is not None else _Sizes.at(p, length, narrow=narrow)
+    scale, draw, dtype = sizes.scale, sizes.draw, sizes.dtype
+    name = "narrow" if dtype is np.int32 else "wide"
     pieces: list[npt.NDArray[np.signedinteger[Any]]] = []
     parts: list[npt.NDArray[np.float64]] = []
     last = -1
@@ -295,7 +317,7 @@ def _skips(
         gaps = gen.standard_exponential(out=buffers("gaps", draw, np.float64))
         steps = buffers(f"{name}{len(pieces)}", draw, dtype)
         gaps *= scale
-        if scale * _EXPONENTIAL_MAX * draw + draw + length >= limit:
+        if scale * _EXPONENTIAL_MAX * draw + draw + length >= sizes.limit:
             np.minimum(gaps, float(length), out=gaps)  # any gap that long ends the chunk
         np.copyto(steps, gaps, casting="unsafe")  # truncation = floor, gaps are >= 0
         if fractions:
@@ -309,7 +331,7 @@ def _skips(
         if positions[-1] >= length:
             break
         last = int(positions[-1])
-        draw = margin
+        draw = sizes.margin
     out = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
     end = int(out.searchsorted(out.dtype.type(length)))  # (a Python int: a cast of `out`)
     if not fractions:
@@ -428,6 +450,32 @@ def _floor_divide(values: IntArray, d: int, bound: int, out: IntArray) -> IntArr
     return np.right_shift(out, shift, out=out)
 
 
+class _OneRate:
+    """What :func:`_skip_chunk_one_group` reads of a plan and a run count, made once for
+    every chunk of that size (kept by the buffers, as the rate bands' layout is)."""
+
+    def __init__(self, plan: _Plan, runs: int) -> None:
+        group = plan.groups[0]
+        self.rate = group.rate
+        self.length = runs * group.slot_case.size
+        self.per = group.case_slots  # verdicts of each case
+        self.cases = group.slot_case.size // self.per
+        self.alive, self.dead_span = group.alive, group.dead_span
+        by_gaps = self.length > 0 and _skips_by_gaps(self.rate)
+        self.sizes = _Sizes.at(self.rate, self.length, narrow=True) if by_gaps else None
+
+    def divide(self, values: npt.NDArray[Any], d: int, out: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """``values // d`` into `out`: a shift, or a multiply (int32's division by a
+        constant is one already; int64 takes :func:`_floor_divide`'s)."""
+        if d & (d - 1) == 0:
+            np.right_shift(values, d.bit_length() - 1, out=out)
+        elif values.dtype == np.int64:
+            _floor_divide(values, d, self.length, out)
+        else:
+            np.floor_divide(values, d, out=out)
+        return out
+
+
 def _skip_chunk_one_group(
     gen: np.random.Generator, plan: _Plan, runs: int, buffers: _Buffers
 ) -> IntArray:
@@ -443,46 +491,32 @@ def _skip_chunk_one_group(
     (about 6 at 3% of 24 verdicts). A mask of the hits is faster than np.compress when
     nearly all are kept, np.compress when a quarter fall at random (measured).
     """
-    group = plan.groups[0]
-    size = group.slot_case.size
-    idx = _skips(gen, group.rate, runs * size, buffers, fractions=False, narrow=True)[0]
+    one = buffers.layout(plan, runs, _OneRate)
+    idx = _skips(gen, one.rate, one.length, buffers, fractions=False, sizes=one.sizes)[0]
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
     if idx.size == 0:
         hist[plan.base_k] = runs
         return hist
-    per = group.case_slots
-    cases = size // per
-    dtype = idx.dtype.type
-
-    def divide(values: npt.NDArray[Any], d: int, out: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        if d & (d - 1) == 0:
-            np.right_shift(values, d.bit_length() - 1, out=out)
-        elif dtype is np.int64:  # (int32's division by a constant is a multiply already)
-            _floor_divide(values, d, runs * size, out)
-        else:
-            np.floor_divide(values, d, out=out)
-        return out
-
     # in place wherever the operand is not read again: fewer arrays, more of them in cache
-    key = idx if per == 1 else divide(idx, per, idx)  # run * cases + the case
-    if per == 1 and group.alive is None:
-        run = divide(key, cases, key)
+    key = idx if one.per == 1 else one.divide(idx, one.per, idx)  # run * cases + the case
+    if one.per == 1 and one.alive is None:
+        run = one.divide(key, one.cases, key)
     else:
         keep = buffers("keep", key.size, np.bool_)
         keep[0] = True
         np.not_equal(key[1:], key[:-1], out=keep[1:])  # a case's first hit (keys are sorted)
-        if group.alive is None:
+        if one.alive is None:
             run = key[keep]
-            divide(run, cases, run)
+            one.divide(run, one.cases, run)
         else:  # hits of cases that never pass count for none
-            every = divide(key, cases, buffers("run_all", key.size, dtype))
-            case = np.multiply(every, cases, out=buffers("case", key.size, dtype))
+            every = one.divide(key, one.cases, buffers("run_all", key.size, key.dtype.type))
+            case = np.multiply(every, one.cases, out=buffers("case", key.size, key.dtype.type))
             np.subtract(key, case, out=case)
             alive = buffers("alive", key.size, np.bool_)
-            if group.dead_span is None:
-                np.take(group.alive, case, out=alive)
+            if one.dead_span is None:
+                np.take(one.alive, case, out=alive)
             else:  # case - lo, unsigned, at least hi - lo: two passes instead of a lookup
-                lo, hi = group.dead_span
+                lo, hi = one.dead_span
                 case -= lo
                 np.greater_equal(case.view(f"u{case.itemsize}"), hi - lo, out=alive)
             keep &= alive
