@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 #: `workers` says (the result is the same either way).
 PROCESS_MIN_CHUNKS = 256
 
+#: Fewest chunks worth a helper thread (see :data:`_HELPER_THREADS`): it starts in
+#: microseconds, so a few chunks are enough.
+THREAD_MIN_CHUNKS = 4
+
 
 def default_workers() -> int:
     """The CPU cores this process may run on (its affinity mask where the OS has one)."""
@@ -154,11 +158,13 @@ def _feed_pool(
 
 
 #: Helpers that are threads of this process rather than processes: at most this many of
-#: the ``workers - 1``. A thread starts at once (numpy releases the GIL in each array
-#: operation), where a first process waits for the forkserver to import numpy; measured
-#: at 10^8 runs on 2 cores, a helper thread was 8-16% faster than a worker process on a
-#: loaded machine and 10% slower on a quiet one (the GIL's hand-offs), so none by default.
-_HELPER_THREADS = 0
+#: the ``workers - 1``. A thread starts at once and computes from the first millisecond
+#: (numpy releases the GIL in each array operation, and the kernel spends about a tenth
+#: of a chunk in Python), where a first process waits for the forkserver to import
+#: numpy: 0.15 to 0.4 s, as long as a whole 10^8-run simulation takes one core at 3%
+#: (0.5 s). More threads than one would queue for the GIL, so further helpers are
+#: processes.
+_HELPER_THREADS = 1
 
 
 def _compute_blocks(
@@ -186,7 +192,9 @@ def _in_blocks(
     start, while a first pool of processes waits about 0.3 s for the forkserver to import
     numpy. Integer histograms add up to the same total in any
     grouping and order, so the result never depends on `workers` or on who computed what."""
-    if workers == 1 or n_chunks < PROCESS_MIN_CHUNKS:
+    threads = min(workers - 1, _HELPER_THREADS)
+    processes = workers - 1 - threads if n_chunks >= PROCESS_MIN_CHUNKS else 0
+    if threads + processes == 0 or n_chunks < THREAD_MIN_CHUNKS:
         buffers = _Buffers()
         for i in range(n_chunks):
             yield task(i, i + 1, buffers)
@@ -199,15 +207,14 @@ def _in_blocks(
     # end); 16 or more chunks a block keep the pool's per-block messages a few percent.
     blocks = _Blocks(n_chunks, max(1, min(32, n_chunks // (32 * workers))))
     results: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    threads = min(workers - 1, _HELPER_THREADS)
     helpers = [
         threading.Thread(target=_compute_blocks, args=(task, blocks, results), daemon=True)
         for _ in range(threads)
     ]
-    if workers - 1 > threads:
+    if processes:
         helpers.append(
             threading.Thread(
-                target=_feed_pool, args=(task, workers - 1 - threads, blocks, results), daemon=True
+                target=_feed_pool, args=(task, processes, blocks, results), daemon=True
             )
         )
     for helper in helpers:

@@ -218,6 +218,33 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
     assert got == one and sum(seen) == n_runs and len(seen) == 41
 
 
+def test_two_workers_are_this_process_and_a_thread_from_a_few_chunks(monkeypatch):
+    """Two workers start no process (the forkserver's numpy import would cost as much as
+    a 10^8-run simulation): the second is a thread, from THREAD_MIN_CHUNKS chunks on,
+    and it computes blocks that add up to one worker's histogram."""
+    from gatecal._engines import pool as _engine
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("a worker process was started")
+
+    computed = []
+    compute = _engine._compute_blocks
+
+    def counting(task, blocks, results):
+        compute(lambda *span: computed.append(span) or task(*span), blocks, results)
+
+    monkeypatch.setattr(_engine, "_process_pool", no_process)
+    monkeypatch.setattr(_engine, "_compute_blocks", counting)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", False)  # the thread computes every block
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+    noise = JudgeNoise.flip(0.05)
+    n_runs = (_engine.THREAD_MIN_CHUNKS + 1) * (CHUNK_VERDICTS // 60)
+    got = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=8, workers=2)
+    assert computed
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", True)
+    assert got == simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=8, workers=1)
+
+
 @pytest.mark.parametrize("workers", [2, 3])
 def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatch):
     from gatecal._engines import pool as _engine
