@@ -198,7 +198,7 @@ class _Buffers:
 
     def __init__(self) -> None:
         self._store: dict[str, npt.NDArray[Any]] = {}
-        self._layout: tuple[_Plan, int, Any] | None = None
+        self._layout: tuple[_Plan, int, Callable[..., Any], Any] | None = None
         self._seeder: ChunkSeeder | None = None
 
     def generator(self, root: np.random.SeedSequence, i: int) -> np.random.Generator:
@@ -219,9 +219,10 @@ class _Buffers:
         """``make(plan, runs)``, kept until another is asked for (one at a time, so memory
         stays that of one chunk: a simulation asks for a second only for its last, shorter
         chunk)."""
-        if self._layout is None or self._layout[0] is not plan or self._layout[1] != runs:
-            self._layout = (plan, runs, make(plan, runs))
-        return cast(_T, self._layout[2])
+        kept = self._layout
+        if kept is None or kept[0] is not plan or kept[1] != runs or kept[2] is not make:
+            self._layout = kept = (plan, runs, make, make(plan, runs))
+        return cast(_T, kept[3])
 
     def arange(self, size: int) -> IntArray:
         """``np.arange(size)``, kept between calls."""
