@@ -15,9 +15,13 @@ system, of the process and its children) say how much of that the machine gave.
    b. the whole command, ``gatecal simulate --cases 12 --flip 0.03,0.08 --runs 20000000
       --workers 1`` (both builds at both flip rates, the exact engine, the intervals, the
       table), against plain numpy simulating the same four.
-3. Worker processes: 10^8 runs of the healthy build at 0.03 with 2 workers against 1, each
-   a fresh process, the histograms compared (target: at least 1.6x on 2 cores); and what the
-   machine gave right then: two one-worker simulations at once against one after the other.
+3. Workers: 10^8 runs of the healthy build at 0.03 with 2 workers against 1, each a fresh
+   process, the histograms compared (target: at least 1.6x on 2 cores): the second worker a
+   thread of the caller (the default), and a worker process; and what the machine gave
+   right then: two one-worker simulations at once against one after the other.
+4. Where the engine's call of 2a goes: starting Python, importing numpy and gatecal, seeding
+   the chunks' streams, drawing their exponentials (the floor of the skipping method), and
+   the rest; and the best ratio to plain numpy that leaves for one process.
 
 Every process runs from bytecode, as after ``pip install`` (where the shell sets
 PYTHONDONTWRITEBYTECODE, each run would compile gatecal from source).
@@ -75,6 +79,9 @@ def _gatecal() -> list[str]:
 _ENGINE = (
     "import hashlib, sys, time, gatecal\n"
     "if __name__ == '__main__':\n"
+    "    if len(sys.argv) > 3:\n"
+    "        import gatecal._engines.pool as pool\n"
+    "        pool._HELPER_THREADS = int(sys.argv[3])\n"
     "    suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1)\n"
     "    start = time.perf_counter()\n"
     "    s = gatecal.simulate_pass_counts(suite, 'healthy', gatecal.JudgeNoise.flip(0.03), "
@@ -84,8 +91,11 @@ _ENGINE = (
 )
 
 
-def engine(runs: int, workers: int) -> list[str]:
-    return [PY, "-c", _ENGINE, str(runs), str(workers)]
+def engine(runs: int, workers: int, threads: int | None = None) -> list[str]:
+    """The engine's call in a fresh process; `threads`: at most that many helper threads
+    (0: every helper a worker process), the default otherwise."""
+    cmd = [PY, "-c", _ENGINE, str(runs), str(workers)]
+    return cmd if threads is None else [*cmd, str(threads)]
 
 
 def plain(runs: int, flips: str, builds: str) -> list[str]:
@@ -217,7 +227,8 @@ def workers(n: int) -> list[str]:
     runs = 100_000_000
     before = load()
     got = pairs(engine(runs, 2), engine(runs, 1), n)
-    digests = {r.out.split()[0] for r in got.a + got.b}
+    procs = pairs(engine(runs, 2, threads=0), engine(runs, 1), n, warmup=False)
+    digests = {r.out.split()[0] for r in got.a + got.b + procs.a + procs.b}
     one = engine(runs // 2, 1)
     serial, together = [], []
     for _ in range(max(1, n // 2)):
@@ -226,8 +237,8 @@ def workers(n: int) -> list[str]:
         run(one)
         serial.append(time.perf_counter() - start)
         start = time.perf_counter()
-        procs = [subprocess.Popen(one, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]
-        for proc in procs:
+        both = [subprocess.Popen(one, env=ENV, stdout=subprocess.DEVNULL) for _ in range(2)]
+        for proc in both:
             proc.wait()
         together.append(time.perf_counter() - start)
     room = [s / t for s, t in zip(serial, together, strict=True)]
@@ -237,8 +248,9 @@ def workers(n: int) -> list[str]:
         "A = 2 workers, B = 1 worker: `simulate_pass_counts` of the healthy build at 0.03 in "
         f"a fresh process each; {n} pairs; ratio B/A, the speed-up (target >= 1.6x): of the "
         "call as the process timed it (the workers' start included, the imports not: they "
-        "are the same on both sides), and of the whole process. Load before "
-        f"{before}, after {load()}.",
+        "are the same on both sides), and of the whole process. The second worker is a "
+        "thread of the caller (the default); in the last two rows, a worker process "
+        f"(`pool._HELPER_THREADS = 0`), {n} more pairs. Load before {before}, after {load()}.",
         "",
         "| figure | A s (median) | B s | speed-up (range) |",
         "|---|---:|---:|---:|",
@@ -246,12 +258,102 @@ def workers(n: int) -> list[str]:
         f"{got.row('call', True)} |",
         f"| the whole process, wall | {got.seconds('a', 'wall')} | {got.seconds('b', 'wall')} | "
         f"{got.row('wall', True)} |",
+        f"| the call, a worker process | {procs.seconds('a', 'call')} | "
+        f"{procs.seconds('b', 'call')} | {procs.row('call', True)} |",
+        f"| the whole process, a worker process | {procs.seconds('a', 'wall')} | "
+        f"{procs.seconds('b', 'wall')} | {procs.row('wall', True)} |",
         "",
         f"Identical histograms in every run: {len(digests) == 1}. What the machine gave "
         "right then: two one-worker simulations of 5e7 runs took "
         f"{statistics.median(room):.2f}x less time at once than one after the other "
         f"({min(room):.2f}-{max(room):.2f}; an idle 2-core machine: 2x): no worker count "
         "can beat that.",
+        "",
+    ]
+
+
+_PARTS = (
+    "import sys, time\n"
+    "import numpy as np, gatecal\n"
+    "from gatecal._common.seeds import ChunkSeeder, root_seed\n"
+    "from gatecal._engines.skipping import _draw_sizes\n"
+    "runs, repeat = int(sys.argv[1]), int(sys.argv[2])\n"
+    "suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1)\n"
+    "noise = gatecal.JudgeNoise.flip(0.03)\n"
+    "per_chunk = (1 << 20) // 24\n"
+    "chunks = -(-runs // per_chunk)\n"
+    "draw = _draw_sizes(per_chunk * 24 * 0.03)[0]\n"
+    "gaps = np.empty(draw)\n"
+    "def call():\n"
+    "    gatecal.simulate_pass_counts(suite, 'healthy', noise, n_runs=runs, rng=1)\n"
+    "def streams():\n"
+    "    seeder = ChunkSeeder(root_seed(1))\n"
+    "    for i in range(chunks):\n"
+    "        seeder(i)\n"
+    "def exponentials():\n"
+    "    seeder = ChunkSeeder(root_seed(1))\n"
+    "    for i in range(chunks):\n"
+    "        seeder(i).standard_exponential(out=gaps)\n"
+    "def best(f):\n"
+    "    f()\n"
+    "    times = []\n"
+    "    for _ in range(repeat):\n"
+    "        start = time.process_time()\n"
+    "        f()\n"
+    "        times.append(time.process_time() - start)\n"
+    "    return min(times)\n"
+    "print(best(call), best(streams), best(exponentials))\n"
+)
+
+
+def parts(n: int) -> list[str]:
+    """Where the engine's call of section 2 goes, and the best ratio that leaves."""
+    runs = 20_000_000
+    before = load()
+    imports = (
+        "import time\n"
+        "start = time.process_time()\n"
+        "import numpy.random\n"
+        "numpy_s = time.process_time() - start\n"
+        "import gatecal, gatecal._engines.montecarlo\n"
+        "gatecal.Suite.uniform()\n"
+        "print(numpy_s, time.process_time() - start - numpy_s)\n"
+    )
+    for cmd in ([PY, "-c", "pass"], [PY, "-c", imports]):  # warm-up: bytecode, file cache
+        run(cmd)
+    python = statistics.median(run([PY, "-c", "pass"]).cpu for _ in range(n))
+    took = [[float(x) for x in run([PY, "-c", imports]).out.split()] for _ in range(n)]
+    numpy_s, gatecal_s = (statistics.median(column) for column in zip(*took, strict=True))
+    call, streams, exps = (float(x) for x in run([PY, "-c", _PARTS, str(runs), str(n)]).out.split())
+    plain_s = run(plain(runs, "0.03", "healthy")).cpu
+    floor = python + numpy_s + gatecal_s + exps  # start, import, seed and draw: no more
+    rows = [
+        ("starting Python (`python -c pass`)", python),
+        ("importing numpy (and numpy.random)", numpy_s),
+        ("importing gatecal's model and engine", gatecal_s),
+        ("the call, warm (best of the process's runs)", call),
+        ("... of which seeding the chunks' streams", streams),
+        ("... of which drawing their exponentials", exps - streams),
+        ("... of which the rest: the passes over the flips, Python", call - exps),
+    ]
+    return [
+        "## 4. Where the engine's call goes, 2e7 runs",
+        "",
+        "The call of section 2 (one worker), taken apart, in CPU seconds (what other "
+        f"processes change least): fresh processes (median of {n}) for the start and the "
+        f"imports (each timed by the process); in one process, best of {n} after a warm-up, "
+        "the call and the same chunks' streams and exponentials drawn alone (the skipping "
+        "method's floor: one exponential per flipped verdict). Load before "
+        f"{before}, after {load()}.",
+        "",
+        "| part | CPU s |",
+        "|---|---:|",
+        *(f"| {name} | {seconds:.3f} |" for name, seconds in rows),
+        "",
+        f"Plain numpy took {plain_s:.2f} s here (one process). A process that only started, "
+        f"imported, seeded the streams and drew the exponentials ({floor:.3f} s) would be "
+        f"{plain_s / floor:.1f}x faster than plain numpy: the best ratio one process can reach "
+        f"with these random numbers; the engine's call adds {call - exps:.3f} s to that.",
         "",
     ]
 
@@ -275,6 +377,7 @@ def main() -> None:
         1: lambda: headline(args.pairs),
         2: lambda: montecarlo(args.pairs, args.long_pairs),
         3: lambda: workers(args.pairs),
+        4: lambda: parts(args.pairs),
     }
     lines = [
         "# The headline and the engines at the machine's limit (issue 49)",

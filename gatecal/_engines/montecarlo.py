@@ -109,13 +109,13 @@ def simulate_pass_counts(
         drawing its own rate, densely: the sample estimates the average over suites that
         :func:`exact_pass_counts` computes.
     workers : int or None
-        Processes for large simulations (at least :data:`PROCESS_MIN_CHUNKS` chunks;
-        smaller ones run in this process), this one included: ``workers - 1`` worker
-        processes are started and this process computes blocks of chunks as well; None:
-        the cores available (:func:`default_workers`). The result does not depend on it.
-        Workers start by forkserver (spawn where there is none), so a script that asks
-        for more than one needs the ``if __name__ == "__main__":`` guard, as
-        multiprocessing does.
+        Cores for the simulation, this process included: it computes blocks of chunks,
+        a helper thread of it does too (from :data:`THREAD_MIN_CHUNKS` chunks on), and
+        ``workers - 2`` worker processes are started for large simulations (at least
+        :data:`PROCESS_MIN_CHUNKS` chunks); None: the cores available
+        (:func:`default_workers`). The result does not depend on it. Worker processes
+        start by forkserver (spawn where there is none), so a script that asks for more
+        than two needs the ``if __name__ == "__main__":`` guard, as multiprocessing does.
     progress : callable, optional
         Called with the number of runs just finished, after each chunk or block of
         chunks, from the calling thread.

@@ -218,6 +218,33 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
     assert got == one and sum(seen) == n_runs and len(seen) == 41
 
 
+def test_two_workers_are_this_process_and_a_thread_from_a_few_chunks(monkeypatch):
+    """Two workers start no process (the forkserver's numpy import would cost as much as
+    a 10^8-run simulation): the second is a thread, from THREAD_MIN_CHUNKS chunks on,
+    and it computes blocks that add up to one worker's histogram."""
+    from gatecal._engines import pool as _engine
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("a worker process was started")
+
+    computed = []
+    compute = _engine._compute_blocks
+
+    def counting(task, blocks, results):
+        compute(lambda *span: computed.append(span) or task(*span), blocks, results)
+
+    monkeypatch.setattr(_engine, "_process_pool", no_process)
+    monkeypatch.setattr(_engine, "_compute_blocks", counting)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", False)  # the thread computes every block
+    suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+    noise = JudgeNoise.flip(0.05)
+    n_runs = (_engine.THREAD_MIN_CHUNKS + 1) * (CHUNK_VERDICTS // 60)
+    got = simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=8, workers=2)
+    assert computed
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", True)
+    assert got == simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=8, workers=1)
+
+
 @pytest.mark.parametrize("workers", [2, 3])
 def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatch):
     from gatecal._engines import pool as _engine
@@ -353,9 +380,16 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
     all flips by run and case) count the same histogram from the same random numbers.
     CONFIGS[1] (the article's regressed build: 3 cases fail a code check) takes the short
     path since those cases' hits are dropped there."""
+    fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    _without_shortcuts(monkeypatch)
+    slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+    assert fast == slow
+
+
+def _without_shortcuts(monkeypatch):
+    """Every chunk counted by the general merge of all flips by run and case."""
     from gatecal._engines import skipping as _engine
 
-    fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
     monkeypatch.setattr(_engine, "_skip_chunk_by_groups", None)
     original = _engine._Plan
 
@@ -363,8 +397,65 @@ def test_case_by_case_counting_equals_the_general_merge(suite, build, noise, mon
         return original(*args, **{**kwargs, "closed": False})
 
     monkeypatch.setattr(_engine, "_Plan", no_shortcut)
-    slow = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=5, method="skip")
+
+
+def _dead_apart_suite():
+    """Six cases, two judge checks; cases b and e fail a code check in the regressed
+    build: cases that never pass, not side by side (looked up, not a span)."""
+    rows = [[True, True, True]] * 6
+    regressed = [[True, True, i not in (1, 4)] for i in range(6)]
+    return Suite(
+        cases=tuple("abcdef"),
+        checks=(Check("j1", "judge"), Check("j2", "judge"), Check("code", "code")),
+        truth={"healthy": rows, "regressed": regressed},
+    )
+
+
+ONE_RATE = [
+    (Suite.uniform(cases=13, judge_checks=1, code_checks=1), "healthy", JudgeNoise.flip(0.05)),
+    (Suite.uniform(cases=13, judge_checks=1, code_checks=1), "regressed", JudgeNoise.flip(0.05)),
+    (Suite.uniform(cases=12, judge_checks=3, code_checks=1), "regressed", JudgeNoise.flip(0.15)),
+    (Suite.uniform(cases=16, judge_checks=4, code_checks=1), "healthy", JudgeNoise.flip(0.002)),
+    (Suite.uniform(cases=5, judge_checks=2, code_checks=1), "healthy", JudgeNoise.flip(1e-7)),
+    (_dead_apart_suite(), "regressed", JudgeNoise.flip(0.1)),
+    (ARTICLE, "regressed", JudgeNoise.flip(0.08)),
+]
+
+
+@pytest.mark.parametrize("narrow", [True, False])
+@pytest.mark.parametrize(("suite", "build", "noise"), ONE_RATE)
+def test_one_rate_counting_equals_the_general_merge(suite, build, noise, narrow, monkeypatch):
+    """One rate, one slot or several per case, cases that never pass in one span or
+    apart, int32 positions or int64: the one-group kernel counts the histogram the
+    general merge counts from the same random numbers, over full chunks and a short one."""
+    from gatecal._engines import skipping as _engine
+
+    plan = _engine._plan(suite, build, noise)
+    runs = 2 * (CHUNK_VERDICTS // plan.verdicts_per_run) + 17
+    kernel, skips, used = _engine._skip_chunk_one_group, _engine._skips, []
+    monkeypatch.setattr(_engine, "_skip_chunk_one_group", lambda *a: used.append(1) or kernel(*a))
+    monkeypatch.setattr(_engine, "_skips", lambda *a, **k: skips(*a, **{**k, "narrow": narrow}))
+    fast = simulate_pass_counts(suite, build, noise, n_runs=runs, rng=5, method="skip")
+    assert len(used) == 3
+    _without_shortcuts(monkeypatch)
+    slow = simulate_pass_counts(suite, build, noise, n_runs=runs, rng=5, method="skip")
     assert fast == slow
+
+
+@pytest.mark.parametrize("p", [1e-9, 1e-5, 0.001, 0.03, 0.19, 0.6])
+@pytest.mark.parametrize("length", [1, 1000, CHUNK_VERDICTS, 3 * CHUNK_VERDICTS])
+def test_int32_positions_are_the_int64_ones(p, length):
+    """The same positions as int32 (in a chunk, capped gaps included) or, where their sums
+    could pass 2^31 (0.1% of three chunks' verdicts: 3,500 gaps of up to 3 million), int64."""
+    from gatecal._engines.skipping import _skips
+
+    narrow = _skips(np.random.default_rng(3), p, length, None, fractions=False, narrow=True)[0]
+    wide = _skips(np.random.default_rng(3), p, length, None, fractions=False)[0]
+    assert wide.dtype == np.int64 and np.array_equal(narrow, wide)
+    if length <= CHUNK_VERDICTS:
+        assert narrow.dtype == np.int32
+    elif p == 0.001:
+        assert narrow.dtype == np.int64
 
 
 def test_command_line_workers_give_the_same_bytes():
@@ -499,20 +590,21 @@ def test_a_band_that_falls_short_is_drawn_again_band_by_band(monkeypatch):
     """When a band's first draw does not reach the end of the chunk (rare: six standard
     deviations), the banded path puts the generator back and the band-by-band path draws,
     so the bytes stay those of the band-by-band path."""
-    from gatecal._engines import skipping as _engine
+    from gatecal._engines import banded as _banded, skipping as _engine
 
     suite, build, noise = BANDED[0]
-    monkeypatch.setattr(  # first draws of a third of the mean: every band falls short
-        _engine, "_draw_sizes", lambda mean: (int(mean) // 3 + 1, int(mean) // 3 + 1)
-    )
+    for module in (_engine, _banded):  # first draws of a third of the mean: all fall short
+        monkeypatch.setattr(
+            module, "_draw_sizes", lambda mean: (int(mean) // 3 + 1, int(mean) // 3 + 1)
+        )
     calls = []
-    banded = _engine._skip_chunk_banded
+    banded = _banded._skip_chunk_banded
 
     def counting(*args):
         calls.append(result := banded(*args))
         return result
 
-    monkeypatch.setattr(_engine, "_skip_chunk_banded", counting)
+    monkeypatch.setattr(_banded, "_skip_chunk_banded", counting)
     fast = simulate_pass_counts(suite, build, noise, n_runs=20_000, rng=3, method="skip")
     assert calls and all(result is None for result in calls)
     _without_banded_path(monkeypatch)
