@@ -30,13 +30,14 @@ from typing import Any
 from gatecal.readers._base import (
     Batch,
     Head,
+    ReaderBase,
     ReadOptions,
     Source,
     as_float,
+    each_source,
     load_json,
     split_repeats,
 )
-from gatecal.readers._data import FileRead
 from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["DeepEval", "read_deepeval"]
@@ -82,19 +83,7 @@ def read_deepeval(
                 )
             )
     notes = [f"{max(r for _, r in split)} {how}"] if split else []
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format="deepeval",
-            detail="test run",
-            build=build,
-            runs=tuple(runs),
-            verdicts=len(batch.verdicts),
-            skipped=0,
-            errors=errors,
-            notes=tuple(notes),
-        )
-    )
+    batch.add_file(path, "deepeval", "test run", build, runs, errors=errors, notes=notes)
     return batch
 
 
@@ -147,13 +136,10 @@ def _verdict(metric: Any, path: Path, index: int, options: ReadOptions) -> dict[
     return {"check": name, "kind": kind, "passed": passed, "status": "ok", "score": score}
 
 
-class DeepEval:
+class DeepEval(ReaderBase):
     """DeepEval test runs: an object with ``testCases`` (or ``testRunData.testCases``)."""
 
     FORMAT = "deepeval"
-    MAGIC = b""
-    GROUPED = False
-    STREAMS = False
     SUFFIXES = (".json",)
 
     @staticmethod
@@ -168,8 +154,6 @@ class DeepEval:
 
     @staticmethod
     def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            raw = source.read_bytes()
-            batch.extend(read_deepeval(source.path, raw, build, options, source.label))
-        return batch
+        return each_source(
+            sources, lambda s: read_deepeval(s.path, s.read_bytes(), build, options, s.label)
+        )
