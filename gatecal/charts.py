@@ -162,39 +162,22 @@ def plot_operating_curves(
         edges = np.arange(n + 1) / n
         fa = [table[k][0] for k in range(1, n + 1)]
         det = [table[k][1] for k in range(1, n + 1)]
-        ax.stairs(
-            fa,
-            edges,
-            baseline=None,
-            color=COLORS["healthy"],
-            linewidth=2,
-            label="false alarm: gate fails the healthy build",
+        curves: tuple[tuple[list[float], str, str, dict[str, Any]], ...] = (
+            (fa, "healthy", "false alarm: gate fails the healthy build", {}),
+            (det, "regressed", "detection: gate fails the regressed build", {"linestyle": "--"}),
         )
-        ax.stairs(
-            det,
-            edges,
-            baseline=None,
-            color=COLORS["regressed"],
-            linewidth=2,
-            linestyle="--",
-            label="detection: gate fails the regressed build",
+        for values, color, label, style in curves:
+            ax.stairs(
+                values, edges, baseline=None, color=COLORS[color], linewidth=2, label=label, **style
+            )
+        targets = (
+            (false_alarm_target, "budget", "false-alarm budget"),
+            (detection_target, "accent", "detection target"),
         )
-        if false_alarm_target is not None:
-            ax.axhline(
-                false_alarm_target,
-                color=COLORS["budget"],
-                linestyle=":",
-                linewidth=1.2,
-                label=f"false-alarm budget {_pct(false_alarm_target)}",
-            )
-        if detection_target is not None:
-            ax.axhline(
-                detection_target,
-                color=COLORS["accent"],
-                linestyle=":",
-                linewidth=1.2,
-                label=f"detection target {_pct(detection_target)}",
-            )
+        for target, color, words in targets:
+            if target is not None:
+                label = f"{words} {_pct(target)}"
+                ax.axhline(target, color=COLORS[color], linestyle=":", linewidth=1.2, label=label)
         if recommended is not None:
             ax.axvspan(
                 (recommended - 1) / n,
