@@ -24,10 +24,12 @@ from gatecal.cli._options import (
     OutOpt,
     RegressionOpt,
     RunsShareOpt,
+    arguments,
     file_option,
     formats,
     probability,
     sequential_named,
+    valued,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
@@ -59,30 +61,27 @@ def check(
     *,
     paths: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="CURRENT...",
-            help="The CI run to decide, in any format recommend reads (several files are "
+        arguments(
+            "CURRENT...",
+            "The CI run to decide, in any format recommend reads (several files are "
             "one run unless they are reruns: then name the --policy).",
-            show_default=False,
         ),
     ] = None,
     baseline: Annotated[
         list[str] | None,
-        typer.Option(
+        valued(
             "--baseline",
-            metavar="RUNS...",
-            help="Known-good runs, as for recommend: every path up to the next option "
+            "RUNS...",
+            "Known-good runs, as for recommend: every path up to the next option "
             "(so an unquoted glob works), folders and quoted globs too.",
-            show_default=False,
         ),
     ] = None,
     current_option: Annotated[
         list[str] | None,
-        typer.Option(
+        valued(
             "--current",
-            metavar="RUNS...",
-            help="The CI run to decide, instead of CURRENT (every path up to the next option).",
-            show_default=False,
+            "RUNS...",
+            "The CI run to decide, instead of CURRENT (every path up to the next option).",
         ),
     ] = None,
     gate: Annotated[
@@ -182,12 +181,7 @@ def check(
     ] = False,
     build: Annotated[
         str | None,
-        typer.Option(
-            "--build",
-            metavar="ID",
-            help="With --record: the CI build id (default: GITHUB_RUN_ID).",
-            show_default=False,
-        ),
+        valued("--build", "ID", "With --record: the CI build id (default: GITHUB_RUN_ID)."),
     ] = None,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
