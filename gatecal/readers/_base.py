@@ -215,12 +215,24 @@ class Reader(Protocol):
 
 class ReaderBase:
     """What a reader is unless it says otherwise (see :class:`Reader`): a text format (no
-    MAGIC) whose files are given one at a time (not GROUPED) and read whole (not STREAMS).
-    A reader subclasses it and states only what differs."""
+    MAGIC) whose files are given one at a time (not GROUPED) and read whole (not STREAMS),
+    each by its ``read_file(path, raw, build, options, label)``. A reader subclasses it and
+    states only what differs."""
 
     MAGIC = b""
     GROUPED = False
     STREAMS = False
+
+    @staticmethod
+    def read_file(path: Path, raw: bytes, build: str, options: ReadOptions, label: str) -> Batch:
+        """Read one file of the format, its bytes `raw`; `label` names its session."""
+        raise NotImplementedError
+
+    @classmethod
+    def read(cls, sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return each_source(
+            sources, lambda s: cls.read_file(s.path, s.read_bytes(), build, options, s.label)
+        )
 
 
 def outcome_verdict(outcome: str, **where: Any) -> Verdict:

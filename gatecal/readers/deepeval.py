@@ -23,7 +23,6 @@ Errors
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +31,7 @@ from gatecal.readers._base import (
     Head,
     ReaderBase,
     ReadOptions,
-    Source,
     as_float,
-    each_source,
     load_json,
     split_repeats,
 )
@@ -152,8 +149,4 @@ class DeepEval(ReaderBase):
         inner = document.get("testRunData")
         return isinstance((inner if isinstance(inner, dict) else document).get("testCases"), list)
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        return each_source(
-            sources, lambda s: read_deepeval(s.path, s.read_bytes(), build, options, s.label)
-        )
+    read_file = staticmethod(read_deepeval)

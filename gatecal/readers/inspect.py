@@ -26,7 +26,6 @@ from __future__ import annotations
 import math
 import struct
 import zipfile
-from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,7 @@ from gatecal.readers._base import (
     Head,
     ReaderBase,
     ReadOptions,
-    Source,
     as_float,
-    each_source,
     load_json,
 )
 from gatecal.readers._verdict import RunsError, Verdict
@@ -266,8 +263,4 @@ class Inspect(ReaderBase):
             isinstance(document.get("eval"), dict) and "status" in document
         )
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        return each_source(
-            sources, lambda s: read_inspect(s.path, s.read_bytes(), build, options, s.label)
-        )
+    read_file = staticmethod(read_inspect)

@@ -43,7 +43,6 @@ Other outputs
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +51,8 @@ from gatecal.readers._base import (
     Head,
     ReaderBase,
     ReadOptions,
-    Source,
     as_float,
     decode,
-    each_source,
     load_json,
 )
 from gatecal.readers._verdict import COMPONENT, RunsError, Verdict
@@ -394,8 +391,4 @@ class Promptfoo(ReaderBase):
             return False
         return _result_line(head.first_line) or _results_document(head.document)
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        return each_source(
-            sources, lambda s: read_promptfoo(s.path, s.read_bytes(), build, options, s.label)
-        )
+    read_file = staticmethod(read_promptfoo)
