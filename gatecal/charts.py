@@ -260,26 +260,16 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         ax = _axes(ax)
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
-        binomial = runs * beta_binomial_pmf(n, rec.measured.noise.estimate, 0.0)[::-1]
-        ax.plot(
-            k,
-            binomial,
-            "o-",
-            color=COLORS["fit"],
-            markersize=3,
-            label=f"binomial fit (case failure {_pct(rec.measured.noise.estimate)})",
-        )
+        # passes = n - failures: each pmf of failures reversed
+        rate = rec.measured.noise.estimate
+        binomial = runs * beta_binomial_pmf(n, rate, 0.0)[::-1]
+        fits = [(binomial, "o-", "fit", f"binomial fit (case failure {_pct(rate)})")]
         od = rec.measured.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
-            bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
-            ax.plot(
-                k,
-                bb,
-                "s--",
-                color=COLORS["fit2"],
-                markersize=3,
-                label=f"beta-binomial fit (icc {od.icc:.2f})",
-            )
+            bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]
+            fits.append((bb, "s--", "fit2", f"beta-binomial fit (icc {od.icc:.2f})"))
+        for values, style, color, label in fits:
+            ax.plot(k, values, style, color=COLORS[color], markersize=3, label=label)
         ax.set_xlabel("cases that passed in a run")
         ax.set_ylabel("runs")
         ax.set_title("Passing cases per known-good run, and what independent noise predicts")
