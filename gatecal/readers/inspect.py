@@ -30,14 +30,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import (
-    Batch,
-    Head,
-    ReaderBase,
-    ReadOptions,
-    as_float,
-    load_json,
-)
+from gatecal.readers._base import Batch, Head, ReaderBase, ReadOptions, as_float, load_json
 from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["Inspect", "read_inspect"]
