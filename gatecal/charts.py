@@ -162,39 +162,22 @@ def plot_operating_curves(
         edges = np.arange(n + 1) / n
         fa = [table[k][0] for k in range(1, n + 1)]
         det = [table[k][1] for k in range(1, n + 1)]
-        ax.stairs(
-            fa,
-            edges,
-            baseline=None,
-            color=COLORS["healthy"],
-            linewidth=2,
-            label="false alarm: gate fails the healthy build",
+        curves: tuple[tuple[list[float], str, str, dict[str, Any]], ...] = (
+            (fa, "healthy", "false alarm: gate fails the healthy build", {}),
+            (det, "regressed", "detection: gate fails the regressed build", {"linestyle": "--"}),
         )
-        ax.stairs(
-            det,
-            edges,
-            baseline=None,
-            color=COLORS["regressed"],
-            linewidth=2,
-            linestyle="--",
-            label="detection: gate fails the regressed build",
+        for values, color, label, style in curves:
+            ax.stairs(
+                values, edges, baseline=None, color=COLORS[color], linewidth=2, label=label, **style
+            )
+        targets = (
+            (false_alarm_target, "budget", "false-alarm budget"),
+            (detection_target, "accent", "detection target"),
         )
-        if false_alarm_target is not None:
-            ax.axhline(
-                false_alarm_target,
-                color=COLORS["budget"],
-                linestyle=":",
-                linewidth=1.2,
-                label=f"false-alarm budget {_pct(false_alarm_target)}",
-            )
-        if detection_target is not None:
-            ax.axhline(
-                detection_target,
-                color=COLORS["accent"],
-                linestyle=":",
-                linewidth=1.2,
-                label=f"detection target {_pct(detection_target)}",
-            )
+        for target, color, words in targets:
+            if target is not None:
+                label = f"{words} {_pct(target)}"
+                ax.axhline(target, color=COLORS[color], linestyle=":", linewidth=1.2, label=label)
         if recommended is not None:
             ax.axvspan(
                 (recommended - 1) / n,
@@ -277,26 +260,16 @@ def plot_run_distribution(rec: Recommendation, *, ax: Axes | None = None) -> Axe
         ax = _axes(ax)
         observed = np.bincount(passes, minlength=n + 1)
         ax.bar(k, observed, 0.7, color=COLORS["healthy"], alpha=0.7, label=f"observed, {runs} runs")
-        binomial = runs * beta_binomial_pmf(n, rec.measured.noise.estimate, 0.0)[::-1]
-        ax.plot(
-            k,
-            binomial,
-            "o-",
-            color=COLORS["fit"],
-            markersize=3,
-            label=f"binomial fit (case failure {_pct(rec.measured.noise.estimate)})",
-        )
+        # passes = n - failures: each pmf of failures reversed
+        rate = rec.measured.noise.estimate
+        binomial = runs * beta_binomial_pmf(n, rate, 0.0)[::-1]
+        fits = [(binomial, "o-", "fit", f"binomial fit (case failure {_pct(rate)})")]
         od = rec.measured.overdispersion
         if od.icc > 1e-3 and 0 < od.mean < 1:
-            bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]  # passes = n - failures
-            ax.plot(
-                k,
-                bb,
-                "s--",
-                color=COLORS["fit2"],
-                markersize=3,
-                label=f"beta-binomial fit (icc {od.icc:.2f})",
-            )
+            bb = runs * beta_binomial_pmf(n, od.mean, od.icc)[::-1]
+            fits.append((bb, "s--", "fit2", f"beta-binomial fit (icc {od.icc:.2f})"))
+        for values, style, color, label in fits:
+            ax.plot(k, values, style, color=COLORS[color], markersize=3, label=label)
         ax.set_xlabel("cases that passed in a run")
         ax.set_ylabel("runs")
         ax.set_title("Passing cases per known-good run, and what independent noise predicts")

@@ -8,13 +8,14 @@ when a field changes meaning or goes away (new fields do not change it).
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gatecal._version import __version__
 
-__all__ = ["CONTRACTS", "HEADER_KEYS", "json_document", "json_header", "json_text"]
+__all__ = ["CONTRACTS", "HEADER_KEYS", "fields_dict", "json_document", "json_header", "json_text"]
 
 #: Each document's contract version, by its format name's command part.
 CONTRACTS: dict[str, int] = {
@@ -48,6 +49,15 @@ def json_header(command: str) -> dict[str, Any]:
         "version": CONTRACTS[command],
         "gatecal_version": __version__,
     }
+
+
+def fields_dict(result: Any, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """A dataclass's fields as JSON-ready data, each under its own name, tuples as lists: all
+    of them in the order the class declares them, or those `names` lists, in that order."""
+    if names is None:
+        names = [f.name for f in dataclasses.fields(result)]
+    values = {name: getattr(result, name) for name in names}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
 
 
 def json_text(document: Mapping[str, Any]) -> str:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gatecal._common.contracts import fields_dict
 from gatecal._common.quantiles import beta_ppf, norm_isf
 from gatecal._common.validate import ParameterError, check_count, check_level, check_probability
 
@@ -38,12 +39,7 @@ class Estimate:
     method: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "method": self.method,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,15 +66,9 @@ class RateEstimate:
     confidence_level: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "method": self.method,
-            "confidence_level": self.confidence_level,
-            "failures": self.failures,
-            "trials": self.trials,
-        }
+        """The estimate first, then the level and the counts it comes from."""
+        names = ("estimate", "low", "high", "method", "confidence_level", "failures", "trials")
+        return fields_dict(self, names)
 
 
 def proportion_interval(

@@ -45,6 +45,17 @@ def whole(name: str, help_text: str, **limits: Any) -> Any:
     return typer.Option(name, metavar="N", help=help_text, parser=Whole(name, **limits))
 
 
+def valued(name: str, metavar: str, help_text: str) -> Any:
+    """An option taking a value, with no default shown (its help says what leaving it out
+    does): ``name METAVAR``."""
+    return typer.Option(name, metavar=metavar, help=help_text, show_default=False)
+
+
+def arguments(metavar: str, help_text: str) -> Any:
+    """The positional arguments, with no default shown: ``METAVAR``."""
+    return typer.Argument(metavar=metavar, help=help_text, show_default=False)
+
+
 def file_option(name: str, help_text: str) -> Any:
     """An option naming a file: ``name FILE``."""
     return typer.Option(name, metavar="FILE", help=help_text)

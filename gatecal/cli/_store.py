@@ -18,6 +18,7 @@ import typer
 
 from gatecal.cli._errors import CliError
 from gatecal.cli._groups import Group
+from gatecal.cli._options import valued
 
 if TYPE_CHECKING:
     from gatecal.cli._inputs import Reading
@@ -43,61 +44,43 @@ __all__ = [
 
 StoreOpt = Annotated[
     str | None,
-    typer.Option(
+    valued(
         "--store",
-        metavar="STORE",
-        help="The run history: a SQLite file or a postgresql:// URL (its password is never "
+        "STORE",
+        "The run history: a SQLite file or a postgresql:// URL (its password is never "
         "shown; the URL may come from an environment variable or secret). 'gatecal record' "
         "fills it.",
-        show_default=False,
     ),
 ]
 JudgeOpt = Annotated[
     str | None,
-    typer.Option(
+    valued(
         "--judge",
-        metavar="NAME",
-        help="With --store: only this judge's runs (model and version, as recorded). "
+        "NAME",
+        "With --store: only this judge's runs (model and version, as recorded). "
         "Default: every judge's, with a warning when the runs span a judge change.",
-        show_default=False,
     ),
 ]
 BranchOpt = Annotated[
     str | None,
-    typer.Option(
-        "--branch",
-        metavar="NAME",
-        help="With --store: only this branch's runs (default: every branch's).",
-        show_default=False,
-    ),
+    valued("--branch", "NAME", "With --store: only this branch's runs (default: every branch's)."),
 ]
 LatestOpt = Annotated[
     int | None,
-    typer.Option(
-        "--latest",
-        metavar="N",
-        help="With --store: the latest N known-good runs selected (default 30).",
-        show_default=False,
-    ),
+    valued("--latest", "N", "With --store: the latest N known-good runs selected (default 30)."),
 ]
 SinceOpt = Annotated[
     str | None,
-    typer.Option(
+    valued(
         "--since",
-        metavar="TIME",
-        help="With --store: runs recorded at or after TIME (ISO 8601, e.g. 2026-11-30 or "
+        "TIME",
+        "With --store: runs recorded at or after TIME (ISO 8601, e.g. 2026-11-30 or "
         "2026-11-30T08:00Z, UTC by default; or an age: 14d, 12h, 2w).",
-        show_default=False,
     ),
 ]
 UntilOpt = Annotated[
     str | None,
-    typer.Option(
-        "--until",
-        metavar="TIME",
-        help="With --store: runs recorded before TIME (as --since).",
-        show_default=False,
-    ),
+    valued("--until", "TIME", "With --store: runs recorded before TIME (as --since)."),
 ]
 WaitOpt = Annotated[
     float,

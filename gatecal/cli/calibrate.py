@@ -15,6 +15,7 @@ from gatecal.cli._options import (
     ConfidenceOpt,
     FormatOpt,
     OutOpt,
+    arguments,
     file_option,
     observed_option,
     probability,
@@ -29,12 +30,11 @@ _NAMES = {"width": "--width", "check": "--check", "observed": "--observed", "run
 def calibrate(
     labels: Annotated[
         Path,
-        typer.Argument(
-            metavar="LABELS",
-            help="A label table (.csv or .jsonl): item, human, judge, and optionally check "
+        arguments(
+            "LABELS",
+            "A label table (.csv or .jsonl): item, human, judge, and optionally check "
             "and repeat. Verdicts: pass/fail, yes/no, true/false or 1/0; the judge may also "
             "be unparseable (never counted as a pass).",
-            show_default=False,
         ),
     ],
     observed: Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -24,10 +25,12 @@ from gatecal.cli._options import (
     OutOpt,
     RegressionOpt,
     RunsShareOpt,
+    arguments,
     file_option,
     formats,
     probability,
     sequential_named,
+    valued,
     whole,
 )
 from gatecal.cli._outputs import Outputs, busy
@@ -37,9 +40,9 @@ from gatecal.cli._store import StoreChoiceOpt, baseline_runs, record_current, re
 PATH_LISTS = ("--baseline", "--current")
 
 if TYPE_CHECKING:
+    from gatecal._analyses.check.sequential import SequentialCheck
     from gatecal._analyses.policies.sequential import SequentialPolicy
     from gatecal._model.gatefile import RecommendedGate
-    from gatecal._model.regression import Regression
     from gatecal.readers._data import RunsData
 
 #: check's own spelling of the library's parameters, for its errors
@@ -59,30 +62,27 @@ def check(
     *,
     paths: Annotated[
         list[str] | None,
-        typer.Argument(
-            metavar="CURRENT...",
-            help="The CI run to decide, in any format recommend reads (several files are "
+        arguments(
+            "CURRENT...",
+            "The CI run to decide, in any format recommend reads (several files are "
             "one run unless they are reruns: then name the --policy).",
-            show_default=False,
         ),
     ] = None,
     baseline: Annotated[
         list[str] | None,
-        typer.Option(
+        valued(
             "--baseline",
-            metavar="RUNS...",
-            help="Known-good runs, as for recommend: every path up to the next option "
+            "RUNS...",
+            "Known-good runs, as for recommend: every path up to the next option "
             "(so an unquoted glob works), folders and quoted globs too.",
-            show_default=False,
         ),
     ] = None,
     current_option: Annotated[
         list[str] | None,
-        typer.Option(
+        valued(
             "--current",
-            metavar="RUNS...",
-            help="The CI run to decide, instead of CURRENT (every path up to the next option).",
-            show_default=False,
+            "RUNS...",
+            "The CI run to decide, instead of CURRENT (every path up to the next option).",
         ),
     ] = None,
     gate: Annotated[
@@ -182,12 +182,7 @@ def check(
     ] = False,
     build: Annotated[
         str | None,
-        typer.Option(
-            "--build",
-            metavar="ID",
-            help="With --record: the CI build id (default: GITHUB_RUN_ID).",
-            show_default=False,
-        ),
+        valued("--build", "ID", "With --record: the CI build id (default: GITHUB_RUN_ID)."),
     ] = None,
 ) -> None:
     """Decide a CI run with a calibrated gate, and say why: exit 0 pass, 1 fail or incomplete.
@@ -258,20 +253,18 @@ def check(
     if appended is not None:
         appended.refuse_inputs([*base.sources, *current.sources])
     if sequential is not None:
-        _decide_sequential(
-            current,
-            base,
-            sequential,
-            outputs,
-            fmt=fmt,
+        decide = functools.partial(
+            gatecal.check_sequential,
+            policy=sequential,
             false_alarm=false_alarm,
             detection=0.8 if detection is None else detection,
-            regression=regression,
+            regression=1 if regression is None else regression,
             max_errors=max_errors,
-            confidence=confidence,
-            interval=interval,
+            confidence_level=confidence,
+            method=interval,
             runs="independent" if runs_share is False else "shared",
         )
+        _decide_sequential(decide, current, base, outputs, fmt)
         return
     with library_errors(_NAMES), busy("weighing the evidence"):
         result = gatecal.check_gate(
@@ -321,37 +314,19 @@ def _sequential(
 
 
 def _decide_sequential(
+    decide: Callable[[RunsData, RunsData], SequentialCheck],
     current: RunsData,
     base: RunsData,
-    policy: SequentialPolicy,
     outputs: Outputs,
-    *,
     fmt: str,
-    false_alarm: float,
-    detection: float,
-    regression: Regression | None,
-    max_errors: int,
-    confidence: float,
-    interval: str,
-    runs: str,
 ) -> None:
-    """``check --policy sprt-MAX``: pass (0), fail or incomplete (1), continue (3)."""
+    """``check --policy sprt-MAX``: pass (0), fail or incomplete (1), continue (3), as
+    `decide` (``check_sequential`` with the command's settings) finds."""
     from gatecal._render.sequential import render_sequential_check
 
     names = {**_NAMES, "regression": "--regression", "detection": "--detection"}
     with library_errors(names):
-        result = gatecal.check_sequential(
-            current,
-            base,
-            policy=policy,
-            false_alarm=false_alarm,
-            detection=detection,
-            regression=1 if regression is None else regression,
-            max_errors=max_errors,
-            confidence_level=confidence,
-            method=interval,
-            runs=runs,
-        )
+        result = decide(current, base)
     _deliver(outputs, lambda f: render_sequential_check(result, f), fmt, result.exit_code)
 
 

@@ -15,6 +15,7 @@ from gatecal.cli._options import (
     FormatOpt,
     OutOpt,
     RegressionOpt,
+    arguments,
     choice,
     file_option,
     probability,
@@ -33,11 +34,10 @@ PathsOpt = list[str] | None
 
 RunsArgument = Annotated[
     list[str] | None,
-    typer.Argument(
-        metavar="RUNS",
-        help="Runs of both builds in tables with a `build` column (healthy = baseline, "
+    arguments(
+        "RUNS",
+        "Runs of both builds in tables with a `build` column (healthy = baseline, "
         "regressed = candidate), instead of or besides --baseline and --candidate.",
-        show_default=False,
     ),
 ]
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from gatecal.cli._errors import CliError, library_errors
-from gatecal.cli._options import OutOpt, choice, file_option, formats, probability
+from gatecal.cli._options import OutOpt, choice, file_option, formats, probability, valued
 from gatecal.cli._outputs import Outputs, busy
 from gatecal.cli._store import (
     BranchOpt,
@@ -25,23 +25,13 @@ from gatecal.cli._store import (
 def history(
     store: Annotated[
         str,
-        typer.Option(
-            "--store",
-            metavar="STORE",
-            help="The run history: a SQLite file or a postgresql:// URL.",
-            show_default=False,
-        ),
+        valued("--store", "STORE", "The run history: a SQLite file or a postgresql:// URL."),
     ],
     judge: JudgeOpt = None,
     branch: BranchOpt = None,
     latest: Annotated[
         int | None,
-        typer.Option(
-            "--latest",
-            metavar="N",
-            help="Only the latest N runs selected (default: all).",
-            show_default=False,
-        ),
+        valued("--latest", "N", "Only the latest N runs selected (default: all)."),
     ] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
@@ -54,12 +44,11 @@ def history(
     ] = False,
     split: Annotated[
         str | None,
-        typer.Option(
+        valued(
             "--split",
-            metavar="TIME",
-            help="Compare the latest judge's runs before TIME with those after (default: "
+            "TIME",
+            "Compare the latest judge's runs before TIME with those after (default: "
             "every split is tried, and the search paid for).",
-            show_default=False,
         ),
     ] = None,
     alpha: Annotated[
@@ -80,12 +69,11 @@ def history(
     out: OutOpt = None,
     export: Annotated[
         Path | None,
-        typer.Option(
+        valued(
             "--export",
-            metavar="FILE.parquet",
-            help="Also write the selected runs as Parquet (the long table plus ci_build, "
+            "FILE.parquet",
+            "Also write the selected runs as Parquet (the long table plus ci_build, "
             "branch, judge, known_good and recorded_at), for DuckDB or a warehouse.",
-            show_default=False,
         ),
     ] = None,
     chart: Annotated[

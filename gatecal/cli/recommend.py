@@ -22,6 +22,7 @@ from gatecal.cli._options import (
     OutOpt,
     RegressedOpt,
     RegressionOpt,
+    arguments,
     file_option,
 )
 from gatecal.cli._outputs import Outputs, busy
@@ -29,12 +30,11 @@ from gatecal.cli._store import StoreChoiceOpt, baseline_runs
 
 RunsArgument = Annotated[
     list[str] | None,
-    typer.Argument(
-        metavar="RUNS...",
-        help="Known-good runs: JUnit XML, promptfoo results, inspect_ai logs, DeepEval "
+    arguments(
+        "RUNS...",
+        "Known-good runs: JUnit XML, promptfoo results, inspect_ai logs, DeepEval "
         "test runs or a long CSV/JSONL table; files, folders (searched recursively) or "
         "glob patterns. 'gatecal runs' shows how they are read. Or --store instead.",
-        show_default=False,
     ),
 ]
 

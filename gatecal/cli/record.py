@@ -13,7 +13,9 @@ from gatecal.cli._errors import CliError
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
+    arguments,
     choice,
+    valued,
 )
 from gatecal.cli._store import WaitOpt, store_call
 
@@ -23,40 +25,32 @@ def record(
     *,
     paths: Annotated[
         list[str],
-        typer.Argument(
-            metavar="RUNS...",
-            help="Runs in any format gatecal reads: files, folders (searched recursively) "
+        arguments(
+            "RUNS...",
+            "Runs in any format gatecal reads: files, folders (searched recursively) "
             "or glob patterns, as for recommend.",
-            show_default=False,
         ),
     ],
     store: Annotated[
         str,
-        typer.Option(
+        valued(
             "--store",
-            metavar="STORE",
-            help="The run history: a SQLite file (made if absent) or a postgresql:// URL "
+            "STORE",
+            "The run history: a SQLite file (made if absent) or a postgresql:// URL "
             "(its password is never shown).",
-            show_default=False,
         ),
     ],
     build: Annotated[
         str,
-        typer.Option(
-            "--build",
-            metavar="ID",
-            help="The CI build these runs are of (e.g. the workflow run id).",
-            show_default=False,
-        ),
+        valued("--build", "ID", "The CI build these runs are of (e.g. the workflow run id)."),
     ],
     judge: Annotated[
         str,
-        typer.Option(
+        valued(
             "--judge",
-            metavar="NAME",
-            help="The judge, as your team names it: model and version (e.g. "
+            "NAME",
+            "The judge, as your team names it: model and version (e.g. "
             "gpt-4o-2024-08-06). A baseline is taken from one judge's runs.",
-            show_default=False,
         ),
     ],
     branch: Annotated[
@@ -73,12 +67,11 @@ def record(
     ] = False,
     at: Annotated[
         str | None,
-        typer.Option(
+        valued(
             "--at",
-            metavar="TIME",
-            help="The time to record (ISO 8601, UTC by default; default: now), e.g. to "
+            "TIME",
+            "The time to record (ISO 8601, UTC by default; default: now), e.g. to "
             "record runs made earlier.",
-            show_default=False,
         ),
     ] = None,
     fmt: Annotated[

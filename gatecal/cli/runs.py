@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
 from gatecal.cli._errors import CliError
 from gatecal.cli._groups import grouped
 from gatecal.cli._inputs import ReadingOpt, read_runs
 from gatecal.cli._options import (
     OutOpt,
     RegressedOpt,
+    arguments,
     formats,
 )
 from gatecal.cli._outputs import Outputs
@@ -28,10 +27,8 @@ def runs(
     *,
     paths: Annotated[
         list[str],
-        typer.Argument(
-            metavar="RUNS...",
-            help="Files, folders (searched recursively) or glob patterns, as for recommend.",
-            show_default=False,
+        arguments(
+            "RUNS...", "Files, folders (searched recursively) or glob patterns, as for recommend."
         ),
     ],
     regressed: RegressedOpt = None,

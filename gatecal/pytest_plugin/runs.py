@@ -9,27 +9,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatecal.readers._verdict import LONG_COLUMNS  # stdlib only, as this module is
+
 if TYPE_CHECKING:
     from gatecal.pytest_plugin.session import Result
 
 __all__ = ["LONG_COLUMNS", "write_runs"]
-
-# gatecal.readers.LONG_COLUMNS, spelled out so that this module imports nothing of
-# gatecal's at import time (a test keeps the two equal)
-LONG_COLUMNS = (
-    "build",
-    "run",
-    "case",
-    "check",
-    "kind",
-    "passed",
-    "status",
-    "score",
-    "session",
-    "attempts",
-    "cached",
-    "source",
-)
 
 
 def write_runs(results: Iterable[Result], session: str, path: Path) -> int:

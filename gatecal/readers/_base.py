@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,10 +24,13 @@ __all__ = [
     "Head",
     "ReadOptions",
     "Reader",
+    "ReaderBase",
     "Source",
     "decode",
+    "each_source",
     "is_open_test_reporting",
     "load_json",
+    "outcome_verdict",
     "split_repeats",
 ]
 
@@ -97,6 +100,36 @@ class Batch:
         self.files += other.files
         self.reruns += other.reruns
         self.warnings += other.warnings
+
+    def add_file(
+        self,
+        path: Path | str,
+        fmt: str,
+        detail: str,
+        build: str,
+        runs: Iterable[str],
+        *,
+        errors: int = 0,
+        notes: Iterable[str] = (),
+        verdicts: int | None = None,
+        skipped: int = 0,
+    ) -> None:
+        """Say how one file was read: its format, what the reader recognised, its runs and
+        counts (a :class:`FileRead`); `verdicts` defaults to those the batch holds (a batch
+        of one file)."""
+        self.files.append(
+            FileRead(
+                path=str(path),
+                format=fmt,
+                detail=detail,
+                build=build,
+                runs=tuple(runs),
+                verdicts=len(self.verdicts) if verdicts is None else verdicts,
+                skipped=skipped,
+                errors=errors,
+                notes=tuple(notes),
+            )
+        )
 
 
 class Head:
@@ -178,6 +211,46 @@ class Reader(Protocol):
     def read(self, sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
         """Read files of this format, all of `build`."""
         ...
+
+
+class ReaderBase:
+    """What a reader is unless it says otherwise (see :class:`Reader`): a text format (no
+    MAGIC) whose files are given one at a time (not GROUPED) and read whole (not STREAMS),
+    each by its ``read_file(path, raw, build, options, label)``. A reader subclasses it and
+    states only what differs."""
+
+    MAGIC = b""
+    GROUPED = False
+    STREAMS = False
+
+    @staticmethod
+    def read_file(path: Path, raw: bytes, build: str, options: ReadOptions, label: str) -> Batch:
+        """Read one file of the format, its bytes `raw`; `label` names its session."""
+        raise NotImplementedError
+
+    @classmethod
+    def read(cls, sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return each_source(
+            sources, lambda s: cls.read_file(s.path, s.read_bytes(), build, options, s.label)
+        )
+
+
+def outcome_verdict(outcome: str, **where: Any) -> Verdict:
+    """The verdict of a test that ``passed``, ``failed`` or ended in an ``error`` (neither a
+    pass nor a failure); `where` gives the rest of the :class:`Verdict` (build, run, case,
+    ...)."""
+    error = outcome == "error"
+    return Verdict(
+        passed=None if error else outcome == "passed", status="error" if error else "ok", **where
+    )
+
+
+def each_source(sources: Sequence[Source], read_one: Callable[[Source], Batch]) -> Batch:
+    """What `read_one` reads of each source in turn, as one batch."""
+    batch = Batch()
+    for source in sources:
+        batch.extend(read_one(source))
+    return batch
 
 
 def decode(raw: bytes, path: Path | str) -> str:

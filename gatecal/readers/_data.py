@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gatecal._common.contracts import fields_dict
 from gatecal.readers._columns import TEXT_COLUMNS, VerdictColumns
 from gatecal.readers._verdict import BUILDS, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
@@ -53,17 +54,7 @@ class FileRead:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "format": self.format,
-            "detail": self.detail,
-            "build": self.build,
-            "runs": list(self.runs),
-            "verdicts": self.verdicts,
-            "skipped": self.skipped,
-            "errors": self.errors,
-            "notes": list(self.notes),
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -129,18 +120,22 @@ class RunsData:
     @property
     def cost(self) -> float | None:
         """The summed `cost` of the rows that carry one; None when none does."""
-        table = self.verdicts
-        costs = table.array("cost")[table.array("has_cost") == 1].tolist()
-        costs += [v.cost for v in self.components if v.cost is not None]
-        return sum(costs) if costs else None
+        total: float | None = self._summed("cost")
+        return total
 
     @property
     def tokens(self) -> int | None:
         """The summed `tokens` of the rows that carry them; None when none does."""
+        total: int | None = self._summed("tokens")
+        return total
+
+    def _summed(self, column: str) -> Any:
+        """The sum of an optional column (OPTIONAL_COLUMNS) over the rows, components
+        included, that carry it; None when none does."""
         table = self.verdicts
-        counts = table.array("tokens")[table.array("has_tokens") == 1].tolist()
-        counts += [v.tokens for v in self.components if v.tokens is not None]
-        return sum(counts) if counts else None
+        values = table.array(column)[table.array(f"has_{column}") == 1].tolist()
+        values += [x for v in self.components if (x := getattr(v, column)) is not None]
+        return sum(values) if values else None
 
     def columns(self) -> tuple[str, ...]:
         """The long table's columns: LONG_COLUMNS, then each optional column some row has."""

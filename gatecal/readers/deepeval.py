@@ -23,20 +23,18 @@ Errors
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import (
     Batch,
     Head,
+    ReaderBase,
     ReadOptions,
-    Source,
     as_float,
     load_json,
     split_repeats,
 )
-from gatecal.readers._data import FileRead
 from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["DeepEval", "read_deepeval"]
@@ -82,19 +80,7 @@ def read_deepeval(
                 )
             )
     notes = [f"{max(r for _, r in split)} {how}"] if split else []
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format="deepeval",
-            detail="test run",
-            build=build,
-            runs=tuple(runs),
-            verdicts=len(batch.verdicts),
-            skipped=0,
-            errors=errors,
-            notes=tuple(notes),
-        )
-    )
+    batch.add_file(path, "deepeval", "test run", build, runs, errors=errors, notes=notes)
     return batch
 
 
@@ -147,13 +133,10 @@ def _verdict(metric: Any, path: Path, index: int, options: ReadOptions) -> dict[
     return {"check": name, "kind": kind, "passed": passed, "status": "ok", "score": score}
 
 
-class DeepEval:
+class DeepEval(ReaderBase):
     """DeepEval test runs: an object with ``testCases`` (or ``testRunData.testCases``)."""
 
     FORMAT = "deepeval"
-    MAGIC = b""
-    GROUPED = False
-    STREAMS = False
     SUFFIXES = (".json",)
 
     @staticmethod
@@ -166,10 +149,4 @@ class DeepEval:
         inner = document.get("testRunData")
         return isinstance((inner if isinstance(inner, dict) else document).get("testCases"), list)
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            raw = source.read_bytes()
-            batch.extend(read_deepeval(source.path, raw, build, options, source.label))
-        return batch
+    read_file = staticmethod(read_deepeval)

@@ -26,13 +26,11 @@ from __future__ import annotations
 import math
 import struct
 import zipfile
-from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source, as_float, load_json
-from gatecal.readers._data import FileRead
+from gatecal.readers._base import Batch, Head, ReaderBase, ReadOptions, as_float, load_json
 from gatecal.readers._verdict import RunsError, Verdict
 
 __all__ = ["Inspect", "read_inspect"]
@@ -236,31 +234,17 @@ def read_inspect(
             f"with --score-threshold {scorer}=T"
         )
     detail = f"log v{header.get('version', '?')}, {'eval' if raw[:2] == b'PK' else 'json'}"
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format="inspect",
-            detail=detail,
-            build=build,
-            runs=tuple(runs),
-            verdicts=len(batch.verdicts),
-            skipped=0,
-            errors=errors,
-            notes=tuple(notes),
-        )
-    )
+    batch.add_file(path, "inspect", detail, build, runs, errors=errors, notes=notes)
     batch.sessions[str(header["eval"].get("eval_id") or session)] = str(path)
     return batch
 
 
-class Inspect:
+class Inspect(ReaderBase):
     """inspect_ai logs: ``.eval`` (a zip archive) or ``.json`` (an object with ``eval``
     and ``status``)."""
 
     FORMAT = "inspect"
     MAGIC = b"PK\x03\x04"
-    GROUPED = False
-    STREAMS = False
     SUFFIXES = (".json", ".eval")
 
     @staticmethod
@@ -272,10 +256,4 @@ class Inspect:
             isinstance(document.get("eval"), dict) and "status" in document
         )
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            raw = source.read_bytes()
-            batch.extend(read_inspect(source.path, raw, build, options, source.label))
-        return batch
+    read_file = staticmethod(read_inspect)

@@ -36,9 +36,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source, is_open_test_reporting
-from gatecal.readers._data import FileRead, Skip
-from gatecal.readers._verdict import RunsError, Verdict
+from gatecal.readers._base import (
+    Batch,
+    Head,
+    ReaderBase,
+    ReadOptions,
+    Source,
+    each_source,
+    is_open_test_reporting,
+    outcome_verdict,
+)
+from gatecal.readers._data import Skip
+from gatecal.readers._verdict import RunsError
 
 __all__ = ["OpenTestReporting", "read_open_test_reporting"]
 
@@ -236,7 +245,7 @@ def read_open_test_reporting(path: Path, build: str, label: str = "") -> Batch:
     batch = Batch()
     seen: set[tuple[str, str]] = set()
     runs: dict[str, None] = {}
-    n_verdicts = n_skipped = n_errors = 0
+    n_skipped = n_errors = 0
     for key in sorted(tests, key=lambda k: ids[k][1]):  # repetitions in order
         case, i = ids[key]
         run = f"{session}#{max(i, 1)}" if repeated else session
@@ -252,43 +261,29 @@ def read_open_test_reporting(path: Path, build: str, label: str = "") -> Batch:
             )
             n_skipped += 1
             continue
-        error = outcome == "error"
-        batch.verdicts.append(
-            Verdict(
-                build=build,
-                run=run,
-                case=case,
-                passed=None if error else outcome == "passed",
-                status="error" if error else "ok",
-                session=session,
-                attempts=1,
-                source=str(path),
-            )
+        verdict = outcome_verdict(
+            outcome, build=build, run=run, case=case, session=session, source=str(path)
         )
-        n_verdicts += 1
-        n_errors += error
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format="open-test-reporting",
-            detail=("junit " if any(n.kind for n in nodes.values()) else "") + shape,
-            build=build,
-            runs=tuple(runs),
-            verdicts=n_verdicts,
-            skipped=n_skipped,
-            errors=n_errors,
-            notes=tuple(notes),
-        )
+        batch.verdicts.append(verdict)
+        n_errors += verdict.status == "error"
+    detail = ("junit " if any(n.kind for n in nodes.values()) else "") + shape
+    batch.add_file(
+        path,
+        "open-test-reporting",
+        detail,
+        build,
+        runs,
+        errors=n_errors,
+        notes=notes,
+        skipped=n_skipped,
     )
     return batch
 
 
-class OpenTestReporting:
+class OpenTestReporting(ReaderBase):
     """Open Test Reporting XML, events or hierarchy (see the module docstring)."""
 
     FORMAT = "open-test-reporting"
-    MAGIC = b""
-    GROUPED = False
     STREAMS = True
     SUFFIXES = (".xml",)
 
@@ -298,7 +293,4 @@ class OpenTestReporting:
 
     @staticmethod
     def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            batch.extend(read_open_test_reporting(source.path, build, source.label))
-        return batch
+        return each_source(sources, lambda s: read_open_test_reporting(s.path, build, s.label))

@@ -43,20 +43,18 @@ Other outputs
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gatecal.readers._base import (
     Batch,
     Head,
+    ReaderBase,
     ReadOptions,
-    Source,
     as_float,
     decode,
     load_json,
 )
-from gatecal.readers._data import FileRead
 from gatecal.readers._verdict import COMPONENT, RunsError, Verdict
 
 __all__ = ["JUDGE_ASSERTIONS", "Promptfoo", "read_promptfoo"]
@@ -230,19 +228,7 @@ def read_promptfoo(
     notes = [f"{repeats} repeats of each test in one session"] if repeats > 1 else []
     if len(targets) > 1:
         notes.append(f"target {options.target!r} of {len(targets)}")
-    batch.files.append(
-        FileRead(
-            path=str(path),
-            format="promptfoo",
-            detail=version,
-            build=build,
-            runs=tuple(runs),
-            verdicts=len(batch.verdicts),
-            skipped=0,
-            errors=errors,
-            notes=tuple(notes),
-        )
-    )
+    batch.add_file(path, "promptfoo", version, build, runs, errors=errors, notes=notes)
     return batch
 
 
@@ -393,13 +379,10 @@ def _results_document(document: object) -> bool:
     return isinstance(results, dict) and isinstance(results.get("results"), list)
 
 
-class Promptfoo:
+class Promptfoo(ReaderBase):
     """promptfoo results: a results JSON document, or JSONL of one result per line."""
 
     FORMAT = "promptfoo"
-    MAGIC = b""
-    GROUPED = False
-    STREAMS = False
     SUFFIXES = (".json", ".jsonl")
 
     @staticmethod
@@ -408,10 +391,4 @@ class Promptfoo:
             return False
         return _result_line(head.first_line) or _results_document(head.document)
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            raw = source.read_bytes()
-            batch.extend(read_promptfoo(source.path, raw, build, options, source.label))
-        return batch
+    read_file = staticmethod(read_promptfoo)

@@ -82,21 +82,9 @@ class Recorded:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        from gatecal._common.contracts import json_header
+        from gatecal._common.contracts import fields_dict, json_header
 
-        return {
-            **json_header("record"),
-            "store": self.store,
-            "build": self.build,
-            "branch": self.branch,
-            "judge": self.judge,
-            "known_good": self.known_good,
-            "recorded_at": self.recorded_at,
-            "runs": list(self.runs),
-            "verdicts": self.verdicts,
-            "sources": list(self.sources),
-            "already": list(self.already),
-        }
+        return {**json_header("record"), **fields_dict(self)}
 
 
 def _column_rows(table: Any, where: Any) -> list[tuple[Any, ...]]:

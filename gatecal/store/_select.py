@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from gatecal._common.contracts import fields_dict
 from gatecal.store._connect import StoreError, open_store
 
 if TYPE_CHECKING:
@@ -105,14 +106,7 @@ class RunRecord:
     recorded_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run": self.run,
-            "build": self.build,
-            "branch": self.branch,
-            "judge": self.judge,
-            "known_good": self.known_good,
-            "recorded_at": self.recorded_at,
-        }
+        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -247,12 +247,6 @@ def test_fixture_records_checks_into_junit_and_the_runs_file(pytester, tmp_path)
     assert all(list(row) == list(LONG_COLUMNS) for row in rows)
 
 
-def test_long_columns_are_the_readers():
-    from gatecal.pytest_plugin.runs import LONG_COLUMNS as WRITTEN
-
-    assert WRITTEN == LONG_COLUMNS
-
-
 def test_recorder_refuses_what_is_not_a_verdict():
     rec = pytest_plugin.GatecalVerdicts()
     with pytest.raises(TypeError, match="`passed` must be True or False"):

@@ -51,13 +51,15 @@ from typing import TYPE_CHECKING, Any
 from gatecal.readers._base import (
     Batch,
     Head,
+    ReaderBase,
     ReadOptions,
     Source,
     is_open_test_reporting,
     load_json,
+    outcome_verdict,
     split_repeats,
 )
-from gatecal.readers._data import FileRead, Skip
+from gatecal.readers._data import Skip
 from gatecal.readers._verdict import RunsError, Verdict
 from gatecal.readers.junit.cases import Case, JUnitFile
 
@@ -150,12 +152,11 @@ def _repeat_split(f: JUnitFile, mode: str) -> dict[int, tuple[str, int]] | None:
     }
 
 
-class JUnit:
+class JUnit(ReaderBase):
     """The JUnit reader (see the module docstring): every file of a build at once, as a
     folder of per-class files is one run."""
 
     FORMAT = "junit"
-    MAGIC = b""
     GROUPED = True
     STREAMS = True
     SUFFIXES = (".xml",)
@@ -263,19 +264,7 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
             notes = [note]
             if not f.cases:  # a console launcher file of an engine that ran nothing
                 why = f"no tests: the JUnit Platform engine {f.cases.engine} ran none"  # type: ignore[attr-defined]
-                batch.files.append(
-                    FileRead(
-                        path=str(f.path),
-                        format="junit",
-                        detail=f.detail,
-                        build=build,
-                        runs=(),
-                        verdicts=0,
-                        skipped=0,
-                        errors=0,
-                        notes=(note, why),
-                    )
-                )
+                batch.add_file(f.path, "junit", f.detail, build, (), verdicts=0, notes=(note, why))
                 continue
             if f.detail == "promptfoo":
                 f, split_pf = _promptfoo(f, options.target)
@@ -295,114 +284,112 @@ def read_junit(paths: Sequence[Path], build: str, options: ReadOptions) -> Batch
                 repeats = max(i for _, i in split.values())
                 how = "promptfoo test numbers" if split_pf else options.junit_repeats
                 notes.append(f"{repeats} repeats of each test in one session ({how})")
+            folded = None
             if isinstance(f.cases, CaseList) and split_pf is None:
                 folded = fold_file(
                     f.cases, unit, split, build, options.attempts, str(f.path), batch
                 )
-                if folded is not None:
-                    runs_of, n_verdicts, n_skipped, n_errors = folded
-                    batch.files.append(
-                        FileRead(
-                            path=str(f.path),
-                            format="junit",
-                            detail=f.detail,
-                            build=build,
-                            runs=tuple(runs_of),
-                            verdicts=n_verdicts,
-                            skipped=n_skipped,
-                            errors=n_errors,
-                            notes=tuple(notes),
-                        )
-                    )
-                    continue
-            # attempts of the same (run, case) in document order: reruns
-            attempts_of: dict[tuple[str, str], list[Case]] = {}
-            for index, case in enumerate(f.cases):
-                base, run = case.full, unit
-                if "gatecal.case" in case.props:
-                    base = case.props["gatecal.case"]
-                    if case.props.get("gatecal.repeat"):
-                        run = f"{unit}#{case.props['gatecal.repeat']}"
-                elif split is not None:
-                    base, i = split[index]
-                    run = f"{unit}#{i}"
-                elif split_pf is not None:
-                    base = split_pf[index][0]
-                attempts_of.setdefault((run, base), []).append(case)
-            n_verdicts = n_skipped = n_errors = 0
-            runs: dict[str, None] = {}
-            # repeats in order (#1, #2, ...) whatever order the file lists them in
-            ordered = sorted(attempts_of.items(), key=lambda item: _repeat_of(item[0][0], unit))
-            for (run, base), attempts in ordered:
-                runs[run] = None
-                # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
-                # last carries its outcome (earlier ones look like passes, but a test is
-                # rerun only after it failed or errored), so every earlier element is a
-                # failure, or an error when the last attempt errored (a setup error
-                # repeats as one: the rerun changed nothing the error came from)
-                last = attempts[-1].attempts[-1] if attempts[-1].attempts else "passed"
-                earlier = "error" if last == "error" else "failed"
-                outcomes = [
-                    earlier if a == "passed" and k < len(attempts) - 1 else a
-                    for k, c in enumerate(attempts)
-                    for a in c.attempts
-                ]
-                tried = sum(a != "skipped" for a in outcomes)
-                batch.reruns += max(tried - 1, 0)
-                outcome = _outcome(outcomes, options.attempts)
-                if outcome == "skipped":
-                    batch.skips.append(
-                        Skip(build=build, run=run, case=base, source=str(f.path), session=unit)
-                    )
-                    n_skipped += 1
-                    continue
-                chosen = attempts[0] if options.attempts == "first" else attempts[-1]
-                if not chosen.props:  # the common case, kept fast
-                    error = outcome == "error"
-                    batch.verdicts.append(
-                        Verdict(
-                            build=build,
-                            run=run,
-                            case=base,
-                            passed=None if error else outcome == "passed",
-                            status="error" if error else "ok",
-                            session=unit,
-                            attempts=max(tried, 1),
-                            source=str(f.path),
-                        )
-                    )
-                    n_verdicts += 1
-                    n_errors += error
-                    continue
-                items = _verdicts_from_props(chosen, f"{f.path}: testcase {chosen.full}")
-                if items is None:
-                    items = [
-                        {
-                            "check": chosen.props.get("gatecal.check", ""),
-                            "kind": chosen.props.get("gatecal.kind", ""),
-                        }
-                    ]
-                    items[0]["status"] = "ok" if outcome in ("passed", "failed") else "error"
-                    items[0]["passed"] = outcome == "passed" if outcome != "error" else None
-                for item in items:
-                    verdict = _verdict(item, build, run, base, unit, max(tried, 1), f.path)
-                    batch.verdicts.append(verdict)
-                    n_verdicts += 1
-                    n_errors += verdict.status == "error"
-            batch.files.append(
-                FileRead(
-                    path=str(f.path),
-                    format="junit",
-                    detail=f.detail,
-                    build=build,
-                    runs=tuple(runs),
-                    verdicts=n_verdicts,
-                    skipped=n_skipped,
-                    errors=n_errors,
-                    notes=tuple(notes),
-                )
+            if folded is None:
+                folded = _read_cases(f, unit, split, split_pf, build, options, batch)
+            runs, n_verdicts, n_skipped, n_errors = folded
+            batch.add_file(
+                f.path,
+                "junit",
+                f.detail,
+                build,
+                runs,
+                errors=n_errors,
+                notes=notes,
+                verdicts=n_verdicts,
+                skipped=n_skipped,
             )
     return batch
+
+
+def _read_cases(
+    f: JUnitFile,
+    unit: str,
+    split: dict[int, tuple[str, int]] | None,
+    split_pf: dict[int, tuple[str, int]] | None,
+    build: str,
+    options: ReadOptions,
+    batch: Batch,
+) -> tuple[list[str], int, int, int]:
+    """Read a file's testcases into `batch` one object at a time (gatecal properties,
+    reruns, promptfoo's test numbers): (runs, verdicts, skipped, errors), as ``fold_file``
+    returns them."""
+    # attempts of the same (run, case) in document order: reruns
+    attempts_of: dict[tuple[str, str], list[Case]] = {}
+    for index, case in enumerate(f.cases):
+        base, run = case.full, unit
+        if "gatecal.case" in case.props:
+            base = case.props["gatecal.case"]
+            if case.props.get("gatecal.repeat"):
+                run = f"{unit}#{case.props['gatecal.repeat']}"
+        elif split is not None:
+            base, i = split[index]
+            run = f"{unit}#{i}"
+        elif split_pf is not None:
+            base = split_pf[index][0]
+        attempts_of.setdefault((run, base), []).append(case)
+    n_verdicts = n_skipped = n_errors = 0
+    runs: dict[str, None] = {}
+    # repeats in order (#1, #2, ...) whatever order the file lists them in
+    ordered = sorted(attempts_of.items(), key=lambda item: _repeat_of(item[0][0], unit))
+    for (run, base), attempts in ordered:
+        runs[run] = None
+        # pytest-rerunfailures >= 16.6.1 writes one element per attempt; only the
+        # last carries its outcome (earlier ones look like passes, but a test is
+        # rerun only after it failed or errored), so every earlier element is a
+        # failure, or an error when the last attempt errored (a setup error
+        # repeats as one: the rerun changed nothing the error came from)
+        last = attempts[-1].attempts[-1] if attempts[-1].attempts else "passed"
+        earlier = "error" if last == "error" else "failed"
+        outcomes = [
+            earlier if a == "passed" and k < len(attempts) - 1 else a
+            for k, c in enumerate(attempts)
+            for a in c.attempts
+        ]
+        tried = sum(a != "skipped" for a in outcomes)
+        batch.reruns += max(tried - 1, 0)
+        outcome = _outcome(outcomes, options.attempts)
+        if outcome == "skipped":
+            batch.skips.append(
+                Skip(build=build, run=run, case=base, source=str(f.path), session=unit)
+            )
+            n_skipped += 1
+            continue
+        chosen = attempts[0] if options.attempts == "first" else attempts[-1]
+        if not chosen.props:  # the common case, kept fast
+            verdict = outcome_verdict(
+                outcome,
+                build=build,
+                run=run,
+                case=base,
+                session=unit,
+                attempts=max(tried, 1),
+                source=str(f.path),
+            )
+            batch.verdicts.append(verdict)
+            n_verdicts += 1
+            n_errors += verdict.status == "error"
+            continue
+        items = _verdicts_from_props(chosen, f"{f.path}: testcase {chosen.full}")
+        if items is None:
+            items = [
+                {
+                    "check": chosen.props.get("gatecal.check", ""),
+                    "kind": chosen.props.get("gatecal.kind", ""),
+                }
+            ]
+            items[0]["status"] = "ok" if outcome in ("passed", "failed") else "error"
+            items[0]["passed"] = outcome == "passed" if outcome != "error" else None
+        for item in items:
+            verdict = _verdict(item, build, run, base, unit, max(tried, 1), f.path)
+            batch.verdicts.append(verdict)
+            n_verdicts += 1
+            n_errors += verdict.status == "error"
+    return list(runs), n_verdicts, n_skipped, n_errors
 
 
 def _repeat_of(run: str, unit: str) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from gatecal.readers._verdict import RunsError
 from gatecal.readers.junit.cases import (
@@ -32,9 +32,31 @@ __all__ = ["CaseList", "distinct", "fold_file", "parse_file"]
 OUTCOMES = ("passed", "failed", "error", "skipped")
 _CODE = {name: i for i, name in enumerate(OUTCOMES)}
 _FAILED_CODE = {tag: _CODE[outcome] for tag, outcome in _FAILED.items()}
+T = TypeVar("T")
 
 
-class CaseList(Sequence[Case]):
+class _MadeOnDemand(Sequence[T]):
+    """A sequence whose items are made when asked for, by ``_make(i)``; a slice is a list."""
+
+    __slots__ = ()
+
+    def _make(self, i: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._make(i) for i in range(*index.indices(len(self)))]
+        return self._make(range(len(self))[index])
+
+    def __iter__(self) -> Iterator[T]:
+        return (self._make(i) for i in range(len(self)))
+
+
+class CaseList(_MadeOnDemand[Case]):
     """The testcases of one streamed file, as columns; a sequence of ``Case``."""
 
     __slots__ = (
@@ -85,20 +107,8 @@ class CaseList(Sequence[Case]):
             suite=self.suites[self.suite[i]],
         )
 
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Case]: ...
-    def __getitem__(self, index: int | slice) -> Case | list[Case]:
-        if isinstance(index, slice):
-            return [self._make(i) for i in range(*index.indices(len(self)))]
-        return self._make(range(len(self))[index])
 
-    def __iter__(self) -> Iterator[Case]:
-        return (self._make(i) for i in range(len(self)))
-
-
-class _Names(Sequence[str]):
+class _Names(_MadeOnDemand[str]):
     """The testcase names of a CaseList, made one at a time."""
 
     __slots__ = ("_cases",)
@@ -109,17 +119,8 @@ class _Names(Sequence[str]):
     def __len__(self) -> int:
         return len(self._cases)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self._cases.name(i) for i in range(*index.indices(len(self)))]
-        return self._cases.name(range(len(self))[index])
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._cases.name(i) for i in range(len(self)))
+    def _make(self, i: int) -> str:
+        return self._cases.name(i)
 
 
 #: bytes given to the parser at a time (a big file's progress is reported after each)

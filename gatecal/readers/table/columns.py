@@ -19,6 +19,10 @@ from gatecal.readers._verdict import BUILDS, COMPONENT, LONG_COLUMNS, OPTIONAL_C
 __all__ = ["Factorized", "SlowPath", "arrow_factorized", "coded"]
 
 _KEYS = (*LONG_COLUMNS, *OPTIONAL_COLUMNS)  # every column a block may carry
+# a skip's and a component's fields, read from the block's columns (text, or numbers by kind)
+_SKIP_TEXTS = ("build", "run", "case", "source", "session")
+_COMPONENT_TEXTS = ("build", "run", "case", "check", "kind", "session", "source")
+_COMPONENT_NUMBERS = {"score": float, "attempts": int, "cached": bool, "cost": float, "tokens": int}
 
 
 class SlowPath(Exception):
@@ -317,33 +321,12 @@ def _skips_and_components(
         return kind(values[i]) if present is None or present[i] else None
 
     for i in np.flatnonzero(skipped).tolist():
-        batch.skips.append(
-            Skip(
-                build=text("build", i),
-                run=text("run", i),
-                case=text("case", i),
-                source=text("source", i),
-                session=text("session", i),
-            )
-        )
+        batch.skips.append(Skip(**{key: text(key, i) for key in _SKIP_TEXTS}))
     for i in np.flatnonzero(component).tolist():
+        texts_of = {key: text(key, i) for key in _COMPONENT_TEXTS}
+        numbers_of = {key: number(key, i, kind) for key, kind in _COMPONENT_NUMBERS.items()}
         batch.components.append(
-            Verdict(
-                build=text("build", i),
-                run=text("run", i),
-                case=text("case", i),
-                check=text("check", i),
-                kind=text("kind", i),
-                passed=bool(passed[i]),
-                status=COMPONENT,
-                score=number("score", i, float),
-                session=text("session", i),
-                attempts=number("attempts", i, int),
-                cached=number("cached", i, bool),
-                source=text("source", i),
-                cost=number("cost", i, float),
-                tokens=number("tokens", i, int),
-            )
+            Verdict(passed=bool(passed[i]), status=COMPONENT, **texts_of, **numbers_of)
         )
 
 

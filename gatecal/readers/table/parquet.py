@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source
+from gatecal.readers._base import Batch, Head, ReaderBase, ReadOptions, Source, each_source
 from gatecal.readers._data import RunsData
 from gatecal.readers._verdict import LONG_COLUMNS, RunsError
 
@@ -112,13 +112,11 @@ def read_parquet(path: Path, build: str) -> Batch:
     return batch
 
 
-class Parquet:
+class Parquet(ReaderBase):
     """The long table as Parquet, known by its signature and read in batches."""
 
     FORMAT = "parquet"
     MAGIC = b"PAR1"
-    GROUPED = False
-    STREAMS = False
     SUFFIXES = (".parquet",)
 
     @staticmethod
@@ -127,10 +125,7 @@ class Parquet:
 
     @staticmethod
     def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        batch = Batch()
-        for source in sources:
-            batch.extend(read_parquet(source.path, build))
-        return batch
+        return each_source(sources, lambda s: read_parquet(s.path, build))
 
 
 def write_parquet(data: RunsData) -> bytes:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from gatecal.readers._base import Batch, Head, ReadOptions, Source, decode
+from gatecal.readers._base import Batch, Head, ReaderBase, ReadOptions, Source, decode, each_source
 from gatecal.readers._data import Skip
 from gatecal.readers._verdict import BUILDS, COMPONENT, RunsError, Verdict
 from gatecal.readers.table import cells
@@ -170,54 +170,47 @@ def read_table(path: Path, raw: bytes, build: str, fmt: str, options: ReadOption
     return rows_to_batch(rows, path, build, fmt)
 
 
-def _read_each(sources: Sequence[Source], build: str, fmt: str) -> Batch:
-    """Each long table in turn: a big one (no bytes read yet) in blocks, unless the block
-    reader leaves it to the row reader, which reads every other."""
-    batch = Batch()
-    for source in sources:
-        if source.raw is None:
-            from gatecal.readers.table.blocks import SlowPath, read_table_blocks
+def _read_one(source: Source, build: str, fmt: str) -> Batch:
+    """One long table: a big one (no bytes read yet) in blocks, unless the block reader
+    leaves it to the row reader, which reads every other."""
+    if source.raw is None:
+        from gatecal.readers.table.blocks import SlowPath, read_table_blocks
 
-            try:
-                batch.extend(read_table_blocks(source.path, build, fmt))
-                continue
-            except SlowPath:
-                pass  # read row by row, as a small file is
-        batch.extend(read_table(source.path, source.read_bytes(), build, fmt, ReadOptions()))
-    return batch
+        try:
+            return read_table_blocks(source.path, build, fmt)
+        except SlowPath:
+            pass  # read row by row, as a small file is
+    return read_table(source.path, source.read_bytes(), build, fmt, ReadOptions())
 
 
-class Csv:
+class _LongTable(ReaderBase):
+    """A text long table (its FORMAT is ``csv`` or ``jsonl``): a big file streams."""
+
+    FORMAT: str
+    STREAMS = True
+
+    @classmethod
+    def read(cls, sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
+        return each_source(sources, lambda s: _read_one(s, build, cls.FORMAT))
+
+
+class Csv(_LongTable):
     """The long table as CSV: any text that is not markup or JSON."""
 
     FORMAT = "csv"
-    MAGIC = b""
-    GROUPED = False
-    STREAMS = True
     SUFFIXES = (".csv", ".tsv")
 
     @staticmethod
     def sniff(head: Head) -> bool:
         return bool(head.text) and not head.text.startswith(("<", "{", "["))
 
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        return _read_each(sources, build, "csv")
 
-
-class Jsonl:
+class Jsonl(_LongTable):
     """The long table as JSON Lines: a first line that is an object with its columns."""
 
     FORMAT = "jsonl"
-    MAGIC = b""
-    GROUPED = False
-    STREAMS = True
     SUFFIXES = (".jsonl",)
 
     @staticmethod
     def sniff(head: Head) -> bool:
         return head.text.startswith(("{", "[")) and sniff_jsonl(head.text)
-
-    @staticmethod
-    def read(sources: Sequence[Source], build: str, options: ReadOptions) -> Batch:
-        return _read_each(sources, build, "jsonl")
