@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from gatecal._common.quantiles import chi2_ppf, chi2_sf
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.fields import field_dict
 
 __all__ = [
     "SYSTEMATIC_CERTAINTY",
@@ -102,13 +103,7 @@ class CaseRecord:
         return f"failed {self.failures} of {self.runs} known-good runs"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "case": self.case,
-            "failures": self.failures,
-            "runs": self.runs,
-            "rate": self.rate,
-            "kind": self.kind,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

@@ -75,6 +75,7 @@ from gatecal._analyses.sequential.outcome import (
     sequential_outcome,
 )
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.fields import field_dict
 from gatecal._model.sequential import design_names, walk_boundaries
 
 if TYPE_CHECKING:
@@ -157,16 +158,7 @@ class SequentialDesign:
         return decision, look
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "design": self.design,
-            "looks": self.looks,
-            "cases": self.cases,
-            "boundaries": [b.to_dict() for b in self.boundaries],
-            "false_alarm_target": self.false_alarm_target,
-            "detection_target": self.detection_target,
-            "fail_constant": self.fail_constant,
-            "pass_constant": self.pass_constant,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

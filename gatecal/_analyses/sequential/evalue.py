@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -98,15 +97,6 @@ class EvalueDesign(SequentialDesign):
     def e_value(self, look: int, passing: int) -> float:
         """``E_look`` when `passing` cases passed over the first `look` runs."""
         return math.exp(float(self.log_e_values(look)[passing]))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **SequentialDesign.to_dict(self),
-            "null_rate": self.null_rate,
-            "prior_a": self.prior_a,
-            "prior_b": self.prior_b,
-            "nominal_false_alarm": self.nominal_false_alarm,
-        }
 
 
 def _log_e(total: int, theta0: float, a: float, b: float) -> FloatArray:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_count
+from gatecal._model.fields import field_dict
 
 __all__ = [
     "RatePmfs",
@@ -46,11 +47,7 @@ class SequentialBoundary:
     fail_at_most: int
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "look": self.look,
-            "pass_at_least": self.pass_at_least,
-            "fail_at_most": self.fail_at_most,
-        }
+        return field_dict(self)
 
 
 def _check_boundaries(
@@ -254,14 +251,7 @@ class SequentialOutcome:
     pass_by_look: tuple[float, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "failure_probability": self.failure_probability,
-            "pass_probability": self.pass_probability,
-            "expected_runs": self.expected_runs,
-            "stop_distribution": list(self.stop_distribution),
-            "fail_by_look": list(self.fail_by_look),
-            "pass_by_look": list(self.pass_by_look),
-        }
+        return field_dict(self)
 
 
 def _fast_sum(x: FloatArray) -> float:
