@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.arrays import Floats
 
 __all__ = [
     "CORRECTION_METHODS",
@@ -26,7 +27,6 @@ __all__ = [
     "corrected_intervals",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Interval methods for the corrected pass rate; the first is the default (best coverage
 #: under both label designs: see :func:`correct_pass_rate`).
@@ -55,12 +55,12 @@ class _Counts(NamedTuple):
     items; of `m1` labelled truly passing items it passed `tp`; of `m0` labelled truly
     failing items it failed `tn`."""
 
-    k: FloatArray
-    n: FloatArray
-    tp: FloatArray
-    m1: FloatArray
-    tn: FloatArray
-    m0: FloatArray
+    k: Floats
+    n: Floats
+    tp: Floats
+    m1: Floats
+    tn: Floats
+    m0: Floats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,7 +258,7 @@ def corrected_intervals(
     method: str = CORRECTION_METHODS[0],
     rng: Any = None,
     draws: int = _DRAWS,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Interval limits ``(low, high)`` for arrays of outcomes, clipped to [0, 1].
 
     Where the (adjusted) Youden index is not positive the interval is [0, 1]: such a
@@ -327,7 +327,7 @@ def _auto_uses_box(counts: _Counts, *, confidence: float) -> npt.NDArray[np.bool
     return np.asarray((np.minimum(counts.m1, counts.m0) < AUTO_MIN_LABELS) | ~(high > low))
 
 
-def _exact_box(counts: _Counts, confidence: float) -> tuple[FloatArray, FloatArray]:
+def _exact_box(counts: _Counts, confidence: float) -> tuple[Floats, Floats]:
     """The corrected rate's range over a box of three Clopper-Pearson intervals.
 
     The judged rate, sensitivity and specificity each get an exact interval at level
@@ -364,9 +364,7 @@ def _exact_box(counts: _Counts, confidence: float) -> tuple[FloatArray, FloatArr
     )
 
 
-def _clopper_pearson_arrays(
-    x: FloatArray, m: FloatArray, level: float
-) -> tuple[FloatArray, FloatArray]:
+def _clopper_pearson_arrays(x: Floats, m: Floats, level: float) -> tuple[Floats, Floats]:
     """Clopper-Pearson limits of `x` successes in `m` trials, elementwise: exactly 0 at
     ``x <= 0`` and 1 at ``x >= m`` (fractional counts use the same beta quantiles)."""
     from scipy import special  # deferred: `import gatecal` stays light
@@ -378,9 +376,7 @@ def _clopper_pearson_arrays(
     return np.where(x <= 0, 0.0, low), np.where(x >= m, 1.0, high)
 
 
-def _finish(
-    centre: FloatArray, half: FloatArray, youden: FloatArray
-) -> tuple[FloatArray, FloatArray]:
+def _finish(centre: Floats, half: Floats, youden: Floats) -> tuple[Floats, Floats]:
     ok = youden > 0
     with np.errstate(invalid="ignore"):
         low = np.where(ok, np.clip(centre - half, 0.0, 1.0), 0.0)
@@ -388,7 +384,7 @@ def _finish(
     return low, high
 
 
-def _delta(counts: _Counts, z: float) -> tuple[FloatArray, FloatArray]:
+def _delta(counts: _Counts, z: float) -> tuple[Floats, Floats]:
     """Wald interval with the delta-method variance (Rogan & Gladen 1978; statistics.md §2.6)."""
     k, n, tp, m1, tn, m0 = counts
     p, se, sp = k / n, tp / m1, tn / m0
@@ -401,7 +397,7 @@ def _delta(counts: _Counts, z: float) -> tuple[FloatArray, FloatArray]:
     return _finish(centre, half, youden)
 
 
-def _lang_reiczigel(counts: _Counts, z: float) -> tuple[FloatArray, FloatArray]:
+def _lang_reiczigel(counts: _Counts, z: float) -> tuple[Floats, Floats]:
     """Lang & Reiczigel (2014): Agresti-Coull-style adjusted counts, and a shift.
 
     The observed rate gets ``z^2/2`` pseudo-successes and failures, sensitivity and
@@ -430,7 +426,7 @@ def _simulated(
     draws: int,
     *,
     bayes: bool,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Percentile interval of the clipped Rogan-Gladen estimate over simulated data.
 
     ``bayes=False``: parametric bootstrap, fresh binomial counts at the measured

@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from gatecal._common.quantiles import chi2_ppf, chi2_sf
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.arrays import Floats, Ints
 from gatecal._model.fields import field_dict
 
 __all__ = [
@@ -51,8 +52,6 @@ __all__ = [
     "case_spread",
 ]
 
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 Kind = Literal["stable", "flaky", "systematic"]
 
 #: A case is systematic when P(its healthy rate > SYSTEMATIC_RATE | its record) is at

@@ -36,11 +36,10 @@ from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.lowdiscrepancy import van_der_corput
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_instance, check_probability
+from gatecal._model.arrays import Ints
 from gatecal._model.fields import field_dict
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
-
-Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ from gatecal._analyses.noise.casegate import (
 )
 from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.plan._search import SuitePlans
+from gatecal._model.arrays import Floats
 from gatecal._model.fields import field_dict
 from gatecal._model.rankgate import allowed_rank
 from gatecal.readers._data import RunsData
@@ -29,8 +30,6 @@ __all__ = [
     "regressed_outcome",
     "regressed_rates",
 ]
-
-Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,14 +22,12 @@ from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
+from gatecal._model.arrays import Floats, Ints
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal.readers._data import RunsData
 
 __all__ = ["runs_for_gate"]
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
 
 
 def _more_runs(
