@@ -51,27 +51,22 @@ def _more_runs(
     else:
         rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
         det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
-    if k < 1 or det < power:
-        return MoreRuns(
-            k_min=None,
-            runs=None,
-            measured_runs=len(failures_per_run),
-            false_alarm=float(fa[k]),
-            detection=det,
+    meets = k >= 1 and det >= power
+    runs = None
+    if meets:
+        runs = runs_for_gate(
+            failures_per_run,
+            cases_per_run,
+            cases=n,
+            false_alarm=alpha,
+            k_min=k,
+            confidence_level=level,
+            detection=None if failing is None else power,
+            failing=failing,
+            bounds=bounds,
         )
-    runs = runs_for_gate(
-        failures_per_run,
-        cases_per_run,
-        cases=n,
-        false_alarm=alpha,
-        k_min=k,
-        confidence_level=level,
-        detection=None if failing is None else power,
-        failing=failing,
-        bounds=bounds,
-    )
     return MoreRuns(
-        k_min=k,
+        k_min=k if meets else None,
         runs=runs,
         measured_runs=len(failures_per_run),
         false_alarm=float(fa[k]),
