@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gatecal._common.contracts import CONTRACTS
@@ -187,16 +187,27 @@ def recommended_gate_from(document: object, source: str = "recommendation") -> R
 
 def _recommended(document: Mapping[str, object], rec: object, source: str) -> RecommendedGate:
     """The count gate `rec` (``recommended``), verified against the file."""
+    fields = (
+        "recommended.k_min, cases, case_order, failures_per_run, targets and the operating table"
+    )
+    return _count_gate(document, rec, source, fields)
+
+
+def _count_gate(
+    document: Mapping[str, object],
+    rec: object,
+    source: str,
+    fields: str,
+    unmet: str | None = None,
+) -> RecommendedGate:
+    """The count gate whose ``k_min`` `rec` holds, read from the file and verified against
+    it; `fields` names what a file that cannot be read lacks, `unmet` (when not None) why
+    the gate does not check out even where the file agrees with itself."""
     try:
         gate = _read(document, rec, source)
     except (TypeError, KeyError, ValueError, ParameterError):
-        raise ParameterError(
-            "gate_from",
-            f"{_WHAT} (recommended.k_min, cases, case_order, failures_per_run, targets "
-            "and the operating table)",
-            source,
-        ) from None
-    problem = _inconsistency(document, gate)
+        raise ParameterError("gate_from", f"{_WHAT} ({fields})", source) from None
+    problem = _inconsistency(document, gate) or unmet
     if problem:
         raise ParameterError(
             "gate_from", f"does not check out: {problem} (edited by hand?): rerun recommend", source
@@ -218,23 +229,9 @@ def _chosen_gate(
         raise bad(f"{_WHAT} (gate.meets_targets or gate.shortfall)")
     gap = None if chosen.get("meets_targets") is True else str(shortfall)
     if chosen["kind"] == "count":
-        try:
-            gate = _read(document, {"k_min": chosen.get("k_min")}, source)
-        except (TypeError, KeyError, ValueError, ParameterError):
-            raise bad(f"{_WHAT} (gate.k_min, cases, case_order, failures_per_run, table)") from None
-        problem = _inconsistency(document, gate)
-        if problem:
-            raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
-        return RecommendedGate(
-            k_min=gate.k_min,
-            cases=gate.cases,
-            false_alarm=gate.false_alarm,
-            false_alarms=gate.false_alarms,
-            case_names=gate.case_names,
-            failures_per_run=gate.failures_per_run,
-            source=source,
-            shortfall=gap,
-        )
+        fields = "gate.k_min, cases, case_order, failures_per_run, table"
+        gate = _count_gate(document, {"k_min": chosen.get("k_min")}, source, fields)
+        return replace(gate, shortfall=gap)
     body = document.get("case_gate")
     if isinstance(body, Mapping) and "tail" in body and "known_good_runs" not in body:
         raise bad(
@@ -383,27 +380,10 @@ def _rule_gate(document: Mapping[str, object], rules: object, source: str) -> Re
             f"chose the rule {chosen!r}, which check cannot apply (it re-asks the judge "
             "inside one verdict): rerun recommend without it in --policies"
         )
-    try:
-        gate = _read({**document, "table": row["table"]}, row, source)
-    except (TypeError, KeyError, ValueError, ParameterError):
-        raise bad(
-            f"{_WHAT} (policies.candidates' k_min and table, cases, case_order, "
-            "failures_per_run and targets)"
-        ) from None
-    problem = _inconsistency(document, gate)
-    if problem or row.get("meets") is not True:
-        problem = problem or "its chosen rule does not meet its targets"
-        raise bad(f"does not check out: {problem} (edited by hand?): rerun recommend")
-    return RecommendedGate(
-        k_min=gate.k_min,
-        cases=gate.cases,
-        false_alarm=gate.false_alarm,
-        false_alarms=gate.false_alarms,
-        case_names=gate.case_names,
-        failures_per_run=gate.failures_per_run,
-        source=source,
-        policy=chosen,
-    )
+    fields = "policies.candidates' k_min and table, cases, case_order, failures_per_run and targets"
+    unmet = None if row.get("meets") is True else "its chosen rule does not meet its targets"
+    gate = _count_gate({**document, "table": row.get("table")}, row, source, fields, unmet)
+    return replace(gate, policy=chosen)
 
 
 def _read(document: Mapping[str, object], rec: object, source: str) -> RecommendedGate:

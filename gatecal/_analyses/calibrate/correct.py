@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.arrays import Floats
 
 __all__ = [
     "CORRECTION_METHODS",
@@ -26,7 +27,6 @@ __all__ = [
     "corrected_intervals",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: Interval methods for the corrected pass rate; the first is the default (best coverage
 #: under both label designs: see :func:`correct_pass_rate`).
@@ -48,6 +48,19 @@ AUTO_MIN_LABELS = 20
 TOO_WIDE = 0.9
 
 _DRAWS = 4000  # simulation draws per interval for the two simulation methods
+
+
+class _Counts(NamedTuple):
+    """The six counts every interval method reads: the judge said pass on `k` of `n`
+    items; of `m1` labelled truly passing items it passed `tp`; of `m0` labelled truly
+    failing items it failed `tn`."""
+
+    k: Floats
+    n: Floats
+    tp: Floats
+    m1: Floats
+    tn: Floats
+    m0: Floats
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,7 +220,7 @@ def correct_pass_rate(
         raise ParameterError("confidence", "must be in (0, 1)", confidence)
     if method not in CORRECTION_METHODS:
         raise ParameterError("method", f"must be one of {', '.join(CORRECTION_METHODS)}", method)
-    arrays = [np.array([v]) for v in (k, n, tp, m1, tn, m0)]
+    arrays = _Counts(*(np.array([v]) for v in (k, n, tp, m1, tn, m0)))
     low, high = corrected_intervals(*arrays, confidence=level, method=method, rng=rng)
     p, se, sp = k / n, tp / m1, tn / m0
     youden = se + sp - 1.0
@@ -217,7 +230,7 @@ def correct_pass_rate(
     used = method
     if method == "auto":
         used = (
-            "exact-box" if bool(_auto_uses_box(*arrays, confidence=level)[0]) else "lang-reiczigel"
+            "exact-box" if bool(_auto_uses_box(arrays, confidence=level)[0]) else "lang-reiczigel"
         )
     return CorrectedRate(
         estimate=est,
@@ -245,7 +258,7 @@ def corrected_intervals(
     method: str = CORRECTION_METHODS[0],
     rng: Any = None,
     draws: int = _DRAWS,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Interval limits ``(low, high)`` for arrays of outcomes, clipped to [0, 1].
 
     Where the (adjusted) Youden index is not positive the interval is [0, 1]: such a
@@ -280,58 +293,41 @@ def corrected_intervals(
     ParameterError
         If `method` is unknown.
     """
-    raw = tuple(np.asarray(a, dtype=np.float64) for a in (k, n, tp, m1, tn, m0))
-    kk, nn, tpp, mm1, tnn, mm0 = np.broadcast_arrays(*raw)
-    r_k, r_n, r_tp, r_m1, r_tn, r_m0 = raw
+    raw = _Counts(*(np.asarray(a, dtype=np.float64) for a in (k, n, tp, m1, tn, m0)))
+    counts = _Counts(*np.broadcast_arrays(*raw))
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     if method == "auto":
-        box = _auto_uses_box(kk, nn, tpp, mm1, tnn, mm0, confidence=confidence)
-        low, high = _lang_reiczigel(kk, nn, tpp, mm1, tnn, mm0, z)
+        box = _auto_uses_box(counts, confidence=confidence)
+        low, high = _lang_reiczigel(counts, z)
         if box.any():  # (the unbroadcast counts: each Clopper-Pearson limit once)
-            box_low, box_high = _exact_box(r_k, r_n, r_tp, r_m1, r_tn, r_m0, confidence)
+            box_low, box_high = _exact_box(raw, confidence)
             low, high = np.where(box, box_low, low), np.where(box, box_high, high)
         return low, high
     if method == "lang-reiczigel":
-        return _lang_reiczigel(kk, nn, tpp, mm1, tnn, mm0, z)
+        return _lang_reiczigel(counts, z)
     if method == "exact-box":
-        box_low, box_high = _exact_box(r_k, r_n, r_tp, r_m1, r_tn, r_m0, confidence)
-        return np.broadcast_to(box_low, kk.shape).copy(), np.broadcast_to(box_high, kk.shape).copy()
+        box_low, box_high = _exact_box(raw, confidence)
+        shape = counts.k.shape
+        return np.broadcast_to(box_low, shape).copy(), np.broadcast_to(box_high, shape).copy()
     if method == "delta":
-        return _delta(kk, nn, tpp, mm1, tnn, mm0, z)
+        return _delta(counts, z)
     gen = np.random.default_rng(rng)
     if method == "bootstrap":
-        return _simulated(kk, nn, tpp, mm1, tnn, mm0, confidence, gen, draws, bayes=False)
+        return _simulated(counts, confidence, gen, draws, bayes=False)
     if method == "jeffreys-simulation":
-        return _simulated(kk, nn, tpp, mm1, tnn, mm0, confidence, gen, draws, bayes=True)
+        return _simulated(counts, confidence, gen, draws, bayes=True)
     raise ParameterError("method", f"must be one of {', '.join(CORRECTION_METHODS)}", method)
 
 
-def _auto_uses_box(
-    k: FloatArray,
-    n: FloatArray,
-    tp: FloatArray,
-    m1: FloatArray,
-    tn: FloatArray,
-    m0: FloatArray,
-    *,
-    confidence: float,
-) -> npt.NDArray[np.bool_]:
+def _auto_uses_box(counts: _Counts, *, confidence: float) -> npt.NDArray[np.bool_]:
     """Where ``auto`` takes the exact box: a label class below :data:`AUTO_MIN_LABELS`
     items, or a Lang-Reiczigel interval of no width (clipped at 0 or at 1)."""
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    low, high = _lang_reiczigel(k, n, tp, m1, tn, m0, z)
-    return np.asarray((np.minimum(m1, m0) < AUTO_MIN_LABELS) | ~(high > low))
+    low, high = _lang_reiczigel(counts, z)
+    return np.asarray((np.minimum(counts.m1, counts.m0) < AUTO_MIN_LABELS) | ~(high > low))
 
 
-def _exact_box(
-    k: FloatArray,
-    n: FloatArray,
-    tp: FloatArray,
-    m1: FloatArray,
-    tn: FloatArray,
-    m0: FloatArray,
-    confidence: float,
-) -> tuple[FloatArray, FloatArray]:
+def _exact_box(counts: _Counts, confidence: float) -> tuple[Floats, Floats]:
     """The corrected rate's range over a box of three Clopper-Pearson intervals.
 
     The judged rate, sensitivity and specificity each get an exact interval at level
@@ -343,6 +339,7 @@ def _exact_box(
     end is also taken at ``Se = 1`` and the high end at ``Sp = 1`` (a wider interval, still
     valid), so that neither end reaches the other: never zero-width.
     """
+    k, n, tp, m1, tn, m0 = counts
     level = float(confidence) ** (1.0 / 3.0)
     p_lo, p_hi = _clopper_pearson_arrays(k, n, level)
     se_lo, se_hi = _clopper_pearson_arrays(tp, m1, level)
@@ -367,9 +364,7 @@ def _exact_box(
     )
 
 
-def _clopper_pearson_arrays(
-    x: FloatArray, m: FloatArray, level: float
-) -> tuple[FloatArray, FloatArray]:
+def _clopper_pearson_arrays(x: Floats, m: Floats, level: float) -> tuple[Floats, Floats]:
     """Clopper-Pearson limits of `x` successes in `m` trials, elementwise: exactly 0 at
     ``x <= 0`` and 1 at ``x >= m`` (fractional counts use the same beta quantiles)."""
     from scipy import special  # deferred: `import gatecal` stays light
@@ -381,9 +376,7 @@ def _clopper_pearson_arrays(
     return np.where(x <= 0, 0.0, low), np.where(x >= m, 1.0, high)
 
 
-def _finish(
-    centre: FloatArray, half: FloatArray, youden: FloatArray
-) -> tuple[FloatArray, FloatArray]:
+def _finish(centre: Floats, half: Floats, youden: Floats) -> tuple[Floats, Floats]:
     ok = youden > 0
     with np.errstate(invalid="ignore"):
         low = np.where(ok, np.clip(centre - half, 0.0, 1.0), 0.0)
@@ -391,16 +384,9 @@ def _finish(
     return low, high
 
 
-def _delta(
-    k: FloatArray,
-    n: FloatArray,
-    tp: FloatArray,
-    m1: FloatArray,
-    tn: FloatArray,
-    m0: FloatArray,
-    z: float,
-) -> tuple[FloatArray, FloatArray]:
+def _delta(counts: _Counts, z: float) -> tuple[Floats, Floats]:
     """Wald interval with the delta-method variance (Rogan & Gladen 1978; statistics.md §2.6)."""
+    k, n, tp, m1, tn, m0 = counts
     p, se, sp = k / n, tp / m1, tn / m0
     youden = se + sp - 1.0
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -411,15 +397,7 @@ def _delta(
     return _finish(centre, half, youden)
 
 
-def _lang_reiczigel(
-    k: FloatArray,
-    n: FloatArray,
-    tp: FloatArray,
-    m1: FloatArray,
-    tn: FloatArray,
-    m0: FloatArray,
-    z: float,
-) -> tuple[FloatArray, FloatArray]:
+def _lang_reiczigel(counts: _Counts, z: float) -> tuple[Floats, Floats]:
     """Lang & Reiczigel (2014): Agresti-Coull-style adjusted counts, and a shift.
 
     The observed rate gets ``z^2/2`` pseudo-successes and failures, sensitivity and
@@ -427,6 +405,7 @@ def _lang_reiczigel(
     the adjusted proportions and shifted by
     ``2 z^2 (pi Se (1-Se)/m1 - (1-pi) Sp (1-Sp)/m0)`` (all adjusted).
     """
+    k, n, tp, m1, tn, m0 = counts
     n_, m1_, m0_ = n + z * z, m1 + 2.0, m0 + 2.0
     p = (k + z * z / 2) / n_
     se = (tp + 1.0) / m1_
@@ -441,18 +420,13 @@ def _lang_reiczigel(
 
 
 def _simulated(
-    k: FloatArray,
-    n: FloatArray,
-    tp: FloatArray,
-    m1: FloatArray,
-    tn: FloatArray,
-    m0: FloatArray,
+    counts: _Counts,
     confidence: float,
     rng: np.random.Generator,
     draws: int,
     *,
     bayes: bool,
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Percentile interval of the clipped Rogan-Gladen estimate over simulated data.
 
     ``bayes=False``: parametric bootstrap, fresh binomial counts at the measured
@@ -460,9 +434,8 @@ def _simulated(
     posteriors ``Beta(x + 1/2, n - x + 1/2)``. A draw with ``Se + Sp <= 1`` has no
     estimate; when more than ``alpha/2`` of the draws have none, the interval is [0, 1].
     """
-    shape = k.shape
-    flat = [a.reshape(-1, 1) for a in (k, n, tp, m1, tn, m0)]
-    kk, nn, tpp, mm1, tnn, mm0 = flat
+    shape = counts.k.shape
+    kk, nn, tpp, mm1, tnn, mm0 = (a.reshape(-1, 1) for a in counts)
     size = (kk.shape[0], draws)
     if bayes:
         p = rng.beta(kk + 0.5, nn - kk + 0.5, size)

@@ -13,6 +13,7 @@ from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Estimate
 from gatecal._common.tables import format_probability
+from gatecal._model.fields import field_dict
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 
@@ -67,11 +68,7 @@ class SelfConsistency:
     noise_floor: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "items": self.items,
-            "flip_rate": self.flip_rate.to_dict(),
-            "noise_floor": self.noise_floor,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -184,6 +184,20 @@ class _CaseRule:
         return weight_units(failures, runs, self.cases) / UNITS
 
 
+def _check_fits(gate: RecommendedGate, rec: Recommendation) -> None:
+    """Refuse a gate file computed for other cases or other known-good runs than the
+    baseline's."""
+    if gate.cases != rec.cases:
+        raise ParameterError(
+            "gate_from",
+            f"recommends a gate for {gate.cases} cases; the baseline has {rec.cases}",
+            gate.source,
+        )
+    mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
+    if mismatch:
+        raise ParameterError("gate_from", mismatch, gate.source)
+
+
 def _case_rule(
     gate: object, rec: Recommendation, chosen: Policy, target: float
 ) -> _CaseRule | None:
@@ -193,15 +207,7 @@ def _case_rule(
     if isinstance(gate, RecommendedGate):
         if gate.kind != "cases":
             return None
-        if gate.cases != rec.cases:
-            raise ParameterError(
-                "gate_from",
-                f"recommends a gate for {gate.cases} cases; the baseline has {rec.cases}",
-                gate.source,
-            )
-        mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
-        if mismatch:
-            raise ParameterError("gate_from", mismatch, gate.source)
+        _check_fits(gate, rec)
         if not single:
             raise ParameterError(
                 "policy", "must be single with a case-aware gate file", _policy_text(chosen)
@@ -646,15 +652,7 @@ def _the_gate(
     """``(k_min, rule, where it came from)`` of the gate given, or of the default one."""
     n = rec.cases
     if isinstance(gate, RecommendedGate):
-        if gate.cases != n:
-            raise ParameterError(
-                "gate_from",
-                f"recommends a gate for {gate.cases} cases; the baseline has {n}",
-                gate.source,
-            )
-        mismatch = gate.mismatch(rec.case_order, rec.failures_per_run)
-        if mismatch:
-            raise ParameterError("gate_from", mismatch, gate.source)
+        _check_fits(gate, rec)
         return gate.k_min, gate.text, f"recommended in {gate.source}"
     if gate is None:
         k_min = strictest_within(fas, target)

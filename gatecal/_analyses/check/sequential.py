@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
@@ -42,7 +41,6 @@ __all__ = [
     "region_design",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 # -- deciding the runs given so far -----------------------------------------------------------
 

@@ -81,6 +81,7 @@ from gatecal._common.validate import (
     check_level,
 )
 from gatecal._model.evidence import PairedEvidence
+from gatecal._model.fields import field_dict
 from gatecal._model.regression import RegressionLike, as_regression
 from gatecal.readers._data import RunsData
 
@@ -125,17 +126,7 @@ class CaseChange:
         return self.candidate_passes / self.candidate_runs
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "case": self.case,
-            "baseline_passes": self.baseline_passes,
-            "baseline_runs": self.baseline_runs,
-            "candidate_passes": self.candidate_passes,
-            "candidate_runs": self.candidate_runs,
-            "p_value": self.p_value,
-            "adjusted": self.adjusted,
-            "direction": self.direction,
-            "flagged": self.flagged,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

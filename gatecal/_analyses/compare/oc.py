@@ -18,6 +18,7 @@ from gatecal._common.validate import (
     check_level,
     check_probability,
 )
+from gatecal._model.fields import field_dict
 from gatecal._model.regression import RegressionLike, as_regression
 
 __all__ = [
@@ -41,15 +42,7 @@ class CompareOC:
     detection_se: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "point": self.point,
-            "rate": self.rate,
-            "icc": self.icc,
-            "false_alarm": self.false_alarm,
-            "false_alarm_se": self.false_alarm_se,
-            "detection": self.detection,
-            "detection_se": self.detection_se,
-        }
+        return field_dict(self)
 
 
 def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:

@@ -38,11 +38,9 @@ from gatecal._analyses.noise.tails import (
 from gatecal._common.intervals import RateEstimate
 from gatecal._common.quantiles import chi2_ppf
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.arrays import Floats
 
 __all__ = ["GATE_LEVEL", "NoiseBounds", "noise_bounds"]
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 
 
 #: The one-sided level of each gate's bound: its false alarm is at most the largest over

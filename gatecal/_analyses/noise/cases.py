@@ -41,6 +41,8 @@ import numpy.typing as npt
 
 from gatecal._common.quantiles import chi2_ppf, chi2_sf
 from gatecal._common.validate import ParameterError, check_probability
+from gatecal._model.arrays import Floats, Ints
+from gatecal._model.fields import field_dict
 
 __all__ = [
     "SYSTEMATIC_CERTAINTY",
@@ -50,8 +52,6 @@ __all__ = [
     "case_spread",
 ]
 
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
 Kind = Literal["stable", "flaky", "systematic"]
 
 #: A case is systematic when P(its healthy rate > SYSTEMATIC_RATE | its record) is at
@@ -102,13 +102,7 @@ class CaseRecord:
         return f"failed {self.failures} of {self.runs} known-good runs"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "case": self.case,
-            "failures": self.failures,
-            "runs": self.runs,
-            "rate": self.rate,
-            "kind": self.kind,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

@@ -10,6 +10,7 @@ from typing import Any
 
 from gatecal._analyses.noise.overdispersion import Overdispersion
 from gatecal._common.intervals import RateEstimate
+from gatecal._model.fields import field_dict
 
 __all__ = ["BaselineEvidence", "MeasuredNoise"]
 
@@ -59,15 +60,7 @@ class MeasuredNoise:
 
     def to_dict(self) -> dict[str, Any]:
         """The keys of the ``gatecal.recommend`` JSON, in its order."""
-        return {
-            "noise": self.noise.to_dict(),
-            "noise_for_gate": self.noise_for_gate.to_dict(),
-            "icc_for_gate": self.icc_for_gate,
-            "gate_level": self.gate_level,
-            "judge_noise": self.judge_noise.to_dict() if self.judge_noise else None,
-            "overdispersion": self.overdispersion.to_dict(),
-            "correlated": self.correlated,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,10 +90,4 @@ class BaselineEvidence:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``baseline`` object of the ``gatecal.check`` JSON."""
-        return {
-            "runs": self.runs,
-            "noise_for_gate": self.noise_for_gate.to_dict(),
-            "icc_for_gate": self.icc_for_gate,
-            "overdispersion": self.overdispersion.to_dict(),
-            "correlated": self.correlated,
-        }
+        return field_dict(self)

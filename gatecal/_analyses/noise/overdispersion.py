@@ -18,11 +18,10 @@ import numpy.typing as npt
 from gatecal._common.quantiles import chi2_sf, norm_isf
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._engines.exact import log_prefix
+from gatecal._model.arrays import Floats, Ints
 
 __all__ = ["ICC_MAX", "Overdispersion", "fit_overdispersion"]
 
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
 
 #: The largest icc the fit and its bounds consider: at 0.999 a run's failure rate is
 #: Beta with a + b = 1/999, so runs nearly all pass or nearly all fail.

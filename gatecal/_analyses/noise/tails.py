@@ -13,12 +13,9 @@ import itertools
 from collections.abc import Callable
 
 import numpy as np
-import numpy.typing as npt
 
 from gatecal._engines.exact import beta_binomial_window
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
+from gatecal._model.arrays import Floats, Ints
 
 #: The many-gate search's passes run on up to this many threads (the cores allowed) where
 #: the pmf's windows hold at least _WIDE values on average (a noisy suite: most cases);

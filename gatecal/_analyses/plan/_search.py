@@ -16,6 +16,7 @@ from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.quadrature import beta_rule
 from gatecal._common.tables import format_probability
+from gatecal._model.arrays import Floats
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
 
     from gatecal._analyses.plan.baseline import BaselineRuns
 
-Floats = npt.NDArray[np.float64]
 
 __all__ = [
     "PLAN_MAX_CASES",

@@ -36,10 +36,10 @@ from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.lowdiscrepancy import van_der_corput
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_instance, check_probability
+from gatecal._model.arrays import Ints
+from gatecal._model.fields import field_dict
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
-
-Ints = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,25 +102,7 @@ class BaselineRuns:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {
-            "policy": self.policy,
-            "cases": self.cases,
-            "k_min": self.k_min,
-            "failing": self.failing,
-            "needed": self.needed,
-            "limit": self.limit,
-            "runs": self.runs,
-            "suite": self.suite,
-            "suite_k_min": self.suite_k_min,
-            "suite_false_alarm": self.suite_false_alarm,
-            "suite_detection": self.suite_detection,
-            "suite_limit": self.suite_limit,
-            "share": self.share,
-            "needed_share": self.needed_share,
-            "share_hits": self.share_hits,
-            "sets": self.sets,
-            "reason": self.reason,
-        }
+        return field_dict(self)
 
 
 def representative_failures(failing_pmf: npt.ArrayLike, runs: int) -> Ints:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-import numpy.typing as npt
 
 from gatecal._analyses.plan._search import SuitePlan, SuiteSpread, plan_from_pmfs
 from gatecal._analyses.policies.rules import Policy, case_outcomes
 from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
 from gatecal._engines.exact import grouped_pass_count_pmf, pass_count_pmfs
+from gatecal._model.arrays import Floats
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape, systematic_count
 
@@ -33,7 +33,6 @@ __all__ = [
     "suite_variation",
 ]
 
-Floats = npt.NDArray[np.float64]
 
 #: The largest suite a plan tries by default when cases differ (each size is its own
 #: exact pmf; a --max-cases asks for more).

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from gatecal._analyses.plan._search import (
     _MAX_DEGREE,
@@ -25,6 +24,7 @@ from gatecal._analyses.sequential.designs import (
     SequentialBoundary,
     SharedBinomial,
 )
+from gatecal._model.arrays import Floats
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.sequential import SequentialPolicy
@@ -39,7 +39,6 @@ __all__ = [
     "plan_sequential",
 ]
 
-Floats = npt.NDArray[np.float64]
 
 #: Without --max-cases a sequential plan tries suites up to this size: every size that the
 #: screen lets through costs a boundary search (about 0.3 s at 50 cases and 5 looks; with

@@ -31,13 +31,11 @@ from gatecal._analyses.plan.sequential import (
 from gatecal._analyses.policies.rules import Policy, _attempt
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
+from gatecal._model.arrays import Floats
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, Suite
 
 __all__ = ["cases_needed", "plan_suite"]
-
-
-Floats = npt.NDArray[np.float64]
 
 
 def plan_suite(

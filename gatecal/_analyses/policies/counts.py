@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._model.arrays import Floats, Ints
 from gatecal._model.suite import JudgeNoise, Suite
 
 if TYPE_CHECKING:
@@ -46,9 +47,6 @@ __all__ = ["COUNTS_ABOVE", "CaseGroups", "counts_chunk", "simulate_by_counts"]
 COUNTS_ABOVE = 100
 #: Counts held at once per chunk of runs: bounded memory at any policy.
 _CHUNK_ENTRIES = 1 << 21
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True)

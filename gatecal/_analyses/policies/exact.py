@@ -10,7 +10,6 @@ import numpy as np
 
 from gatecal._analyses.policies.nodes import node_tails
 from gatecal._analyses.policies.rules import (
-    FloatArray,
     Policy,
     PolicyRates,
     PolicyRow,
@@ -22,6 +21,7 @@ from gatecal._analyses.policies.rules import (
 from gatecal._common.quadrature import beta_nodes, beta_rule
 from gatecal._common.validate import ParameterError
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
+from gatecal._model.arrays import Floats
 from gatecal._model.gates import GateLike, as_gates
 from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 
@@ -35,7 +35,7 @@ FRESH_RETRY_WORK = 50_000_000
 
 def _fresh_retries(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy
-) -> tuple[FloatArray, float]:
+) -> tuple[Floats, float]:
     """Pass-count pmf and expected judge calls of one attempt whose rerun rounds of failing
     cases each draw a fresh run rate (``retry_rate='fresh'``, ``noise.icc > 0``).
 

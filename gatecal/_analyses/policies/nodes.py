@@ -22,14 +22,13 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._engines.exact import group_binomial_mixture
+from gatecal._model.arrays import Floats
 from gatecal._model.suite import JudgeNoise, Suite
 
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
 
 __all__ = ["node_tails"]
-
-Floats = npt.NDArray[np.float64]
 
 
 def _group_rates(

@@ -13,6 +13,7 @@ from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
+from gatecal._model.arrays import Floats
 from gatecal._model.gates import Gate
 from gatecal._model.sequential import spellings
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape
@@ -27,8 +28,6 @@ __all__ = [
     "majority_pass",
     "noise_fields",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -123,7 +122,7 @@ RETRY_RATES = ("shared", "fresh")
 MAX_CALLS = 1000
 
 
-def majority_pass(p: FloatArray, m: int, *, tie: str = "fail", icc: float = 0.0) -> FloatArray:
+def majority_pass(p: Floats, m: int, *, tie: str = "fail", icc: float = 0.0) -> Floats:
     """P(a majority of `m` calls says pass) when one call says pass with probability `p`.
 
     Independent calls: a binomial tail. Correlated calls (`icc` > 0): the number of
@@ -245,7 +244,7 @@ def refuse_spread_across_runs(noise: JudgeNoise, policy: Policy, name: str = "po
 
 def case_outcomes(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Per case, P(it passes one attempt: one of its ``1 + rerun_failing`` tries passes) and
     its expected judge calls in that attempt.
 
@@ -259,8 +258,8 @@ def case_outcomes(
         refuse_spread_across_runs(noise, policy)
         j = int(suite.judge_mask().sum())
         degree = j * policy.majority * (1 + policy.confirm) * policy.repeat * tries_max
-        q_sum: FloatArray = np.zeros(suite.n_cases)
-        calls_sum: FloatArray = np.zeros(suite.n_cases)
+        q_sum: Floats = np.zeros(suite.n_cases)
+        calls_sum: Floats = np.zeros(suite.n_cases)
         for weight, plain in noise.over_cases(suite, degree):
             q, calls = case_outcomes(suite, build, plain, policy, confirm=confirm)
             q_sum += weight * q
@@ -274,7 +273,7 @@ def case_outcomes(
 
 def _case_try(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Per case, P(one try of it passes) and its expected judge calls, at `noise`'s rates.
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
@@ -304,7 +303,7 @@ def _case_try(
 
 def _attempt(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
-) -> tuple[FloatArray, FloatArray]:
+) -> tuple[Floats, Floats]:
     """Pass-count pmf of one attempt and its expected judge calls (given one run's rates).
 
     `confirm`: the caller computes confirm-on-fail (its degree in the run's rate is
@@ -315,7 +314,7 @@ def _attempt(
     return _final_pmf(q_final), np.array(float(calls.sum()))
 
 
-def _final_pmf(q_final: FloatArray) -> FloatArray:
+def _final_pmf(q_final: Floats) -> Floats:
     """The pass-count pmf of cases that pass with probabilities `q_final`, independently."""
     if q_final.size > GROUP_ABOVE:  # per node of an icc mixture: no n^2 recursion
         return grouped_pass_count_pmf(q_final)

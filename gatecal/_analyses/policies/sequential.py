@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-import numpy.typing as npt
 
 from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow
 from gatecal._common.validate import ParameterError, check_count, check_probability
@@ -42,7 +41,6 @@ __all__ = [
     "simulate_sequential",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 # -- on a suite -------------------------------------------------------------------------------
 

@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gatecal._analyses.policies.rules import FloatArray, Policy, case_outcomes
+from gatecal._analyses.policies.rules import Policy, case_outcomes
 from gatecal._analyses.simulate import failure_percentiles
 from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
+from gatecal._model.arrays import Floats
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape, systematic_count
 
 __all__ = ["drawn_case_pass", "one_suite_ranges"]
@@ -26,7 +27,7 @@ __all__ = ["drawn_case_pass", "one_suite_ranges"]
 
 def drawn_case_pass(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, suites: int, seed: int
-) -> FloatArray:
+) -> Floats:
     """P(each case passes one attempt of `policy`) in `suites` suites drawn from the
     spread, shape (suites, cases): the first ``cases - systematic`` cases draw their rates
     from the Beta (seeded, in that order), the systematic ones fail every call."""

@@ -17,6 +17,8 @@ from gatecal._analyses.noise.casegate import (
 )
 from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.plan._search import SuitePlans
+from gatecal._model.arrays import Floats
+from gatecal._model.fields import field_dict
 from gatecal._model.rankgate import allowed_rank
 from gatecal.readers._data import RunsData
 
@@ -28,8 +30,6 @@ __all__ = [
     "regressed_outcome",
     "regressed_rates",
 ]
-
-Floats = npt.NDArray[np.float64]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,14 +79,7 @@ class ChosenGate:
     shortfall: str | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "k_min": self.k_min,
-            "false_alarm": self.false_alarm,
-            "detection": self.detection,
-            "meets_targets": self.meets_targets,
-            "shortfall": self.shortfall,
-        }
+        return field_dict(self)
 
 
 def case_aware(

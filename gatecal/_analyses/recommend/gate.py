@@ -29,8 +29,6 @@ from gatecal._analyses.recommend.choice import (
     choose,
 )
 from gatecal._analyses.recommend.runs import (
-    Floats,
-    Ints,
     _assumed_regression,
     _healthy_outcomes,
     _measured_regression,
@@ -43,6 +41,7 @@ from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_inter
 from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError, check_instance, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
+from gatecal._model.arrays import Floats, Ints
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike
 from gatecal._model.suite import JudgeNoise, beta_shape

@@ -36,6 +36,7 @@ from gatecal._analyses.policies.rules import Policy
 from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_instance, check_probability
+from gatecal._model.arrays import Floats
 from gatecal._model.gates import strictest_within
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.regression import RegressionLike, as_regression
@@ -55,7 +56,6 @@ __all__ = [
     "rule_rates",
 ]
 
-Floats = npt.NDArray[np.float64]
 
 #: The candidates when none are given: the rules ``check --policy`` can enforce on whole
 #: runs, from the cheapest up. ``single`` (one evaluation per case); ``rerun-failing-1`` and

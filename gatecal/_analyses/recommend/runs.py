@@ -22,14 +22,12 @@ from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._engines.exact import beta_binomial_pmf
+from gatecal._model.arrays import Floats, Ints
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal.readers._data import RunsData
 
 __all__ = ["runs_for_gate"]
-
-Ints = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
 
 
 def _more_runs(
@@ -53,27 +51,22 @@ def _more_runs(
     else:
         rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
         det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
-    if k < 1 or det < power:
-        return MoreRuns(
-            k_min=None,
-            runs=None,
-            measured_runs=len(failures_per_run),
-            false_alarm=float(fa[k]),
-            detection=det,
+    meets = k >= 1 and det >= power
+    runs = None
+    if meets:
+        runs = runs_for_gate(
+            failures_per_run,
+            cases_per_run,
+            cases=n,
+            false_alarm=alpha,
+            k_min=k,
+            confidence_level=level,
+            detection=None if failing is None else power,
+            failing=failing,
+            bounds=bounds,
         )
-    runs = runs_for_gate(
-        failures_per_run,
-        cases_per_run,
-        cases=n,
-        false_alarm=alpha,
-        k_min=k,
-        confidence_level=level,
-        detection=None if failing is None else power,
-        failing=failing,
-        bounds=bounds,
-    )
     return MoreRuns(
-        k_min=k,
+        k_min=k if meets else None,
         runs=runs,
         measured_runs=len(failures_per_run),
         false_alarm=float(fa[k]),

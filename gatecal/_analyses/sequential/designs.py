@@ -60,7 +60,6 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.sequential.outcome import (
-    FloatArray,
     RatePmfs,
     RunPmfs,
     SequentialBoundary,
@@ -75,6 +74,8 @@ from gatecal._analyses.sequential.outcome import (
     sequential_outcome,
 )
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.arrays import Floats
+from gatecal._model.fields import field_dict
 from gatecal._model.sequential import design_names, walk_boundaries
 
 if TYPE_CHECKING:
@@ -157,16 +158,7 @@ class SequentialDesign:
         return decision, look
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "design": self.design,
-            "looks": self.looks,
-            "cases": self.cases,
-            "boundaries": [b.to_dict() for b in self.boundaries],
-            "false_alarm_target": self.false_alarm_target,
-            "detection_target": self.detection_target,
-            "fail_constant": self.fail_constant,
-            "pass_constant": self.pass_constant,
-        }
+        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,7 +204,7 @@ class SequentialGate:
         }
 
 
-def _moments(p: FloatArray) -> tuple[float, float]:
+def _moments(p: Floats) -> tuple[float, float]:
     k = np.arange(p.size, dtype=np.float64)
     mean = math.fsum((k * p).tolist())
     var = math.fsum(((k - mean) ** 2 * p).tolist())
@@ -236,7 +228,7 @@ def _wald_slope(mu_h: float, mu_r: float, cases: int) -> tuple[float, float]:
 
 def _shape(
     design: Design, looks: int, cases: int, moments: tuple[tuple[float, float], tuple[float, float]]
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+) -> tuple[Floats, Floats, Floats, Floats]:
     """Centres and widths (per look, one per boundary) of the design's shape."""
     (mu_h, sd_h), (mu_r, sd_r) = moments
     j = np.arange(1, looks + 1, dtype=np.float64)
@@ -250,10 +242,10 @@ def _shape(
 
 
 def _early(
-    centre_fail: FloatArray,
-    centre_pass: FloatArray,
-    w_fail: FloatArray,
-    w_pass: FloatArray,
+    centre_fail: Floats,
+    centre_pass: Floats,
+    w_fail: Floats,
+    w_pass: Floats,
     c_fail: float,
     c_pass: float,
     cases: int,
@@ -513,7 +505,7 @@ class WaldApproximation:
     information_bound_regressed: float
 
 
-def _kl(p: FloatArray, q: FloatArray) -> float:
+def _kl(p: Floats, q: Floats) -> float:
     mask = p > 0
     if np.any(q[mask] == 0):
         return math.inf

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,10 +62,10 @@ from gatecal._analyses.sequential.designs import (
 )
 from gatecal._analyses.sequential.outcome import _as_rates
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.arrays import Floats
 
 __all__ = ["EvalueDesign", "design_evalue", "evalue_gate"]
 
-FloatArray = npt.NDArray[np.float64]
 
 #: The anytime-valid rule's name in a policy (``evalue-10``).
 EVALUE = "evalue"
@@ -91,7 +90,7 @@ class EvalueDesign(SequentialDesign):
     prior_b: float
     nominal_false_alarm: float
 
-    def log_e_values(self, look: int) -> FloatArray:
+    def log_e_values(self, look: int) -> Floats:
         """``log E_look(S)`` for S = 0 .. look x cases."""
         return _log_e(look * self.cases, self.null_rate, self.prior_a, self.prior_b)
 
@@ -99,17 +98,8 @@ class EvalueDesign(SequentialDesign):
         """``E_look`` when `passing` cases passed over the first `look` runs."""
         return math.exp(float(self.log_e_values(look)[passing]))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **SequentialDesign.to_dict(self),
-            "null_rate": self.null_rate,
-            "prior_a": self.prior_a,
-            "prior_b": self.prior_b,
-            "nominal_false_alarm": self.nominal_false_alarm,
-        }
 
-
-def _log_e(total: int, theta0: float, a: float, b: float) -> FloatArray:
+def _log_e(total: int, theta0: float, a: float, b: float) -> Floats:
     """log E(S) for S = 0..total passing of `total` case runs (see the module docstring)."""
     from scipy import special  # deferred: `import gatecal` stays light
 

@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_count
+from gatecal._model.arrays import Floats
+from gatecal._model.fields import field_dict
 
 __all__ = [
     "RatePmfs",
@@ -30,7 +32,6 @@ __all__ = [
     "sequential_outcome",
 ]
 
-FloatArray = npt.NDArray[np.float64]
 
 # -- boundaries and their exact operating characteristics ------------------------------------
 
@@ -46,11 +47,7 @@ class SequentialBoundary:
     fail_at_most: int
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "look": self.look,
-            "pass_at_least": self.pass_at_least,
-            "fail_at_most": self.fail_at_most,
-        }
+        return field_dict(self)
 
 
 def _check_boundaries(
@@ -80,7 +77,7 @@ def _check_boundaries(
     return tuple(boundaries)
 
 
-def _check_pmf(name: str, pmf: npt.ArrayLike) -> FloatArray:
+def _check_pmf(name: str, pmf: npt.ArrayLike) -> Floats:
     p = np.asarray(pmf, dtype=np.float64)
     if p.ndim != 1 or p.size < 2:
         raise ParameterError(name, "must be a pmf over 0..cases (at least 2 entries)", p.shape)
@@ -102,8 +99,8 @@ class RatePmfs:
         Positive, summing to 1.
     """
 
-    pmfs: FloatArray
-    weights: FloatArray
+    pmfs: Floats
+    weights: Floats
 
     def __post_init__(self) -> None:
         pmfs = np.atleast_2d(np.asarray(self.pmfs, dtype=np.float64))
@@ -123,7 +120,7 @@ class RatePmfs:
         return int(self.pmfs.shape[1] - 1)
 
     @property
-    def mixture(self) -> FloatArray:
+    def mixture(self) -> Floats:
         """One run's pmf (the rate drawn for that run alone)."""
         return np.clip(self.weights @ self.pmfs, 0.0, None)
 
@@ -151,9 +148,9 @@ class SharedBinomial:
 
     cases: int
     trials: int
-    q: FloatArray
-    weights: FloatArray
-    _sums: dict[int, FloatArray] = field(default_factory=dict, repr=False)
+    q: Floats
+    weights: Floats
+    _sums: dict[int, Floats] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         q = np.asarray(self.q, dtype=np.float64).ravel()
@@ -167,7 +164,7 @@ class SharedBinomial:
         object.__setattr__(self, "q", q)
         object.__setattr__(self, "weights", w)
 
-    def sum_pmf(self, runs: int) -> FloatArray:
+    def sum_pmf(self, runs: int) -> Floats:
         """P(S_runs = s) for s = 0 .. runs x cases (zero above runs x trials)."""
         found = self._sums.get(runs)
         if found is None:
@@ -182,12 +179,12 @@ class SharedBinomial:
         return found
 
     @property
-    def mixture(self) -> FloatArray:
+    def mixture(self) -> Floats:
         """One run's pmf."""
         return self.sum_pmf(1)
 
     @property
-    def pmfs(self) -> FloatArray:
+    def pmfs(self) -> Floats:
         """One run's pmf at every node (the :class:`RatePmfs` view of the same model)."""
         from scipy import stats  # deferred: `import gatecal` stays light
 
@@ -203,7 +200,7 @@ class SharedBinomial:
 
 
 @functools.lru_cache(maxsize=64)
-def _hypergeometric(trials: int, look: int) -> FloatArray:
+def _hypergeometric(trials: int, look: int) -> Floats:
     """``H[s, k]`` = P(the look-th run passed k | S_look = s), s = 0..look x trials."""
     from scipy import stats  # deferred: `import gatecal` stays light
 
@@ -254,26 +251,19 @@ class SequentialOutcome:
     pass_by_look: tuple[float, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "failure_probability": self.failure_probability,
-            "pass_probability": self.pass_probability,
-            "expected_runs": self.expected_runs,
-            "stop_distribution": list(self.stop_distribution),
-            "fail_by_look": list(self.fail_by_look),
-            "pass_by_look": list(self.pass_by_look),
-        }
+        return field_dict(self)
 
 
-def _fast_sum(x: FloatArray) -> float:
+def _fast_sum(x: Floats) -> float:
     """numpy's pairwise sum: of non-negative terms, accurate to a few ulps relative."""
     return float(x.sum())
 
 
-def _fsum(x: FloatArray) -> float:
+def _fsum(x: Floats) -> float:
     return math.fsum(x.tolist())
 
 
-def _convolve_rows(alive: FloatArray, pmf: FloatArray) -> FloatArray:
+def _convolve_rows(alive: Floats, pmf: Floats) -> Floats:
     """Row i of `alive` convolved with row i of `pmf` (2-D; one row: ``np.convolve``)."""
     if alive.shape[0] == 1:
         return np.convolve(alive[0], pmf[0])[None, :]
@@ -289,38 +279,12 @@ def _convolve_rows(alive: FloatArray, pmf: FloatArray) -> FloatArray:
     return np.asarray(np.matmul(windows, alive[:, ::-1, None])[..., 0], dtype=np.float64)
 
 
-def _look(
-    alive: FloatArray,
-    offset: int,
-    rates: RatePmfs,
-    b: SequentialBoundary,
-    total: Callable[[FloatArray], float] = _fsum,
-) -> tuple[float, float, FloatArray, int]:
-    """One look: convolve the paths still running with one run, take off both stopping
-    regions. `alive[r, i]` is the mass at ``S = offset + i`` given rate node r (one row
-    for independent runs); only the continuation region is kept (it is narrow: the work
-    is its width times the cases, not the whole range). The stopped masses are mixed over
-    the nodes (weights positive: no cancellation)."""
-    if alive.shape[1] == 0:
-        return 0.0, 0.0, alive, offset
-    dist = _convolve_rows(alive, rates.pmfs)
-    lo = min(max(b.fail_at_most + 1 - offset, 0), dist.shape[1])
-    hi = min(max(b.pass_at_least - offset, lo), dist.shape[1])
-    w = rates.weights[:, None]
-    return (
-        total((w * dist[:, :lo]).ravel()),
-        total((w * dist[:, hi:]).ravel()),
-        dist[:, lo:hi],
-        offset + lo,
-    )
-
-
-def _start(rates: RunPmfs) -> FloatArray:
+def _start(rates: RunPmfs) -> Floats:
     rows = 1 if isinstance(rates, SharedBinomial) else rates.weights.size
     return np.ones((rows, 1))
 
 
-def _carry(alive: FloatArray, offset: int, rates: SharedBinomial, look: int) -> FloatArray:
+def _carry(alive: Floats, offset: int, rates: SharedBinomial, look: int) -> Floats:
     """P(still running before look `look` | S_look = s) for s = offset .. offset + width
     - 1 + trials, from the same given S_(look-1) (`alive`, one row)."""
     n, width = rates.trials, alive.shape[1]
@@ -331,37 +295,39 @@ def _carry(alive: FloatArray, offset: int, rates: SharedBinomial, look: int) -> 
     return np.asarray((h * windows).sum(axis=1))[None, :]
 
 
-def _look_shared(
-    alive: FloatArray,
-    offset: int,
-    rates: SharedBinomial,
-    look: int,
-    b: SequentialBoundary,
-    total: Callable[[FloatArray], float],
-) -> tuple[float, float, FloatArray, int]:
-    """:func:`_look` for :class:`SharedBinomial`: `alive` holds P(still running | S)."""
-    if alive.shape[1] == 0:
-        return 0.0, 0.0, alive, offset
-    cond = _carry(alive, offset, rates, look)
-    mass = cond[0] * rates.sum_pmf(look)[offset : offset + cond.shape[1]]
-    lo = min(max(b.fail_at_most + 1 - offset, 0), cond.shape[1])
-    hi = min(max(b.pass_at_least - offset, lo), cond.shape[1])
-    return total(mass[:lo]), total(mass[hi:]), cond[:, lo:hi], offset + lo
-
-
 def _step(
-    alive: FloatArray,
+    alive: Floats,
     offset: int,
     rates: RunPmfs,
     b: SequentialBoundary,
-    total: Callable[[FloatArray], float] = _fsum,
-) -> tuple[float, float, FloatArray, int]:
+    total: Callable[[Floats], float] = _fsum,
+) -> tuple[float, float, Floats, int]:
+    """One look: carry the paths still running over one run, take off both stopping
+    regions. Independent runs or :class:`RatePmfs`: `alive[r, i]` is the mass at
+    ``S = offset + i`` given rate node r (one row for independent runs), convolved with
+    one run, and the stopped masses are mixed over the nodes (weights positive: no
+    cancellation). :class:`SharedBinomial`: `alive` holds P(still running | S). Only the
+    continuation region is kept (it is narrow: the work is its width times the cases,
+    not the whole range)."""
+    if alive.shape[1] == 0:
+        return 0.0, 0.0, alive, offset
     if isinstance(rates, SharedBinomial):
-        return _look_shared(alive, offset, rates, b.look, b, total)
-    return _look(alive, offset, rates, b, total)
+        kept = _carry(alive, offset, rates, b.look)
+        mass = kept[0] * rates.sum_pmf(b.look)[offset : offset + kept.shape[1]]
+    else:
+        kept = _convolve_rows(alive, rates.pmfs)
+        mass = rates.weights[:, None] * kept
+    lo = min(max(b.fail_at_most + 1 - offset, 0), kept.shape[1])
+    hi = min(max(b.pass_at_least - offset, lo), kept.shape[1])
+    return (
+        total(mass[..., :lo].ravel()),
+        total(mass[..., hi:].ravel()),
+        kept[:, lo:hi],
+        offset + lo,
+    )
 
 
-def _last_mass(alive: FloatArray, offset: int, rates: RunPmfs, look: int) -> FloatArray:
+def _last_mass(alive: Floats, offset: int, rates: RunPmfs, look: int) -> Floats:
     """The mass at S = offset + i after the last look, before its cut."""
     if alive.shape[1] == 0:
         return np.asarray(alive[0], dtype=np.float64)

@@ -1,0 +1,42 @@
+"""The JSON of a result whose contract is its own fields, in their order.
+
+Many small results (a case's record, a boundary, one row of an operating table) spell
+their JSON exactly as their fields: the same names, in the order they are declared. Such
+a result's ``to_dict`` returns :func:`field_dict` of itself, so a field added to the class
+is in its JSON too, and the names are written once. A result whose JSON renames, leaves
+out or reorders a field spells its ``to_dict`` out instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+__all__ = ["field_dict"]
+
+
+def field_dict(result: Any) -> dict[str, Any]:
+    """``{name: value}`` for every field of the dataclass `result`, in declaration order.
+
+    A value with a ``to_dict`` method is its ``to_dict()``; a tuple is a list of its items,
+    each converted the same way; anything else is as it is.
+
+    Parameters
+    ----------
+    result : dataclass instance
+        The result whose fields are its JSON.
+
+    Returns
+    -------
+    dict
+        JSON-ready, its keys the field names.
+    """
+    return {f.name: _plain(getattr(result, f.name)) for f in fields(result)}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
