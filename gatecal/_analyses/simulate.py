@@ -314,7 +314,7 @@ def simulate_gates(
     confidence_level : float
         Level of the consistency interval.
     workers : int, optional
-        Worker processes for large simulations (None: the cores available), see
+        Workers for large simulations (None: the cores available; the second a thread), see
         :func:`simulate_pass_counts`; the result does not depend on it.
     progress : callable, optional
         Called with each finished number of simulated runs.

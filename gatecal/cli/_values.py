@@ -86,7 +86,7 @@ class Whole:
 
 @dataclass(frozen=True, slots=True)
 class Workers:
-    """``auto`` (None: the cores available) or a whole number of worker processes."""
+    """``auto`` (None: the cores available) or a whole number of workers."""
 
     option: str = "--workers"
 

@@ -35,8 +35,8 @@ def simulate(
         typer.Option(
             "--workers",
             metavar="N",
-            help="Worker processes for large simulations (auto: the cores available); "
-            "the output does not change.",
+            help="Workers for large simulations (auto: the cores available; the second is a "
+            "thread of this process, further ones processes); the output does not change.",
             parser=Workers(),
         ),
     ] = "auto",  # type: ignore[assignment]  # parsed by Workers
