@@ -413,7 +413,7 @@ def _global_test(
         result = TestResult(p_value=float(p), exact=True, smallest_p=smallest)
         return result, float(worse - better), (worse, better), worse > better
     if test == "runs":
-        # a simulation needs only to know whether p is at most alpha (module docstring)
+        # a simulation needs only to know whether p is at most alpha (see the docstring)
         stop = alpha if fast else None
         result, worse = case_permutation_p(
             base, cand, alternative, rng=rng, fast=fast, stop_above=stop
