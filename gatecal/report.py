@@ -154,15 +154,17 @@ def _build(
     image = _save(charts.plot_cases_needed(plan_flips, plans), folder, "cases-needed", files)
     checks = f"{suite.judge_checks} judge check{'s' * (suite.judge_checks != 1)} and "
     checks += f"{suite.code_checks} code check{'s' * (suite.code_checks != 1)}"
-    sections.append(
-        _Section(
-            "How many cases you need",
-            f"The smallest suite whose gate keeps false alarms within {_pct(budget)} and catches "
-            f"the regression {_pct(target)} of the time, for cases with {checks} (as yours), "
-            "at each judge noise.",
-            image,
-        )
+    text = (
+        f"The smallest suite whose gate keeps false alarms within {_pct(budget)} and catches "
+        f"the regression {_pct(target)} of the time, for cases with {checks} (as yours), "
+        "at each judge noise."
     )
+    if sim.noise.case_spread > 0 or sim.noise.systematic > 0:
+        text += (
+            " Here every case errs at the same rate: this chart does not model how your "
+            "cases differ (`gatecal plan --case-spread ... --systematic ...` does)."
+        )
+    sections.append(_Section("How many cases you need", text, image))
     for fmt, suffix in (("markdown", ".md"), ("csv", ".csv"), ("json", ".json")):
         (folder / f"simulate{suffix}").write_text(render_simulation(sim, fmt), encoding="utf-8")
         files.append(f"simulate{suffix}")

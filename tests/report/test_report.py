@@ -136,6 +136,11 @@ def test_the_model_takes_the_case_spread_and_the_systematic_cases_as_simulate_do
     assert [r["simulated_failures"] for r in every] == [20, 20]  # one case always fails
     index = (tmp_path / "r" / "index.md").read_text(encoding="utf-8")
     assert "case spread 0.5" in index and "1 of 12 cases misjudged every time" in index
+    # the one chart that plans with one rate for every case says so
+    assert "this chart does not model how your cases differ" in index
+    code, _ = _report(tmp_path / "plain")
+    plain = (tmp_path / "plain" / "index.md").read_text(encoding="utf-8")
+    assert code == 0 and "does not model how your cases differ" not in plain
 
 
 @pytest.mark.parametrize(
