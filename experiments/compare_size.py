@@ -85,7 +85,7 @@ def shares_p(base: np.ndarray, cand: np.ndarray) -> float:
     n, k = len(passes), len(cand)
     observed = passes[n - k :].sum()
     sums = [passes[list(pick)].sum() for pick in itertools.combinations(range(n), k)]
-    return sum(s <= observed for s in sums) / len(sums)
+    return float(sum(s <= observed for s in sums) / len(sums))
 
 
 def shares_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
