@@ -32,6 +32,7 @@ import argparse
 import itertools
 import math
 import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -49,34 +50,38 @@ RUNS = (1, 3, 5, 10)
 ICCS = (0.0, 0.05, 0.2)
 
 
-def naive_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
-    """False alarm and 1-case detection of the (case, repeat) McNemar."""
+def _rates(rejects: Callable[[np.ndarray, np.ndarray], bool], cases: int, runs: int, icc: float,
+           samples: int, seed: int) -> tuple[float, float]:  # fmt: skip
+    """False alarm and 1-case detection of a test (`rejects(base, cand)`: p <= ALPHA with
+    the candidate worse) on `samples` seeded pairs of builds (a healthy and a regressed
+    candidate drawn against each baseline)."""
     gen = np.random.Generator(np.random.PCG64(seed))
     hits = [0, 0]
     for _ in range(samples):
         base = _draw_runs(gen, runs, cases, RATE, icc)
         for h, failing in enumerate((0, 1)):
             cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
-            worse = int(np.sum((base == 1) & (cand == 0)))
-            better = int(np.sum((base == 0) & (cand == 1)))
-            hits[h] += worse > better and exact_mcnemar(worse, better) <= ALPHA
+            hits[h] += rejects(base, cand)
     return hits[0] / samples, hits[1] / samples
 
 
-def pure_rates(test: str, cases: int, runs: int, icc: float, samples: int,
-               seed: int) -> tuple[float, float]:  # fmt: skip
-    """False alarm and 1-case detection of one global test alone (no per-case half), by
-    the path compare's own simulation takes (2,000 drawn labellings where there are more
-    and the few that can be as extreme are too many to count)."""
-    gen = np.random.Generator(np.random.PCG64(seed))
-    hits = [0, 0]
-    for _ in range(samples):
-        base = _draw_runs(gen, runs, cases, RATE, icc)
-        for h, failing in enumerate((0, 1)):
-            cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
-            result, _, _, worse = _global_test(base, cand, test, "worse", fast=True, alpha=ALPHA)
-            hits[h] += result.p_value <= ALPHA and worse
-    return hits[0] / samples, hits[1] / samples
+def naive_rejects(base: np.ndarray, cand: np.ndarray) -> bool:
+    """The (case, repeat) McNemar: repeat i of one build paired with repeat i of the other."""
+    worse = int(np.sum((base == 1) & (cand == 0)))
+    better = int(np.sum((base == 0) & (cand == 1)))
+    return worse > better and exact_mcnemar(worse, better) <= ALPHA
+
+
+def global_rejects(test: str) -> Callable[[np.ndarray, np.ndarray], bool]:
+    """One global test alone (no per-case half), by the path compare's own simulation
+    takes (2,000 drawn labellings where there are more and the few that can be as extreme
+    are too many to count)."""
+
+    def rejects(base: np.ndarray, cand: np.ndarray) -> bool:
+        result, _, _, worse = _global_test(base, cand, test, "worse", fast=True, alpha=ALPHA)
+        return result.p_value <= ALPHA and worse
+
+    return rejects
 
 
 def shares_p(base: np.ndarray, cand: np.ndarray) -> float:
@@ -88,16 +93,20 @@ def shares_p(base: np.ndarray, cand: np.ndarray) -> float:
     return float(sum(s <= observed for s in sums) / len(sums))
 
 
+def naive_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
+    """False alarm and 1-case detection of the (case, repeat) McNemar."""
+    return _rates(naive_rejects, cases, runs, icc, samples, seed)
+
+
+def pure_rates(test: str, cases: int, runs: int, icc: float, samples: int,
+               seed: int) -> tuple[float, float]:  # fmt: skip
+    """False alarm and 1-case detection of one global test alone (:func:`global_rejects`)."""
+    return _rates(global_rejects(test), cases, runs, icc, samples, seed)
+
+
 def shares_rates(cases: int, runs: int, icc: float, samples: int, seed: int) -> tuple[float, float]:
     """False alarm and 1-case detection of the pass-share permutation test alone."""
-    gen = np.random.Generator(np.random.PCG64(seed))
-    hits = [0, 0]
-    for _ in range(samples):
-        base = _draw_runs(gen, runs, cases, RATE, icc)
-        for h, failing in enumerate((0, 1)):
-            cand = _draw_runs(gen, runs, cases, RATE, icc, failing)
-            hits[h] += shares_p(base, cand) <= ALPHA
-    return hits[0] / samples, hits[1] / samples
+    return _rates(lambda b, c: shares_p(b, c) <= ALPHA, cases, runs, icc, samples, seed)
 
 
 def exact_mcnemar_oc(cases: int, failing: int) -> float:

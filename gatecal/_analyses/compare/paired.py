@@ -139,6 +139,7 @@ def _combinations(items: npt.NDArray[np.intp], size: int) -> npt.NDArray[np.intp
 
 def _rare_count(
     events: npt.NDArray[np.uint8],
+    varying: Any,
     rows: Any,
     flat: Any,
     reach: Any,
@@ -150,11 +151,11 @@ def _rare_count(
     those in which a case is at least as surprising as its most surprising case; None when
     there are more than `limit` of them. A reachable case ``j`` is that surprising when at
     least ``t_j`` of its ``f_j`` events fall on the candidate's side: ``sum_y C(f_j, y)
-    C(n - f_j, k - y)`` arrangements, each counted under the first such case only."""
+    C(n - f_j, k - y)`` arrangements, each counted under the first such case only.
+    `varying` is each case's events over all the runs (``f_j``)."""
     n, k = events.shape[0], candidate_runs
     top, total = observed
     cases = np.flatnonzero(reach)
-    varying = events.sum(axis=0, dtype=np.intp)
     thresholds = []
     size = 0
     for j in cases:
@@ -211,7 +212,9 @@ def _tail_share(
     # an arrangement as extreme: look at those first, at the rest only where they do
     reach = flat[rows + np.minimum(varying[keep], candidate_runs)] >= top
     if arrangements > limit:
-        rare = _rare_count(events, rows, flat, reach, (top, total), candidate_runs, limit)
+        rare = _rare_count(
+            events, varying[keep], rows, flat, reach, (top, total), candidate_runs, limit
+        )
         if rare is not None:
             return rare, arrangements, True
     few = np.count_nonzero(reach) <= events.shape[1] // 4
