@@ -11,14 +11,15 @@ system, of the process and its children) say how much of that the machine gave.
    the headline's model, 2e7 runs, one process each (target: plain numpy takes at least 25x):
    a. the engine's call alone, the healthy build at flip rate 0.03 (the model of
       ``bench_montecarlo.py``), in a fresh process: imports and start included; with one
-      worker (plain numpy's one core), and with two (a helper thread);
+      worker (plain numpy's one core), and with two (a forked helper);
    b. the whole command, ``gatecal simulate --cases 12 --flip 0.03,0.08 --runs 20000000
       --workers 1`` (both builds at both flip rates, the exact engine, the intervals, the
       table), against plain numpy simulating the same four.
 3. Workers: 10^8 runs of the healthy build at 0.03 with 2 workers against 1, each a fresh
    process, the histograms compared (target: at least 1.6x on 2 cores): the second worker a
-   thread of the caller (the default), and a worker process; and what the machine gave
-   right then: two one-worker simulations at once against one after the other.
+   forked copy of the caller (the default on Linux), a thread of the caller, and a worker
+   process started by the forkserver; and what the machine gave right then: two one-worker
+   simulations at once against one after the other.
 4. Where the engine's call of 2a goes: starting Python, importing numpy and gatecal, seeding
    the chunks' streams, drawing their exponentials (the floor of the skipping method), and
    the rest; and the best ratio to plain numpy that leaves for one process.
@@ -81,7 +82,8 @@ _ENGINE = (
     "if __name__ == '__main__':\n"
     "    if len(sys.argv) > 3:\n"
     "        import gatecal._engines.pool as pool\n"
-    "        pool._HELPER_THREADS = int(sys.argv[3])\n"
+    "        pool._FORK_HELPERS = False\n"
+    "        pool._HELPER_THREADS = int(sys.argv[3] == 'thread')\n"
     "    suite = gatecal.Suite.uniform(cases=12, judge_checks=2, code_checks=1)\n"
     "    start = time.perf_counter()\n"
     "    s = gatecal.simulate_pass_counts(suite, 'healthy', gatecal.JudgeNoise.flip(0.03), "
@@ -91,11 +93,11 @@ _ENGINE = (
 )
 
 
-def engine(runs: int, workers: int, threads: int | None = None) -> list[str]:
-    """The engine's call in a fresh process; `threads`: at most that many helper threads
-    (0: every helper a worker process), the default otherwise."""
+def engine(runs: int, workers: int, helper: str | None = None) -> list[str]:
+    """The engine's call in a fresh process; `helper`: the second worker not forked (the
+    default on Linux) but a ``"thread"`` of the caller, or a forkserver ``"process"``."""
     cmd = [PY, "-c", _ENGINE, str(runs), str(workers)]
-    return cmd if threads is None else [*cmd, str(threads)]
+    return cmd if helper is None else [*cmd, helper]
 
 
 def plain(runs: int, flips: str, builds: str) -> list[str]:
@@ -227,8 +229,10 @@ def workers(n: int) -> list[str]:
     runs = 100_000_000
     before = load()
     got = pairs(engine(runs, 2), engine(runs, 1), n)
-    procs = pairs(engine(runs, 2, threads=0), engine(runs, 1), n, warmup=False)
-    digests = {r.out.split()[0] for r in got.a + got.b + procs.a + procs.b}
+    thread = pairs(engine(runs, 2, "thread"), engine(runs, 1), n, warmup=False)
+    procs = pairs(engine(runs, 2, "process"), engine(runs, 1), n, warmup=False)
+    every = got.a + got.b + thread.a + thread.b + procs.a + procs.b
+    digests = {r.out.split()[0] for r in every}
     one = engine(runs // 2, 1)
     serial, together = [], []
     for _ in range(max(1, n // 2)):
@@ -249,8 +253,10 @@ def workers(n: int) -> list[str]:
         f"a fresh process each; {n} pairs; ratio B/A, the speed-up (target >= 1.6x): of the "
         "call as the process timed it (the workers' start included, the imports not: they "
         "are the same on both sides), and of the whole process. The second worker is a "
-        "thread of the caller (the default); in the last two rows, a worker process "
-        f"(`pool._HELPER_THREADS = 0`), {n} more pairs. Load before {before}, after {load()}.",
+        "forked copy of the caller (the default on Linux in a process of one thread); then, "
+        f"{n} more pairs each, a thread of the caller (`pool._FORK_HELPERS = False`, the "
+        "default where a process runs other threads) and a worker process started by the "
+        f"forkserver (`_HELPER_THREADS = 0` too). Load before {before}, after {load()}.",
         "",
         "| figure | A s (median) | B s | speed-up (range) |",
         "|---|---:|---:|---:|",
@@ -258,9 +264,13 @@ def workers(n: int) -> list[str]:
         f"{got.row('call', True)} |",
         f"| the whole process, wall | {got.seconds('a', 'wall')} | {got.seconds('b', 'wall')} | "
         f"{got.row('wall', True)} |",
-        f"| the call, a worker process | {procs.seconds('a', 'call')} | "
+        f"| the call, a thread | {thread.seconds('a', 'call')} | "
+        f"{thread.seconds('b', 'call')} | {thread.row('call', True)} |",
+        f"| the whole process, a thread | {thread.seconds('a', 'wall')} | "
+        f"{thread.seconds('b', 'wall')} | {thread.row('wall', True)} |",
+        f"| the call, a forkserver process | {procs.seconds('a', 'call')} | "
         f"{procs.seconds('b', 'call')} | {procs.row('call', True)} |",
-        f"| the whole process, a worker process | {procs.seconds('a', 'wall')} | "
+        f"| the whole process, a forkserver process | {procs.seconds('a', 'wall')} | "
         f"{procs.seconds('b', 'wall')} | {procs.row('wall', True)} |",
         "",
         f"Identical histograms in every run: {len(digests) == 1}. What the machine gave "

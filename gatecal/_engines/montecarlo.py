@@ -110,12 +110,15 @@ def simulate_pass_counts(
         :func:`exact_pass_counts` computes.
     workers : int or None
         Cores for the simulation, this process included: it computes blocks of chunks,
-        a helper thread of it does too (from :data:`THREAD_MIN_CHUNKS` chunks on), and
-        ``workers - 2`` worker processes are started for large simulations (at least
-        :data:`PROCESS_MIN_CHUNKS` chunks); None: the cores available
+        and so do ``workers - 1`` helpers. On Linux, when this process runs a single
+        thread, the helpers are forked copies of it (from :data:`FORK_MIN_CHUNKS` chunks
+        on); otherwise one is a helper thread (from :data:`THREAD_MIN_CHUNKS` chunks on)
+        and the rest are worker processes started for large simulations (at least
+        :data:`PROCESS_MIN_CHUNKS` chunks). None: the cores available
         (:func:`default_workers`). The result does not depend on it. Worker processes
-        start by forkserver (spawn where there is none), so a script that asks for more
-        than two needs the ``if __name__ == "__main__":`` guard, as multiprocessing does.
+        that are not forked start by forkserver (spawn where there is none), so a script
+        that asks for more than two on such a system needs the ``if __name__ ==
+        "__main__":`` guard, as multiprocessing does.
     progress : callable, optional
         Called with the number of runs just finished, after each chunk or block of
         chunks, from the calling thread.
@@ -151,7 +154,7 @@ def simulate_pass_counts(
 
     task = functools.partial(_chunk_block, plan, root, method, per_chunk, runs_total)
     hist = np.zeros(plan.n_cases + 1, dtype=np.int64)
-    for runs, block_hist in _in_blocks(task, n_chunks, n_workers):
+    for runs, block_hist in _in_blocks(task, n_chunks, n_workers, plan.n_cases):
         hist += block_hist
         if progress is not None:
             progress(runs)

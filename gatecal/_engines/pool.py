@@ -1,10 +1,14 @@
 """Workers for large simulations: blocks of chunks, the caller computing too.
 
-The result is the same for any number of workers: chunk i always draws from stream i.
+On Linux, when the caller runs one thread, the helpers are forked copies of it
+(:func:`_forks_allowed`); elsewhere a helper thread and worker processes started by a
+forkserver. The result is the same for any number of workers: chunk i always draws from
+stream i.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -157,8 +161,8 @@ def _feed_pool(
         results.put(_DONE)
 
 
-#: Helpers that are threads of this process rather than processes: at most this many of
-#: the ``workers - 1``. A thread starts at once and computes from the first millisecond
+#: Where helpers cannot be forked: helpers that are threads of this process rather than
+#: processes, at most this many of the ``workers - 1``. A thread starts at once and computes from the first millisecond
 #: (numpy releases the GIL in each array operation), where a first process waits for the
 #: forkserver to import numpy: 0.15 to 0.4 s, as long as a 10^8-run simulation now takes
 #: on one core at 3% (0.5 s). Measured at 10^8 runs on 2 shared cores: a thread 1.1-1.4x
@@ -183,16 +187,235 @@ def _compute_blocks(
         results.put(_DONE)
 
 
+#: Whether helpers may be forked copies of this process (tests turn it off to exercise
+#: the thread and the forkserver). See :func:`_forks_allowed`.
+_FORK_HELPERS = True
+
+#: Fewest chunks worth forking helpers: a fork costs a few milliseconds.
+FORK_MIN_CHUNKS = 8
+
+#: Most blocks handed out through the fork helpers' pipe: their starts are written to it
+#: before any helper reads, so they must fit in its buffer, which Linux may shrink to one
+#: page (4096 bytes) when a user holds many pipes.
+_PIPE_BLOCKS = 500
+
+_RECORD = np.dtype("<i8")  # a helper's record: first, stop, runs, then the histogram
+
+
+def _forks_allowed(n_chunks: int) -> bool:
+    """Whether this simulation's helpers can be forked copies of this process.
+
+    A forked helper needs no import (it is this process, numpy loaded, the plan built), so
+    it computes from its first millisecond, and shares no GIL with the caller: at 10^8
+    runs on 2 cores a thread gave 1.3x one worker where two processes gave 1.9x (measured,
+    ``experiments/bench_limits.py``). Forking is safe only where no other Python thread
+    can hold a lock the copy would inherit, so only when this process runs one thread,
+    and only on Linux (macOS's system libraries are not fork-safe).
+    """
+    import sys
+
+    return (
+        _FORK_HELPERS
+        and n_chunks >= FORK_MIN_CHUNKS
+        and sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and _one_thread()
+    )
+
+
+def _one_thread() -> bool:
+    """Whether this process runs a single Python thread."""
+    import threading
+
+    return threading.active_count() == 1
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """`size` bytes from `fd`, or fewer at its end."""
+    data = b""
+    while len(data) < size:
+        more = os.read(fd, size - len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd` (a pipe takes a large write in parts)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _take(tokens: int) -> int | None:
+    """The next block start from the `tokens` pipe, or None when it is empty."""
+    token = _read_exactly(tokens, _RECORD.itemsize)
+    return int(np.frombuffer(token, dtype=_RECORD)[0]) if len(token) == _RECORD.itemsize else None
+
+
+def _helper_process(
+    task: Callable[..., tuple[int, IntArray]], tokens: int, out: int, block: int, n_chunks: int
+) -> None:
+    """A forked helper's life: take block starts from the `tokens` pipe until it is empty,
+    write each block's record to `out`, then leave without running anything of the
+    caller's (its atexit handlers, buffered output): ``os._exit``."""
+    try:
+        buffers = _Buffers()
+        while (first := _take(tokens)) is not None:
+            stop = min(n_chunks, first + block)
+            runs, hist = task(first, stop, buffers)
+            record = np.concatenate([np.array([first, stop, runs]), hist]).astype(_RECORD)
+            _write_all(out, record.tobytes())
+    except BaseException as exc:  # reported to the caller, which raises it
+        message = f"{type(exc).__name__}: {exc}".encode()
+        with contextlib.suppress(OSError):
+            _write_all(out, np.array([-1, len(message)], dtype=_RECORD).tobytes() + message)
+    finally:
+        os._exit(0)
+
+
+def _read_records(out: int, n_cases: int, results: Any) -> None:
+    """Reader thread of one forked helper: its records onto `results`, then _DONE."""
+    size = (n_cases + 4) * _RECORD.itemsize
+    try:
+        while True:
+            head = _read_exactly(out, 2 * _RECORD.itemsize)
+            if len(head) < 2 * _RECORD.itemsize:
+                break
+            first, second = np.frombuffer(head, dtype=_RECORD).tolist()
+            if first < 0:  # the helper failed: its message follows
+                message = _read_exactly(out, second).decode(errors="replace")
+                results.put(RuntimeError(f"a worker process failed: {message}"))
+                break
+            rest = np.frombuffer(_read_exactly(out, size - len(head)), dtype=_RECORD)
+            results.put(((first, second), (int(rest[0]), rest[1:].astype(np.int64))))
+    finally:
+        os.close(out)
+        results.put(_DONE)
+
+
+def _forked_blocks(
+    task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int, n_cases: int
+) -> Iterator[tuple[int, IntArray]] | None:
+    """:func:`_in_blocks` with ``workers - 1`` forked helpers (see :func:`_forks_allowed`),
+    or None where the blocks' starts do not fit in a pipe (then threads and processes).
+
+    This process and the helpers take block starts from one pipe (a read of 8 bytes is
+    atomic); each helper writes its blocks' histograms to a pipe of its own, read by a
+    thread of this process started after the last fork. A block a helper took and never
+    reported (it was killed) is computed here at the end, so the histogram is always
+    that of one worker. On an early exit the helpers are killed.
+    """
+    block = max(1, min(32, n_chunks // (32 * workers)), -(-n_chunks // _PIPE_BLOCKS))
+    starts = list(range(0, n_chunks, block))
+    data = np.array(starts, dtype=_RECORD).tobytes()  # at most 4000 bytes: written whole or not
+    tokens, feed = os.pipe()
+    try:
+        os.set_blocking(feed, False)
+        written = os.write(feed, data)
+    except BlockingIOError:  # a pipe smaller than its page
+        written = 0
+    finally:
+        os.close(feed)
+    if written != len(data):
+        os.close(tokens)
+        return None
+    return _run_forked(task, n_chunks, workers, n_cases, block, starts, tokens)
+
+
+def _run_forked(
+    task: Callable[..., tuple[int, IntArray]],
+    n_chunks: int,
+    workers: int,
+    n_cases: int,
+    block: int,
+    starts: list[int],
+    tokens: int,
+) -> Iterator[tuple[int, IntArray]]:
+    import queue
+    import threading
+    import warnings
+
+    results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    pids: list[int] = []
+    outs: list[int] = []
+    done: set[int] = set()
+    try:
+        for _ in range(workers - 1):
+            out, into = os.pipe()
+            with warnings.catch_warnings():
+                # Python 3.12+ warns of any fork in a process with several OS threads. Here
+                # there is one Python thread (checked); the others are native pools (numpy's
+                # BLAS), which stop themselves around a fork (pthread_atfork).
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+            if pid == 0:  # the helper: never returns
+                os.close(out)
+                _helper_process(task, tokens, into, block, n_chunks)
+            os.close(into)
+            pids.append(pid)
+            outs.append(out)
+        readers = [
+            threading.Thread(target=_read_records, args=(out, n_cases, results), daemon=True)
+            for out in outs
+        ]
+        outs = []  # the readers close them
+        for reader in readers:
+            reader.start()
+        running = len(readers)
+        buffers = _Buffers()
+
+        def drain(wait: bool) -> Iterator[tuple[int, IntArray]]:
+            nonlocal running
+            while running and (wait or not results.empty()):
+                item = results.get()
+                if item is _DONE:
+                    running -= 1
+                    continue
+                if isinstance(item, BaseException):
+                    raise item
+                (first, _), result = item
+                done.add(first)
+                yield result
+
+        while _CALLER_WORKS and (first := _take(tokens)) is not None:
+            result = task(first, min(n_chunks, first + block), buffers)
+            done.add(first)
+            yield result
+            yield from drain(wait=False)
+        yield from drain(wait=True)
+        for first in starts:  # taken by a helper that died before reporting it
+            if first not in done:
+                yield task(first, min(n_chunks, first + block), buffers)
+    finally:
+        import signal
+
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)  # (a helper that finished has left already)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+        for fd in [tokens, *outs]:
+            os.close(fd)
+
+
 def _in_blocks(
-    task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int
+    task: Callable[..., tuple[int, IntArray]], n_chunks: int, workers: int, n_cases: int
 ) -> Iterator[tuple[int, IntArray]]:
     """Chunk histograms, summed per block of chunks: in this process, or by `workers` that
-    take blocks in turn: this process, up to :data:`_HELPER_THREADS` helper threads of it,
-    and the rest processes started for the simulation, at most two blocks in flight per
-    process (memory stays flat for any run count). This process computes blocks from the
+    take blocks in turn: this process and forked copies of it where that is safe
+    (:func:`_forked_blocks`); elsewhere this process, up to :data:`_HELPER_THREADS` helper
+    threads of it, and the rest processes started for the simulation, at most two blocks in
+    flight per process (memory stays flat for any run count). This process computes blocks from the
     start, while a first pool of processes waits about 0.3 s for the forkserver to import
     numpy. Integer histograms add up to the same total in any
     grouping and order, so the result never depends on `workers` or on who computed what."""
+    if workers > 1 and _forks_allowed(n_chunks):
+        forked = _forked_blocks(task, n_chunks, workers, n_cases)
+        if forked is not None:
+            yield from forked
+            return
     threads = min(workers - 1, _HELPER_THREADS)
     processes = workers - 1 - threads if n_chunks >= PROCESS_MIN_CHUNKS else 0
     if threads + processes == 0 or n_chunks < THREAD_MIN_CHUNKS:

@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -170,9 +172,14 @@ def test_extreme_flip_rates():
     assert none.counts[9] == 50
 
 
+@pytest.mark.parametrize("forks", [True, False])
 @pytest.mark.parametrize("method", ["skip", "dense"])
-def test_same_seed_same_sample_and_workers_do_not_matter(method, monkeypatch):
+def test_same_seed_same_sample_and_workers_do_not_matter(method, forks, monkeypatch):
     from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "_FORK_HELPERS", forks)
+    monkeypatch.setattr(_engine, "_one_thread", lambda: True)  # (pytest-xdist runs a thread)
+    monkeypatch.setattr(_engine, "FORK_MIN_CHUNKS", 1)
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
     noise = JudgeNoise.flip(0.05)
@@ -203,6 +210,7 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
     histogram is that of one process, and a progress callback sees every run once."""
     from gatecal._engines import pool as _engine
 
+    monkeypatch.setattr(_engine, "_FORK_HELPERS", False)  # forks: see the tests below
     monkeypatch.setattr(_engine, "_HELPER_THREADS", helper_threads)
 
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
@@ -219,10 +227,13 @@ def test_blocks_computed_by_the_caller_or_the_workers_add_up_alike(
 
 
 def test_two_workers_are_this_process_and_a_thread_from_a_few_chunks(monkeypatch):
-    """Two workers start no process (the forkserver's numpy import would cost as much as
-    a 10^8-run simulation): the second is a thread, from THREAD_MIN_CHUNKS chunks on,
-    and it computes blocks that add up to one worker's histogram."""
+    """Where helpers are not forked, two workers start no process (the forkserver's numpy
+    import would cost as much as a 10^8-run simulation): the second is a thread, from
+    THREAD_MIN_CHUNKS chunks on, and it computes blocks that add up to one worker's
+    histogram."""
     from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "_FORK_HELPERS", False)
 
     def no_process(*args, **kwargs):
         raise AssertionError("a worker process was started")
@@ -245,10 +256,14 @@ def test_two_workers_are_this_process_and_a_thread_from_a_few_chunks(monkeypatch
     assert got == simulate_pass_counts(suite, "healthy", noise, n_runs=n_runs, rng=8, workers=1)
 
 
+@pytest.mark.parametrize("forks", [True, False])
 @pytest.mark.parametrize("workers", [2, 3])
-def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatch):
+def test_an_error_in_the_progress_callback_stops_the_workers(workers, forks, monkeypatch):
     from gatecal._engines import pool as _engine
 
+    monkeypatch.setattr(_engine, "_FORK_HELPERS", forks)
+    monkeypatch.setattr(_engine, "_one_thread", lambda: True)
+    pids = _record_forks(monkeypatch)
     monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
     suite = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
 
@@ -265,6 +280,122 @@ def test_an_error_in_the_progress_callback_stops_the_workers(workers, monkeypatc
             workers=workers,
             progress=stop,
         )
+    assert len(pids) == (workers - 1 if forks else 0)
+    for pid in pids:  # every forked helper was stopped and reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _record_forks(monkeypatch):
+    """The pids of the helpers forked from now on (a list the test reads)."""
+    pids = []
+    fork = os.fork
+
+    def recording():
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recording)
+    return pids
+
+
+def _forks_on(monkeypatch):
+    from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "_one_thread", lambda: True)  # (pytest-xdist runs a thread)
+    monkeypatch.setattr(_engine, "FORK_MIN_CHUNKS", 1)
+    return _engine
+
+
+FORK_SUITE = Suite.uniform(cases=30, judge_checks=2, code_checks=1)
+FORK_RUNS = 40 * (CHUNK_VERDICTS // 60) + 17  # 41 chunks: blocks of 1 chunk
+
+
+@pytest.mark.parametrize("caller_works", [True, False])
+@pytest.mark.parametrize("workers", [2, 3])
+def test_forked_helpers_add_up_to_one_worker(workers, caller_works, monkeypatch):
+    """On Linux, in a process of one thread, the helpers are forked copies of it; with
+    the caller idle they compute every block. The histogram is one worker's, and a
+    progress callback sees every run once."""
+    _engine = _forks_on(monkeypatch)
+    noise = JudgeNoise.flip(0.05)
+    one = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=5, workers=1)
+    pids = _record_forks(monkeypatch)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", caller_works)
+    seen = []
+    got = simulate_pass_counts(
+        FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=5, workers=workers, progress=seen.append
+    )
+    assert got == one and sum(seen) == FORK_RUNS and len(seen) == 41
+    assert len(pids) == workers - 1
+
+
+def test_a_helper_that_dies_leaves_its_blocks_to_the_caller(monkeypatch):
+    """A forked helper killed after its first block (as by the OOM killer) reports
+    nothing more: the blocks it took are computed by the caller, the histogram is whole."""
+    from gatecal._engines import skipping
+
+    _engine = _forks_on(monkeypatch)
+    noise = JudgeNoise.flip(0.05)
+    one = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=6, workers=1)
+    caller = os.getpid()
+    chunk = skipping._skip_chunk
+    calls = []
+
+    def dying(*args):
+        calls.append(1)
+        if os.getpid() != caller and len(calls) > 1:
+            os._exit(1)
+        return chunk(*args)
+
+    monkeypatch.setattr(_engine, "_skip_chunk", dying)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", False)  # the helper takes the first blocks
+    pids = _record_forks(monkeypatch)
+    got = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=6, workers=2)
+    assert got == one and len(pids) == 1
+
+
+def test_an_error_in_a_forked_helper_is_raised_by_the_caller(monkeypatch):
+    _engine = _forks_on(monkeypatch)
+    caller = os.getpid()
+    chunk = _engine._skip_chunk
+
+    def failing(*args):
+        if os.getpid() != caller:
+            raise KeyError("in the helper")
+        return chunk(*args)
+
+    monkeypatch.setattr(_engine, "_skip_chunk", failing)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", False)
+    with pytest.raises(RuntimeError, match="a worker process failed: KeyError: 'in the helper'"):
+        simulate_pass_counts(
+            FORK_SUITE, "healthy", JudgeNoise.flip(0.05), n_runs=FORK_RUNS, rng=6, workers=2
+        )
+
+
+def test_no_fork_while_another_thread_runs(monkeypatch):
+    """A process running a second Python thread (a notebook's, a server's) is never
+    forked: a lock that thread holds would stay locked in the copy forever. The helper is
+    then a thread, and the histogram the same."""
+    import threading
+
+    from gatecal._engines import pool as _engine
+
+    monkeypatch.setattr(_engine, "FORK_MIN_CHUNKS", 1)
+    pids = _record_forks(monkeypatch)
+    noise = JudgeNoise.flip(0.05)
+    one = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=7, workers=1)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        got = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=7, workers=2)
+    finally:
+        release.set()
+        other.join()
+    assert got == one and pids == []
 
 
 def test_seed_forms_follow_spec7():
