@@ -15,7 +15,15 @@ from typing import Any
 
 from gatecal._version import __version__
 
-__all__ = ["CONTRACTS", "HEADER_KEYS", "fields_dict", "json_document", "json_header", "json_text"]
+__all__ = [
+    "CONTRACTS",
+    "HEADER_KEYS",
+    "FieldsJSON",
+    "fields_dict",
+    "json_document",
+    "json_header",
+    "json_text",
+]
 
 #: Each document's contract version, by its format name's command part.
 CONTRACTS: dict[str, int] = {
@@ -58,6 +66,19 @@ def fields_dict(result: Any, names: Sequence[str] | None = None) -> dict[str, An
         names = [f.name for f in dataclasses.fields(result)]
     values = {name: getattr(result, name) for name in names}
     return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+
+
+class FieldsJSON:
+    """The base of a dataclass whose JSON is its own fields, in their order: its
+    ``to_dict()`` is :func:`fields_dict` of itself, so a field added to the class is in its
+    JSON too. A result whose JSON renames, leaves out or reorders a field spells its
+    ``to_dict`` out instead."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as JSON-ready data, in the order the class declares them."""
+        return fields_dict(self)
 
 
 def json_text(document: Mapping[str, Any]) -> str:

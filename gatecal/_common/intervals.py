@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gatecal._common.contracts import fields_dict
+from gatecal._common.contracts import FieldsJSON, fields_dict
 from gatecal._common.quantiles import beta_ppf, norm_isf
 from gatecal._common.validate import ParameterError, check_count, check_level, check_probability
 
@@ -30,16 +30,13 @@ CiMethod = Literal["wilson", "clopper-pearson", "jeffreys"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Estimate:
+class Estimate(FieldsJSON):
     """A point estimate with its confidence interval and the method of the interval."""
 
     estimate: float
     low: float
     high: float
     method: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

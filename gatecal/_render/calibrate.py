@@ -21,6 +21,10 @@ def _name(c: CheckCalibration) -> str:
     return c.check or "judge"
 
 
+def _csv(cal: Calibration) -> str:
+    return csv_text(_csv_rows(cal))
+
+
 def _csv_rows(cal: Calibration) -> list[dict[str, Any]]:
     rows = []
     checks = list(cal.checks) + ([cal.pooled] if len(cal.checks) > 1 else [])
@@ -135,7 +139,7 @@ def render_calibration(cal: Calibration, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, cal)
-    return written(cal, fmt, text=text, csv=lambda _: csv_text(_csv_rows(cal)))
+    return written(cal, fmt, text=text, csv=_csv)
 
 
 def _text(cal: Calibration, fmt: str) -> str:

@@ -410,10 +410,4 @@ def render_check(res: GateCheck, fmt: str = "table") -> str:
     fmt : {"table", "markdown", "json", "junit"}, default "table"
         The output format.
     """
-    return written(
-        res,
-        fmt,
-        table=lambda _: _table(res),
-        markdown=lambda _: _markdown(res),
-        junit=lambda _: _junit(res),
-    )
+    return written(res, fmt, table=_table, markdown=_markdown, junit=_junit)

@@ -47,6 +47,8 @@ RESULT_TYPES = (
 
 #: Every format a result may have, in the order an error lists them.
 _ORDER = (*FORMATS, "junit")
+#: The formats a renderer's `text` writes.
+_TEXT = ("table", "markdown")
 
 
 def not_a_result(value: object) -> ParameterError:
@@ -149,10 +151,12 @@ def written(
     *,
     document: Callable[[], Mapping[str, Any]] | None = None,
     text: Callable[[str], str] | None = None,
-    **writers: Callable[[str], str],
+    **writers: Callable[[Any], str],
 ) -> str:
     """`result` in `fmt`: ``json`` from its ``to_dict()`` (or from `document`, when an
-    option changes it), every other format by its writer, called with `fmt`.
+    option changes it), ``table`` and ``markdown`` by `text`, called with `fmt`, every
+    other format by its own writer, called with `result` (so a module's ``_table`` or
+    ``_csv`` of the result is its writer as it is).
 
     Parameters
     ----------
@@ -163,10 +167,10 @@ def written(
     document : callable, optional
         What gives the JSON's dict instead of ``result.to_dict()``.
     text : callable, optional
-        The writer of both ``table`` and ``markdown``.
+        The writer of both ``table`` and ``markdown``: takes the format, returns the text.
     **writers : callable
-        One per text format the type has (``table``, ``markdown``, ``csv``, ``junit``),
-        each taking the format and returning the text.
+        One per other text format the type has (``table``, ``markdown``, ``csv``,
+        ``junit``), each taking the result and returning the text.
 
     Returns
     -------
@@ -180,10 +184,11 @@ def written(
     """
     if fmt == "json":
         return json_text(result.to_dict() if document is None else document())
-    if text is not None:
-        writers = {"table": text, "markdown": text, **writers}
+    if text is not None and fmt in _TEXT:
+        return text(fmt)
     writer = writers.get(fmt) if isinstance(fmt, str) else None
     if writer is None:
-        have = [f for f in _ORDER if f in writers or f == "json"]
+        has = {*writers, "json", *(_TEXT if text is not None else ())}
+        have = [f for f in _ORDER if f in has]
         raise ParameterError("fmt", f"must be one of {', '.join(have)}", fmt)
-    return writer(fmt)
+    return writer(result)

@@ -108,7 +108,7 @@ def render_history(result: History, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, result)
-    return written(result, fmt, text=text, csv=lambda _: _csv(result))
+    return written(result, fmt, text=text, csv=_csv)
 
 
 def _csv(result: History) -> str:

@@ -49,11 +49,11 @@ def render_plans(
         fmt,
         document=lambda: plans.to_dict(baseline=baseline),
         text=text,
-        csv=lambda _: _csv(plans, baseline),
+        csv=functools.partial(_csv, baseline=baseline),
     )
 
 
-def _csv(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None) -> str:
+def _csv(plans: SuitePlans, *, baseline: Sequence[BaselineRuns | None] | None) -> str:
     rows = [p.to_dict() if p else None for p in plans.plans]
     if baseline is not None:
         rows = [

@@ -33,7 +33,11 @@ def render_policies(report: PolicyReport, fmt: str = "table") -> str:
         The output format.
     """
     text = functools.partial(_text, report)
-    return written(report, fmt, text=text, csv=lambda _: csv_text(flat_rows(report.row_dicts())))
+    return written(report, fmt, text=text, csv=_csv)
+
+
+def _csv(report: PolicyReport) -> str:
+    return csv_text(flat_rows(report.row_dicts()))
 
 
 def _text(report: PolicyReport, fmt: str) -> str:

@@ -37,7 +37,7 @@ def render_recommendation(rec: Recommendation, fmt: str = "table", *, top: int =
         The most per-case noise lines the table and markdown show; the rest are counted.
     """
     text = functools.partial(recommendation_text, rec, top=top)
-    return written(rec, fmt, text=text, csv=lambda _: _csv(rec))
+    return written(rec, fmt, text=text, csv=_csv)
 
 
 def _csv(rec: Recommendation) -> str:

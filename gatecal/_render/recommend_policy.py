@@ -41,6 +41,10 @@ def render_policy_recommendation(
     return _render_rules(rules, fmt, beside=rec)
 
 
+def _csv(rules: PolicyRecommendation) -> str:
+    return csv_text(rules.row_dicts())
+
+
 @render.register
 def _render_rules(
     rules: PolicyRecommendation, fmt: str = "table", *, beside: Recommendation | None = None
@@ -54,7 +58,7 @@ def _render_rules(
         fmt,
         document=lambda: rules.to_dict(beside=beside),
         text=text,
-        csv=lambda _: csv_text(rules.row_dicts()),
+        csv=_csv,
     )
 
 

@@ -56,7 +56,7 @@ def render_sequential_check(res: SequentialCheck, fmt: str = "table") -> str:
     fmt : {"table", "markdown", "json"}, default "table"
         The output format.
     """
-    return written(res, fmt, table=lambda _: _table(res), markdown=lambda _: _markdown(res))
+    return written(res, fmt, table=_table, markdown=_markdown)
 
 
 def _markdown(res: SequentialCheck) -> str:

@@ -227,10 +227,8 @@ def render_simulation(report: SimulationReport, fmt: str = "table") -> str:
     fmt : {"table", "markdown", "csv", "json"}, default "table"
         The output format.
     """
-    return written(
-        report,
-        fmt,
-        table=lambda _: _table(report),
-        markdown=lambda _: _markdown(report),
-        csv=lambda _: csv_text([r.to_dict() for r in report.rows]),
-    )
+    return written(report, fmt, table=_table, markdown=_markdown, csv=_csv)
+
+
+def _csv(report: SimulationReport) -> str:
+    return csv_text([r.to_dict() for r in report.rows])

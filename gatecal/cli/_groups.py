@@ -4,7 +4,9 @@ one object.
 Typer has no option groups, so a group here is a plain function, its *builder*: its
 parameters are the group's options, declared as a command declares its own
 (``Annotated[T, typer.Option(...)]`` with a default), and it returns the object the
-options describe, checked (a bad combination is one ``CliError`` line, exit 2). A command
+options describe, checked (a bad combination is one ``CliError`` line, exit 2). A group
+whose object is its options as given is that object's dataclass itself: its fields,
+declared the same way, are the options, so the names are written once. A command
 names the group once, with a parameter whose annotation carries the builder::
 
     NoiseOpt = Annotated["JudgeNoise", Group(judge_noise)]
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -34,7 +37,8 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """The marker of a group in a parameter's annotation: ``Annotated[T, Group(build)]``."""
+    """The marker of a group in a parameter's annotation: ``Annotated[T, Group(build)]``;
+    `build` is a function or a dataclass whose fields are the options."""
 
     build: Callable[..., Any]
 
@@ -42,7 +46,8 @@ class Group:
 def _parameters(function: Callable[..., Any]) -> list[inspect.Parameter]:
     """`function`'s parameters, their annotations evaluated as typer evaluates them (the
     return annotation is left alone: it may name a type imported for type checkers only)."""
-    names = getattr(inspect.unwrap(function), "__globals__", {})
+    target = inspect.unwrap(function)  # a class's annotations: its module's names
+    names = getattr(target, "__globals__", None) or vars(sys.modules[target.__module__])
     return [  # evaluated as inspect.signature(eval_str=True) evaluates them
         p.replace(annotation=eval(p.annotation, names)) if isinstance(p.annotation, str) else p
         for p in inspect.signature(function).parameters.values()

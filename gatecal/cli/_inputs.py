@@ -78,17 +78,18 @@ def load_spec(path: Path) -> SuiteSpec:
 
 @dataclass(frozen=True, slots=True)
 class SuiteOptions:
-    """The suite as given: a --suite `file`, or the shape options (checked when read)."""
+    """The suite as given: the shape options, or a --suite file (checked when read): an
+    option group (its fields are the options)."""
 
-    file: Path | None
-    cases: int | None
-    judge_checks: int | None
-    code_checks: int | None
-    failing: int | None
+    cases: CasesOpt = None
+    judge_checks: JudgeChecksOpt = None
+    code_checks: CodeChecksOpt = None
+    failing: FailingOpt = None
+    suite_file: SuiteOpt = None
 
     def inputs(self) -> list[Path]:
         """The files read, which no output may replace."""
-        return [] if self.file is None else [self.file]
+        return [] if self.suite_file is None else [self.suite_file]
 
     def read(self) -> tuple[Suite, Rates, Rates]:
         """The suite from --suite, or from the shape options; with the spec's own rates."""
@@ -98,13 +99,13 @@ class SuiteOptions:
             "--code-checks": self.code_checks,
             "--failing": self.failing,
         }
-        if self.file is not None:
+        if self.suite_file is not None:
             given = next((opt for opt, value in shape.items() if value is not None), None)
             if given:
                 raise CliError(
                     f"{given} can't be combined with --suite (got {str(shape[given])!r})"
                 )
-            spec = load_spec(self.file)
+            spec = load_spec(self.suite_file)
             return spec.suite, spec.per_check, spec.per_case
         suite = gatecal.Suite.uniform(
             cases=12 if self.cases is None else self.cases,
@@ -123,19 +124,8 @@ class SuiteOptions:
         return suite, noise
 
 
-def suite_options(
-    cases: CasesOpt = None,
-    judge_checks: JudgeChecksOpt = None,
-    code_checks: CodeChecksOpt = None,
-    failing: FailingOpt = None,
-    suite_file: SuiteOpt = None,
-) -> SuiteOptions:
-    """The suite options as one object."""
-    return SuiteOptions(suite_file, cases, judge_checks, code_checks, failing)
-
-
 #: The suite: --cases, --judge-checks, --code-checks, --failing, or --suite FILE.
-SuiteOptionsOpt = Annotated[SuiteOptions, Group(suite_options)]
+SuiteOptionsOpt = Annotated[SuiteOptions, Group(SuiteOptions)]
 
 
 # -- the judge's noise: one group, handed to each command that models it as one object --

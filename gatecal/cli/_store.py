@@ -39,7 +39,6 @@ __all__ = [
     "record_current",
     "record_target",
     "store_call",
-    "store_choice",
 ]
 
 StoreOpt = Annotated[
@@ -99,15 +98,16 @@ def _error(exc: Exception) -> CliError:
 
 @dataclass(frozen=True, slots=True)
 class StoreChoice:
-    """--store and its selection, as given (checked by :meth:`selection`)."""
+    """--store and its selection, as given (checked by :meth:`selection`): an option group
+    (its fields are the options)."""
 
-    store: str | None = None
-    judge: str | None = None
-    branch: str | None = None
-    latest: int | None = None
-    since: str | None = None
-    until: str | None = None
-    wait: float = 60.0
+    store: StoreOpt = None
+    judge: JudgeOpt = None
+    branch: BranchOpt = None
+    latest: LatestOpt = None
+    since: SinceOpt = None
+    until: UntilOpt = None
+    wait: WaitOpt = 60.0
 
     def files(self) -> list[str]:
         """The store as an input no output may replace (a file; a URL is no path)."""
@@ -162,21 +162,8 @@ class StoreChoice:
         )
 
 
-def store_choice(
-    store: StoreOpt = None,
-    judge: JudgeOpt = None,
-    branch: BranchOpt = None,
-    latest: LatestOpt = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    wait: WaitOpt = 60.0,
-) -> StoreChoice:
-    """--store and its selection as one object (checked when the runs are selected)."""
-    return StoreChoice(store, judge, branch, latest, since, until, wait)
-
-
 #: The run history to take known-good runs from: --store and its selection, and --wait.
-StoreChoiceOpt = Annotated[StoreChoice, Group(store_choice)]
+StoreChoiceOpt = Annotated[StoreChoice, Group(StoreChoice)]
 
 
 def store_call(function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -133,13 +133,14 @@ def policies(
         suite, judge = shape.model(noise)
         if judge.run_correlated and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases for policies with --icc"
-            if shape.file is None:
+            if shape.suite_file is None:
                 raise CliError(f"--cases must be {rule} (got {suite.n_cases})")
-            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {str(shape.file)!r})")
+            file = str(shape.suite_file)
+            raise CliError(f"--suite must hold {rule} (got {suite.n_cases} in {file!r})")
         simulated = sum(not isinstance(p, gatecal.SequentialPolicy) for p in chosen)
         if simulated < len(chosen) and suite.n_cases > POLICIES_MAX_ICC_CASES:
             rule = f"at most {POLICIES_MAX_ICC_CASES:,} cases with a sequential gate"
-            if shape.file is None:
+            if shape.suite_file is None:
                 raise CliError(f"--cases must be {rule} in --policies (got {suite.n_cases})")
             raise CliError(f"--suite must hold {rule} in --policies (got {suite.n_cases})")
         with ProgressBar(total=2 * n_runs * simulated, what="computing and simulating") as bar:

@@ -92,7 +92,7 @@ def report(
         recommendation = _recommendation(
             runs_file, regressed, regression, false_alarm, detection, reading
         )
-        if recommendation is not None and shape.file is None:
+        if recommendation is not None and shape.suite_file is None:
             if shape.cases is None:
                 shape = dataclasses.replace(shape, cases=recommendation.cases)
             elif shape.cases != recommendation.cases:
@@ -101,7 +101,7 @@ def report(
                     f"hold, or left out (got {shape.cases})"
                 )
         suite, judge = shape.model(noise.judge)
-        failing, from_file = shape.failing, shape.file is not None
+        failing, from_file = shape.failing, shape.suite_file is not None
         if regression is not None:
             suite = _with_regression(suite, regression, failing, from_file)
         elif recommendation is not None and not regressed and failing is None and not from_file:

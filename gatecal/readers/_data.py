@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gatecal._common.contracts import fields_dict
+from gatecal._common.contracts import FieldsJSON
 from gatecal.readers._columns import TEXT_COLUMNS, VerdictColumns
 from gatecal.readers._verdict import BUILDS, LONG_COLUMNS, OPTIONAL_COLUMNS, Verdict
 
@@ -26,7 +26,7 @@ class Skip:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FileRead:
+class FileRead(FieldsJSON):
     """How one input file was read.
 
     Attributes
@@ -52,9 +52,6 @@ class FileRead:
     skipped: int
     errors: int
     notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

@@ -136,6 +136,23 @@ def _load(path: Path, raw: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return header, samples
 
 
+def _verdict(entry: Any, scorer: str, options: ReadOptions) -> dict[str, Any]:
+    """The check's part of a :class:`Verdict` (check, kind, passed, status, score) from
+    scorer `scorer`'s entry in a sample's scores (None or no object: an error), as the
+    other readers' ``_verdict`` gives it."""
+    if not isinstance(entry, dict):
+        status, passed, score = "error", None, None
+    else:
+        status, passed, score = _value(entry.get("value"), scorer, options)
+    return {
+        "check": scorer,
+        "kind": _kind(scorer),
+        "passed": passed,
+        "status": status,
+        "score": score,
+    }
+
+
 def _value(value: Any, scorer: str, options: ReadOptions) -> tuple[str, bool | None, float | None]:
     """(status, passed, score) of one score value."""
     if isinstance(value, bool):
@@ -194,31 +211,18 @@ def read_inspect(
             raise RunsError(f"{path}: a sample without an id")
         if not isinstance(epoch, int) or epoch < 1:
             raise RunsError(f"{path}: sample {sample_id!r} has epoch {epoch!r}")
-        run = f"{session}#{epoch}"
+        run, case = f"{session}#{epoch}", str(sample_id)
         runs[run] = None
         scores = sample.get("scores") or {}
         errored = sample.get("error") is not None
         for scorer in scorers:
-            entry = scores.get(scorer)
-            if errored or not isinstance(entry, dict):
-                status, passed, score = "error", None, None
-            else:
-                status, passed, score = _value(entry.get("value"), scorer, options)
-                if status == "unscored" and score is not None:
-                    numeric_unthresholded[scorer] = None
-            errors += status == "error"
+            verdict = _verdict(None if errored else scores.get(scorer), scorer, options)
+            if verdict["status"] == "unscored" and verdict["score"] is not None:
+                numeric_unthresholded[scorer] = None
+            errors += verdict["status"] == "error"
             batch.verdicts.append(
                 Verdict(
-                    build=build,
-                    run=run,
-                    case=str(sample_id),
-                    check=scorer,
-                    kind=_kind(scorer),
-                    passed=passed,
-                    status=status,
-                    score=score,
-                    session=session,
-                    source=str(path),
+                    build=build, run=run, case=case, session=session, source=str(path), **verdict
                 )
             )
     notes = [f"epochs are runs of one session (eval {header['eval'].get('eval_id', '?')})"]

@@ -9,28 +9,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatecal.readers._verdict import LONG_COLUMNS, OPTIONAL_COLUMNS
 from gatecal.store._connect import StoreError, open_store
 
 if TYPE_CHECKING:
     from gatecal.readers._data import RunsData
 
-__all__ = ["Recorded", "content_key", "record_runs", "timestamp"]
+__all__ = ["VERDICT_COLUMNS", "Recorded", "content_key", "record_runs", "timestamp"]
 
-_VERDICT_COLUMNS = (
+#: The long table's columns a run, its file and its build stand for: the store keeps them as
+#: rows of their own tables (runs, sources, recordings), a verdict as their ids.
+_IDENTITY = ("build", "run", "case", "check", "source")
+#: The verdicts table's columns, in order: the run's and the file's ids and the file's order
+#: (seq), the case and the check (named case_id and check_name), then every other column of
+#: the long table under its own name.
+VERDICT_COLUMNS = (
     "run_id",
     "source_id",
     "seq",
     "case_id",
     "check_name",
-    "kind",
-    "passed",
-    "status",
-    "score",
-    "session",
-    "attempts",
-    "cached",
-    "cost",
-    "tokens",
+    *(c for c in (*LONG_COLUMNS, *OPTIONAL_COLUMNS) if c not in _IDENTITY),
 )
 
 
@@ -261,7 +260,7 @@ def record_runs(
         if not new_sources:
             conn.execute("DELETE FROM recordings WHERE id = ?", (recording,))
         else:
-            conn.copy_rows("verdicts", _VERDICT_COLUMNS, out)
+            conn.copy_rows("verdicts", VERDICT_COLUMNS, out)
     return Recorded(
         store=conn.where,
         build=build,

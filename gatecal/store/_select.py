@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from gatecal._common.contracts import fields_dict
+from gatecal._common.contracts import FieldsJSON
 from gatecal.store._connect import StoreError, open_store
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ class Selection:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunRecord:
+class RunRecord(FieldsJSON):
     """One stored run: its name in the RunsData, and what the store knows of it."""
 
     run: str
@@ -104,9 +104,6 @@ class RunRecord:
     judge: str
     known_good: bool
     recorded_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -5,6 +5,7 @@ command that reads runs the whole reading group."""
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Annotated
 
 import pytest
@@ -94,6 +95,25 @@ def test_a_called_command_builds_from_the_defaults_of_options_not_given():
     command(right=3)
     assert handed == [("l", 3)]
     assert list(inspect.signature(command).parameters) == ["left", "right"]
+
+
+@dataclass(frozen=True)
+class Window:
+    """A group whose object is its options as given: the dataclass is the builder."""
+
+    start: Annotated[str, _text("start", "--start")] = "s"
+    width: Annotated[int, _text("width", "--width")] = 2
+
+
+def test_a_dataclass_is_its_own_group_its_fields_the_options():
+    handed = []
+
+    def command(*, window: Annotated[Window, Group(Window)], last: Annotated[str, _text("z", "--z")] = "z"):  # fmt: skip
+        handed.append((window, last))
+
+    options = _run(command, "--width", "5")
+    assert options == ["--start", "--width", "--z"]
+    assert handed == [(Window(start="s", width=5), "z")]
 
 
 def test_a_group_option_named_like_a_parameter_is_refused():

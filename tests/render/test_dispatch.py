@@ -32,7 +32,8 @@ class Tally(Displayed):
 
 @gatecal.render.register
 def _render_tally(result: Tally, fmt: str = "table", *, width: int = 3) -> str:
-    return written(result, fmt, table=lambda _: f"{result.passed:>{width}}/{result.cases}\n")
+    # a format's writer is handed the result
+    return written(result, fmt, table=lambda r: f"{r.passed:>{width}}/{r.cases}\n")
 
 
 def test_a_new_result_type_is_its_class_and_its_registered_renderer():

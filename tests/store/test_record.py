@@ -52,6 +52,21 @@ def test_recording_twice_on_postgresql_adds_nothing(tmp_path, pg_store, capsys):
     assert count is not None and count[0] == 2 * len(CASES)
 
 
+def test_the_verdicts_table_keeps_every_column_of_the_long_table(tmp_path):
+    """The store's verdict columns are the long table's (a run, its build and its file as
+    ids): a column added to the long table and not to the schema fails here."""
+    from gatecal.store._record import VERDICT_COLUMNS
+
+    store = tmp_path / "h.db"
+    assert _record(str(store), *nightly(tmp_path / "n", count=1)) == 0
+    with sqlite3.connect(store) as conn:
+        columns = tuple(row[1] for row in conn.execute("PRAGMA table_info(verdicts)"))
+    assert columns == VERDICT_COLUMNS
+    assert VERDICT_COLUMNS[5:] == (
+        "kind", "passed", "status", "score", "session", "attempts", "cached", "cost", "tokens",
+    )  # fmt: skip
+
+
 def test_the_same_bytes_as_another_run_are_recorded(tmp_path):
     """The key is the content and the runs read from it: a JUnit file's run comes from
     its name, so equal bytes under another name are another run."""
