@@ -162,13 +162,14 @@ def _feed_pool(
 
 
 #: Where helpers cannot be forked: helpers that are threads of this process rather than
-#: processes, at most this many of the ``workers - 1``. A thread starts at once and computes from the first millisecond
-#: (numpy releases the GIL in each array operation), where a first process waits for the
-#: forkserver to import numpy: 0.15 to 0.4 s, as long as a 10^8-run simulation now takes
-#: on one core at 3% (0.5 s). Measured at 10^8 runs on 2 shared cores: a thread 1.1-1.4x
-#: one worker at load 1 and 0.94x at load 2, a worker process 1.0-1.3x and 0.75x; a
-#: thread is held back by the GIL's hand-offs (about forty numpy calls a chunk), so more
-#: threads than one would queue for it, and further helpers are processes.
+#: processes, at most this many of the ``workers - 1``. A thread starts at once and
+#: computes from the first millisecond (numpy releases the GIL in each array operation),
+#: where a first process waits for the forkserver to import numpy: 0.15 to 0.4 s, as long
+#: as a 10^8-run simulation takes on one core at 3% (0.5 s). Measured at 10^8 runs on 2
+#: shared cores: a thread 1.1-1.4x one worker at load 1 and 0.94x at load 2, a worker
+#: process 1.0-1.3x and 0.75x; a thread is held back by the GIL's hand-offs (about forty
+#: numpy calls a chunk), so more threads than one would queue for it, and further helpers
+#: are processes.
 _HELPER_THREADS = 1
 
 

@@ -118,11 +118,13 @@ class ProgressBar:
             from rich.console import Console
             from rich.progress import Progress
 
-            self.bar = Progress(console=Console(stderr=True), transient=True)
+            # refreshed here, not by rich's refresh thread: a process running a second
+            # thread is never forked, so the simulation's helpers would be a thread
+            self.bar = Progress(console=Console(stderr=True), transient=True, auto_refresh=False)
             self.bar.start()
             self.task = self.bar.add_task(self.what, total=self.total)
         if self.bar is not None:
-            self.bar.update(self.task, completed=self.done)
+            self.bar.update(self.task, completed=self.done, refresh=True)
 
     def __enter__(self) -> ProgressBar:
         return self

@@ -35,8 +35,9 @@ def simulate(
         typer.Option(
             "--workers",
             metavar="N",
-            help="Workers for large simulations (auto: the cores available; the second is a "
-            "thread of this process, further ones processes); the output does not change.",
+            help="Workers for large simulations (auto: the cores available; on Linux forked "
+            "copies of this process, elsewhere a thread and processes); the output does not "
+            "change.",
             parser=Workers(),
         ),
     ] = "auto",  # type: ignore[assignment]  # parsed by Workers

@@ -435,3 +435,19 @@ def test_policies_show_a_progress_bar_on_a_terminal_only():
     plain = subprocess.run([sys.executable, "-m", "gatecal", *args], capture_output=True,
                            text=True, env={**os.environ, "GATECAL_PROGRESS_AFTER": "0"})  # fmt: skip
     assert plain.returncode == 0 and plain.stderr == "" and "consistent" in plain.stdout
+
+
+def test_the_progress_bar_starts_no_thread():
+    """The bar is refreshed from the simulation's own thread, not by a thread of rich's: a
+    process running a second thread is never forked (`gatecal._engines.pool`), so on a
+    terminal too the simulation's helpers stay forked copies of the process."""
+    import threading
+
+    from gatecal.cli._outputs import ProgressBar
+
+    before = threading.active_count()
+    bar = ProgressBar(total=10)
+    bar.enabled, bar.after = True, 0.0
+    with bar:
+        bar(5)
+        assert bar.bar is not None and threading.active_count() == before
