@@ -28,8 +28,6 @@ from ._analyses.check.sequential import (
     check_sequential as check_sequential,
 )
 from ._analyses.compare.builds import (
-    CaseChange as CaseChange,
-    Comparison as Comparison,
     compare_builds as compare_builds,
     compare_matrices as compare_matrices,
 )
@@ -38,6 +36,15 @@ from ._analyses.compare.oc import (
     CompareOC as CompareOC,
     compare_oc as compare_oc,
     plan_compare as plan_compare,
+)
+from ._analyses.compare.result import (
+    CaseChange as CaseChange,
+    CaseChanges as CaseChanges,
+    ComparedRuns as ComparedRuns,
+    Comparison as Comparison,
+    ComparisonRates as ComparisonRates,
+    Discordant as Discordant,
+    PairedTest as PairedTest,
 )
 from ._analyses.history.changes import (
     CaseShift as CaseShift,

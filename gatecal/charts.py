@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from gatecal._analyses.calibrate.judge import Calibration
-from gatecal._analyses.compare.builds import Comparison
+from gatecal._analyses.compare.result import Comparison
 from gatecal._analyses.history.record import History
 from gatecal._analyses.plan._search import SuitePlan
 from gatecal._analyses.recommend.gate import Recommendation
@@ -308,7 +308,7 @@ def plot_flakiness(rec: Recommendation, *, top: int = 20, ax: Axes | None = None
 def plot_compare(result: Comparison, *, top: int = 30, ax: Axes | None = None) -> Axes:
     """Each compared case's pass share in the baseline and the candidate (most changed
     first), the cases the per-case control flags marked."""
-    cases = result.cases[:top]
+    cases, runs = result.changes.cases[:top], result.compared
     with mpl.rc_context(_STYLE):
         ax = _axes(ax, size=(7.5, max(2.5, 0.28 * len(cases) + 1.4)))
         y = np.arange(len(cases))[::-1]
@@ -316,19 +316,19 @@ def plot_compare(result: Comparison, *, top: int = 30, ax: Axes | None = None) -
         cand = [c.candidate_share for c in cases]
         ax.hlines(y, np.minimum(base, cand), np.maximum(base, cand), color=COLORS["budget"],
                   linewidth=1)  # fmt: skip
-        ax.scatter(base, y, color=COLORS["healthy"], label=f"baseline ({result.baseline_runs} "
+        ax.scatter(base, y, color=COLORS["healthy"], label=f"baseline ({runs.baseline_runs} "
                    "runs)", zorder=3)  # fmt: skip
         ax.scatter(cand, y, color=COLORS["regressed"], marker="D",
-                   label=f"candidate ({result.candidate_runs} runs)", zorder=3)  # fmt: skip
+                   label=f"candidate ({runs.candidate_runs} runs)", zorder=3)  # fmt: skip
         labels = [("* " if c.flagged else "") + c.case for c in cases]
         ax.set_yticks(y, labels=labels)
         ax.set_xlim(-0.03, 1.03)
         ax.set_xlabel("share of the build's runs in which the case passed")
         control = {"holm": "Holm", "bh": "Benjamini-Hochberg", "tarone": "Tarone"}.get(
-            result.multiplicity, result.multiplicity
+            result.changes.multiplicity, result.changes.multiplicity
         )
-        ax.set_title(f"Pass share per case (* changed: {control} at {result.alpha:g}); "
-                     f"{result.decision}, p = {result.p_value:.3g}")  # fmt: skip
+        ax.set_title(f"Pass share per case (* changed: {control} at {result.paired.alpha:g}); "
+                     f"{result.decision}, p = {result.paired.p_value:.3g}")  # fmt: skip
         ax.legend(loc="lower left", fontsize=8)
     return ax
 

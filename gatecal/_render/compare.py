@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from gatecal._analyses.compare.builds import Comparison
 from gatecal._analyses.compare.oc import CompareDesign
+from gatecal._analyses.compare.result import Comparison
 from gatecal._common.names import shown as shown_as
 from gatecal._common.tables import (
     csv_text,
@@ -48,12 +48,12 @@ def render_comparison(result: Comparison, fmt: str = "table", *, top: int = 20) 
 
 
 def _comparison_csv(result: Comparison) -> str:
-    if not result.cases:
+    if not result.changes.cases:
         return (
             "case,baseline_passes,baseline_runs,candidate_passes,candidate_runs,"
             "p_value,adjusted,direction,flagged\n"
         )
-    return csv_text([c.to_dict() for c in result.cases])
+    return csv_text([c.to_dict() for c in result.changes.cases])
 
 
 def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
@@ -61,7 +61,8 @@ def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
         return shown_as(text, fmt)
 
     r = result
-    alt = "worse (one-sided)" if r.alternative == "worse" else "different (two-sided)"
+    t, runs, ch, oc = r.paired, r.compared, r.changes, r.rates
+    alt = "worse (one-sided)" if t.alternative == "worse" else "different (two-sided)"
     verdict = {
         "regression": "REGRESSION: the candidate is worse than the baseline",
         "better": "the candidate differs from the baseline, in its favour",
@@ -69,11 +70,11 @@ def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
         "incomplete": "INCOMPLETE EVIDENCE",
     }[r.decision]
     lines = [
-        f"compare: {plural(r.baseline_runs, 'baseline run')} vs "
-        f"{plural(r.candidate_runs, 'candidate run')} on {plural(r.cases_compared, 'case')} "
+        f"compare: {plural(runs.baseline_runs, 'baseline run')} vs "
+        f"{plural(runs.candidate_runs, 'candidate run')} on {plural(runs.cases_compared, 'case')} "
         f"seen in both",
     ]
-    for label, only in (("baseline", r.baseline_only), ("candidate", r.candidate_only)):
+    for label, only in (("baseline", runs.baseline_only), ("candidate", runs.candidate_only)):
         if only:
             shown = ", ".join(name(c) for c in only[:top])
             more = f" ... {len(only) - top} more" if len(only) > top else ""
@@ -81,64 +82,64 @@ def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
     lines += [f"  warning: {name(w)}" for w in r.warnings]
     lines += ["", f"decision: {verdict}"]
     lines += [f"  {name(reason)}" for reason in r.reasons]
-    if r.errors and len(r.errors) <= r.max_errors:
+    if runs.errors and len(runs.errors) <= runs.max_errors:
         lines.append(
-            f"  {len(r.errors)} error or unscored verdicts counted as failures (at most "
-            f"{r.max_errors} allowed)"
+            f"  {len(runs.errors)} error or unscored verdicts counted as failures (at most "
+            f"{runs.max_errors} allowed)"
         )
-    if r.assume_independent_runs and r.test == "mcnemar":
+    if runs.assume_independent_runs and t.test == "mcnemar":
         lines.append(
             "  assumes the two runs are independent (asserted: one run per build cannot "
             "measure the run-to-run correlation)"
         )
-    if not r.cases_compared:
+    if not runs.cases_compared:
         lines.append(
             "  next: give both builds' runs of the same cases (no case has a verdict in both)"
         )
         return "\n".join(lines) + "\n"
-    p_text = format_probability(r.p_value)
-    test_p = format_probability(r.p_test)
-    if not r.exact:  # the run test's p was sampled: say so beside it
-        sampled = f" (Monte Carlo, standard error {r.p_value_se:.2g})"
-        if r.mode == "test":
+    p_text = format_probability(t.p_value)
+    test_p = format_probability(t.p_test)
+    if not t.exact:  # the run test's p was sampled: say so beside it
+        sampled = f" (Monte Carlo, standard error {t.p_value_se:.2g})"
+        if t.mode == "test":
             p_text += sampled
         else:
             test_p += sampled
-    cases_p = format_probability(r.p_cases)
+    cases_p = format_probability(t.p_cases)
     how = {
-        "both": f"p = {p_text} at alpha {r.alpha:g}: twice the smaller of the run test's "
+        "both": f"p = {p_text} at alpha {t.alpha:g}: twice the smaller of the run test's "
         f"{test_p} and the per-case tests' {cases_p} (each has half the level)",
-        "test": f"p = {p_text} at alpha {r.alpha:g} (the per-case tests can't reach half the "
+        "test": f"p = {p_text} at alpha {t.alpha:g} (the per-case tests can't reach half the "
         "level with these runs, so the test decides alone)",
-        "cases": f"p = {p_text} at alpha {r.alpha:g}, the per-case tests' (the test itself "
+        "cases": f"p = {p_text} at alpha {t.alpha:g}, the per-case tests' (the test itself "
         f"can't reach alpha; its p is {test_p})",
-        "none": f"p = {test_p}; neither part can reach alpha {r.alpha:g}",
-    }[r.mode]
+        "none": f"p = {test_p}; neither part can reach alpha {t.alpha:g}",
+    }[t.mode]
     lines += [
-        f"  test: {_TESTS.get(r.test, r.test)}, and Fisher's exact test per case",
+        f"  test: {_TESTS.get(t.test, t.test)}, and Fisher's exact test per case",
         f"  alternative: {alt}; {how}",
     ]
-    if r.discordant is not None:
+    if ch.discordant is not None:
         lines.append(
-            f"  discordant cases: {r.discordant[0]} passed in the baseline and failed in the "
-            f"candidate, {r.discordant[1]} the reverse"
+            f"  discordant cases: {ch.discordant.worse} passed in the baseline and failed in the "
+            f"candidate, {ch.discordant.better} the reverse"
         )
-    elif r.test == "runs":
-        lines.append(f"  mean pass share, baseline minus candidate: {r.statistic:+.4f}")
+    elif t.test == "runs":
+        lines.append(f"  mean pass share, baseline minus candidate: {t.statistic:+.4f}")
     else:
-        lines.append(f"  sum of per-case pass-share differences: {r.statistic:+.4f}")
+        lines.append(f"  sum of per-case pass-share differences: {t.statistic:+.4f}")
     control = {
         "holm": "Holm (family-wise error)",
         "bh": "Benjamini-Hochberg (false-discovery rate)",
         "tarone": "Tarone's discrete Bonferroni over the cases that can reach the level "
         "(family-wise error)",
-    }.get(r.multiplicity, r.multiplicity)
-    level = r.alpha / 2 if r.mode == "both" else r.alpha
+    }.get(ch.multiplicity, ch.multiplicity)
+    level = t.alpha / 2 if t.mode == "both" else t.alpha
     lines += ["", f"changed cases (Fisher's exact test per case, {control} at {level:g}):"]
-    lines.append("  worse: " + (", ".join(name(c) for c in r.worse) or "none"))
-    if r.alternative == "two-sided":
-        lines.append("  better: " + (", ".join(name(c) for c in r.better) or "none"))
-    changed = [c for c in r.cases if c.direction != "same"][:top]
+    lines.append("  worse: " + (", ".join(name(c) for c in ch.worse) or "none"))
+    if t.alternative == "two-sided":
+        lines.append("  better: " + (", ".join(name(c) for c in ch.better) or "none"))
+    changed = [c for c in ch.cases if c.direction != "same"][:top]
     if changed:
         rows = [
             [
@@ -155,17 +156,17 @@ def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
             "",
             *table_lines(["case", "baseline", "candidate", "p", "adjusted", "flagged"], rows, fmt),
         ]
-        rest = sum(c.direction != "same" for c in r.cases) - len(changed)
+        rest = sum(c.direction != "same" for c in ch.cases) - len(changed)
         if rest > 0:
             lines.append(f"  ... {rest} more changed cases")
-    if r.operating:
+    if oc.operating:
         lines += [
             "",
-            f"this comparison's own error rates (simulated, {r.oc_samples} pairs of builds per "
+            f"this comparison's own error rates (simulated, {oc.oc_samples} pairs of builds per "
             "point; each run's failure rate drawn from the baseline's measured noise):",
-            f"  false alarm on two healthy builds: {format_probability(r.false_alarm or 0.0)}; "
-            f"detection of {r.regression} ({r.regression_failing} of {r.cases_compared}): "
-            f"{format_probability(r.detection or 0.0)} (the worst over the points below)",
+            f"  false alarm on two healthy builds: {format_probability(oc.false_alarm or 0.0)}; "
+            f"detection of {oc.regression} ({oc.regression_failing} of {runs.cases_compared}): "
+            f"{format_probability(oc.detection or 0.0)} (the worst over the points below)",
         ]
         rows = [
             [
@@ -175,7 +176,7 @@ def _comparison_text(result: Comparison, fmt: str, *, top: int) -> str:
                 f"{format_probability(o.false_alarm)} ± {o.false_alarm_se:.2g}",
                 f"{format_probability(o.detection)} ± {o.detection_se:.2g}",
             ]
-            for o in r.operating
+            for o in oc.operating
         ]
         lines += table_lines(["noise point", "rate", "icc", "false alarm", "detection"], rows, fmt)
     return "\n".join(lines) + "\n"

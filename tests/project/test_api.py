@@ -237,11 +237,11 @@ def test_compare_builds_takes_the_candidate(files):
     )
     for res in (new, apart):
         assert res.decision == old.decision
-        assert res.p_value == pytest.approx(old.p_value, rel=1e-12)
-        assert [c.case for c in res.cases] == [c.case for c in old.cases]
+        assert res.paired.p_value == pytest.approx(old.paired.p_value, rel=1e-12)
+        assert [c.case for c in res.changes.cases] == [c.case for c in old.changes.cases]
     with pytest.warns(DeprecationWarning, match="pass candidate="):
         dep = gatecal.compare_builds(files["baseline"], regressed=files["candidate"], oc_samples=20)
-    assert dep.p_value == pytest.approx(old.p_value, rel=1e-12)
+    assert dep.paired.p_value == pytest.approx(old.paired.p_value, rel=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         gatecal.compare_builds(files["baseline"], candidate=files["candidate"], oc_samples=0)

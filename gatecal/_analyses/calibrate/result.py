@@ -13,7 +13,7 @@ from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Estimate
 from gatecal._common.tables import format_probability
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 
@@ -47,7 +47,7 @@ class ConfusionMatrix:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SelfConsistency:
+class SelfConsistency(FieldsJSON):
     """How often two judgements of the same item disagree.
 
     Attributes
@@ -66,9 +66,6 @@ class SelfConsistency:
     items: int
     flip_rate: Estimate
     noise_floor: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -59,9 +59,8 @@ joint (rate, icc) confidence region of :func:`gatecal._analyses.noise.bounds.noi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -72,8 +71,15 @@ from gatecal._analyses.compare.paired import (
     _decide,
     _Decision,
 )
-from gatecal._common.contracts import json_header
-from gatecal._common.display import Displayed
+from gatecal._analyses.compare.result import (
+    CaseChange,
+    CaseChanges,
+    ComparedRuns,
+    Comparison,
+    ComparisonRates,
+    Discordant,
+    PairedTest,
+)
 from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
     ParameterError,
@@ -81,8 +87,7 @@ from gatecal._common.validate import (
     check_level,
 )
 from gatecal._model.evidence import PairedEvidence
-from gatecal._model.fields import field_dict
-from gatecal._model.regression import RegressionLike, as_regression
+from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal.readers._data import RunsData
 
 ALTERNATIVES = ("worse", "two-sided")
@@ -93,176 +98,9 @@ __all__ = [
     "ALTERNATIVES",
     "COMPARE_TESTS",
     "MULTIPLICITY",
-    "CaseChange",
-    "Comparison",
     "compare_builds",
     "compare_matrices",
 ]
-
-
-# -- results --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CaseChange:
-    """One compared case: its passes in each build, its exact p-value, adjusted."""
-
-    case: str
-    baseline_passes: int
-    baseline_runs: int
-    candidate_passes: int
-    candidate_runs: int
-    p_value: float
-    adjusted: float
-    direction: str  # "worse", "better" or "same" (by the pass shares)
-    flagged: bool
-
-    @property
-    def baseline_share(self) -> float:
-        return self.baseline_passes / self.baseline_runs
-
-    @property
-    def candidate_share(self) -> float:
-        return self.candidate_passes / self.candidate_runs
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class Comparison(Displayed):
-    """What ``gatecal compare`` found; see :func:`compare_builds`.
-
-    `decision` is ``regression`` (the candidate is worse: p <= alpha), ``better``
-    (two-sided only: different, in the candidate's favour), ``no evidence`` or
-    ``incomplete`` (cases seen in one build only without `partial`, nothing to
-    compare, or a test that cannot reach `alpha` with these runs and cases).
-    `false_alarm` and `detection` are the largest and the smallest over the noise
-    points in `operating` (None when not estimated).
-    """
-
-    decision: str
-    reasons: tuple[str, ...]
-    test: str
-    mode: str
-    alternative: str
-    alpha: float
-    p_value: float
-    p_test: float
-    p_cases: float
-    exact: bool
-    p_value_se: float
-    smallest_p: float
-    statistic: float
-    cases_compared: int
-    baseline_runs: int
-    candidate_runs: int
-    baseline_only: tuple[str, ...]
-    candidate_only: tuple[str, ...]
-    partial: bool
-    incomplete_runs: tuple[str, ...]
-    left_out: tuple[str, ...]
-    errors: tuple[str, ...]
-    max_errors: int
-    assume_independent_runs: bool
-    multiplicity: str
-    cases: tuple[CaseChange, ...]
-    worse: tuple[str, ...]
-    better: tuple[str, ...]
-    discordant: tuple[int, int] | None
-    regression: str
-    regression_failing: int
-    operating: tuple[CompareOC, ...]
-    false_alarm: float | None
-    detection: float | None
-    oc_samples: int
-    sources: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    version: str = field(default="")
-
-    _renderer: ClassVar[str] = "gatecal._render.compare"
-
-    @property
-    def exit_code(self) -> int:
-        """0: no evidence of a regression; 1: a regression or incomplete evidence."""
-        return 1 if self.decision in ("regression", "incomplete") else 0
-
-    def summary(self) -> str:
-        """The decision, its p-value and test, and the runs compared."""
-        return (
-            f"{self.decision.upper()}: p = {self.p_value:.3g} ({self.test}) over "
-            f"{self.cases_compared} cases, {self.baseline_runs} baseline and "
-            f"{self.candidate_runs} candidate runs"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON contract ``gatecal.compare``, its header first (``gatecal_version``
-        the package's that wrote it)."""
-        return {
-            **json_header("compare"),
-            "decision": self.decision,
-            "exit_code": self.exit_code,
-            "reasons": list(self.reasons),
-            "test": self.test,
-            "mode": self.mode,
-            "alternative": self.alternative,
-            "alpha": self.alpha,
-            "p_value": self.p_value,
-            "p_test": self.p_test,
-            "p_cases": self.p_cases,
-            "exact": self.exact,
-            "p_value_se": self.p_value_se,
-            "smallest_p": self.smallest_p,
-            "statistic": self.statistic,
-            "cases_compared": self.cases_compared,
-            "baseline_runs": self.baseline_runs,
-            "candidate_runs": self.candidate_runs,
-            "baseline_only": list(self.baseline_only),
-            "candidate_only": list(self.candidate_only),
-            "partial": self.partial,
-            "incomplete_runs": list(self.incomplete_runs),
-            "left_out": list(self.left_out),
-            "errors": list(self.errors),
-            "max_errors": self.max_errors,
-            "assume_independent_runs": self.assume_independent_runs,
-            "discordant": (
-                {"worse": self.discordant[0], "better": self.discordant[1]}
-                if self.discordant
-                else None
-            ),
-            "multiplicity": self.multiplicity,
-            "worse": list(self.worse),
-            "better": list(self.better),
-            "cases": [c.to_dict() for c in self.cases],
-            "regression": self.regression,
-            "regression_failing": self.regression_failing,
-            "false_alarm": self.false_alarm,
-            "detection": self.detection,
-            "operating": [o.to_dict() for o in self.operating],
-            "oc_samples": self.oc_samples,
-            "sources": list(self.sources),
-            "warnings": list(self.warnings),
-        }
-
-    def to_frame(self) -> Any:
-        """The compared cases as a pandas DataFrame, one row per case."""
-        import pandas as pd  # deferred: `import gatecal` stays light
-
-        columns = [
-            "case",
-            "baseline_passes",
-            "baseline_runs",
-            "candidate_passes",
-            "candidate_runs",
-            "p_value",
-            "adjusted",
-            "direction",
-            "flagged",
-        ]
-        frame = pd.DataFrame([c.to_dict() for c in self.cases], columns=columns)
-        frame["baseline_share"] = frame["baseline_passes"] / frame["baseline_runs"]
-        frame["candidate_share"] = frame["candidate_passes"] / frame["candidate_runs"]
-        return frame
 
 
 # -- the comparison -------------------------------------------------------------------------
@@ -414,64 +252,75 @@ def _compare(
     base, cand = evidence.baseline, evidence.candidate
     base = base[(base >= 0).any(axis=1)]  # a run with no verdict on a compared case
     cand = cand[(cand >= 0).any(axis=1)]
-    compared = list(evidence.cases)
     reasons: list[str] = list(evidence.reasons)
     reg = as_regression("0.25" if regression is None else regression)
-    common: dict[str, Any] = dict(
-        alternative=alternative,
-        alpha=alpha,
-        cases_compared=len(compared),
-        baseline_runs=len(base),
-        candidate_runs=len(cand),
-        baseline_only=evidence.baseline_only,
-        candidate_only=evidence.candidate_only,
-        partial=evidence.partial,
-        incomplete_runs=evidence.incomplete,
-        left_out=evidence.left_out,
-        errors=evidence.errors,
-        max_errors=evidence.max_errors,
-        assume_independent_runs=assume_independent_runs,
-        multiplicity=multiplicity,
-        regression=reg.describe(),
-        oc_samples=samples,
+    paired = PairedTest(test=test, alternative=alternative, alpha=alpha)
+    changes = CaseChanges(multiplicity=multiplicity)
+    rates = ComparisonRates(regression=reg.describe(), oc_samples=samples)
+    found: _Decision | None = None
+    if not evidence.cases or not len(base) or not len(cand):
+        reasons.append("no case observed in both builds")
+        base, cand = evidence.baseline, evidence.candidate  # the runs given, none compared
+    else:
+        chosen = _choose_test(test, len(base), len(cand))
+        found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=rng)
+        result = found.test
+        paired = PairedTest(
+            test=chosen,
+            mode=found.mode,
+            alternative=alternative,
+            alpha=alpha,
+            p_value=found.p_value,
+            p_test=result.p_value,
+            p_cases=found.p_cases,
+            exact=result.exact,
+            p_value_se=result.standard_error,
+            smallest_p=result.smallest_p,
+            statistic=found.statistic,
+        )
+        changes = _case_changes(list(evidence.cases), found, multiplicity)
+        rates = _own_rates(base, len(cand), paired, multiplicity, reg, samples, rng, level)
+        if found.mode == "none":
+            reasons.append(
+                f"neither the {chosen} test nor the per-case tests can reach alpha "
+                f"{alpha:g} with {len(base)} + {len(cand)} runs of {len(evidence.cases)} "
+                f"cases (the test's smallest p-value is {result.smallest_p:.3g})"
+            )
+        if chosen == "mcnemar" and not assume_independent_runs:
+            reasons.append(ONE_RUN)
+    if reasons:
+        decision = "incomplete"
+        reasons.insert(0, "incomplete evidence never passes")
+    elif found is not None and found.reject:
+        decision = "regression" if found.worse else "better"
+    else:
+        decision = "no evidence"
+    return Comparison(
+        decision=decision,
+        reasons=tuple(reasons),
+        paired=paired,
+        compared=_compared(evidence, len(base), len(cand), assume_independent_runs),
+        changes=changes,
+        rates=rates,
         sources=sources,
         warnings=(*warnings, *evidence.notes),
         version=__version__,
     )
-    if not compared or not len(base) or not len(cand):
-        reasons.insert(0, "incomplete evidence never passes")
-        reasons.append("no case observed in both builds")
-        common["baseline_runs"] = len(evidence.baseline)
-        common["candidate_runs"] = len(evidence.candidate)
-        return Comparison(
-            decision="incomplete",
-            reasons=tuple(reasons),
-            test=test,
-            mode="none",
-            p_value=1.0,
-            p_test=1.0,
-            p_cases=1.0,
-            exact=True,
-            p_value_se=0.0,
-            smallest_p=1.0,
-            statistic=0.0,
-            cases=(),
-            worse=(),
-            better=(),
-            discordant=None,
-            regression_failing=0,
-            operating=(),
-            false_alarm=None,
-            detection=None,
-            **common,
-        )
-    chosen = _choose_test(test, len(base), len(cand))
-    found = _decide(base, cand, chosen, alternative, alpha, multiplicity, rng=rng)
-    result = found.test
-    case_rows, worse, better = _case_changes(compared, found)
 
-    # the comparison's own operating characteristic, from the baseline's noise
-    n = len(compared)
+
+def _own_rates(
+    base: Matrix,
+    candidate_runs: int,
+    paired: PairedTest,
+    multiplicity: str,
+    reg: Regression,
+    samples: int,
+    rng: SeedLike,
+    level: float,
+) -> ComparisonRates:
+    """The comparison's own operating characteristic, simulated from the baseline's noise
+    (``samples`` 0: not estimated)."""
+    n = base.shape[1]
     failing = reg.failing(n)
     if samples and not 1 <= failing <= n:
         raise ParameterError(
@@ -485,55 +334,42 @@ def _compare(
             base,
             n,
             len(base),
-            len(cand),
-            chosen,
-            alternative,
-            alpha,
+            candidate_runs,
+            paired.test,
+            paired.alternative,
+            paired.alpha,
             multiplicity,
             failing,
             samples,
             rng,
             level,
         )
-    false_alarm = max((o.false_alarm for o in operating), default=None)
-    detection = min((o.detection for o in operating), default=None)
-
-    if found.mode == "none":
-        reasons.append(
-            f"neither the {chosen} test nor the per-case tests can reach alpha "
-            f"{alpha:g} with {len(base)} + {len(cand)} runs of {n} cases (the "
-            f"test's smallest p-value is {result.smallest_p:.3g})"
-        )
-    if chosen == "mcnemar" and not assume_independent_runs:
-        reasons.append(ONE_RUN)
-    if reasons:
-        decision = "incomplete"
-        reasons.insert(0, "incomplete evidence never passes")
-    elif found.reject:
-        decision = "regression" if found.worse else "better"
-    else:
-        decision = "no evidence"
-    return Comparison(
-        decision=decision,
-        reasons=tuple(reasons),
-        test=chosen,
-        mode=found.mode,
-        p_value=found.p_value,
-        p_test=result.p_value,
-        p_cases=found.p_cases,
-        exact=result.exact,
-        p_value_se=result.standard_error,
-        smallest_p=result.smallest_p,
-        statistic=found.statistic,
-        cases=case_rows,
-        worse=worse,
-        better=better,
-        discordant=found.discordant,
+    return ComparisonRates(
+        regression=reg.describe(),
         regression_failing=failing,
+        false_alarm=max((o.false_alarm for o in operating), default=None),
+        detection=min((o.detection for o in operating), default=None),
         operating=operating,
-        false_alarm=false_alarm,
-        detection=detection,
-        **common,
+        oc_samples=samples,
+    )
+
+
+def _compared(
+    evidence: PairedEvidence, baseline_runs: int, candidate_runs: int, assume_independent: bool
+) -> ComparedRuns:
+    """What the comparison compared: the evidence's cases over these runs of each build."""
+    return ComparedRuns(
+        cases_compared=len(evidence.cases),
+        baseline_runs=baseline_runs,
+        candidate_runs=candidate_runs,
+        baseline_only=evidence.baseline_only,
+        candidate_only=evidence.candidate_only,
+        partial=evidence.partial,
+        incomplete_runs=evidence.incomplete,
+        left_out=evidence.left_out,
+        errors=evidence.errors,
+        max_errors=evidence.max_errors,
+        assume_independent_runs=assume_independent,
     )
 
 
@@ -622,7 +458,7 @@ def compare_builds(
     >>> path = folder / "candidate.jsonl"
     >>> _ = path.write_text("".join(json.dumps(x) + "\\n" for x in candidate))
     >>> comparison = gatecal.compare_builds(folder / "nightly.jsonl", candidate=path)
-    >>> comparison.decision, comparison.worse
+    >>> comparison.decision, comparison.changes.worse
     ('regression', ('case-07',))
     """
     from gatecal.readers.run_states import paired_states
@@ -667,8 +503,8 @@ def compare_builds(
         rng=rng,
         confidence_level=confidence_level,
         assume_independent_runs=assume_independent_runs,
-        sources=tuple(sources),
-        warnings=tuple(notes),
+        sources=sources,
+        warnings=notes,
     )
 
 
@@ -699,9 +535,7 @@ def _only_build(name: str, data: RunsData) -> str:
     return builds[0]
 
 
-def _case_changes(
-    compared: list[str], found: _Decision
-) -> tuple[tuple[CaseChange, ...], tuple[str, ...], tuple[str, ...]]:
+def _case_changes(compared: list[str], found: _Decision, multiplicity: str) -> CaseChanges:
     """Each compared case with its counts and p-values, most significant first; the
     flagged ones that got worse, and better."""
     case_rows = tuple(
@@ -727,6 +561,10 @@ def _case_changes(
         )
     )
     case_rows = tuple(sorted(case_rows, key=lambda c: (c.p_value, c.case)))
-    worse = tuple(c.case for c in case_rows if c.flagged and c.direction == "worse")
-    better = tuple(c.case for c in case_rows if c.flagged and c.direction == "better")
-    return case_rows, worse, better
+    return CaseChanges(
+        discordant=Discordant(*found.discordant) if found.discordant is not None else None,
+        multiplicity=multiplicity,
+        worse=tuple(c.case for c in case_rows if c.flagged and c.direction == "worse"),
+        better=tuple(c.case for c in case_rows if c.flagged and c.direction == "better"),
+        cases=case_rows,
+    )

@@ -18,7 +18,7 @@ from gatecal._common.validate import (
     check_level,
     check_probability,
 )
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 from gatecal._model.regression import RegressionLike, as_regression
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CompareOC:
+class CompareOC(FieldsJSON):
     """The comparison's own false alarm and detection at one noise point (rate, icc)."""
 
     point: str
@@ -40,9 +40,6 @@ class CompareOC:
     false_alarm_se: float
     detection: float
     detection_se: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 def _choose_test(test: str, base_runs: int, cand_runs: int) -> str:

@@ -42,7 +42,7 @@ import numpy.typing as npt
 from gatecal._common.quantiles import chi2_ppf, chi2_sf
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.arrays import Floats, Ints
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 
 __all__ = [
     "SYSTEMATIC_CERTAINTY",
@@ -73,7 +73,7 @@ _RUN_FIT_MAX = 400_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CaseRecord:
+class CaseRecord(FieldsJSON):
     """One case's record in the known-good runs and its healthy failure rate.
 
     Attributes
@@ -100,9 +100,6 @@ class CaseRecord:
     def record(self) -> str:
         """``failed 0 of 30 known-good runs``."""
         return f"failed {self.failures} of {self.runs} known-good runs"
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)

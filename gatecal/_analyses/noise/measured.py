@@ -6,19 +6,18 @@ ones nest: :class:`MeasuredNoise` (a recommendation's measured noise) and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from gatecal._analyses.noise.overdispersion import Overdispersion
 from gatecal._common.intervals import RateEstimate
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 
 __all__ = ["BaselineEvidence", "MeasuredNoise"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MeasuredNoise:
+class MeasuredNoise(FieldsJSON):
     """The judge's noise as the known-good runs measured it, and the region the gates
-    allow for.
+    allow for: its JSON is these keys of the ``gatecal.recommend`` JSON, in its order.
 
     Attributes
     ----------
@@ -58,14 +57,11 @@ class MeasuredNoise:
             correlated=self.correlated,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        """The keys of the ``gatecal.recommend`` JSON, in its order."""
-        return field_dict(self)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineEvidence:
-    """The known-good runs a check decided against, as its gate's model uses them.
+class BaselineEvidence(FieldsJSON):
+    """The known-good runs a check decided against, as its gate's model uses them: the
+    ``baseline`` object of the ``gatecal.check`` JSON.
 
     Attributes
     ----------
@@ -87,7 +83,3 @@ class BaselineEvidence:
     icc_for_gate: float
     overdispersion: Overdispersion
     correlated: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``baseline`` object of the ``gatecal.check`` JSON."""
-        return field_dict(self)

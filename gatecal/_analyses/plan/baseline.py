@@ -37,13 +37,13 @@ from gatecal._common.lowdiscrepancy import van_der_corput
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_instance, check_probability
 from gatecal._model.arrays import Ints
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BaselineRuns:
+class BaselineRuns(FieldsJSON):
     """The known-good runs behind one plan's gate; see :func:`baseline_runs`.
 
     Attributes
@@ -99,10 +99,6 @@ class BaselineRuns:
     share_hits: int = 0
     sets: int = 0
     reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return field_dict(self)
 
 
 def representative_failures(failing_pmf: npt.ArrayLike, runs: int) -> Ints:

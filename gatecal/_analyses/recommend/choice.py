@@ -18,7 +18,7 @@ from gatecal._analyses.noise.casegate import (
 from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.plan._search import SuitePlans
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 from gatecal._model.rankgate import allowed_rank
 from gatecal.readers._data import RunsData
 
@@ -61,7 +61,7 @@ class MoreRuns:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ChosenGate:
+class ChosenGate(FieldsJSON):
     """The gate recommend names and writes, always (the loop never dead-ends).
 
     `kind` is ``cases`` (the case-aware gate, when the known-good runs show that cases
@@ -77,9 +77,6 @@ class ChosenGate:
     detection: float
     meets_targets: bool
     shortfall: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 def case_aware(

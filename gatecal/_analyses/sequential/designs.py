@@ -75,7 +75,7 @@ from gatecal._analyses.sequential.outcome import (
 )
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 from gatecal._model.sequential import design_names, walk_boundaries
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ _GRID = tuple(i / 8 for i in range(0, 49))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SequentialDesign:
+class SequentialDesign(FieldsJSON):
     """A sequential gate: its shape, its boundaries, and the targets it was searched for.
 
     Attributes
@@ -156,9 +156,6 @@ class SequentialDesign:
         pairs = [(b.pass_at_least, b.fail_at_most) for b in self.boundaries]
         decision, look, _ = walk_boundaries(passing, pairs)
         return decision, look
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,14 +14,13 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from gatecal._common.validate import ParameterError, check_count
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import field_dict
+from gatecal._model.fields import FieldsJSON
 
 __all__ = [
     "RatePmfs",
@@ -37,7 +36,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SequentialBoundary:
+class SequentialBoundary(FieldsJSON):
     """The decision after run `look`: pass if ``S >= pass_at_least``, fail if
     ``S <= fail_at_most``, else run again (S: passing cases summed over the runs so far).
     ``fail_at_most = -1`` never fails; ``pass_at_least = look * cases + 1`` never passes."""
@@ -45,9 +44,6 @@ class SequentialBoundary:
     look: int
     pass_at_least: int
     fail_at_most: int
-
-    def to_dict(self) -> dict[str, int]:
-        return field_dict(self)
 
 
 def _check_boundaries(
@@ -225,7 +221,7 @@ def _as_rates(name: str, pmf: npt.ArrayLike | RatePmfs | SharedBinomial) -> RunP
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SequentialOutcome:
+class SequentialOutcome(FieldsJSON):
     """What a sequential gate does to one build, exactly.
 
     Attributes
@@ -249,9 +245,6 @@ class SequentialOutcome:
     stop_distribution: tuple[float, ...]
     fail_by_look: tuple[float, ...]
     pass_by_look: tuple[float, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return field_dict(self)
 
 
 def _fast_sum(x: Floats) -> float:

@@ -359,16 +359,16 @@ def _builds(tmp_path: Path, base_runs: int, cand_runs: int, broken: set[str],
 def test_a_clear_regression_names_its_cases(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 6, 6, {"case-1", "case-5"})])
     result = gatecal.compare_builds(data, oc_samples=0, multiplicity="holm")
-    assert result.test == "runs"
+    assert result.paired.test == "runs"
     assert result.decision == "regression" and result.exit_code == 1
-    assert result.mode == "both"  # half the level to the run test, half to the cases
-    assert result.p_test == pytest.approx(1 / math.comb(12, 6))
-    assert result.p_cases == pytest.approx(8 / 924)
-    assert result.p_value == pytest.approx(2 / math.comb(12, 6))
-    assert set(result.worse) == {"case-1", "case-5"}
+    assert result.paired.mode == "both"  # half the level to the run test, half to the cases
+    assert result.paired.p_test == pytest.approx(1 / math.comb(12, 6))
+    assert result.paired.p_cases == pytest.approx(8 / 924)
+    assert result.paired.p_value == pytest.approx(2 / math.comb(12, 6))
+    assert set(result.changes.worse) == {"case-1", "case-5"}
     # each of them 6/6 vs 0/6: Fisher 1/C(12, 6); Holm: 8 p, and 7 p raised to 8 p (the
     # adjusted values never decrease down the sorted list)
-    flagged = {c.case: c for c in result.cases if c.flagged}
+    flagged = {c.case: c for c in result.changes.cases if c.flagged}
     assert flagged["case-1"].p_value == pytest.approx(1 / 924)
     assert [c.adjusted for c in flagged.values()] == pytest.approx([8 / 924, 8 / 924])
     frame = result.to_frame()
@@ -376,9 +376,12 @@ def test_a_clear_regression_names_its_cases(tmp_path):
     # Tarone (the default): the 6 cases passing all 12 runs can never be significant, so
     # K = 2 (two cases can reach 0.025 / 2; their smallest p is 1 / C(12, 6)): 2 p, not 8 p
     tarone = gatecal.compare_builds(data, oc_samples=0)
-    assert tarone.multiplicity == "tarone" and set(tarone.worse) == {"case-1", "case-5"}
-    assert tarone.p_cases == pytest.approx(2 / 924)
-    assert tarone.p_value == pytest.approx(2 / math.comb(12, 6))  # the run test's is smaller
+    assert tarone.changes.multiplicity == "tarone" and set(tarone.changes.worse) == {
+        "case-1",
+        "case-5",
+    }
+    assert tarone.paired.p_cases == pytest.approx(2 / 924)
+    assert tarone.paired.p_value == pytest.approx(2 / math.comb(12, 6))  # the run test's is smaller
 
 
 def test_one_broken_case_in_sixty_is_caught_by_both_halves():
@@ -388,24 +391,26 @@ def test_one_broken_case_in_sixty_is_caught_by_both_halves():
     cand[:, 0] = 0
     base[:, 0] = 1
     result = gatecal.compare_matrices(base, cand, oc_samples=0, multiplicity="holm")
-    assert result.mode == "both"
+    assert result.paired.mode == "both"
     # the run test: no other labelling of the 20 runs puts a case's 10 failures all on the
     # candidate (the pass-share statistic this replaced gave p > 0.025: one case in 60)
-    assert result.p_test == 1 / math.comb(20, 10)
+    assert result.paired.p_test == 1 / math.comb(20, 10)
     # 10/10 against 0/10: Fisher 1/C(20, 10), Holm times 60
-    assert result.p_cases == pytest.approx(60 / math.comb(20, 10))
+    assert result.paired.p_cases == pytest.approx(60 / math.comb(20, 10))
     assert result.decision == "regression"
-    assert result.worse == ("0",)
+    assert result.changes.worse == ("0",)
 
 
 def test_one_run_each_is_mcnemar_and_names_no_case(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 1, 1, {f"case-{j}" for j in range(6)})])
     result = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
-    assert result.test == "mcnemar"
-    assert result.discordant == (6, 0)
-    assert result.p_value == 1 / 64
+    assert result.paired.test == "mcnemar"
+    assert result.changes.discordant == gatecal.Discordant(worse=6, better=0)
+    assert result.paired.p_value == 1 / 64
     assert result.decision == "regression"
-    assert result.worse == ()  # a case run once in each build can't be shown to have changed
+    assert (
+        result.changes.worse == ()
+    )  # a case run once in each build can't be shown to have changed
 
 
 def test_one_run_each_is_incomplete_unless_independence_is_asserted(tmp_path):
@@ -414,7 +419,7 @@ def test_one_run_each_is_incomplete_unless_independence_is_asserted(tmp_path):
     alarm <= 0.046, true 0.26 at icc 0.05 with 200 cases)."""
     data = gatecal.read_runs([_builds(tmp_path, 1, 1, set())])
     result = gatecal.compare_builds(data, oc_samples=0)
-    assert result.test == "mcnemar" and result.decision == "incomplete"
+    assert result.paired.test == "mcnemar" and result.decision == "incomplete"
     assert result.exit_code == 1
     assert any("one run per build cannot tell a regression" in r for r in result.reasons)
     asserted = gatecal.compare_builds(data, oc_samples=0, assume_independent_runs=True)
@@ -424,11 +429,11 @@ def test_one_run_each_is_incomplete_unless_independence_is_asserted(tmp_path):
 def test_a_case_in_one_build_only_is_incomplete_unless_partial(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 4, 4, set(), extra="new-case")])
     result = gatecal.compare_builds(data, oc_samples=0)
-    assert result.candidate_only == ("new-case",)
+    assert result.compared.candidate_only == ("new-case",)
     assert result.decision == "incomplete" and result.exit_code == 1
     result = gatecal.compare_builds(data, oc_samples=0, partial=True)
     assert result.decision == "no evidence" and result.exit_code == 0
-    assert result.cases_compared == 8
+    assert result.compared.cases_compared == 8
 
 
 def test_a_test_that_cannot_reach_alpha_is_incomplete_not_a_pass(tmp_path):
@@ -444,21 +449,43 @@ def test_two_sided_names_better_cases(tmp_path):
     rows += [("regressed", f"c{r}", c, True) for r in range(6) for c in cases]
     data = gatecal.read_runs([_table(tmp_path / "t.csv", rows)])
     one = gatecal.compare_builds(data, oc_samples=0)
-    assert one.decision == "no evidence" and one.better == ()
+    assert one.decision == "no evidence" and one.changes.better == ()
     two = gatecal.compare_builds(data, oc_samples=0, alternative="two-sided")
     assert two.decision == "better" and two.exit_code == 0
-    assert two.better == ("case-2",)
+    assert two.changes.better == ("case-2",)
 
 
 def test_operating_characteristic_is_reported_and_seeded(tmp_path):
     data = gatecal.read_runs([_builds(tmp_path, 5, 5, {"case-3"})])
     a = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
     b = gatecal.compare_builds(data, oc_samples=100, regression="2", rng=7)
-    assert a.operating == b.operating
-    assert a.regression_failing == 2
-    assert [o.point for o in a.operating] == ["fit", "largest icc", "largest rate"]
-    assert a.false_alarm == max(o.false_alarm for o in a.operating)
-    assert a.detection == min(o.detection for o in a.operating)
+    assert a.rates.operating == b.rates.operating
+    assert a.rates.regression_failing == 2
+    assert [o.point for o in a.rates.operating] == ["fit", "largest icc", "largest rate"]
+    assert a.rates.false_alarm == max(o.false_alarm for o in a.rates.operating)
+    assert a.rates.detection == min(o.detection for o in a.rates.operating)
+
+
+def test_the_json_is_each_nested_group_flat_in_order(tmp_path):
+    data = gatecal.read_runs([_builds(tmp_path, 1, 1, {"case-3"})])
+    result = gatecal.compare_builds(data, oc_samples=10, assume_independent_runs=True)
+    groups = (result.paired, result.compared, result.changes, result.rates)
+    nested = [key for group in groups for key in group.to_dict()]
+    keys = list(result.to_dict())
+    start = keys.index("reasons") + 1
+    assert keys[start : start + len(nested)] == nested
+    assert keys[start + len(nested) :] == ["sources", "warnings"]
+    # the one object of the contract that is not a list: McNemar's discordant cases
+    assert result.to_dict()["discordant"] == {"worse": 1, "better": 0}
+    assert result.changes.discordant == gatecal.Discordant(worse=1, better=0)
+
+
+def test_nothing_compared_is_the_groups_defaults():
+    result = gatecal.compare_matrices(np.full((2, 3), -1), np.ones((2, 3), int), oc_samples=5)
+    assert result.decision == "incomplete" and result.compared.cases_compared == 0
+    assert result.paired == gatecal.PairedTest(test="auto", alternative="worse", alpha=0.05)
+    assert result.changes == gatecal.CaseChanges(multiplicity="tarone")
+    assert result.rates == gatecal.ComparisonRates(regression="25% of the cases fail", oc_samples=5)
 
 
 def test_bad_library_input_names_the_parameter():

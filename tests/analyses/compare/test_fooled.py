@@ -50,7 +50,7 @@ def _file(tmp_path: Path, hide: str, runs: int = 20) -> Path:
 
 def test_the_plain_regression_is_found(tmp_path):
     res = gatecal.compare_builds(gatecal.read_runs([_file(tmp_path, "fail")]), oc_samples=0)
-    assert res.decision == "regression" and set(res.worse) == BROKEN
+    assert res.decision == "regression" and set(res.changes.worse) == BROKEN
 
 
 def test_dropped_failing_check_rows_are_missing_evidence(tmp_path, capsys):
@@ -58,8 +58,8 @@ def test_dropped_failing_check_rows_are_missing_evidence(tmp_path, capsys):
     path = _file(tmp_path, "drop")
     res = gatecal.compare_builds(gatecal.read_runs([path]), oc_samples=0)
     assert res.decision == "incomplete" and res.exit_code == 1
-    assert len(res.incomplete_runs) == 4 * 20
-    assert all("lacks a check" in h for h in res.incomplete_runs)
+    assert len(res.compared.incomplete_runs) == 4 * 20
+    assert all("lacks a check" in h for h in res.compared.incomplete_runs)
     code, out, _ = run_cli("compare", path, "--oc-samples", "0")
     assert code == 1 and "INCOMPLETE EVIDENCE" in out
 
@@ -70,11 +70,11 @@ def test_errored_verdicts_are_counted_or_incomplete_never_dropped(tmp_path, caps
     path = _file(tmp_path, "error")
     data = gatecal.read_runs([path])
     res = gatecal.compare_builds(data, oc_samples=0)
-    assert res.decision == "incomplete" and len(res.errors) == 76
+    assert res.decision == "incomplete" and len(res.compared.errors) == 76
     assert any("76 error or unscored verdicts" in r for r in res.reasons)
     # within --max-errors each error counts as a failure: the regression is found
     counted = gatecal.compare_builds(data, oc_samples=0, max_errors=76)
-    assert counted.decision == "regression" and set(counted.worse) == BROKEN
+    assert counted.decision == "regression" and set(counted.changes.worse) == BROKEN
     code, out, _ = run_cli("compare", path, "--oc-samples", "0", "--format", "json")
     assert code == 1 and json.loads(out)["errors"][0] == "case-1 in candidate run r0"
     code, out, _ = run_cli("compare", path, "--oc-samples", "0", "--max-errors", "76")
@@ -86,7 +86,7 @@ def test_skipped_failing_verdicts_are_missing_evidence(tmp_path, capsys):
     path = _file(tmp_path, "skip")
     res = gatecal.compare_builds(gatecal.read_runs([path]), oc_samples=0)
     assert res.decision == "incomplete"
-    assert all(h.endswith(": skipped") for h in res.incomplete_runs)
+    assert all(h.endswith(": skipped") for h in res.compared.incomplete_runs)
     code, _, _ = run_cli("compare", path, "--oc-samples", "0")
     assert code == 1
 
@@ -95,7 +95,7 @@ def test_partial_leaves_out_and_names_what_lacks_evidence(tmp_path):
     res = gatecal.compare_builds(
         gatecal.read_runs([_file(tmp_path, "drop")]), oc_samples=0, partial=True
     )
-    assert set(res.left_out) == BROKEN and res.cases_compared == 6
+    assert set(res.compared.left_out) == BROKEN and res.compared.cases_compared == 6
     assert any("left out (--allow-missing)" in w for w in res.warnings)
 
 
@@ -120,7 +120,9 @@ def test_a_matrix_hole_inside_a_compared_case_is_missing_evidence():
     base = [[1, 1, 1]] * 6
     cand = [[1, 1, 0]] * 5 + [[1, -1, 0]]
     res = gatecal.compare_matrices(base, cand, oc_samples=0)
-    assert res.decision == "incomplete" and res.incomplete_runs == ("1 in candidate run 6",)
+    assert res.decision == "incomplete" and res.compared.incomplete_runs == (
+        "1 in candidate run 6",
+    )
 
 
 @pytest.mark.parametrize("regression", ["99999", "7"])
@@ -149,4 +151,4 @@ def test_the_rule_holds_for_builds_given_apart(tmp_path, hide):
     plain.write_text("".join(json.dumps({**r, "build": ""}) + "\n"
                              for r in _rows("regressed", 20, "fail")))  # fmt: skip
     found = gatecal.compare_builds(base, candidate=plain, oc_samples=0)
-    assert found.decision == "regression" and set(found.worse) == BROKEN
+    assert found.decision == "regression" and set(found.changes.worse) == BROKEN

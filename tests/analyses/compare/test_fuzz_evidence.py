@@ -89,7 +89,7 @@ def test_compare_never_passes_on_missing_evidence(tmp_path_factory, runs, base_c
         assert counted.decision != "incomplete" or any(
             "can reach alpha" in r for r in counted.reasons
         )
-        assert len(counted.errors) == errors
+        assert len(counted.compared.errors) == errors
 
 
 def _current(folder: Path, runs: list[dict[str, str]]) -> Path:
