@@ -60,19 +60,29 @@ def json_header(command: str) -> dict[str, Any]:
 
 
 def fields_dict(result: Any, names: Sequence[str] | None = None) -> dict[str, Any]:
-    """A dataclass's fields as JSON-ready data, each under its own name, tuples as lists: all
-    of them in the order the class declares them, or those `names` lists, in that order."""
+    """A dataclass's fields as JSON-ready data, each under its own name: all of them in the
+    order the class declares them, or those `names` lists, in that order. A value with a
+    ``to_dict`` method (a nested result) is its ``to_dict()``; a tuple is a list of its
+    items, each converted the same way; anything else is as it is."""
     if names is None:
         names = [f.name for f in dataclasses.fields(result)]
-    values = {name: getattr(result, name) for name in names}
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+    return {name: _plain(getattr(result, name)) for name in names}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 class FieldsJSON:
-    """The base of a dataclass whose JSON is its own fields, in their order: its
-    ``to_dict()`` is :func:`fields_dict` of itself, so a field added to the class is in its
-    JSON too. A result whose JSON renames, leaves out or reorders a field spells its
-    ``to_dict`` out instead."""
+    """The base of a result whose JSON is its own fields, in their order (a dataclass, with
+    or without slots: this base has none of its own): its ``to_dict()`` is
+    :func:`fields_dict` of itself, so a field added to the class is in its JSON too, and
+    the names are written once. A result whose JSON renames, leaves out or reorders a field
+    spells its ``to_dict`` out instead."""
 
     __slots__ = ()
 

@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gatecal._analyses.calibrate.correct import CorrectedRate
-from gatecal._common.contracts import json_header
+from gatecal._common.contracts import FieldsJSON, json_header
 from gatecal._common.display import Displayed
 from gatecal._common.intervals import Estimate
 from gatecal._common.tables import format_probability
-from gatecal._model.fields import FieldsJSON
 from gatecal._model.spec import SpecError, SuiteSpec, suite_to_spec
 from gatecal._model.suite import Suite
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from gatecal._analyses.compare.paired import Matrix, _decide
-from gatecal._common.contracts import json_header
+from gatecal._common.contracts import FieldsJSON, json_header
 from gatecal._common.display import Displayed
 from gatecal._common.seeds import SeedLike, root_seed
 from gatecal._common.validate import (
@@ -18,7 +18,6 @@ from gatecal._common.validate import (
     check_level,
     check_probability,
 )
-from gatecal._model.fields import FieldsJSON
 from gatecal._model.regression import RegressionLike, as_regression
 
 __all__ = [

@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from gatecal._analyses.compare.oc import CompareOC
-from gatecal._common.contracts import json_header
+from gatecal._common.contracts import FieldsJSON, json_header
 from gatecal._common.display import Displayed
-from gatecal._model.fields import FieldsJSON
 
 __all__ = [
     "CaseChange",

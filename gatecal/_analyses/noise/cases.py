@@ -39,10 +39,10 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.contracts import FieldsJSON
 from gatecal._common.quantiles import chi2_ppf, chi2_sf
 from gatecal._common.validate import ParameterError, check_probability
 from gatecal._model.arrays import Floats, Ints
-from gatecal._model.fields import FieldsJSON
 
 __all__ = [
     "SYSTEMATIC_CERTAINTY",

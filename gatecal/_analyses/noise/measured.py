@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gatecal._analyses.noise.overdispersion import Overdispersion
+from gatecal._common.contracts import FieldsJSON
 from gatecal._common.intervals import RateEstimate
-from gatecal._model.fields import FieldsJSON
 
 __all__ = ["BaselineEvidence", "MeasuredNoise"]
 

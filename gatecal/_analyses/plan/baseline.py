@@ -32,12 +32,12 @@ import numpy.typing as npt
 from gatecal._analyses.noise.bounds import noise_bounds
 from gatecal._analyses.plan._search import PLAN_MAX_CASES, SuitePlan, SuitePlans
 from gatecal._analyses.plan.suite import healthy_pass_pmf, is_sequential
+from gatecal._common.contracts import FieldsJSON
 from gatecal._common.defaults import RUNS_FOR_GATE_MAX
 from gatecal._common.lowdiscrepancy import van_der_corput
 from gatecal._common.search import smallest_enough
 from gatecal._common.validate import check_count, check_instance, check_probability
 from gatecal._model.arrays import Ints
-from gatecal._model.fields import FieldsJSON
 
 __all__ = ["BaselineRuns", "baseline_runs", "representative_failures"]
 

@@ -17,8 +17,8 @@ from gatecal._analyses.noise.casegate import (
 )
 from gatecal._analyses.noise.cases import CaseSpread, case_spread
 from gatecal._analyses.plan._search import SuitePlans
+from gatecal._common.contracts import FieldsJSON
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import FieldsJSON
 from gatecal._model.rankgate import allowed_rank
 from gatecal.readers._data import RunsData
 

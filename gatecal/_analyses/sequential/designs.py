@@ -73,9 +73,9 @@ from gatecal._analyses.sequential.outcome import (
     _step,
     sequential_outcome,
 )
+from gatecal._common.contracts import FieldsJSON
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import FieldsJSON
 from gatecal._model.sequential import design_names, walk_boundaries
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.contracts import FieldsJSON
 from gatecal._common.validate import ParameterError, check_count
 from gatecal._model.arrays import Floats
-from gatecal._model.fields import FieldsJSON
 
 __all__ = [
     "RatePmfs",
