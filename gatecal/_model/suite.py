@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.validate import ParameterError, check_count, check_probability
 
 __all__ = [
@@ -460,6 +461,29 @@ class Suite:
         return self.truth[build]
 
 
+def _truth_parts(
+    suite: Suite, build: str
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """`build`'s truth matrix, which checks are the judge's, and which cases pass every
+    code check."""
+    truth = suite.truth_matrix(build)
+    judge = suite.judge_mask()
+    return truth, judge, np.asarray(truth[:, ~judge].all(axis=1), dtype=np.bool_)
+
+
+def _over_spread(
+    per_case: Callable[[Suite, str, JudgeNoise], npt.NDArray[np.float64]],
+    suite: Suite,
+    build: str,
+    noise: JudgeNoise,
+) -> npt.NDArray[np.float64]:
+    """`per_case` averaged over the suites `noise`'s case spread draws (its Gauss rule of
+    the degree of the judge checks a case has: exact for these polynomials)."""
+    nodes = noise.over_cases(suite, int(suite.judge_mask().sum()))
+    return np.asarray(sum(w * per_case(suite, build, nz) for w, nz in nodes), dtype=np.float64)
+
+
+@shared_docs
 def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.NDArray[np.float64]:
     r"""P(case i reports pass) for every case of `build` under `noise` (one run's rates).
 
@@ -473,12 +497,7 @@ def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    build : {"healthy", "regressed"}
-        Which of the suite's truth matrices to use.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_build_noise)s
 
     Returns
     -------
@@ -491,16 +510,13 @@ def case_pass_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
         If `build` is not a build of the suite.
     """
     if noise.case_spread > 0:  # averaged over suites drawn from the spread
-        degree = int(suite.judge_mask().sum())
-        nodes = noise.over_cases(suite, degree)
-        return np.asarray(sum(w * case_pass_probabilities(suite, build, nz) for w, nz in nodes))
-    truth = suite.truth_matrix(build)
-    judge = suite.judge_mask()
-    code_ok = truth[:, ~judge].all(axis=1)
+        return _over_spread(case_pass_probabilities, suite, build, noise)
+    code_ok = _truth_parts(suite, build)[2]
     judge_pass = noise.report_pass(suite, build)
     return np.asarray(np.prod(judge_pass, axis=1) * code_ok, dtype=np.float64)
 
 
+@shared_docs
 def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.NDArray[np.float64]:
     r""":math:`1 - q_i` computed without cancellation: ``-expm1(sum log P(pass))``.
 
@@ -509,12 +525,7 @@ def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    build : {"healthy", "regressed"}
-        Which of the suite's truth matrices to use.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_build_noise)s
 
     Returns
     -------
@@ -527,12 +538,8 @@ def case_fail_probabilities(suite: Suite, build: str, noise: JudgeNoise) -> npt.
         If `build` is not a build of the suite.
     """
     if noise.case_spread > 0:  # averaged over suites drawn from the spread
-        degree = int(suite.judge_mask().sum())
-        nodes = noise.over_cases(suite, degree)
-        return np.asarray(sum(w * case_fail_probabilities(suite, build, nz) for w, nz in nodes))
-    truth = suite.truth_matrix(build)
-    judge = suite.judge_mask()
-    code_ok = truth[:, ~judge].all(axis=1)
+        return _over_spread(case_fail_probabilities, suite, build, noise)
+    truth, judge, code_ok = _truth_parts(suite, build)
     fnr, fpr = noise.rates(suite)
     passing = truth[:, judge]
     with np.errstate(divide="ignore"):  # log(0) = -inf: a verdict that never passes

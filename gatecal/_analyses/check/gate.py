@@ -27,6 +27,7 @@ from gatecal._analyses.check.result import (
 )
 from gatecal._analyses.check.runs import _combine, _Combined
 from gatecal._analyses.policies.parse import CHECK_POLICIES, parse_check_policy
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.tables import few
 from gatecal._common.validate import (
     ParameterError,
@@ -267,6 +268,7 @@ def _case_rule(
     )
 
 
+@shared_docs
 def check_gate(
     current: RunsData,
     baseline: RunsData,
@@ -327,17 +329,7 @@ def check_gate(
 
     Examples
     --------
-    >>> import json, pathlib, random, tempfile
-    >>> import gatecal
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
-    >>> rows = [
-    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
-    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
-    ...     for r in range(30) for c in range(20)
-    ... ]
-    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
-    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    %(nightly_runs_example)s
     >>> ci = [{"run": "ci-1", "case": f"case-{c:02}", "passed": c not in (0, 10, 11)}
     ...       for c in range(20)]  # a flaky case and two stable ones fail
     >>> _ = (folder / "ci.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in ci))

@@ -80,6 +80,7 @@ from gatecal._analyses.compare.result import (
     Discordant,
     PairedTest,
 )
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.seeds import SeedLike
 from gatecal._common.validate import (
     ParameterError,
@@ -373,6 +374,7 @@ def _compared(
     )
 
 
+@shared_docs
 def compare_builds(
     data: RunsData | str | Path | Sequence[str | Path],
     candidate: RunsData | str | Path | Sequence[str | Path] | None = None,
@@ -439,17 +441,7 @@ def compare_builds(
 
     Examples
     --------
-    >>> import json, pathlib, random, tempfile
-    >>> import gatecal
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
-    >>> rows = [
-    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
-    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
-    ...     for r in range(30) for c in range(20)
-    ... ]
-    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
-    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    %(nightly_runs_example)s
     >>> candidate = [
     ...     {"run": f"cand-{r:02}", "case": f"case-{c:02}",
     ...      "passed": c != 7 and rng.random() > (0.3 if c < 3 else 0.002)}

@@ -10,6 +10,7 @@ from gatecal._analyses.policies.sequential import SequentialPolicy, sequential_r
 from gatecal._analyses.policies.simulate import simulate_policy
 from gatecal._analyses.policies.spread import one_suite_ranges
 from gatecal._common.defaults import DEFAULT_SEED
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.intervals import binomial_interval
 from gatecal._common.seeds import renamed_seed
 from gatecal._common.validate import ParameterError, check_probability
@@ -19,6 +20,7 @@ from gatecal._model.suite import BUILDS, JudgeNoise, Suite
 __all__ = ["compare_policies"]
 
 
+@shared_docs
 def compare_policies(
     suite: Suite,
     noise: JudgeNoise,
@@ -44,10 +46,7 @@ def compare_policies(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_noise)s
     gates : str, Gate or sequence of them
         The gates to evaluate under each policy (not used by a sequential policy).
     policies : sequence of Policy

@@ -18,6 +18,7 @@ from gatecal._analyses.policies.rules import (
     refuse_sequential,
     refuse_spread_across_runs,
 )
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.quadrature import beta_nodes, beta_rule
 from gatecal._common.validate import ParameterError
 from gatecal._engines.exact import GROUP_ABOVE, grouped_pass_count_pmf, pass_count_pmfs
@@ -83,6 +84,7 @@ def _fresh_retries(
     return np.clip(pmf, 0.0, None), calls
 
 
+@shared_docs
 def policy_rates(
     suite: Suite,
     noise: JudgeNoise,
@@ -104,10 +106,7 @@ def policy_rates(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_noise)s
     gates : str, Gate or sequence of them
         The gates to evaluate, as :func:`as_gates` reads them.
     policy : Policy, optional

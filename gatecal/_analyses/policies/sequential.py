@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.sequential import design_names
 
@@ -89,6 +90,7 @@ def shared_rate_model(
     return RatePmfs(pmfs / pmfs.sum(axis=1, keepdims=True), ws)
 
 
+@shared_docs
 def sequential_gate(
     suite: Suite,
     noise: JudgeNoise,
@@ -108,10 +110,7 @@ def sequential_gate(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_noise)s
     design : {"sprt", "pocock", "obf", "evalue"}
         The sequential design.
     looks : int
@@ -169,6 +168,7 @@ class SequentialSample:
     runs: int
 
 
+@shared_docs
 def simulate_sequential(
     suite: Suite,
     build: str,
@@ -186,12 +186,7 @@ def simulate_sequential(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    build : {"healthy", "regressed"}
-        Which of the suite's truth matrices to use.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_build_noise)s
     design : SequentialDesign
         The boundaries, designed for the suite's number of cases.
     n_sequences : int
@@ -398,6 +393,7 @@ class SequentialComparisonRow(PolicyComparisonRow):
     run_model: str = "shared"
 
 
+@shared_docs
 def sequential_rows(
     suite: Suite,
     noise: JudgeNoise,
@@ -413,10 +409,7 @@ def sequential_rows(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_noise)s
     policy : SequentialPolicy
         The sequential gate, with its targets and run model.
     n_runs : int

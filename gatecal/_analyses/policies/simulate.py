@@ -16,6 +16,7 @@ from gatecal._analyses.policies.rules import (
     refuse_sequential,
     refuse_spread_across_runs,
 )
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.seeds import chunk_generator, root_seed
 from gatecal._common.validate import ParameterError, check_count
 from gatecal._model.gates import GateLike, as_gates
@@ -24,6 +25,7 @@ from gatecal._model.suite import JudgeNoise, Suite, beta_shape
 __all__ = ["simulate_policy"]
 
 
+@shared_docs
 def simulate_policy(
     suite: Suite,
     build: str,
@@ -56,12 +58,7 @@ def simulate_policy(
 
     Parameters
     ----------
-    suite : Suite
-        The cases, their checks and their true verdicts.
-    build : {"healthy", "regressed"}
-        Which of the suite's truth matrices to use.
-    noise : JudgeNoise
-        The judge's error rates.
+    %(suite_build_noise)s
     gates : str, Gate or sequence of them
         The gates to evaluate, as :func:`as_gates` reads them.
     policy : Policy, optional

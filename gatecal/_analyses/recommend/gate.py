@@ -37,6 +37,7 @@ from gatecal._analyses.recommend.runs import (
 from gatecal._common.bulk import collector_paused
 from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
+from gatecal._common.docstrings import shared_docs
 from gatecal._common.intervals import CI_METHODS, RateEstimate, proportion_interval
 from gatecal._common.tables import format_probability
 from gatecal._common.validate import ParameterError, check_instance, check_probability
@@ -387,6 +388,7 @@ def would_work(
     )
 
 
+@shared_docs
 def recommend_gate(
     data: RunsData,
     *,
@@ -448,17 +450,7 @@ def recommend_gate(
 
     Examples
     --------
-    >>> import json, pathlib, random, tempfile
-    >>> import gatecal
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> rng = random.Random(7)  # 30 nightly runs of 20 cases: 3 flaky cases, 17 stable ones
-    >>> rows = [
-    ...     {"run": f"night-{r:02}", "case": f"case-{c:02}",
-    ...      "passed": rng.random() > (0.3 if c < 3 else 0.002)}
-    ...     for r in range(30) for c in range(20)
-    ... ]
-    >>> _ = (folder / "nightly.jsonl").write_text("".join(json.dumps(x) + "\\n" for x in rows))
-    >>> nightly = gatecal.read_runs([folder / "nightly.jsonl"])
+    %(nightly_runs_example)s
     >>> rec = gatecal.recommend_gate(nightly, regression=3)
     >>> rec
     <gatecal.Recommendation: use the case-aware gate (false alarm 0.03226, detection 1); ...>
