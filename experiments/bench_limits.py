@@ -14,7 +14,8 @@ system, of the process and its children) say how much of that the machine gave.
       worker (plain numpy's one core), and with two (a forked helper);
    b. the whole command, ``gatecal simulate --cases 12 --flip 0.03,0.08 --runs 20000000
       --workers 1`` (both builds at both flip rates, the exact engine, the intervals, the
-      table), against plain numpy simulating the same four.
+      table), against plain numpy simulating the same four; and the same command with its
+      default workers (the cores), as a user runs it.
 3. Workers: 10^8 runs of the healthy build at 0.03 with 2 workers against 1, each a fresh
    process, the histograms compared (target: at least 1.6x on 2 cores): the second worker a
    forked copy of the caller (the default on Linux), a thread of the caller, and a worker
@@ -197,7 +198,9 @@ def montecarlo(n: int, long_n: int) -> list[str]:
     call_two = pairs(engine(runs, 2), plain(runs, "0.03", "healthy"), n)
     whole = [*_gatecal(), "simulate", "--cases", "12", "--flip", "0.03,0.08"]
     whole += ["--runs", str(runs), "--workers", "1"]
-    command = pairs(whole, plain(runs, "0.03,0.08", "healthy,regressed"), long_n, warmup=False)
+    both = plain(runs, "0.03,0.08", "healthy,regressed")
+    command = pairs(whole, both, long_n, warmup=False)
+    command_auto = pairs(whole[:-2], both, long_n, warmup=False)  # --workers auto: the cores
     return [
         "## 2. The Monte Carlo engine against plain numpy, 2e7 runs",
         "",
@@ -217,6 +220,12 @@ def montecarlo(n: int, long_n: int) -> list[str]:
                     "the whole command `--runs 20000000 --workers 1`, both builds at 0.03 and "
                     f"0.08 ({long_n} pairs, no warm-up)",
                     command,
+                    True,
+                ),
+                (
+                    "the same command with its default workers (`--workers auto`: the "
+                    f"cores, {os.cpu_count()} here; {long_n} pairs, no warm-up)",
+                    command_auto,
                     True,
                 ),
             ]
