@@ -350,7 +350,12 @@ def _run_forked(
                 # there is one Python thread (checked); the others are native pools (numpy's
                 # BLAS), which stop themselves around a fork (pthread_atfork).
                 warnings.simplefilter("ignore", DeprecationWarning)
-                pid = os.fork()
+                try:
+                    pid = os.fork()
+                except OSError:  # no room for another process: fewer helpers, same result
+                    os.close(out)
+                    os.close(into)
+                    break
             if pid == 0:  # the helper: never returns
                 os.close(out)
                 _helper_process(task, tokens, into, block, n_chunks)

@@ -357,6 +357,21 @@ def test_a_helper_that_dies_leaves_its_blocks_to_the_caller(monkeypatch):
     assert got == one and len(pids) == 1
 
 
+def test_a_fork_that_fails_leaves_the_work_to_the_caller(monkeypatch):
+    """No room for another process (fork raises EAGAIN): the caller computes every block
+    and the histogram is one worker's; no error reaches the user."""
+    _engine = _forks_on(monkeypatch)
+    noise = JudgeNoise.flip(0.05)
+    one = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=9, workers=1)
+
+    def no_room():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_room)
+    got = simulate_pass_counts(FORK_SUITE, "healthy", noise, n_runs=FORK_RUNS, rng=9, workers=3)
+    assert got == one
+
+
 def test_an_error_in_a_forked_helper_is_raised_by_the_caller(monkeypatch):
     _engine = _forks_on(monkeypatch)
     caller = os.getpid()
