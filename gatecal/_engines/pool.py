@@ -12,7 +12,7 @@ import contextlib
 import os
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -188,6 +188,31 @@ def _compute_blocks(
         results.put(_DONE)
 
 
+class _Reports:
+    """What the helpers put on one queue, read by the caller between its own blocks: a
+    result, an exception (raised here), or _DONE when a helper stops."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.running = 0  # helpers that have not put _DONE yet
+
+    def drain(
+        self, wait: bool, accept: Callable[[Any], tuple[int, IntArray]]
+    ) -> Iterator[tuple[int, IntArray]]:
+        """``accept(item)`` of each item queued now, or, with `wait`, of every item until
+        the last helper stops; an exception queued (or raised by `accept`) is raised."""
+        while self.running and (wait or not self.queue.empty()):
+            item = self.queue.get()
+            if item is _DONE:
+                self.running -= 1
+            elif isinstance(item, BaseException):
+                raise item
+            else:
+                yield accept(item)
+
+
 #: Whether helpers may be forked copies of this process (tests turn it off to exercise
 #: the thread and the forkserver). See :func:`_forks_allowed`.
 _FORK_HELPERS = True
@@ -334,11 +359,10 @@ def _run_forked(
     starts: list[int],
     tokens: int,
 ) -> Iterator[tuple[int, IntArray]]:
-    import queue
     import threading
     import warnings
 
-    results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    reports = _Reports()
     pids: list[int] = []
     outs: list[int] = []
     done: set[int] = set()
@@ -363,34 +387,26 @@ def _run_forked(
             pids.append(pid)
             outs.append(out)
         readers = [
-            threading.Thread(target=_read_records, args=(out, n_cases, results), daemon=True)
+            threading.Thread(target=_read_records, args=(out, n_cases, reports.queue), daemon=True)
             for out in outs
         ]
         outs = []  # the readers close them
         for reader in readers:
             reader.start()
-        running = len(readers)
+        reports.running = len(readers)
         buffers = _Buffers()
 
-        def drain(wait: bool) -> Iterator[tuple[int, IntArray]]:
-            nonlocal running
-            while running and (wait or not results.empty()):
-                item = results.get()
-                if item is _DONE:
-                    running -= 1
-                    continue
-                if isinstance(item, BaseException):
-                    raise item
-                (first, _), result = item
-                done.add(first)
-                yield result
+        def reported(item: Any) -> tuple[int, IntArray]:
+            (first, _), result = item
+            done.add(first)
+            return cast(tuple[int, IntArray], result)
 
         while _CALLER_WORKS and (first := _take(tokens)) is not None:
             result = task(first, min(n_chunks, first + block), buffers)
             done.add(first)
             yield result
-            yield from drain(wait=False)
-        yield from drain(wait=True)
+            yield from reports.drain(False, reported)
+        yield from reports.drain(True, reported)
         for first in starts:  # taken by a helper that died before reporting it
             if first not in done:
                 yield task(first, min(n_chunks, first + block), buffers)
@@ -413,10 +429,10 @@ def _in_blocks(
     take blocks in turn: this process and forked copies of it where that is safe
     (:func:`_forked_blocks`); elsewhere this process, up to :data:`_HELPER_THREADS` helper
     threads of it, and the rest processes started for the simulation, at most two blocks in
-    flight per process (memory stays flat for any run count). This process computes blocks from the
-    start, while a first pool of processes waits about 0.3 s for the forkserver to import
-    numpy. Integer histograms add up to the same total in any
-    grouping and order, so the result never depends on `workers` or on who computed what."""
+    flight per process (memory stays flat for any run count). This process computes blocks
+    from the start, while a first pool of processes waits about 0.3 s for the forkserver to
+    import numpy. Integer histograms add up to the same total in any grouping and order, so
+    the result never depends on `workers` or on who computed what."""
     if workers > 1 and _forks_allowed(n_chunks):
         forked = _forked_blocks(task, n_chunks, workers, n_cases)
         if forked is not None:
@@ -429,56 +445,42 @@ def _in_blocks(
         for i in range(n_chunks):
             yield task(i, i + 1, buffers)
         return
-    import queue
     import threading
     from concurrent.futures.process import BrokenProcessPool
 
     # Small blocks keep the last ones short (no process waits long for another at the
     # end); 16 or more chunks a block keep the pool's per-block messages a few percent.
     blocks = _Blocks(n_chunks, max(1, min(32, n_chunks // (32 * workers))))
-    results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    reports = _Reports()
     helpers = [
-        threading.Thread(target=_compute_blocks, args=(task, blocks, results), daemon=True)
+        threading.Thread(target=_compute_blocks, args=(task, blocks, reports.queue), daemon=True)
         for _ in range(threads)
     ]
     if processes:
         helpers.append(
             threading.Thread(
-                target=_feed_pool, args=(task, processes, blocks, results), daemon=True
+                target=_feed_pool, args=(task, processes, blocks, reports.queue), daemon=True
             )
         )
     for helper in helpers:
         helper.start()
 
-    def from_pool(item: Any) -> tuple[int, IntArray]:
-        if isinstance(item, BrokenProcessPool):
-            rule = (
-                "needs worker processes that start; the calling script needs an "
-                "`if __name__ == '__main__':` guard, or use workers=1"
-            )
-            raise ParameterError("workers", rule, workers) from None
-        if isinstance(item, BaseException):
-            raise item
-        result: tuple[int, IntArray] = item
-        return result
+    def as_is(item: Any) -> tuple[int, IntArray]:
+        return cast(tuple[int, IntArray], item)
 
-    running = len(helpers)
+    reports.running = len(helpers)
     try:
         buffers = _Buffers()
         while _CALLER_WORKS and (span := blocks.take()) is not None:
             yield task(*span, buffers)
-            while running and not results.empty():
-                item = results.get()
-                if item is _DONE:
-                    running -= 1
-                    continue
-                yield from_pool(item)
-        while running:
-            item = results.get()
-            if item is _DONE:
-                running -= 1
-                continue
-            yield from_pool(item)
+            yield from reports.drain(False, as_is)
+        yield from reports.drain(True, as_is)
+    except BrokenProcessPool:
+        rule = (
+            "needs worker processes that start; the calling script needs an "
+            "`if __name__ == '__main__':` guard, or use workers=1"
+        )
+        raise ParameterError("workers", rule, workers) from None
     finally:
         blocks.stop()  # on an early exit: the helpers take nothing more, then stop
         for helper in helpers:

@@ -771,3 +771,25 @@ def test_floor_division_by_multiplication_is_exact(d):
     values = values[(values >= 0) & (values < bound)]
     got = _floor_divide(values, d, bound, np.empty_like(values))
     assert np.array_equal(got, values // d)
+
+
+def test_worker_processes_that_cannot_start_are_a_parameter_error(monkeypatch):
+    """A script without the ``__main__`` guard breaks the forkserver's pool: the caller
+    gets one ParameterError naming `workers` and the fix, not the pool's traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from gatecal._common.validate import ParameterError
+    from gatecal._engines import pool as _engine
+
+    def broken(*args, **kwargs):
+        raise BrokenProcessPool("a child process terminated abruptly")
+
+    monkeypatch.setattr(_engine, "_FORK_HELPERS", False)
+    monkeypatch.setattr(_engine, "_HELPER_THREADS", 0)
+    monkeypatch.setattr(_engine, "PROCESS_MIN_CHUNKS", 1)
+    monkeypatch.setattr(_engine, "_CALLER_WORKS", False)
+    monkeypatch.setattr(_engine, "_process_pool", broken)
+    with pytest.raises(ParameterError, match=r"`workers`.*guard, or use workers=1"):
+        simulate_pass_counts(
+            FORK_SUITE, "healthy", JudgeNoise.flip(0.05), n_runs=FORK_RUNS, rng=1, workers=2
+        )

@@ -70,9 +70,11 @@ def test_every_parameter_is_documented(name):
 def _site_functions() -> dict[str, object]:
     """The public functions as the documentation site reads them: griffe over the sources,
     with the extension mkdocs.yml loads (docs/_ext/griffe_shared_docs.py)."""
+    import pathlib
+
     import griffe
 
-    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    root = pathlib.Path(__file__).resolve().parents[2]
     extension = f"{root / 'docs' / '_ext' / 'griffe_shared_docs.py'}:SharedDocs"
     package = griffe.load(
         "gatecal",
