@@ -16,8 +16,9 @@ evidence (exit 1), or counted where a count is defined, and never a pass:
 
 A case's state in a run is one of :data:`STATE_NAMES` (its code is its place there);
 :func:`gatecal.readers.run_states` reads them from the verdicts. :func:`evidence_reasons`
-turns what is lacking into the reasons every command prints; :func:`paired_reasons` and
-:func:`matrix_evidence` apply the rule to two builds (``compare``, with
+turns what is lacking into the reasons every command prints, in the words of its
+:class:`Subject` (a check's baseline cases, a pytest session's marked tests);
+:func:`paired_reasons` and :func:`matrix_evidence` apply the rule to two builds (``compare``, with
 :func:`gatecal.readers.run_states.paired_states` for runs read from files);
 :func:`order_reason` is the later-run rule of the sequential gates (check and plugin).
 This module imports only the standard library at import time.
@@ -32,13 +33,16 @@ from typing import Any
 from gatecal._common.tables import few
 
 __all__ = [
+    "BASELINE_CASES",
     "ERROR",
     "FAIL",
+    "MARKED_TESTS",
     "MISSING",
     "PASS",
     "STATE_NAMES",
     "Decide",
     "PairedEvidence",
+    "Subject",
     "evidence_reasons",
     "matrix_evidence",
     "order_reason",
@@ -53,6 +57,44 @@ FAIL, ERROR, PASS, MISSING = range(4)
 # -- the rule's reasons ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a decision needs a verdict on, in the words the rule's reasons use for it; by
+    default a check's baseline cases in the runs of the current build.
+
+    ``whole``: the things counted; ``lacking``: what is said of those without a verdict;
+    ``part``: one of them in one run; ``skipped`` and ``errored``: the words after the
+    count of skipped and of errored parts (``{max_errors}`` is filled in); ``run``: what
+    may stop early; ``shown``: how many names a reason lists.
+    """
+
+    whole: str = "baseline cases"
+    lacking: str = "have no complete verdict"
+    part: str = "case run(s)"
+    skipped: str = (
+        "case run(s) skipped where the other build has a verdict (a skip is missing evidence)"
+    )
+    errored: str = (
+        "error or unscored verdicts (at most {max_errors} allowed; an error is never a pass)"
+    )
+    run: str = "run"
+    shown: int = 10
+
+
+#: The cases of a check's baseline, in the runs of the current build.
+BASELINE_CASES = Subject()
+#: The tests marked ``gatecal`` in a pytest session (their node ids are long: 5 shown).
+MARKED_TESTS = Subject(
+    whole="marked tests",
+    lacking="gave no verdict",
+    part="marked test(s)",
+    skipped="marked test(s) skipped",
+    errored="marked test(s) errored",
+    run="session",
+    shown=5,
+)
+
+
 def evidence_reasons(
     *,
     missing: Sequence[str],
@@ -62,33 +104,36 @@ def evidence_reasons(
     max_errors: int,
     skipped: Sequence[str] = (),
     where: str = "",
+    subject: Subject = BASELINE_CASES,
+    stopped: str = "",
 ) -> list[str]:
-    """Why the evidence is incomplete (empty: it is complete): baseline cases without a
-    complete verdict (when some have one: a run with none is reported by the caller as
-    empty), checks missing inside cases, skipped verdicts where the other side has one,
-    more error or unscored verdicts than `max_errors`. `where` prefixes each reason
-    (``"candidate: "``)."""
+    """Why the evidence is incomplete (empty: it is complete): `missing` of the `cases`
+    things the decision needs without a complete verdict, checks missing inside them
+    (`gaps`), `skipped` verdicts, more error or unscored verdicts than `max_errors`.
+
+    `subject` names what is counted; `stopped` is why the run stopped early, if it did;
+    `where` prefixes each reason (``"candidate: "``). A run with no verdict at all is the
+    caller's to name (check says the current run is empty): it passes the cases it misses
+    here only when it has not said so.
+    """
     reasons = []
-    if missing and len(missing) < cases:
+    names = subject.shown
+    if missing:
+        stop = f" (the {subject.run} stopped early: {stopped})" if stopped else ""
         reasons.append(
-            f"{where}{len(missing)} of {cases} baseline cases have no complete verdict: "
-            f"{few(list(missing))}"
+            f"{where}{len(missing)} of {cases} {subject.whole} {subject.lacking}{stop}: "
+            f"{few(list(missing), names)}"
         )
     if gaps:
         reasons.append(
-            f"{where}{len(gaps)} case run(s) lack a check the baseline ran (a missing check "
-            f"is missing evidence): {few(list(gaps))}"
+            f"{where}{len(gaps)} {subject.part} lack a check the baseline ran (a missing "
+            f"check is missing evidence): {few(list(gaps), names)}"
         )
     if skipped:
-        reasons.append(
-            f"{where}{len(skipped)} case run(s) skipped where the other build has a "
-            f"verdict (a skip is missing evidence): {few(list(skipped))}"
-        )
+        reasons.append(f"{where}{len(skipped)} {subject.skipped}: {few(list(skipped), names)}")
     if len(errors) > max_errors:
-        reasons.append(
-            f"{where}{len(errors)} error or unscored verdicts (at most {max_errors} "
-            f"allowed; an error is never a pass): {few(list(errors))}"
-        )
+        errored = subject.errored.format(max_errors=max_errors)
+        reasons.append(f"{where}{len(errors)} {errored}: {few(list(errors), names)}")
     return reasons
 
 

@@ -51,7 +51,8 @@ This module imports nothing heavy: the gate is a count, and the numbers quoted f
 The package, as pytest-xdist lays out its own: this module holds the options, the marker,
 ``pytest_configure`` and the fixture; :mod:`~gatecal.pytest_plugin.recorder` the verdict
 recorder; :mod:`~gatecal.pytest_plugin.session` the session, loaded only when an option is
-active; :mod:`~gatecal.pytest_plugin.runs` the runs writer;
+active; :mod:`~gatecal.pytest_plugin.results` each marked test's result and the one
+evidence rule applied to them; :mod:`~gatecal.pytest_plugin.runs` the runs writer;
 :mod:`~gatecal.pytest_plugin.junit` and :mod:`~gatecal.pytest_plugin.sequential` the
 decision in ``--junitxml`` and the sequential gate.
 """

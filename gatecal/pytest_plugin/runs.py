@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from gatecal.readers._verdict import LONG_COLUMNS  # stdlib only, as this module is
 
 if TYPE_CHECKING:
-    from gatecal.pytest_plugin.session import Result
+    from gatecal.pytest_plugin.results import Result
 
 __all__ = ["LONG_COLUMNS", "write_runs"]
 

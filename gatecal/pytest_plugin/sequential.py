@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeGuard
 import pytest
 
 from gatecal._model.sequential import walk_boundaries
+from gatecal.pytest_plugin.results import marked_evidence
 
 __all__ = ["SequentialRule", "decide", "from_options", "load_rule", "stop_once_decided", "walk"]
 
@@ -143,21 +144,9 @@ def walk(rule: SequentialRule, repeat: int, gated: dict[str, str], results: dict
         by_repeat.setdefault(nodeid_repeat(nodeid), []).append(nodeid)
 
     def counted(j: int) -> tuple[int, list[str]]:
-        gaps: list[str] = []
-        outcome: dict[str, bool] = {}
-        for nodeid in by_repeat.get(j, []):
-            r = results.get(nodeid)
-            if r is None or r.verdicts is None:
-                gaps.append(f"{nodeid} {'gave no verdict' if r is None else 'was skipped'}")
-                continue
-            if any(v["status"] != "ok" for v in r.verdicts):
-                gaps.append(f"{nodeid} errored")
-                continue
-            ok = all(v["passed"] is True for v in r.verdicts)
-            outcome[gated[nodeid]] = outcome.get(gated[nodeid], True) and ok
-        if not by_repeat.get(j):
-            gaps = gaps or ["none ran"]
-        return sum(outcome.values()), gaps
+        nodeids = by_repeat.get(j, [])
+        gaps, outcome = marked_evidence(nodeids, results, where=f"run {j}: ")
+        return sum(outcome.values()), gaps if nodeids else [f"run {j}: none ran"]
 
     def decide(passing: Sequence[int]) -> tuple[str, int]:
         decision, look, _ = rule.decide(list(passing))
@@ -205,8 +194,7 @@ def decide(
         )
     state = walk(rule, repeat, gated, results)
     if not reasons and state.gap:
-        more = f" and {len(state.gaps) - 5} more" if len(state.gaps) > 5 else ""
-        reasons.append(f"run {state.gap}: {', '.join(state.gaps[:5])}{more}")
+        reasons += state.gaps
     if not reasons and state.later:
         reasons.append(state.later)
     if reasons:

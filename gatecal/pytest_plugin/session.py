@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from gatecal._common.tables import few
 from gatecal.pytest_plugin import (  # the entry module: loaded before this one
     _PREFIX,
     _REPEAT_ARG,
@@ -26,17 +27,10 @@ from gatecal.pytest_plugin import (  # the entry module: loaded before this one
     _Settings,
 )
 from gatecal.pytest_plugin.recorder import KINDS, PHASES, RECORDER
+from gatecal.pytest_plugin.results import Result, marked_evidence
 from gatecal.pytest_plugin.runs import write_runs
 
 # -- the session: verdicts on the workers, the decision on the controller --------------------
-
-
-@dataclass(slots=True)
-class Result:
-    case: str
-    repeat: int
-    verdicts: list[dict[str, Any]] | None  # None: skipped
-    attempts: int = 1
 
 
 @dataclass(slots=True)
@@ -330,12 +324,9 @@ class Session:
             )
         if self.collected and not self.gated:
             reasons.append("no collected test is marked gatecal")
+        unmarked = sorted(f for f in self.failed if f not in self.gated)
+        tail = _unmarked_tail(unmarked)
         if self.settings.sequential is not None:
-            unmarked = sorted(f for f in self.failed if f not in self.gated)
-            tail = ""
-            if unmarked:
-                tail = f"; {len(unmarked)} unmarked test(s) failed, never tolerated: "
-                tail += _names(unmarked)
             decision, line, status = _plugin_sequential().decide(
                 self.settings.sequential,
                 self.settings.repeat,
@@ -346,26 +337,10 @@ class Session:
                 bool(unmarked),
             )
             return _Decision(decision, line, status)
-        not_run = [n for n in self.gated if n not in self.results]
-        skipped = [n for n in self.gated if n in self.results and self.results[n].verdicts is None]
-        errored = [
-            n
-            for n, r in self.results.items()
-            if r.verdicts and any(v["status"] != "ok" for v in r.verdicts)
-        ]
-        if not_run:
-            why = session.shouldfail or session.shouldstop
-            stop = f" (the session stopped early: {why})" if why else ""
-            reasons.append(
-                f"{len(not_run)} of {len(self.gated)} marked tests gave no verdict"
-                f"{stop}: {_names(not_run)}"
-            )
-        if skipped:
-            reasons.append(f"{len(skipped)} marked test(s) skipped: {_names(skipped)}")
-        if errored:
-            reasons.append(f"{len(errored)} marked test(s) errored: {_names(errored)}")
+        why = session.shouldfail or session.shouldstop
+        found, outcome = marked_evidence(self.gated, self.results, stopped=str(why) if why else "")
+        reasons += found
         seen: dict[tuple[str, str], str] = {}
-        outcome: dict[str, bool] = {}
         for nodeid, r in self.results.items():
             for v in r.verdicts or ():
                 key = (r.case, v["check"])
@@ -375,13 +350,11 @@ class Session:
                         f"{v['check']!r} of case {r.case!r}"
                     )
                 seen[key] = nodeid
-                if v["status"] == "ok":
-                    outcome[r.case] = outcome.get(r.case, True) and v["passed"] is True
         cases = list(dict.fromkeys(self.gated.values()))
         n = len(cases)
         k_min = None
         if n and getattr(gate, "kind", "count") == "cases":
-            return _case_decision(gate, cases, outcome, reasons, self.failed, self.gated)
+            return _case_decision(gate, cases, outcome, reasons, unmarked)
         if n and hasattr(gate, "false_alarms"):
             if gate.cases != n:
                 reasons.append(
@@ -394,10 +367,6 @@ class Session:
             k_min = gate.k_min(n)
         passed = sum(outcome.get(c) is True for c in cases)
         failing = [c for c in cases if outcome.get(c) is False]
-        unmarked = sorted(f for f in self.failed if f not in self.gated)
-        tail = ""
-        if unmarked:
-            tail = f"; {len(unmarked)} unmarked test(s) failed, never tolerated: {_names(unmarked)}"
         if reasons or k_min is None:
             return _Decision(
                 "incomplete",
@@ -439,8 +408,7 @@ def _case_decision(
     cases: list[str],
     outcome: dict[str, bool],
     reasons: list[str],
-    failed: Any,
-    gated: dict[str, str],
+    unmarked: list[str],
 ) -> _Decision:
     """The case-aware gate of a gate file on this session: the session's failing cases
     (matched by the names recommend gave the cases) ranked against the file's known-good
@@ -458,10 +426,7 @@ def _case_decision(
             + (f" ({len(unknown)} unknown to it: {_names(unknown)})" if unknown else "")
             + ": rerun gatecal recommend"
         )
-    unmarked = sorted(f for f in failed if f not in gated)
-    tail = ""
-    if unmarked:
-        tail = f"; {len(unmarked)} unmarked test(s) failed, never tolerated: {_names(unmarked)}"
+    tail = _unmarked_tail(unmarked)
     if reasons:
         return _Decision(
             "incomplete",
@@ -498,13 +463,21 @@ def _case_decision(
     return _Decision("fail", f"gatecal: gate FAILED ({rule}), exit 1{shown}{short_of}{tail}", 1)
 
 
-def _names(nodeids: list[str], *, short: bool = False, limit: int = 5) -> str:
-    """A few names, and how many more."""
+def _names(nodeids: list[str], *, short: bool = False) -> str:
+    """A few names (as many as a reason of the evidence rule shows), and how many more."""
+    from gatecal._model.evidence import MARKED_TESTS  # standard library only
+
     names = nodeids
     if short:
         from gatecal.readers._data import short_names
 
         mapping = short_names(nodeids)
         names = [mapping[n] for n in nodeids]
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
+    return few(names, MARKED_TESTS.shown)
+
+
+def _unmarked_tail(unmarked: list[str]) -> str:
+    """What the decision line adds for failed unmarked tests: never tolerated."""
+    if not unmarked:
+        return ""
+    return f"; {len(unmarked)} unmarked test(s) failed, never tolerated: {_names(unmarked)}"

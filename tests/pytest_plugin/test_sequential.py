@@ -86,6 +86,30 @@ def test_unmarked_failures_and_incomplete_evidence_fail(suite):
     assert "five.json holds boundaries for 5 cases and this session gates 6" in gate_line(result)
 
 
+def test_a_skipped_or_errored_repeat_is_incomplete_in_the_plain_gates_words(suite):
+    """The sequential gate applies the one evidence rule to the repeat it stops at, in the
+    words the count gate uses (tests/pytest_plugin/test_plugin.py pins those)."""
+    suite.makeconftest(
+        """
+import pytest
+
+@pytest.fixture(autouse=True)
+def _trouble(request):
+    if "r1-c" in request.node.nodeid:
+        pytest.skip("judge unavailable")
+    if "r1-d" in request.node.nodeid:
+        raise RuntimeError("judge timed out")
+"""
+    )
+    result = run(suite, "--gatecal-sequential", "sprt.json", "--gatecal-repeat", "4")
+    assert result.ret == 1
+    assert gate_line(result) == (
+        "gatecal: sequential gate sprt-4 INCOMPLETE, exit 1: incomplete evidence never "
+        "passes: run 1: 1 marked test(s) skipped: test_suite.py::test_judge[gatecal-r1-c]; "
+        "run 1: 1 marked test(s) errored: test_suite.py::test_judge[gatecal-r1-d]"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

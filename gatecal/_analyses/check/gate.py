@@ -402,7 +402,8 @@ def check_gate(
     missing = [short[order[i]] for i in np.flatnonzero(final == MISSING).tolist()]
     errors = [short[order[i]] for i in np.flatnonzero(combined.errors).tolist()]
     errors += [extra[j] for j in np.flatnonzero(attempt == ERROR).tolist()]  # wherever they are
-    reasons += _gaps(missing if runs else [], n, states.gaps, errors, max_errors)
+    said_empty = not runs or len(missing) == n  # the empty run is named above
+    reasons += _gaps([] if said_empty else missing, n, states.gaps, errors, max_errors)
     vacuous = _vacuous(rec, k_min, target) if rule is None else _vacuous_case(rule, rec, target)
     if vacuous:
         reasons.append(vacuous)

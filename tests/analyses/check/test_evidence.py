@@ -420,21 +420,22 @@ def test_order_reason_is_every_order_by_brute_force():
 def test_the_plugins_sequential_walk_counts_a_later_repeat_that_would_change_a_pass():
     """The plugin's repeats under xdist all run; a passing repeat 1 and a repeat 2 in which
     every marked test fails. Before: PASSED after run 1 (repeat 2 ignored)."""
-    from types import SimpleNamespace
-
+    from gatecal.pytest_plugin.results import Result
     from gatecal.pytest_plugin.sequential import SequentialRule, decide
 
     rule = SequentialRule(name="pocock-2", cases=3, boundaries=((3, -1), (5, 4)), source="g.json")
     gated = {f"t.py::test_{c}[gatecal-r{j}]": c for c in "abc" for j in (1, 2)}
 
-    def result(passed):
-        return SimpleNamespace(verdicts=[{"status": "ok", "passed": passed}])
+    def result(n, passed):
+        return Result(
+            case=gated[n], repeat=int(n[-2]), verdicts=[{"status": "ok", "passed": passed}]
+        )
 
-    results = {n: result(n.endswith("r1]")) for n in gated}
+    results = {n: result(n, n.endswith("r1]")) for n in gated}
     decision, line, status = decide(rule, 2, gated, dict(results), [], "", False)
     assert decision == "incomplete" and status == 1, line
     assert "a later run that would change the decision" in line
     # the later repeat passing too: the pass stands
-    results = {n: result(True) for n in gated}
+    results = {n: result(n, True) for n in gated}
     decision, line, status = decide(rule, 2, gated, results, [], "", False)
     assert decision == "pass" and status == 0, line
