@@ -60,7 +60,7 @@ import numpy as np
 
 from gatecal import check_gate, parse_regression, recommend_gate
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
-from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.noise.tails import gate_fail_probabilities
 from gatecal._engines.exact import beta_binomial_pmf, pass_count_pmf
 from gatecal._model.gates import strictest_within
 from gatecal.readers._columns import VerdictColumns
@@ -112,8 +112,8 @@ Tables = tuple[np.ndarray, np.ndarray]
 def true_tables(n: int, failing: int, fail_pmf: np.ndarray, rest_pmf: np.ndarray) -> Tables:
     """True false alarm and detection of "at least k of n pass", k = 0..n, from the pmf of
     failing cases in a healthy run and among the n - failing others in a regressed run."""
-    fa = _below(fail_pmf[::-1])
-    det = _below(np.concatenate((rest_pmf[::-1], np.zeros(failing))))
+    fa = gate_fail_probabilities(fail_pmf[::-1])
+    det = gate_fail_probabilities(np.concatenate((rest_pmf[::-1], np.zeros(failing))))
     return fa, det
 
 
@@ -181,14 +181,16 @@ def old_gate(bounds: NoiseBounds, n: int, failing: int) -> tuple[int, float]:
     over the joint 95% region's trace; the strictest gate within budget, its detection."""
     fa = np.max(
         [
-            _below(beta_binomial_pmf(n, hi, icc)[::-1])
+            gate_fail_probabilities(beta_binomial_pmf(n, hi, icc)[::-1])
             for icc, hi in zip(bounds.iccs, bounds.highs, strict=True)
         ],
         axis=0,
     )
     k = strictest_within(list(fa), BUDGET)
     dets = [
-        _below(np.concatenate((beta_binomial_pmf(n - failing, lo, icc)[::-1], np.zeros(failing))))
+        gate_fail_probabilities(
+            np.concatenate((beta_binomial_pmf(n - failing, lo, icc)[::-1], np.zeros(failing)))
+        )
         for icc, lo in zip(bounds.iccs, bounds.lows, strict=True)
     ]
     return k, float(min(d[k] for d in dets))

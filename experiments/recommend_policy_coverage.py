@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from gatecal import parse_policy, recommend_policy
-from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.noise.tails import gate_fail_probabilities
 from gatecal._analyses.recommend.policy import DEFAULT_RULES, _case_fail, rule_rates
 from gatecal._engines.exact import pass_count_pmf
 from gatecal.readers._columns import VerdictColumns
@@ -126,9 +126,9 @@ def own_truth(own: np.ndarray, failing: int) -> Truth:
     out = {}
     for rule in DEFAULT_RULES:
         fail, _ = _case_fail(parse_policy(rule), own)
-        fa = _below(pass_count_pmf(1.0 - fail, fail))
+        fa = gate_fail_probabilities(pass_count_pmf(1.0 - fail, fail))
         fail_reg = np.concatenate((np.ones(failing), fail[failing:]))
-        det = _below(pass_count_pmf(1.0 - fail_reg, fail_reg))
+        det = gate_fail_probabilities(pass_count_pmf(1.0 - fail_reg, fail_reg))
         out[rule] = (fa, det)
     return out
 

@@ -451,11 +451,11 @@ def plot_calibration(cal: Calibration, *, axes: Sequence[Axes] | None = None) ->
         ]
         r = cal.corrected
         if r is not None and cal.observed is not None:
-            from gatecal._analyses.calibrate.judge import _clopper_pearson
+            from gatecal._common.intervals import clopper_pearson
 
             k, n = cal.observed
-            obs = _clopper_pearson(k, n, cal.confidence_level)
-            bars.append(("observed pass rate", obs.estimate, obs.low, obs.high, COLORS["fit"]))
+            low, high = clopper_pearson(k, n, cal.confidence_level)
+            bars.append(("observed pass rate", k / n, low, high, COLORS["fit"]))
             if r.estimate is not None:
                 bars.append(("corrected pass rate", r.estimate, r.low, r.high, COLORS["healthy"]))
         y = np.arange(len(bars))[::-1]

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gatecal._analyses.noise.tails import _below, _failing_below
+from gatecal._analyses.noise.tails import _failing_below, gate_fail_probabilities
 from gatecal._engines.exact import WINDOW_FROM, beta_binomial_pmf, beta_binomial_window
 
 N = 5000  # above WINDOW_FROM
@@ -80,7 +80,7 @@ def test_window_matches_exact_rationals_and_is_exactly_zero_outside(
 
 
 def test_the_tails_over_the_window_are_the_tails_of_the_whole_pmf():
-    """_failing_below sums only the window, and gives what _below gives over the whole
+    """_failing_below sums only the window, and gives what gate_fail_probabilities gives over the whole
     pmf (0 below the window, 1 above it, the same sums inside), bit for bit: the pmf as
     the window holds it (not normalised, as the passes take it) placed among zeros, and
     to rounding the normalised pmf."""
@@ -92,11 +92,11 @@ def test_the_tails_over_the_window_are_the_tails_of_the_whole_pmf():
         start, window = beta_binomial_window(N - failing, mean, icc, normalised=False)
         rest = np.zeros(N - failing + 1)
         rest[start : start + window.size] = window
-        whole = _below(np.concatenate((rest[::-1], np.zeros(failing))))
+        whole = gate_fail_probabilities(np.concatenate((rest[::-1], np.zeros(failing))))
         ours = _failing_below(N, mean, icc, failing)
         assert np.array_equal(ours, whole)
         normalised = beta_binomial_pmf(N - failing, mean, icc)[::-1]
-        near = _below(np.concatenate((normalised, np.zeros(failing))))
+        near = gate_fail_probabilities(np.concatenate((normalised, np.zeros(failing))))
         np.testing.assert_allclose(ours, near, rtol=1e-14, atol=1e-300)
         assert (window.size < N // 5) == narrow  # the narrow ones sum a fifth of the pmf
 

@@ -22,12 +22,14 @@ SIMULATION_PERMUTATIONS = 2_000
 
 __all__ = [
     "benjamini_hochberg",
+    "case_p_value",
     "case_permutation_p",
     "case_scores",
     "exact_mcnemar",
     "fisher_one_sided",
     "holm",
     "sign_flip_p",
+    "smallest_case_p_value",
 ]
 
 
@@ -376,15 +378,15 @@ def tarone(p_values: list[float], smallest: list[float], level: float) -> list[f
     ]
 
 
-def _smallest_case_p(bn: int, cn: int, total: int, alternative: str) -> float:
+def smallest_case_p_value(bn: int, cn: int, total: int, alternative: str) -> float:
     """The smallest p-value one case's exact Fisher test can give with `total` passes over
     `bn` baseline and `cn` candidate runs: its most extreme table(s)."""
     high = min(total, bn)  # as many passes as possible in the baseline
-    worse = _case_p(high, bn, total - high, cn, alternative)
+    worse = case_p_value(high, bn, total - high, cn, alternative)
     if alternative == "worse":
         return worse
     low = max(0, total - cn)
-    return min(worse, _case_p(low, bn, total - low, cn, alternative))
+    return min(worse, case_p_value(low, bn, total - low, cn, alternative))
 
 
 Matrix = npt.NDArray[np.int8]
@@ -468,7 +470,7 @@ _comb = functools.lru_cache(maxsize=4096)(math.comb)
 
 
 @functools.lru_cache(maxsize=65536)
-def _case_p(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
+def case_p_value(bp: int, bn: int, cp: int, cn: int, alternative: str) -> float:
     """One case's exact Fisher p-value (cached: simulated builds repeat the same counts)."""
     worse_p = fisher_one_sided(bp, bn, cp, cn)
     if alternative == "worse":
@@ -508,7 +510,7 @@ def _decide(
         axis=1,
     )
     counts = [(int(a), int(b), int(c), int(d)) for a, b, c, d in table.tolist()]
-    raw = [_case_p(*c, alternative) for c in counts]
+    raw = [case_p_value(*c, alternative) for c in counts]
     directions = []
     for bp, bn, cp, cn in counts:
         share = bp * cn - cp * bn  # the sign of bp / bn - cp / cn
@@ -519,7 +521,7 @@ def _decide(
     factor = 1 if alternative == "worse" else 2
     half = alpha / 2
     if multiplicity == "tarone":  # which cases can reach a level, from their margins
-        lows = [_smallest_case_p(bn, cn, bp + cp, alternative) for bp, bn, cp, cn in counts]
+        lows = [smallest_case_p_value(bn, cn, bp + cp, alternative) for bp, bn, cp, cn in counts]
 
         def reach(level: float) -> bool:
             return any(a <= level for a in tarone(lows, lows, level))

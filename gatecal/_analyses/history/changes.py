@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.compare.paired import _case_p, _smallest_case_p, benjamini_hochberg, holm
+from gatecal._analyses.compare.paired import (
+    benjamini_hochberg,
+    case_p_value,
+    holm,
+    smallest_case_p_value,
+)
 from gatecal._common.validate import ParameterError
 
 __all__ = ["MULTIPLICITY", "CaseShift", "Shift", "judge_shifts", "shift_between", "window_shift"]
@@ -218,9 +223,9 @@ def _shift(
             total = bp + cp
             if total in (0, bn + cn):  # never fails, or always: no evidence
                 continue
-            low = _smallest_case_p(bn, cn, total, "two-sided")
+            low = smallest_case_p_value(bn, cn, total, "two-sided")
             low_min = min(low_min, low)
-            p = _case_p(bp, bn, cp, cn, "two-sided")
+            p = case_p_value(bp, bn, cp, cn, "two-sided")
             if p < p_min:
                 p_min, at = p, s
         raw.append(min(1.0, p_min * n_splits))

@@ -27,13 +27,13 @@ from gatecal._analyses.noise.overdispersion import (
 )
 from gatecal._analyses.noise.tails import (
     _WIDE,
-    _below,
     _failing_below,
     _failing_pmf,
     _in_windows,
     _passes,
     _places,
     _raise,
+    gate_fail_probabilities,
 )
 from gatecal._common.intervals import RateEstimate
 from gatecal._common.quantiles import chi2_ppf
@@ -279,8 +279,8 @@ class NoiseBounds:
     ) -> tuple[Floats, Floats]:
         """:meth:`largest` of `size` gates at once, in passes over the edge whose number does
         not grow with the gates. ``pmf(mu, rho)`` gives ``(start, pmf)`` (as
-        :func:`_failing_pmf`): the gates' values are ``_below(pmf)`` from gate `start` on,
-        exactly 0 below and exactly 1 above, so a pass costs what the window holds.
+        :func:`_failing_pmf`): the gates' values are ``gate_fail_probabilities(pmf)`` from
+        gate `start` on, exactly 0 below and exactly 1 above, so a pass costs what the window holds.
 
         The edge is taken at ``rho(t) = bottom + (top - bottom) (1 - cos(pi t)) / 2``,
         smooth in t through the set's tips (where the edge turns, ``top - rho`` grows as
@@ -315,7 +315,7 @@ class NoiseBounds:
             edges = np.array([self.edge(r, upper) for r in rhos.tolist()])
         # the grid's rows, each as its window: 0 below it and 1 above (times sign)
         pmfs = (pmf(e, r) for e, r in zip(edges.tolist(), rhos.tolist(), strict=True))
-        windows = [(start, _below(part)) for start, part in pmfs]
+        windows = [(start, gate_fail_probabilities(part)) for start, part in pmfs]
         starts = np.array([start for start, _ in windows], dtype=np.int64)
         widths = np.array([part.size for _, part in windows], dtype=np.int64)
         # each gate's first largest row (argmax over the rows), raised row by row over

@@ -17,15 +17,18 @@ import numpy as np
 from gatecal._engines.exact import beta_binomial_window
 from gatecal._model.arrays import Floats, Ints
 
+__all__ = ["gate_fail_probabilities"]
+
 #: The many-gate search's passes run on up to this many threads (the cores allowed) where
 #: the pmf's windows hold at least _WIDE values on average (a noisy suite: most cases);
 #: narrower windows are too quick for threads to pay.
 _THREADS, _WIDE = 4, 16_384
 
 
-def _below(pass_pmf: Floats) -> Floats:
-    """``P(K < k)`` for k = 0..n from the pass-count pmf: exactly 0 at k = 0 and exactly 1
-    where no mass is left at or above k."""
+def gate_fail_probabilities(pass_pmf: Floats) -> Floats:
+    """Each gate's failure probability from a run's pass-count pmf: for the gate "at least k
+    of n pass", k = 0..n, ``P(K < k)``; exactly 0 at k = 0 and exactly 1 where no mass is
+    left at or above k."""
     lo = np.empty(pass_pmf.size)
     lo[0] = 0.0
     np.cumsum(pass_pmf[:-1], out=lo[1:])
@@ -36,8 +39,9 @@ def _below(pass_pmf: Floats) -> Floats:
 
 def _failing_below(n: int, mu: float, rho: float, failing: int = 0) -> Floats:
     """``P(K < k)``, k = 0..n, K the passes of a run of n cases of which `failing` fail a
-    code check and the others at (mu, rho): :func:`_below` of that pass-count pmf, summed
-    only over :func:`beta_binomial_window` (0 below it, 1 above it, as there)."""
+    code check and the others at (mu, rho): :func:`gate_fail_probabilities` of that
+    pass-count pmf, summed only over :func:`beta_binomial_window` (0 below it, 1 above it,
+    as there)."""
     start, part = _failing_window(n, mu, rho, failing)
     out = np.zeros(n + 1)
     out[start + part.size :] = 1.0
@@ -49,22 +53,22 @@ def _failing_window(n: int, mu: float, rho: float, failing: int = 0) -> tuple[in
     """:func:`_failing_below` as ``(start, part)``: `part` from k = `start` on, exactly 0
     below it and exactly 1 above it."""
     start, pmf = _failing_pmf(n, mu, rho, failing)
-    return start, _below(pmf)
+    return start, gate_fail_probabilities(pmf)
 
 
 def _failing_pmf(n: int, mu: float, rho: float, failing: int = 0) -> tuple[int, Floats]:
     """``(start, pmf)``: the pass count's pmf of :func:`_failing_below`'s run where
     :func:`beta_binomial_window` holds it, from k = `start` passes on (not normalised:
-    :func:`_below` takes ratios of its sums; in this thread's scratch array, valid until
-    the next call)."""
+    :func:`gate_fail_probabilities` takes ratios of its sums; in this thread's scratch
+    array, valid until the next call)."""
     start, window = beta_binomial_window(n - failing, mu, rho, normalised=False, scratch=True)
     top = n - failing - start  # the most passes the window holds
     return top + 1 - window.size, window[::-1]
 
 
 def _below_part(pass_pmf: Floats, a: int, b: int) -> Floats:
-    """``_below(pass_pmf)[a:b]`` (0 <= a < b <= its size) from sums over the rest and
-    cumulative sums over ``a..b`` alone: each ``P(K < k) = lo / (lo + hi)`` with lo the
+    """``gate_fail_probabilities(pass_pmf)[a:b]`` (0 <= a < b <= its size) from sums over
+    the rest and cumulative sums over ``a..b`` alone: each ``P(K < k) = lo / (lo + hi)`` with lo the
     mass below k and hi the mass at or above it, as there (the same to rounding)."""
     lo = np.empty(b - a)
     lo[0] = pass_pmf[:a].sum()
@@ -124,8 +128,8 @@ def _raise_part(
     b: int,
 ) -> None:
     """Raise gates a..b-1 of `best` in place to a pass's values ``sign * P(K < k)`` (0
-    below `start`, ``_below(pass_pmf)`` from it, 1 above the window) wherever they are
-    higher, setting `at_t` to `t` there."""
+    below `start`, ``gate_fail_probabilities(pass_pmf)`` from it, 1 above the window)
+    wherever they are higher, setting `at_t` to `t` there."""
     end = start + pass_pmf.size
     for low, high, value in ((a, min(b, start), sign * 0.0), (max(a, end), b, sign * 1.0)):
         if low < high:

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
-from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.noise.tails import gate_fail_probabilities
 from gatecal._analyses.policies.parse import parse_policy
 from gatecal._analyses.policies.rules import Policy
 from gatecal._common.contracts import json_header
@@ -281,7 +281,7 @@ def rule_rates(
     # passes among the healthy cases, per node: P(passes = i) = P(failures = healthy - i)
     fail_pmf = np.asarray(stats.binom.pmf(j[None, :], healthy, fail[:, None]))
     pass_pmf = np.clip(ws @ fail_pmf[:, ::-1], 0.0, None)
-    single = _below(np.concatenate((pass_pmf, np.zeros(broken))))
+    single = gate_fail_probabilities(np.concatenate((pass_pmf, np.zeros(broken))))
     # judge calls of one attempt, every case at the healthy rate (the cost is quoted for
     # the healthy build)
     one = float(ws @ calls) * n
@@ -520,5 +520,5 @@ def _measured_detections(policy: Policy, reg_rate: Floats) -> Floats:
     from gatecal._engines.exact import pass_count_pmf
 
     fail, _ = _case_fail(policy, np.asarray(reg_rate, dtype=np.float64))
-    single = _below(pass_count_pmf(1.0 - fail, fail))
+    single = gate_fail_probabilities(pass_count_pmf(1.0 - fail, fail))
     return np.asarray(single ** (policy.rerun + 1))

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
-from gatecal._analyses.noise.tails import _below
+from gatecal._analyses.noise.tails import gate_fail_probabilities
 from gatecal._analyses.recommend.choice import (
     MoreRuns,
     regressed_rates,
@@ -44,13 +44,13 @@ def _more_runs(
     (`failing` None: the regression is measured, its detection does not tighten)."""
     n = len(detections) - 1
     over = bounds.overdispersion
-    fa = _below(beta_binomial_pmf(n, over.mean, over.icc)[::-1])
+    fa = gate_fail_probabilities(beta_binomial_pmf(n, over.mean, over.icc)[::-1])
     k = strictest_within(list(fa), alpha)
     if failing is None:
         det = float(detections[k])
     else:
         rest = beta_binomial_pmf(n - failing, over.mean, over.icc)[::-1]
-        det = float(_below(np.concatenate((rest, np.zeros(failing))))[k])
+        det = float(gate_fail_probabilities(np.concatenate((rest, np.zeros(failing))))[k])
     meets = k >= 1 and det >= power
     runs = None
     if meets:
@@ -106,7 +106,7 @@ def _measured_regression(data: RunsData, cases: list[str], low_rate: float) -> _
     n = len(cases)
     regressed_runs = len(data.runs("regressed"))
     reg_rate = regressed_rates(data, cases, low_rate)
-    detections = _below(pass_count_pmf(1.0 - reg_rate))
+    detections = gate_fail_probabilities(pass_count_pmf(1.0 - reg_rate))
     failing_cases = float(np.sum(reg_rate > 0.5))
     majority_failing = max(1, int(failing_cases))
     plan_regression = Regression(

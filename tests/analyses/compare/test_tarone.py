@@ -11,7 +11,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, strategies as st
 
-from gatecal._analyses.compare.paired import _case_p, _smallest_case_p, tarone
+from gatecal._analyses.compare.paired import case_p_value, smallest_case_p_value, tarone
 
 
 def _k_by_definition(smallest: list[float], level: float) -> int:
@@ -39,12 +39,12 @@ def _fwer(m: int, bn: int, cn: int, q: Fraction, level: float) -> Fraction:
     probability q each, exactly: every vector of case margins, then each case's table."""
     n = bn + cn
     p_total = [math.comb(n, t) * q**t * (1 - q) ** (n - t) for t in range(n + 1)]
-    lows = [_smallest_case_p(bn, cn, t, "worse") for t in range(n + 1)]
+    lows = [smallest_case_p_value(bn, cn, t, "worse") for t in range(n + 1)]
 
     def p_reject(t: int, cut: float) -> Fraction:  # P(Fisher p <= cut | margin t)
         out = Fraction(0)
         for x in range(max(0, t - cn), min(t, bn) + 1):
-            if _case_p(x, bn, t - x, cn, "worse") <= cut:
+            if case_p_value(x, bn, t - x, cn, "worse") <= cut:
                 out += Fraction(math.comb(bn, x) * math.comb(cn, t - x), math.comb(n, t))
         return out
 

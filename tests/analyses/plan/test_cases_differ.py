@@ -59,7 +59,7 @@ def _case_pass(flip: float, spread: float, policy: str, judge_checks: int) -> Fr
     return _beta_mean(case, Fraction(flip) * scale, (1 - Fraction(flip)) * scale)
 
 
-def _below(probs: list[Fraction]) -> list[Fraction]:
+def gate_fail_probabilities(probs: list[Fraction]) -> list[Fraction]:
     """P(fewer than k pass), k = 0..n: the pass count's pmf by the product of the cases'
     generating polynomials (1 - q + q t), multiplied out in exact fractions."""
     pmf = [Fraction(1)]
@@ -77,7 +77,7 @@ def _brute(n, flip, spread, systematic, policy, share, alpha):
     healthy = [Fraction(0) if i >= n - stuck else q for i in range(n)]
     f = int(share * n + Fraction(1, 2))
     regressed = [Fraction(0)] * f + healthy[f:]  # the first f fail a code check
-    fa, det = _below(healthy), _below(regressed)
+    fa, det = gate_fail_probabilities(healthy), gate_fail_probabilities(regressed)
     k = max(k for k in range(n + 1) if fa[k] <= alpha)
     return k, fa[k], det[k]
 

@@ -253,9 +253,9 @@ def test_the_search_beats_the_old_25_icc_trace_and_the_set_is_smaller():
 
 
 def _below_tail(n, mu, rho):
-    from gatecal._analyses.noise.tails import _below
+    from gatecal._analyses.noise.tails import gate_fail_probabilities
 
-    return _below(beta_binomial_pmf(n, mu, rho)[::-1])
+    return gate_fail_probabilities(beta_binomial_pmf(n, mu, rho)[::-1])
 
 
 def test_measured_regressed_runs_and_the_json_contract(tmp_path):
@@ -925,14 +925,14 @@ def test_a_pass_read_by_its_window_raises_what_its_whole_row_raises(sign):
 
 def test_part_of_the_tails_is_that_part_of_every_tail():
     """_below_part(pmf, a, b) (sums beyond a..b, cumulative sums across it) is
-    _below(pmf)[a:b] to rounding, for every range of random pmfs of 1 to 40 values,
+    gate_fail_probabilities(pmf)[a:b] to rounding, for every range of random pmfs of 1 to 40 values,
     tails of 1e-300 included."""
-    from gatecal._analyses.noise.tails import _below, _below_part
+    from gatecal._analyses.noise.tails import _below_part, gate_fail_probabilities
 
     rng = np.random.default_rng(31)
     for size in range(1, 41):
         pmf = rng.random(size) * np.exp(-rng.integers(0, 690, size))
-        whole = _below(pmf)
+        whole = gate_fail_probabilities(pmf)
         for a in range(size):
             for b in range(a + 1, size + 1):
                 np.testing.assert_allclose(_below_part(pmf, a, b), whole[a:b], rtol=1e-14)
@@ -944,7 +944,7 @@ def test_a_pass_over_a_range_of_gates_raises_those_gates_alone(sign):
     """_raise_part raises gates a..b-1 alone, each where the pass's value (0 below its
     window, its tail inside, 1 above) is higher, and marks them with the pass: against
     every gate's value compared, on 300 random passes and ranges."""
-    from gatecal._analyses.noise.tails import _below, _raise_part
+    from gatecal._analyses.noise.tails import _raise_part, gate_fail_probabilities
 
     rng = np.random.default_rng(41 if sign > 0 else 42)
     size = 120
@@ -955,7 +955,9 @@ def test_a_pass_over_a_range_of_gates_raises_those_gates_alone(sign):
         pmf = rng.random(int(rng.integers(1, size - start + 1)))
         a = int(rng.integers(0, size))
         b = int(rng.integers(a + 1, size + 1))
-        tail = np.concatenate((np.zeros(start), _below(pmf), np.ones(size - start - pmf.size)))
+        tail = np.concatenate(
+            (np.zeros(start), gate_fail_probabilities(pmf), np.ones(size - start - pmf.size))
+        )
         better = np.zeros(size, dtype=bool)
         better[a:b] = sign * tail[a:b] > want[a:b]
         want[better], want_t[better] = sign * tail[better], step
