@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from gatecal._analyses.policies.rules import Policy, _attempt, noise_fields
+from gatecal._analyses.policies.rules import Policy, attempt_pmf, noise_fields
 from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.quadrature import beta_rule
@@ -279,8 +279,8 @@ def _case_probabilities(
         ws, noises = np.ones(1), [noise]
     q_pass, q_fail, calls = [], [], []
     for nz in noises:
-        pmf_h, calls_h = _attempt(one, "healthy", nz, policy)
-        pmf_r, _ = _attempt(one, "regressed", nz, policy)
+        pmf_h, calls_h = attempt_pmf(one, "healthy", nz, policy)
+        pmf_r, _ = attempt_pmf(one, "regressed", nz, policy)
         q_pass.append(pmf_h[1])
         q_fail.append(pmf_r[1])
         calls.append(float(calls_h))

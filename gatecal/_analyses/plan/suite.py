@@ -28,7 +28,7 @@ from gatecal._analyses.plan.sequential import (
     SEQUENTIAL_MAX_CASES_LIMIT,
     plan_sequential,
 )
-from gatecal._analyses.policies.rules import Policy, _attempt
+from gatecal._analyses.policies.rules import Policy, attempt_pmf
 from gatecal._analyses.policies.sequential import SequentialPolicy
 from gatecal._common.validate import ParameterError, check_count, check_instance, check_probability
 from gatecal._model.arrays import Floats
@@ -352,7 +352,7 @@ class _Bounds:
         )
         edges = np.unique(edges)
         one = Suite.uniform(cases=1, judge_checks=j, code_checks=c, failing=1)
-        q = np.array([_attempt(one, "healthy", noise.at(float(x)), policy)[0][1] for x in edges])
+        q = np.array([attempt_pmf(one, "healthy", noise.at(float(x)), policy)[0][1] for x in edges])
         if np.any(np.diff(q) > 0):  # not monotone: no bound, every size is decided exactly
             return None
         weights = np.diff(special.betainc(a, b, edges))

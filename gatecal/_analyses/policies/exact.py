@@ -13,8 +13,8 @@ from gatecal._analyses.policies.rules import (
     Policy,
     PolicyRates,
     PolicyRow,
-    _attempt,
     _case_try,
+    attempt_pmf,
     refuse_sequential,
     refuse_spread_across_runs,
 )
@@ -156,12 +156,12 @@ def policy_rates(
                 tails, calls_one = node_tails(suite, build, noise, policy, xs, ws, k_mins)
             else:
                 parts = [
-                    _attempt(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs
+                    attempt_pmf(suite, build, noise.at(float(x)), policy, confirm=True) for x in xs
                 ]
                 pmf = np.clip(sum(w * p for w, (p, _) in zip(ws, parts, strict=True)), 0.0, None)
                 calls_one = float(sum(w * c for w, (_, c) in zip(ws, parts, strict=True)))
         else:
-            pmf, calls = _attempt(suite, build, noise, policy, confirm=True)
+            pmf, calls = attempt_pmf(suite, build, noise, policy, confirm=True)
             calls_one = float(calls)
         for index, gate in enumerate(rules):
             k = gate.k_min(n)

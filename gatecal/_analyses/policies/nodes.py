@@ -36,7 +36,7 @@ def _group_rates(
 ) -> tuple[npt.NDArray[np.int64], Floats, Floats]:
     """Group sizes, each group's P(a case passes the attempt) at every node (nodes,
     groups), and the expected judge calls of one attempt at every node: the formulas
-    of policies._attempt, elementwise over nodes."""
+    of policies.attempt_pmf, elementwise over nodes."""
     from scipy import stats  # deferred: `import gatecal` stays light
 
     from gatecal._analyses.policies.rules import majority_pass

@@ -25,6 +25,7 @@ __all__ = [
     "PolicyReport",
     "PolicyRow",
     "PolicySample",
+    "attempt_pmf",
     "majority_pass",
     "noise_fields",
 ]
@@ -301,7 +302,7 @@ def _case_try(
     return q, per_try
 
 
-def _attempt(
+def attempt_pmf(
     suite: Suite, build: str, noise: JudgeNoise, policy: Policy, *, confirm: bool = False
 ) -> tuple[Floats, Floats]:
     """Pass-count pmf of one attempt and its expected judge calls (given one run's rates).
