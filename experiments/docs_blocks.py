@@ -197,7 +197,10 @@ TASKS = (
     ("Read runs and labels", ("readers",)),
     ("Recommend a gate and keep it", ("recommend", "gatefile")),
     ("Decide a CI run", ("check",)),
-    ("Model a suite and its gates", ("suite", "gates", "regression", "spec", "defaults")),
+    (
+        "Model a suite and its gates",
+        ("suite", "gates", "regression", "targets", "spec", "defaults"),
+    ),
     ("Exact and simulated pass counts", ("simulate", "engines", "noise", "intervals", "seeds")),
     ("Policies and sequential gates", ("policies", "sequential")),
     ("Compare two builds", ("compare",)),

@@ -54,8 +54,8 @@ def certified_share(
     for _ in range(sets):
         failures = rng.choice(cases + 1, size=runs, p=failing_pmf)
         bounds = noise_bounds(failures, cases)
-        ok = bounds.false_alarm(cases, k_min) <= plans.false_alarm_target
-        hits += bool(ok and bounds.detection(cases, f, k_min) >= plans.detection_target)
+        ok = bounds.false_alarm(cases, k_min) <= plans.targets.false_alarm
+        hits += bool(ok and bounds.detection(cases, f, k_min) >= plans.targets.detection)
     share = hits / sets
     return share, math.sqrt(share * (1 - share) / sets)
 

@@ -211,6 +211,7 @@ from ._model.suite import (
     case_fail_probabilities as case_fail_probabilities,
     case_pass_probabilities as case_pass_probabilities,
 )
+from ._model.targets import Targets as Targets
 from ._render import CHECK_FORMATS as CHECK_FORMATS
 from ._render.calibrate import (
     render_calibration as render_calibration,

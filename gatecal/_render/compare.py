@@ -218,8 +218,8 @@ def _design_text(design: CompareDesign, fmt: str) -> str:
         f"compare plan: {plural(d.cases, 'case')}, each run's failure rate {d.rate:g} on "
         f"average (icc {d.icc:g}); the regression: {plural(d.failing, 'case')} failing in the "
         "candidate",
-        f"targets: false alarm <= {d.false_alarm_target:g} (the comparison's level), "
-        f"detection >= {d.detection_target:g}; simulated, {d.samples} pairs of builds per row",
+        f"targets: false alarm <= {d.targets.false_alarm:g} (the comparison's level), "
+        f"detection >= {d.targets.detection:g}; simulated, {d.samples} pairs of builds per row",
         "",
     ]
     if d.runs is None:

@@ -77,8 +77,8 @@ def _text(plans: SuitePlans, baseline: Sequence[BaselineRuns | None] | None, fmt
     checks += plural(plans.code_checks, "code check")
     kind = "a code check" if plans.code_checks else "a judge check"
     head = [
-        f"targets: false alarm <= {plans.false_alarm_target:g}, "
-        f"detection >= {plans.detection_target:g}",
+        f"targets: false alarm <= {plans.targets.false_alarm:g}, "
+        f"detection >= {plans.targets.detection:g}",
         f"judge: {noise_words(plans.noise)}; each case: {checks}",
         f"regression: {plans.regression.describe()} ({kind}; rounded half up to whole cases)",
         "",
@@ -163,9 +163,9 @@ def _spread_lines(plans: SuitePlans) -> list[str]:
         assert s is not None
         out.append(
             f"  {plan.policy.describe()}: {s.false_alarm_over:.0%} of suites have a false alarm "
-            f"above {plans.false_alarm_target:g} (9 in 10 at most "
+            f"above {plans.targets.false_alarm:g} (9 in 10 at most "
             f"{format_probability(s.false_alarm_high)}); {s.detection_under:.0%} detect less "
-            f"than {plans.detection_target:g} (9 in 10 at least "
+            f"than {plans.targets.detection:g} (9 in 10 at least "
             f"{format_probability(s.detection_low)})"
         )
     return out

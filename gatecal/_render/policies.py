@@ -153,8 +153,8 @@ def _sequential_lines(report: PolicyReport) -> list[str]:
             )
         if anytime:
             out.append(
-                f"  e-process: fails once the e-value reaches 1/{h.false_alarm_target:g}; "
-                f"nominal false alarm {h.false_alarm_target:g} (Ville's inequality, for "
+                f"  e-process: fails once the e-value reaches 1/{h.targets.false_alarm:g}; "
+                f"nominal false alarm {h.targets.false_alarm:g} (Ville's inequality, for "
                 f"independent runs at icc 0), exact {format_probability(h.failure_probability)}"
                 " under this stopping"
             )

@@ -86,7 +86,7 @@ def _shown_gates(rec: Recommendation) -> tuple[range, str]:
     elif rec.within_budget is not None:
         focus, what = rec.within_budget, "the strictest gate within the false-alarm budget"
     else:
-        over = [k for k, (fa, _) in enumerate(rec.table) if fa > rec.false_alarm_target]
+        over = [k for k, (fa, _) in enumerate(rec.table) if fa > rec.targets.false_alarm]
         focus, what = (over[0] if over else 0), "the first gate over the false-alarm budget"
     start = min(max(focus - TABLE_ROWS // 2, 0), count - TABLE_ROWS)
     shown = range(start, start + TABLE_ROWS)
@@ -103,7 +103,7 @@ def _headline_lines(rec: Recommendation) -> list[str]:
     if chosen is None or chosen.kind == "none":
         return [
             "gatecal recommend: NO GATE: none keeps healthy builds failing within the "
-            f"{rec.false_alarm_target:g} budget",
+            f"{rec.targets.false_alarm:g} budget",
             "next: add known-good runs (or cases), then run recommend again",
         ]
     what = (
@@ -119,7 +119,7 @@ def _headline_lines(rec: Recommendation) -> list[str]:
         f"gatecal recommend: use {what}: it {figures}"
         if chosen.meets_targets
         else f"gatecal recommend: use {what}, the best valid gate: it {figures}, short of "
-        f"the {rec.detection_target:g} target (what would close it: below)"
+        f"the {rec.targets.detection:g} target (what would close it: below)"
     )
     lines = [head]
     sees = _sees_line(rec)
@@ -140,7 +140,7 @@ def _sees_line(rec: Recommendation) -> str | None:
     if not gate.can_fail:
         return (
             f"it can see nothing yet: {gate.runs_needed} known-good runs are needed to fail "
-            f"any run within {rec.false_alarm_target:g}; it has {gate.known_good_runs}"
+            f"any run within {rec.targets.false_alarm:g}; it has {gate.known_good_runs}"
         )
     dets = [(k, d) for k, d in gate.detections if k in (1, 2, 3)]
     if not dets:
@@ -323,8 +323,8 @@ def _decision_lines(rec: Recommendation) -> list[str]:
     lines = [
         "",
         f"regression to catch: {rec.regression}",
-        f"targets: false alarm <= {rec.false_alarm_target:g}, detection >= "
-        f"{rec.detection_target:g}; each gate's false alarm (detection) its one-sided "
+        f"targets: false alarm <= {rec.targets.false_alarm:g}, detection >= "
+        f"{rec.targets.detection:g}; each gate's false alarm (detection) its one-sided "
         f"{100 * rec.measured.gate_level:g}% upper (lower) profile-likelihood bound over "
         "(rate, icc)",
         "",
@@ -358,7 +358,7 @@ def _decision_lines(rec: Recommendation) -> list[str]:
                 f"  strictest gate within the false-alarm budget: at least {within} of "
                 f"{rec.cases} pass (at most {rec.cases - within} failing): false alarm "
                 f"{format_probability(fa)}, "
-                f"detection {format_probability(det)} (short of {rec.detection_target:g})"
+                f"detection {format_probability(det)} (short of {rec.targets.detection:g})"
             )
         systematic = rec.case_spread is not None and rec.case_spread.mostly_systematic
         if rec.plans is not None:

@@ -33,10 +33,10 @@ def _facts(res: SequentialCheck) -> list[str]:
         f"policy: {res.policy} over {len(res.current_runs)} current run(s), at most "
         f"{g.design.looks}; {level}",
         f"false alarm: {format_probability(res.false_alarm)} (budget "
-        f"{res.false_alarm_target:g}; the largest over the baseline's region of "
+        f"{res.targets.false_alarm:g}; the largest over the baseline's region of "
         f"{res.baseline_runs} known-good runs)",
         f"detection of {res.regressed_cases} more failing case(s): "
-        f"{format_probability(res.detection)} (target {res.detection_target:g}; the "
+        f"{format_probability(res.detection)} (target {res.targets.detection:g}; the "
         "smallest over that region)",
         f"model: {model}",
         f"expected runs: {g.healthy.expected_runs:.3f} healthy, "

@@ -132,8 +132,8 @@ def recommend(
         lambda charts: charts.plot_operating_curves(
             rec.table,
             recommended=rec.recommended,
-            false_alarm_target=rec.false_alarm_target,
-            detection_target=rec.detection_target,
+            false_alarm_target=rec.targets.false_alarm,
+            detection_target=rec.targets.detection,
         ),
     )
     outputs.commit()

@@ -13,6 +13,7 @@ import numpy as np
 from gatecal._common.contracts import json_header
 from gatecal._common.display import Displayed
 from gatecal._common.validate import ParameterError, check_count, check_probability
+from gatecal._model.targets import Targets
 
 if TYPE_CHECKING:
     from gatecal._analyses.noise.bounds import NoiseBounds
@@ -67,6 +68,9 @@ class SequentialCheck(Displayed):
         Its detection, the smallest over the region (as ``recommend`` quotes it).
     runs : {'shared', 'independent'}
         The model of the runs of one build the gate was designed and quoted under.
+    targets : Targets
+        The false-alarm budget and the detection target (the JSON writes them flat, each
+        after its figure: ``false_alarm_target``, ``detection_target``).
     """
 
     decision: Literal["pass", "fail", "continue", "incomplete"]
@@ -81,8 +85,7 @@ class SequentialCheck(Displayed):
     false_alarm: float
     detection: float
     runs: str
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     regressed_cases: int
     baseline_runs: int
     noise_rate: float
@@ -145,9 +148,9 @@ class SequentialCheck(Displayed):
             "cumulative": list(self.cumulative),
             "boundaries": [b.to_dict() for b in self.gate.design.boundaries],
             "false_alarm": self.false_alarm,
-            "false_alarm_target": self.false_alarm_target,
+            "false_alarm_target": self.targets.false_alarm,
             "detection": self.detection,
-            "detection_target": self.detection_target,
+            "detection_target": self.targets.detection,
             "runs": self.runs,
             "regressed_cases": self.regressed_cases,
             "meets_targets": self.gate.meets_targets,
@@ -271,7 +274,10 @@ def _within_region(
     meets = worst <= false_alarm and lowest >= detection * (1 - _SLACK)
     return (
         SequentialGate(
-            design=dataclasses.replace(gate.design, false_alarm_target=false_alarm),
+            design=dataclasses.replace(
+                gate.design,
+                targets=dataclasses.replace(gate.design.targets, false_alarm=false_alarm),
+            ),
             healthy=gate.healthy,
             regressed=gate.regressed,
             meets_targets=meets,
@@ -485,8 +491,7 @@ def check_sequential(
         false_alarm=worst,
         detection=lowest,
         runs=model,
-        false_alarm_target=target,
-        detection_target=power,
+        targets=Targets(false_alarm=target, detection=power),
         regressed_cases=failing,
         baseline_runs=rec.runs,
         noise_rate=rate,

@@ -19,6 +19,7 @@ from gatecal._common.validate import (
     check_probability,
 )
 from gatecal._model.regression import RegressionLike, as_regression
+from gatecal._model.targets import Targets
 
 __all__ = [
     "CompareDesign",
@@ -220,15 +221,14 @@ def _operating(
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class CompareDesign(Displayed):
     """Runs per build for a comparison to meet a false-alarm budget and a detection
-    target; `rows` holds every runs-per-build tried, `runs` the smallest that meets both
-    (None when none up to `max_runs` does)."""
+    target (`targets`, :class:`Targets`); `rows` holds every runs-per-build tried, `runs`
+    the smallest that meets both (None when none up to `max_runs` does)."""
 
     cases: int
     rate: float
     icc: float
     failing: int
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     samples: int
     rows: tuple[tuple[int, CompareOC], ...]
     runs: int | None
@@ -259,8 +259,7 @@ class CompareDesign(Displayed):
             "rate": self.rate,
             "icc": self.icc,
             "failing": self.failing,
-            "false_alarm_target": self.false_alarm_target,
-            "detection_target": self.detection_target,
+            **self.targets.flat(),
             "samples": self.samples,
             "runs": self.runs,
             "rows": self._rows(),
@@ -374,8 +373,7 @@ def plan_compare(
         rate=rate,
         icc=icc,
         failing=k,
-        false_alarm_target=budget,
-        detection_target=target,
+        targets=Targets(false_alarm=budget, detection=target),
         samples=samples,
         rows=tuple(sorted(rows.items())),
         runs=found,

@@ -19,6 +19,7 @@ from gatecal._common.tables import format_probability
 from gatecal._model.arrays import Floats
 from gatecal._model.regression import Regression
 from gatecal._model.suite import JudgeNoise, Suite
+from gatecal._model.targets import Targets
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -136,13 +137,13 @@ class SuitePlans(Displayed):
     """Plans for several policies against one set of targets.
 
     `plans` holds one entry per policy, in the order given: a :class:`SuitePlan`, or
-    None when no suite up to `max_cases` meets the targets with that policy.
+    None when no suite up to `max_cases` meets the `targets` (:class:`Targets`) with that
+    policy.
     """
 
     noise: JudgeNoise
     regression: Regression
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     judge_checks: int
     code_checks: int
     max_cases: int | None
@@ -192,7 +193,7 @@ class SuitePlans(Displayed):
             **json_header("plan"),
             **(best.to_dict() if best else empty),
             "feasible": best is not None,
-            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            "targets": self.targets.to_dict(),
             **noise_fields(self.noise),
             "regression": self.regression.text,
             "judge_checks": self.judge_checks,

@@ -261,7 +261,7 @@ class _Certify:
     ) -> tuple[int, float, float] | None:
         plans = self._plans
         bounds = noise_bounds(failures, n, confidence_level=self._level)
-        alpha, power = plans.false_alarm_target, plans.detection_target
+        alpha, power = plans.targets.false_alarm, plans.targets.detection
         if k_min is None:
             k_min = bounds.strictest_gate(n, alpha)
         if k_min < 1:

@@ -34,6 +34,7 @@ from gatecal._common.validate import ParameterError, check_count, check_instance
 from gatecal._model.arrays import Floats
 from gatecal._model.regression import Regression, RegressionLike, as_regression
 from gatecal._model.suite import JudgeNoise, Suite
+from gatecal._model.targets import Targets
 
 __all__ = ["cases_needed", "plan_suite"]
 
@@ -193,8 +194,7 @@ def plan_suite(
     return SuitePlans(
         noise=noise,
         regression=reg,
-        false_alarm_target=alpha,
-        detection_target=power,
+        targets=Targets(false_alarm=alpha, detection=power),
         judge_checks=j,
         code_checks=c,
         max_cases=searched,

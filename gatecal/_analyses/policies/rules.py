@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -404,6 +404,14 @@ class PolicyComparisonRow:
     one_suite_low: float | None = None
     one_suite_high: float | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The row's columns, as the JSON and the CSV hold them (the percentiles of one
+        drawn suite only with a case spread)."""
+        row = asdict(self)
+        if row["one_suite_low"] is None:
+            del row["one_suite_low"], row["one_suite_high"]
+        return row
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class PolicyReport(Displayed):
@@ -433,13 +441,7 @@ class PolicyReport(Displayed):
 
     def row_dicts(self) -> list[dict[str, Any]]:
         """Each row's fields (a sequential row has more), as the JSON and the CSV hold them."""
-        import dataclasses
-
-        rows = [dataclasses.asdict(r) for r in self.rows]
-        for row in rows:  # only with a case spread
-            if row.get("one_suite_low", 0) is None:
-                del row["one_suite_low"], row["one_suite_high"]
-        return rows
+        return [r.to_dict() for r in self.rows]
 
     def to_frame(self) -> Any:
         """The rows as a pandas DataFrame."""

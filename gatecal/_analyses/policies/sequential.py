@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -11,6 +11,7 @@ from gatecal._analyses.policies.rules import Policy, PolicyComparisonRow
 from gatecal._common.docstrings import shared_docs
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.sequential import design_names
+from gatecal._model.targets import Targets, with_flat_targets
 
 if TYPE_CHECKING:
     from gatecal._common.seeds import SeedLike
@@ -377,7 +378,9 @@ class SequentialComparisonRow(PolicyComparisonRow):
         P(it stops after run j), j = 1..looks.
     simulated_expected_runs : float
         Runs per simulated sequence.
-    false_alarm_target, detection_target : float
+    targets : Targets
+        The policy's false-alarm budget and detection target (its row writes them flat:
+        ``false_alarm_target``, ``detection_target``, the CSV's columns).
     meets_targets : bool
     run_model : {'shared', 'independent'}
         The model of the runs of one build (``SequentialPolicy.runs``).
@@ -387,10 +390,13 @@ class SequentialComparisonRow(PolicyComparisonRow):
     expected_runs: float
     stop_distribution: tuple[float, ...]
     simulated_expected_runs: float
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     meets_targets: bool
     run_model: str = "shared"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's columns, the targets flat in their place."""
+        return with_flat_targets(PolicyComparisonRow.to_dict(self), self.targets)
 
 
 @shared_docs
@@ -461,8 +467,7 @@ def sequential_rows(
                 expected_runs=out.expected_runs,
                 stop_distribution=out.stop_distribution,
                 simulated_expected_runs=sample.runs / sample.n_sequences,
-                false_alarm_target=policy.false_alarm,
-                detection_target=policy.detection,
+                targets=Targets(false_alarm=policy.false_alarm, detection=policy.detection),
                 meets_targets=gate.meets_targets,
                 run_model=policy.runs,
             )

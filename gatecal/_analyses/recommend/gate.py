@@ -46,6 +46,7 @@ from gatecal._model.arrays import Floats, Ints
 from gatecal._model.gates import strictest_within
 from gatecal._model.regression import Regression, RegressionLike
 from gatecal._model.suite import JudgeNoise, beta_shape
+from gatecal._model.targets import Targets
 from gatecal.readers._data import RunsData
 
 __all__ = [
@@ -152,6 +153,7 @@ class Recommendation(Displayed):
     `recommended` is that gate when its detection also meets the target, else None.
     `measured` is the noise the known-good runs show (:class:`MeasuredNoise`): the pooled
     rate, the (rate, icc) region the gates allow for, and the run-to-run correlation.
+    `targets` are the false-alarm budget and the detection target (:class:`Targets`).
     """
 
     runs: int
@@ -173,8 +175,7 @@ class Recommendation(Displayed):
     per_case: tuple[CaseNoise, ...]
     regression: str
     regression_failing: float
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     table: tuple[tuple[float, float], ...]
     within_budget: int | None
     recommended: int | None
@@ -201,7 +202,7 @@ class Recommendation(Displayed):
                 f"detection {format_probability(chosen.detection)})"
             )
             if not chosen.meets_targets:
-                head += f", short of the {self.detection_target:g} detection target"
+                head += f", short of the {self.targets.detection:g} detection target"
         else:
             head = "no gate keeps the false alarm within the budget"
         return f"{head}; from {self.runs} known-good runs"
@@ -283,7 +284,7 @@ class Recommendation(Displayed):
             "failures_per_run": list(self.failures_per_run),
             "regression": self.regression,
             "regression_failing": self.regression_failing,
-            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            "targets": self.targets.to_dict(),
             "recommended": self._gate(self.recommended),
             "within_budget": self._gate(self.within_budget),
             "table": [
@@ -378,8 +379,7 @@ def would_work(
     return SuitePlans(
         noise=noise,
         regression=regression,
-        false_alarm_target=false_alarm,
-        detection_target=detection,
+        targets=Targets(false_alarm=false_alarm, detection=detection),
         judge_checks=1,
         code_checks=1,
         max_cases=max_cases,
@@ -602,8 +602,7 @@ def _recommend(
         per_case=(),
         regression=regression_text,
         regression_failing=failing_cases,
-        false_alarm_target=alpha,
-        detection_target=power,
+        targets=Targets(false_alarm=alpha, detection=power),
         table=table,
         within_budget=within_budget,
         recommended=recommended,

@@ -41,6 +41,7 @@ from gatecal._model.gates import strictest_within
 from gatecal._model.policy_names import policy_spellings
 from gatecal._model.regression import RegressionLike, as_regression
 from gatecal._model.suite import ICC_NEGLIGIBLE, beta_shape
+from gatecal._model.targets import Targets
 from gatecal.readers._data import RunsData
 
 if TYPE_CHECKING:
@@ -137,7 +138,8 @@ class PolicyRecommendation(Displayed):
     `cases_differ` is the p-value of Cochran's Q test that every case fails at the same
     rate within a run (:func:`cases_differ`): the model rates every case at the pooled
     rate, so where cases differ a rule that reruns or outvotes a failure is rated too
-    kindly for the flaky ones (None: no test possible).
+    kindly for the flaky ones (None: no test possible). `targets` are the false-alarm
+    budget and the detection target (:class:`Targets`).
     """
 
     runs: int
@@ -146,8 +148,7 @@ class PolicyRecommendation(Displayed):
     icc: float
     gate_level: float
     regression: str
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     rows: tuple[RuleGate, ...]
     chosen: str | None
     cases_differ: float | None = None
@@ -211,7 +212,7 @@ class PolicyRecommendation(Displayed):
             "icc": self.icc,
             "gate_level": self.gate_level,
             "regression": self.regression,
-            "targets": {"false_alarm": self.false_alarm_target, "detection": self.detection_target},
+            "targets": self.targets.to_dict(),
             "chosen": self.chosen,
             "cases_differ_p": self.cases_differ,
             "candidates": [r.to_dict() for r in self.rows],
@@ -464,8 +465,7 @@ def recommend_policy(
         icc=over.icc,
         gate_level=bounds.gate_level,
         regression=text,
-        false_alarm_target=alpha,
-        detection_target=power,
+        targets=Targets(false_alarm=alpha, detection=power),
         rows=tuple(rows),
         chosen=chosen,
         cases_differ=cases_differ(outcome),

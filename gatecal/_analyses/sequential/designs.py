@@ -73,10 +73,11 @@ from gatecal._analyses.sequential.outcome import (
     _step,
     sequential_outcome,
 )
-from gatecal._common.contracts import FieldsJSON
+from gatecal._common.contracts import fields_dict
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.arrays import Floats
 from gatecal._model.sequential import design_names, walk_boundaries
+from gatecal._model.targets import Targets, with_flat_targets
 
 if TYPE_CHECKING:
     pass
@@ -116,7 +117,7 @@ _GRID = tuple(i / 8 for i in range(0, 49))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SequentialDesign(FieldsJSON):
+class SequentialDesign:
     """A sequential gate: its shape, its boundaries, and the targets it was searched for.
 
     Attributes
@@ -128,7 +129,7 @@ class SequentialDesign(FieldsJSON):
         Cases per run.
     boundaries : tuple of SequentialBoundary
         One per look, on the cumulative passing count.
-    false_alarm_target, detection_target : float
+    targets : Targets
         The targets of the search (``nan`` for boundaries given by hand or by Wald's
         formulas).
     fail_constant, pass_constant : float
@@ -140,10 +141,14 @@ class SequentialDesign(FieldsJSON):
     looks: int
     cases: int
     boundaries: tuple[SequentialBoundary, ...]
-    false_alarm_target: float
-    detection_target: float
+    targets: Targets
     fail_constant: float
     pass_constant: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields in their order, the targets flat (``false_alarm_target``,
+        ``detection_target``): the boundary file the pytest plugin reads."""
+        return with_flat_targets(fields_dict(self), self.targets)
 
     @property
     def text(self) -> str:
@@ -299,7 +304,7 @@ def _build(
     cases: int,
     early: tuple[tuple[int, int], ...],
     cut: int,
-    targets: tuple[float, float],
+    targets: Targets,
     constants: tuple[float, float],
 ) -> SequentialDesign:
     bounds = [
@@ -312,8 +317,7 @@ def _build(
         looks=looks,
         cases=cases,
         boundaries=tuple(bounds),
-        false_alarm_target=targets[0],
-        detection_target=targets[1],
+        targets=targets,
         fail_constant=constants[0],
         pass_constant=constants[1],
     )
@@ -397,7 +401,8 @@ def design_sequential(
             best = (key, early, cut, constants, meets)
     assert best is not None  # the fixed design (both constants inf) always fits the budget
     _, early, cut, constants, meets = best
-    built = _build(design, looks, cases, early, cut, (alpha, target), constants)
+    targets = Targets(false_alarm=alpha, detection=target)
+    built = _build(design, looks, cases, early, cut, targets, constants)
     return SequentialGate(
         design=built,
         healthy=sequential_outcome(built.boundaries, ph),
@@ -461,9 +466,8 @@ def wald_sprt(
         s = min(max(math.ceil(j * d + h_pass - 1e-9), 0), top + 1)
         early.append((max(s, f + 1), f))
     cut = min(max(math.floor(looks * d + 1e-9), -1), looks * cases)
-    built = _build(
-        "sprt", looks, cases, tuple(early), cut, (math.nan, math.nan), (math.nan, math.nan)
-    )
+    unsearched = Targets(false_alarm=math.nan, detection=math.nan)
+    built = _build("sprt", looks, cases, tuple(early), cut, unsearched, (math.nan, math.nan))
     healthy = sequential_outcome(built.boundaries, ph)
     regressed = sequential_outcome(built.boundaries, pr)
     return SequentialGate(

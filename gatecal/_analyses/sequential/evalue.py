@@ -63,6 +63,7 @@ from gatecal._analyses.sequential.designs import (
 from gatecal._analyses.sequential.outcome import _as_rates
 from gatecal._common.validate import ParameterError, check_count, check_probability
 from gatecal._model.arrays import Floats
+from gatecal._model.targets import Targets
 
 __all__ = ["EvalueDesign", "design_evalue", "evalue_gate"]
 
@@ -187,8 +188,7 @@ def design_evalue(
         looks=looks,
         cases=cases,
         boundaries=tuple(bounds),
-        false_alarm_target=alpha,
-        detection_target=math.nan,
+        targets=Targets(false_alarm=alpha, detection=math.nan),
         fail_constant=math.nan,
         pass_constant=math.nan,
         null_rate=theta0,
@@ -263,4 +263,6 @@ def evalue_gate(
 def _with_target(design: EvalueDesign, detection: float) -> EvalueDesign:
     import dataclasses
 
-    return dataclasses.replace(design, detection_target=detection)
+    return dataclasses.replace(
+        design, targets=dataclasses.replace(design.targets, detection=detection)
+    )

@@ -80,8 +80,8 @@ def test_needed_runs_are_what_recommend_needs(tmp_path, flip, regression, icc, p
         _write_runs(path, representative_failures(failing_pmf, runs), plan.cases)
         rec = gatecal.recommend_gate(
             gatecal.read_runs([path]),
-            false_alarm=plans.false_alarm_target,
-            detection=plans.detection_target,
+            false_alarm=plans.targets.false_alarm,
+            detection=plans.targets.detection,
             regression=str(plan.failing),
         )
         if allowed:
