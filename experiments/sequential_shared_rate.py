@@ -40,7 +40,7 @@ from gatecal._analyses.check.sequential import _noise_pmfs, region_design
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.policies.sequential import run_pmfs
 from gatecal._analyses.sequential import design_gate
-from gatecal._analyses.sequential.designs import _SLACK, SequentialGate, sequential_outcome
+from gatecal._analyses.sequential.designs import TARGET_SLACK, SequentialGate, sequential_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261205
@@ -104,7 +104,7 @@ def todays_check(
         worst = max(
             sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
         )
-        if worst <= alpha * (1 + _SLACK) or budget == 0:
+        if worst <= alpha * (1 + TARGET_SLACK) or budget == 0:
             break
         budget = budget * alpha / worst * (1 - 1e-6) if worst > 0 else 0.0
     return gate, worst, gate.detection
@@ -140,7 +140,7 @@ def part_two(baselines: int) -> list[str]:
                 meets = (
                     gate.meets_targets
                     if name == "new"
-                    else (quoted <= 0.05 * (1 + _SLACK) and det >= 0.8 * (1 - _SLACK))
+                    else (quoted <= 0.05 * (1 + TARGET_SLACK) and det >= 0.8 * (1 - TARGET_SLACK))
                 )
                 t = tallies[name]
                 t[0] += true_fa > 0.05

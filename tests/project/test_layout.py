@@ -248,6 +248,49 @@ def test_the_version_is_one_leaf_the_face_and_the_project_share():
     assert project["version"] == _version.__version__
 
 
+def borrowed_private_names(modules: dict[str, Path]) -> list[str]:
+    """Every private name (``_x``) one room imports from another's module: what a room
+    shares has a public name in its folder (``from gatecal._analyses.noise.tails import
+    gate_fail_probabilities``); its private names are its own."""
+    found = []
+    for name, path in sorted(modules.items()):
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith(FACE) or room(target) == room(name):
+                continue
+            found += [
+                f"{name} <- {target}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+    return found
+
+
+def test_the_borrow_check_finds_a_private_name_from_another_room(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from gatecal._analyses.noise.tails import _failing_below, gate_fail_probabilities\n"
+        "from gatecal._analyses.recommend.gate import _case_noises\n",
+        encoding="utf-8",
+    )
+    found = borrowed_private_names({"gatecal._analyses.recommend.runs": probe})
+    assert found == [
+        "gatecal._analyses.recommend.runs <- gatecal._analyses.noise.tails._failing_below"
+    ]
+
+
+def test_no_room_borrows_another_rooms_private_names():
+    assert borrowed_private_names(_modules()) == []
+
+
 # -- no room outgrows its door ---------------------------------------------------------------
 
 #: A module is read in one sitting: split it along its own sections before it passes this.

@@ -44,8 +44,8 @@ from gatecal.readers.run_states import expected_checks, run_states
 if TYPE_CHECKING:
     from gatecal._analyses.policies.rules import Policy
     from gatecal._analyses.recommend.gate import (
+        CaseRates,
         Recommendation,
-        _CaseRates,
     )
     from gatecal.readers._data import RunsData
 
@@ -518,15 +518,15 @@ def _rank_reason(ranked: RankTest, passed: int, n: int) -> str:
 
 def _measured(
     baseline: RunsData, target: float, confidence_level: float, method: str
-) -> tuple[Recommendation, dict[str, str], list[str], _CaseRates]:
+) -> tuple[Recommendation, dict[str, str], list[str], CaseRates]:
     """The baseline as recommend measures it (without its sorted per-case records), its
     short case names, its cases (full ids) in recommend's order, and their intervals in
     that order: what every kind of check decides against."""
-    from gatecal._analyses.recommend.gate import SIGNIFICANCE, _recommend
+    from gatecal._analyses.recommend.gate import SIGNIFICANCE, recommend_with_rates
 
     # detection=0: check never needs recommend's fallback plans (which can be slow), and
     # its table's false-alarm column does not depend on the detection target
-    rec, rates = _recommend(
+    rec, rates = recommend_with_rates(
         baseline,
         false_alarm=target,
         detection=0.0,
@@ -569,7 +569,7 @@ def _gaps(
 
 
 def _failing(
-    rates: _CaseRates,
+    rates: CaseRates,
     final: Any,
     order: list[str],
     short: Mapping[str, str],

@@ -27,8 +27,8 @@ from gatecal._analyses.policies.sequential import (
     parse_sequential,
 )
 from gatecal._analyses.sequential.designs import (
-    _SLACK,
     SEQUENTIAL_EXIT_CONTINUE,
+    TARGET_SLACK,
     RatePmfs,
     SequentialGate,
     SharedBinomial,
@@ -271,7 +271,7 @@ def _within_region(
         + [sequential_outcome(gate.design.boundaries, p).failure_probability
            for p in regressed_region]
     )  # fmt: skip
-    meets = worst <= false_alarm and lowest >= detection * (1 - _SLACK)
+    meets = worst <= false_alarm and lowest >= detection * (1 - TARGET_SLACK)
     return (
         SequentialGate(
             design=dataclasses.replace(

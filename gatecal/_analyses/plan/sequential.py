@@ -19,7 +19,7 @@ from gatecal._analyses.plan._search import (
 from gatecal._analyses.policies.rules import Policy
 from gatecal._analyses.sequential import design_gate
 from gatecal._analyses.sequential.designs import (
-    _SLACK,
+    TARGET_SLACK,
     RatePmfs,
     SequentialBoundary,
     SharedBinomial,
@@ -132,7 +132,7 @@ def affinity_allows(
     """
     if not alpha < power:
         return True
-    a, p = alpha * (1 + _SLACK), power * (1 - _SLACK)
+    a, p = alpha * (1 + TARGET_SLACK), power * (1 - TARGET_SLACK)
     for t in _ORDERS:
         verdict = a**t * p ** (1 - t) + (1 - a) ** t * (1 - p) ** (1 - t)
         runs = math.fsum((healthy**t * regressed ** (1 - t)).tolist()) ** looks

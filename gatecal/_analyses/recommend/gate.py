@@ -53,8 +53,10 @@ __all__ = [
     "CI_METHODS",
     "GATE_LEVEL",
     "ICC_MAX",
+    "SIGNIFICANCE",
     "CaseGate",
     "CaseNoise",
+    "CaseRates",
     "CaseSpread",
     "MeasuredNoise",
     "NoiseBounds",
@@ -65,6 +67,7 @@ __all__ = [
     "noise_bounds",
     "proportion_interval",
     "recommend_gate",
+    "recommend_with_rates",
     "would_work",
 ]
 
@@ -81,7 +84,7 @@ class CaseNoise:
 
 
 @dataclass(frozen=True, slots=True)
-class _CaseRates:
+class CaseRates:
     """Each case's failures in the known-good runs as an interval: case ``i`` of `cases`
     (short names, the outcome's columns) has interval ``rates[kind[i]]``, one interval
     per distinct (failures, runs observed) pair, of which a big suite has few."""
@@ -110,7 +113,7 @@ class _CaseRates:
 
 def _case_rates(
     cases: list[str], failures: Ints, observed: Ints, level: float, method: str
-) -> _CaseRates:
+) -> CaseRates:
     """The intervals of each case's `failures` of the runs it was `observed` in: one per
     distinct pair (no tuple per case: 10^5 of them cost the cycle collector's passes)."""
     key = failures.astype(np.int64) * (int(observed.max(initial=0)) + 1) + observed
@@ -121,7 +124,7 @@ def _case_rates(
         proportion_interval(float(failures[i]), float(observed[i]), level, method)
         for i in first.tolist()
     ]
-    return _CaseRates(cases, kind.ravel().tolist(), rates)
+    return CaseRates(cases, kind.ravel().tolist(), rates)
 
 
 def _case_noises(cases: list[str], rates: list[RateEstimate]) -> list[CaseNoise]:
@@ -457,7 +460,7 @@ def recommend_gate(
     >>> rec.chosen.kind, rec.chosen.meets_targets
     ('cases', True)
     """
-    rec, rates = _recommend(
+    rec, rates = recommend_with_rates(
         data,
         false_alarm=false_alarm,
         detection=detection,
@@ -469,7 +472,7 @@ def recommend_gate(
     return replace(rec, per_case=tuple(rates.noises()))
 
 
-def _recommend(
+def recommend_with_rates(
     data: RunsData,
     *,
     false_alarm: float,
@@ -479,7 +482,7 @@ def _recommend(
     method: str,
     significance: float,
     estimate_detection: bool = True,
-) -> tuple[Recommendation, _CaseRates]:
+) -> tuple[Recommendation, CaseRates]:
     """:func:`recommend_gate`'s recommendation but for its per-case records (``per_case``
     empty), and each case's interval in the order of ``case_order``: a check reads its
     few failing cases' intervals from them, with no sorted record of every case."""

@@ -86,6 +86,7 @@ __all__ = [
     "RUN_MODELS",
     "SEQUENTIAL_DESIGNS",
     "SEQUENTIAL_EXIT_CONTINUE",
+    "TARGET_SLACK",
     "RatePmfs",
     "SequentialBoundary",
     "SequentialDesign",
@@ -108,7 +109,7 @@ SEQUENTIAL_DESIGNS: tuple[Design, ...] = design_names(searched=True)  # type: ig
 #: The exit code of ``gatecal check`` when a sequential gate asks for another run.
 SEQUENTIAL_EXIT_CONTINUE = 3
 #: Relative slack on the targets, so that no choice depends on the last bits of a float.
-_SLACK = 1e-9
+TARGET_SLACK = 1e-9
 #: The grid of each shape's two constants (in standard deviations of one run's count).
 _GRID = tuple(i / 8 for i in range(0, 49))
 
@@ -286,9 +287,9 @@ def _final_cut(
         reach = _fast_sum(last)
         results.append((math.fsum(failed), last, offset, asn + (len(early) + 1) * reach))
     (fa0, last_h, off_h, asn_h), (det0, last_r, off_r, asn_r) = results
-    if fa0 > false_alarm * (1 + _SLACK):
+    if fa0 > false_alarm * (1 + TARGET_SLACK):
         return None
-    budget = false_alarm * (1 + _SLACK) - fa0
+    budget = false_alarm * (1 + TARGET_SLACK) - fa0
     # the largest cut c with P(fail) <= budget: S below off_h carries no mass, nor S above
     # the last non-zero entry (then every cut up to `top` fits)
     r = int(np.searchsorted(np.cumsum(last_h), budget, side="right")) - 1
@@ -388,7 +389,7 @@ def design_sequential(
         if found is None:
             continue
         cut, _, det, asn_h, asn_r = found
-        meets = det >= target * (1 - _SLACK)
+        meets = det >= target * (1 - TARGET_SLACK)
         key = (
             not meets,
             0.0 if meets else -round(det, 12),
@@ -474,8 +475,8 @@ def wald_sprt(
         design=built,
         healthy=healthy,
         regressed=regressed,
-        meets_targets=healthy.failure_probability <= alpha * (1 + _SLACK)
-        and regressed.failure_probability >= power * (1 - _SLACK),
+        meets_targets=healthy.failure_probability <= alpha * (1 + TARGET_SLACK)
+        and regressed.failure_probability >= power * (1 - TARGET_SLACK),
     )
 
 

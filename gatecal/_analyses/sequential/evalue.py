@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gatecal._analyses.sequential.designs import (
-    _SLACK,
+    TARGET_SLACK,
     RatePmfs,
     SequentialBoundary,
     SequentialDesign,
@@ -170,7 +170,7 @@ def design_evalue(
         raise ParameterError("prior_size", "must be positive", prior_size)
     mean = min(max(mean, 1e-9), theta0 * (1 - 1e-9))
     a, b = mean * size, (1 - mean) * size
-    threshold = -math.log(alpha) - _SLACK  # E >= 1/alpha, up to the search's own slack
+    threshold = -math.log(alpha) - TARGET_SLACK  # E >= 1/alpha, up to the search's own slack
     bounds = []
     for j in range(1, looks + 1):
         log_e = _log_e(j * cases, theta0, a, b)
@@ -255,8 +255,8 @@ def evalue_gate(
         design=design,
         healthy=healthy,
         regressed=regressed,
-        meets_targets=healthy.failure_probability <= false_alarm * (1 + _SLACK)
-        and regressed.failure_probability >= target * (1 - _SLACK),
+        meets_targets=healthy.failure_probability <= false_alarm * (1 + TARGET_SLACK)
+        and regressed.failure_probability >= target * (1 - TARGET_SLACK),
     )
 
 
