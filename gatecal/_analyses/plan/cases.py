@@ -17,6 +17,7 @@ import numpy as np
 
 from gatecal._analyses.plan._search import SuitePlan, SuiteSpread, plan_from_pmfs
 from gatecal._analyses.policies.rules import Policy, case_outcomes
+from gatecal._analyses.policies.spread import chebyshev_points, polynomial_curve
 from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
 from gatecal._engines.exact import grouped_pass_count_pmf, pass_count_pmfs
 from gatecal._model.arrays import Floats
@@ -90,14 +91,12 @@ def suite_variation(
     at rate x is a polynomial of known degree, so it is read off its values at Chebyshev
     points of [0, 1] by barycentric interpolation, exactly up to rounding.
     """
-    from scipy.interpolate import BarycentricInterpolator
-
     n, f, policy = plan.cases, plan.failing, plan.policy
     stuck = systematic_count(n, noise.systematic)
     m = n - stuck
     degree = judge_checks * policy.majority * (1 + policy.confirm) * policy.repeat
     degree *= policy.rerun_failing + 1
-    points = 0.5 - 0.5 * np.cos(np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1))
+    points = chebyshev_points(degree)
     curves = {}
     for build in ("healthy", "regressed"):
         proxy = Suite.uniform(
@@ -112,7 +111,7 @@ def suite_variation(
         }
         plain = JudgeNoise(fnr=noise.fnr, fpr=noise.fpr, unparseable=noise.unparseable)
         q, _ = case_outcomes(proxy, build, replace(plain, per_case=per_case), policy)
-        curves[build] = BarycentricInterpolator(points, q)
+        curves[build] = polynomial_curve(points, q)
     rng = np.random.default_rng(seed)
     a, b = beta_shape(noise.fnr, noise.case_spread)
     x = np.full((suites, m), noise.fnr)

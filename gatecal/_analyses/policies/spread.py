@@ -12,7 +12,7 @@ Poisson-binomial of its cases'.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -22,7 +22,31 @@ from gatecal._common.defaults import SPREAD_SEED, SPREAD_SUITES
 from gatecal._model.arrays import Floats
 from gatecal._model.suite import JudgeNoise, Suite, beta_shape, systematic_count
 
-__all__ = ["drawn_case_pass", "one_suite_ranges"]
+__all__ = ["chebyshev_points", "drawn_case_pass", "one_suite_ranges", "polynomial_curve"]
+
+
+def chebyshev_points(degree: int) -> Floats:
+    """The ``degree + 1`` Chebyshev points of the first kind on [0, 1], increasing: a
+    polynomial of that degree is read off its values there without Runge's wiggles."""
+    return np.asarray(0.5 - 0.5 * np.cos(np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1)))
+
+
+def polynomial_curve(points: Floats, values: Floats) -> Callable[[Floats], Floats]:
+    """The polynomial through `values` at :func:`chebyshev_points` `points`, by barycentric
+    interpolation, exact up to rounding, and the same to the last bit on every call.
+
+    The weights are the closed form of Chebyshev points of the first kind,
+    ``(-1)^j sin((2j + 1) pi / (2n + 2))`` (Berrut and Trefethen 2004, eq. 5.3; a common
+    factor of the affine map to [0, 1] cancels). scipy's own weights, left to it, are
+    products taken in a random order drawn from numpy's global generator, so their last
+    bits, and every figure read off the curve, changed from one process to the next.
+    """
+    from scipy.interpolate import BarycentricInterpolator  # deferred: only with a spread
+
+    j = np.arange(points.size)
+    weights = np.where(j % 2 == 0, 1.0, -1.0) * np.sin((2 * j + 1) * np.pi / (2 * points.size))
+    curve = BarycentricInterpolator(points, values, wi=weights)
+    return lambda x: np.asarray(curve(x), dtype=np.float64)
 
 
 def drawn_case_pass(
@@ -31,13 +55,11 @@ def drawn_case_pass(
     """P(each case passes one attempt of `policy`) in `suites` suites drawn from the
     spread, shape (suites, cases): the first ``cases - systematic`` cases draw their rates
     from the Beta (seeded, in that order), the systematic ones fail every call."""
-    from scipy.interpolate import BarycentricInterpolator  # deferred: only with a spread
-
     n = suite.n_cases
     judge = int(suite.judge_mask().sum())
     tries = policy.rerun_failing + 1
     degree = judge * policy.majority * (1 + policy.confirm) * policy.repeat * tries
-    points = 0.5 - 0.5 * np.cos(np.pi * (np.arange(degree + 1) + 0.5) / (degree + 1))
+    points = chebyshev_points(degree)
     curves = np.stack(
         [
             case_outcomes(suite, build, noise.at_case_rate(suite, float(x)), policy, confirm=True)[
@@ -55,8 +77,7 @@ def drawn_case_pass(
     kinds, which = np.unique(curves, axis=1, return_inverse=True)
     for kind in range(kinds.shape[1]):  # alike cases share one curve
         columns = np.flatnonzero(which.ravel() == kind)
-        curve = BarycentricInterpolator(points, kinds[:, kind])
-        q[:, columns] = curve(x[:, columns])
+        q[:, columns] = polynomial_curve(points, kinds[:, kind])(x[:, columns])
     return np.clip(q, 0.0, 1.0)
 
 
