@@ -39,7 +39,7 @@ import gatecal
 from gatecal._analyses.check.sequential import _noise_pmfs, region_design
 from gatecal._analyses.noise.bounds import NoiseBounds, noise_bounds
 from gatecal._analyses.policies.sequential import run_pmfs
-from gatecal._analyses.sequential import design_gate
+from gatecal._analyses.sequential import designer
 from gatecal._analyses.sequential.designs import TARGET_SLACK, SequentialGate, sequential_outcome
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -100,7 +100,7 @@ def todays_check(
     region = [_noise_pmfs(cases, r, i, failing)[0].mixture for r, i in points]
     budget, alpha = 0.05, 0.05
     for _ in range(12):
-        gate = design_gate(policy.design, policy.looks, ph, pr, false_alarm=budget, detection=0.8)
+        gate = designer(policy.design)(policy.looks, ph, pr, false_alarm=budget, detection=0.8)
         worst = max(
             sequential_outcome(gate.design.boundaries, p).failure_probability for p in region
         )

@@ -219,15 +219,15 @@ def _within_region(
     search's slack); with the largest false alarm over the region and the smallest
     detection over `regressed_region`. An e-value gate is tightened the same way through
     its nominal level (an e-process at a smaller level is still one)."""
-    from gatecal._analyses.sequential import design_gate
+    from gatecal._analyses.sequential import designer
     from gatecal._analyses.sequential.evalue import EVALUE
 
     def worst_of(g: SequentialGate) -> float:
         return max(sequential_outcome(g.design.boundaries, p).failure_probability for p in region)
 
     def at(level: float) -> tuple[SequentialGate, float]:
-        g = design_gate(
-            policy.design, policy.looks, healthy, regressed, false_alarm=level, detection=detection
+        g = designer(policy.design)(
+            policy.looks, healthy, regressed, false_alarm=level, detection=detection
         )
         return g, worst_of(g)
 
@@ -261,10 +261,9 @@ def _within_region(
     if good is not None:
         _, gate, worst = good
     else:  # the design that can only fail at its last look
-        gate = design_gate(
-            policy.design if policy.design != EVALUE else "sprt",
-            policy.looks, healthy, regressed, false_alarm=0.0, detection=detection,
-        )  # fmt: skip
+        gate = designer(policy.design if policy.design != EVALUE else "sprt")(
+            policy.looks, healthy, regressed, false_alarm=0.0, detection=detection
+        )
         worst = worst_of(gate)
     lowest = min(
         [gate.detection]

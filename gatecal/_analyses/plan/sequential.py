@@ -17,7 +17,7 @@ from gatecal._analyses.plan._search import (
     _suite_pmfs,
 )
 from gatecal._analyses.policies.rules import Policy
-from gatecal._analyses.sequential import design_gate
+from gatecal._analyses.sequential import designer
 from gatecal._analyses.sequential.designs import (
     TARGET_SLACK,
     RatePmfs,
@@ -239,9 +239,7 @@ def plan_sequential(
         if not float(k @ pr) < float(k @ ph):
             continue
         models = _shared_models(n, f, q_pass, q_fail, ws) if shared else (ph, pr)
-        gate = design_gate(
-            policy.design, looks, *models, false_alarm=false_alarm, detection=detection
-        )
+        gate = designer(policy.design)(looks, *models, false_alarm=false_alarm, detection=detection)
         if not gate.meets_targets:
             continue
         per_run = round(n * per_run_case)

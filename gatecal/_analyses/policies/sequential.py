@@ -134,10 +134,10 @@ def sequential_gate(
     ParameterError
         If `design` is unknown, or `runs` or a target is out of range.
     """
-    from gatecal._analyses.sequential import design_gate
+    from gatecal._analyses.sequential import designer
 
     ph, pr = run_pmfs(suite, noise, looks, runs)
-    gate = design_gate(design, looks, ph, pr, false_alarm=false_alarm, detection=detection)
+    gate = designer(design)(looks, ph, pr, false_alarm=false_alarm, detection=detection)
     calls = int(suite.judge_mask().sum()) * suite.n_cases
     return SequentialGate(
         design=gate.design,

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gatecal._analyses.policies.parse import parse_policy
-from gatecal._analyses.sequential import DESIGNERS, design_gate
+from gatecal._analyses.sequential import DESIGNERS, designer
 from gatecal._common.validate import ParameterError
 from gatecal._model.sequential import SEQUENTIAL_DESIGNS, design_names, walk_boundaries
 from gatecal.cli import app
@@ -33,7 +33,7 @@ def test_every_design_parses_as_a_policy(design):
 
 def test_an_unknown_design_names_them_all():
     with pytest.raises(ParameterError, match="sprt, pocock, obf, evalue"):
-        design_gate("wald", 3, [0.5, 0.5], [0.5, 0.5])
+        designer("wald")
 
 
 @pytest.mark.parametrize(
