@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -78,9 +78,6 @@ from gatecal._common.validate import ParameterError, check_count, check_probabil
 from gatecal._model.arrays import Floats
 from gatecal._model.sequential import design_names, walk_boundaries
 from gatecal._model.targets import Targets, with_flat_targets
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "RUN_MODELS",
