@@ -34,6 +34,15 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _imported_from(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` in `package` names, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
     """The package's modules that module `name` imports, at any depth of its code."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -44,12 +53,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
         if id(node) in skip:
             continue
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _imported_from(node, package)
             # (module, whether a name is used from it): `from a import b` runs a, and uses
             # its name b unless b is a module of its own
             candidates = [(target, False)]
@@ -258,12 +262,7 @@ def borrowed_private_names(modules: dict[str, Path]) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = _imported_from(node, package)
             if not target.startswith(FACE) or room(target) == room(name):
                 continue
             found += [
